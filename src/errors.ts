@@ -1,0 +1,51 @@
+/**
+ * Typed errors. Core modules throw these; only src/cli.ts turns them into exit codes and text
+ * (the table is src/exit-codes.ts).
+ */
+
+export type ErrorKind = 'usage' | 'input' | 'found' | 'interrupted' | 'internal';
+
+export class RunlensError extends Error {
+  constructor(
+    message: string,
+    readonly kind: ErrorKind,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flags or arguments. */
+export class UsageError extends RunlensError {
+  constructor(message: string) {
+    super(message, 'usage');
+  }
+}
+
+/** Input that cannot be read: names the file and, where known, line and field. */
+export class InputError extends RunlensError {
+  constructor(
+    message: string,
+    readonly file?: string,
+    readonly line?: number,
+    readonly field?: string,
+  ) {
+    super(InputError.format(message, file, line, field), 'input');
+  }
+
+  static format(message: string, file?: string, line?: number, field?: string): string {
+    const where = [file, line !== undefined ? String(line) : undefined].filter(Boolean).join(':');
+    return `${where ? where + ': ' : ''}${field ? field + ': ' : ''}${message}`;
+  }
+}
+
+/** The gate or validation found what it looks for (exit 1); the report is already printed. */
+export class FoundError extends RunlensError {
+  constructor(message: string) {
+    super(message, 'found');
+  }
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
