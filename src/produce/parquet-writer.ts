@@ -1,0 +1,206 @@
+/**
+ * Streams JSONL records into a Parquet file in the engine's layout: records are cut into Arrow
+ * record batches (built column by column), each batch crosses into parquet-wasm as an IPC stream,
+ * and the wasm ArrowWriter (the same arrow-rs writer the engine uses) streams the file out.
+ * Memory stays bounded by one batch plus the open row group.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { RecordBatch, RecordBatchStreamWriter, Schema, type Data } from 'apache-arrow';
+import * as wasm from 'parquet-wasm';
+import { eventKey } from '../telemetry/event-types.js';
+import { arrowType, columnBuilder, Field, List, listData, Struct, structData, type ColumnBuilder } from './arrow-columns.js';
+import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColSpec } from './parquet-layout.js';
+import type { JsonlRecord } from './record.js';
+
+export interface ParquetWriteOptions {
+  /** rows per Arrow batch handed to the writer (the engine buffers 1,024; larger is faster here) */
+  batchRows?: number;
+  /** rows per Parquet row group (parquet-rs default 1,048,576) */
+  rowGroupRows?: number;
+}
+
+const HEX16 = /^[0-9a-f]{16}$/;
+
+export function spanIdToBigInt(hex: string | null | undefined, field = 'span_id'): bigint | null {
+  if (hex === null || hex === undefined) return null;
+  if (!HEX16.test(hex)) throw new Error(`${field}: not 16 lower-case hex digits: ${JSON.stringify(hex)}`);
+  return BigInt('0x' + hex);
+}
+
+export function nanosToBigInt(s: string | null | undefined, field: string): bigint | null {
+  if (s === null || s === undefined) return null;
+  if (!/^\d{1,20}$/.test(s)) throw new Error(`${field}: not a decimal string: ${JSON.stringify(s)}`);
+  return BigInt(s);
+}
+
+function field(c: ColSpec): Field {
+  const f = new Field(c.name, arrowType(c.kind), c.nullable, c.kind === 'json' ? new Map(JSON_EXTENSION_METADATA) : undefined);
+  return f;
+}
+
+/** The full Arrow schema of the engine's Parquet file. */
+export function engineSchema(): Schema {
+  const fields: Field[] = [];
+  for (const c of TOP_COLUMNS) {
+    fields.push(field(c));
+    if (c.name === 'parent_span_id') fields.push(linksField());
+  }
+  fields.push(new Field('attributes', new Struct(ATTRIBUTE_COLUMNS.map(field)), false));
+  return new Schema(fields);
+}
+
+function linksField(): Field {
+  const item = new Struct([
+    field({ name: 'trace_id', kind: 'dict', nullable: false }),
+    field({ name: 'span_id', kind: 'u64', nullable: false }),
+    field({ name: 'json_payload', kind: 'json', nullable: true }),
+  ]);
+  return new Field('links', new List(new Field('item', item, true)), true);
+}
+
+/** Accumulates records column by column and emits one Arrow RecordBatch. */
+class BatchBuilder {
+  readonly top: Map<string, ColumnBuilder>;
+  readonly attrs: ColumnBuilder[];
+  readonly attrIndex: Map<string, number>;
+  readonly linkCols: ColumnBuilder[];
+  readonly linkCounts: number[] = [];
+  length = 0;
+
+  constructor(readonly schema: Schema) {
+    this.top = new Map();
+    for (const f of schema.fields) if (f.name !== 'links' && f.name !== 'attributes') this.top.set(f.name, columnBuilder(f.type));
+    const attrType = schema.fields.find((f) => f.name === 'attributes')!.type as Struct;
+    this.attrs = attrType.children.map((f) => columnBuilder(f.type));
+    this.attrIndex = new Map(attrType.children.map((f, i) => [f.name, i]));
+    const linkItem = (schema.fields.find((f) => f.name === 'links')!.type as List).valueType as Struct;
+    this.linkCols = linkItem.children.map((f) => columnBuilder(f.type));
+  }
+
+  push(r: JsonlRecord): void {
+    const t = this.top;
+    t.get('record_type')!.push(r.record_type);
+    t.get('trace_id')!.push(r.trace_id);
+    t.get('span_id')!.push(spanIdToBigInt(r.span_id));
+    t.get('event_id')!.push(r.record_type === 'LogRecord' ? r.event_id : null);
+    t.get('span_name')!.push(r.span_name);
+    if (r.record_type === 'LogRecord') {
+      t.get('parent_span_id')!.push(null);
+      this.linkCounts.push(-1);
+      t.get('start_time_unix_nano')!.push(null);
+      t.get('end_time_unix_nano')!.push(null);
+      t.get('time_unix_nano')!.push(nanosToBigInt(r.time_unix_nano, 'time_unix_nano'));
+    } else {
+      t.get('parent_span_id')!.push(spanIdToBigInt(r.parent_span_id, 'parent_span_id'));
+      const links = r.links;
+      if (links) {
+        for (const l of links) {
+          this.linkCols[0]!.push(l.trace_id);
+          this.linkCols[1]!.push(spanIdToBigInt(l.span_id, 'links.span_id'));
+          this.linkCols[2]!.push(JSON.stringify(l.attributes ?? {}));
+        }
+      }
+      this.linkCounts.push(links ? links.length : -1);
+      t.get('start_time_unix_nano')!.push(nanosToBigInt(r.start_time_unix_nano, 'start_time_unix_nano'));
+      t.get('end_time_unix_nano')!.push(r.record_type === 'SpanEnd' ? nanosToBigInt(r.end_time_unix_nano, 'end_time_unix_nano') : null);
+      t.get('time_unix_nano')!.push(null);
+    }
+    t.get('severity_number')!.push(r.severity_number);
+    t.get('severity_text')!.push(r.severity_text);
+    t.get('body')!.push(r.record_type === 'LogRecord' ? r.body : null);
+    const st = r.record_type === 'SpanEnd' ? r.status : null;
+    t.get('status_code')!.push(st ? st.code : null);
+    t.get('status_message')!.push(st ? st.message : null);
+    t.get('event_type')!.push(r.event_type);
+
+    const split = splitAttributes(eventKey(r.event_type), r.attributes ?? {});
+    const row = this.length;
+    this.attrs[0]!.push(split.payload);
+    for (const [col, v] of split.columns) {
+      const i = this.attrIndex.get(col)!;
+      // u64 attributes are decimal strings in JSONL (already checked by splitAttributes).
+      this.attrs[i]!.push(ATTRIBUTE_COLUMNS[i]!.kind === 'u64' ? BigInt(v as string) : v);
+    }
+    // Columns not set for this record get a null, keeping every child the same length.
+    for (const b of this.attrs) if (b.length === row) b.push(null);
+    this.length++;
+  }
+
+  finish(): RecordBatch {
+    const children: Data[] = [];
+    for (const f of this.schema.fields) {
+      if (f.name === 'links') {
+        const item = (f.type as List).valueType as Struct;
+        const n = this.linkCols[0]!.length;
+        children.push(listData(f.type as List, this.linkCounts, structData(item, n, this.linkCols.map((c) => c.finish()))));
+      } else if (f.name === 'attributes') {
+        children.push(structData(f.type as Struct, this.length, this.attrs.map((c) => c.finish())));
+      } else children.push(this.top.get(f.name)!.finish());
+    }
+    const data = structData(new Struct(this.schema.fields), this.length, children);
+    return new RecordBatch(this.schema, data as Data<Struct>);
+  }
+}
+
+async function* iterate<T>(src: Iterable<T> | AsyncIterable<T>): AsyncGenerator<T> {
+  yield* src as AsyncIterable<T>;
+}
+
+function writerProperties(opts: ParquetWriteOptions): wasm.WriterProperties {
+  return new wasm.WriterPropertiesBuilder()
+    .setCompression(wasm.Compression.SNAPPY)
+    .setMaxRowGroupSize(opts.rowGroupRows ?? 1_048_576)
+    .build();
+}
+
+/**
+ * Write records (an array or any async iterable, consumed lazily) to `path` as engine-layout
+ * Parquet. The file appears atomically (written beside and renamed) because a Parquet file is only
+ * readable once its footer is written.
+ */
+export async function writeParquetFile(
+  records: JsonlRecord[] | Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>,
+  path: string,
+  opts: ParquetWriteOptions = {},
+): Promise<{ records: number }> {
+  const batchRows = opts.batchRows ?? 65_536;
+  const schema = engineSchema();
+  const it = iterate(records);
+  let count = 0;
+  let done = false;
+  const batches = new ReadableStream<wasm.RecordBatch>({
+    async pull(controller) {
+      if (done) return controller.close();
+      const b = new BatchBuilder(schema);
+      while (b.length < batchRows) {
+        const n = await it.next();
+        if (n.done) {
+          done = true;
+          break;
+        }
+        b.push(n.value);
+      }
+      // An empty file still needs one (empty) batch so the schema is written.
+      if (b.length === 0 && count > 0) return controller.close();
+      count += b.length;
+      const ipc = RecordBatchStreamWriter.writeAll([b.finish()]).toUint8Array(true);
+      for (const rb of wasm.Table.fromIPCStream(ipc).recordBatches()) controller.enqueue(rb);
+      if (done) controller.close();
+    },
+  });
+  const out = await wasm.transformParquetStream(batches, writerProperties(opts));
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    await pipeline(Readable.fromWeb(out as never), createWriteStream(tmp));
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  return { records: count };
+}
