@@ -1,0 +1,101 @@
+/**
+ * One HTTP delivery attempt: POST the stored body (byte-identical on every attempt), signed, through an
+ * undici Agent whose connect step refuses private addresses. Redirects are never followed (undici's
+ * `request` does not follow them) and count as failures, like every non-2xx answer.
+ */
+import { Agent, request } from 'undici';
+import { checkLiteralHost, guardedLookup } from './ssrf.js';
+import { signatureHeaders } from './signing.js';
+
+export const RESPONSE_BODY_CAP = 20 * 1024;
+
+export interface DeliveryResult {
+  httpStatusCode: number;
+  success: boolean;
+  errorInfo: string | null;
+  requestHeaders: Record<string, string>;
+  responseBody: string;
+  durationMs: number;
+}
+
+export interface SenderOptions {
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  /** sockets kept per receiving origin */
+  connectionsPerOrigin?: number;
+}
+
+export class Sender {
+  private readonly agent: Agent;
+  constructor(private readonly opts: SenderOptions) {
+    this.agent = new Agent({
+      connect: { lookup: guardedLookup(opts.allowPrivateTargets) as never, timeout: opts.timeoutMs },
+      connections: opts.connectionsPerOrigin ?? 32,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+  }
+
+  async send(url: string, eventId: string, body: string, secret: string, nowMs: number): Promise<DeliveryResult> {
+    const requestHeaders: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'runlens-webhooks/1',
+      ...signatureHeaders(eventId, body, secret, nowMs),
+    };
+    const t0 = performance.now();
+    const abort = new AbortController();
+    // One deadline for connect, headers and body together: a reply after it is a failure.
+    const timer = setTimeout(() => abort.abort(new TimeoutError(this.opts.timeoutMs)), this.opts.timeoutMs);
+    let httpStatusCode = 0;
+    let responseBody = '';
+    let errorInfo: string | null = null;
+    try {
+      const target = new URL(url);
+      checkLiteralHost(target, this.opts.allowPrivateTargets);
+      const res = await request(target, { method: 'POST', body, headers: requestHeaders, dispatcher: this.agent, signal: abort.signal });
+      httpStatusCode = res.statusCode;
+      responseBody = await readCapped(res.body, RESPONSE_BODY_CAP);
+      if (httpStatusCode >= 300 && httpStatusCode < 400) errorInfo = `redirect ${httpStatusCode} not followed`;
+      else if (httpStatusCode < 200 || httpStatusCode >= 300) errorInfo = `endpoint answered ${httpStatusCode}`;
+    } catch (e) {
+      errorInfo = describe(abort.signal.aborted ? abort.signal.reason : e);
+    } finally {
+      clearTimeout(timer);
+    }
+    const success = errorInfo === null && httpStatusCode >= 200 && httpStatusCode < 300;
+    return { httpStatusCode, success, errorInfo, requestHeaders, responseBody, durationMs: performance.now() - t0 };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.destroy();
+  }
+}
+
+class TimeoutError extends Error {
+  constructor(ms: number) {
+    super(`no complete answer within ${ms / 1000} s (timeout)`);
+  }
+}
+
+/** Reads at most `cap` bytes so a hostile endpoint cannot stream gigabytes into the log. */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy?: (e?: Error) => void }, cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const room = cap - size;
+    chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    size += Math.min(chunk.length, room);
+    if (size >= cap) {
+      body.destroy?.();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function describe(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const cause = (e as Error & { cause?: unknown }).cause;
+  const base = e.message || e.name;
+  return cause instanceof Error && cause.message && !base.includes(cause.message) ? `${base}: ${cause.message}` : base;
+}

@@ -1,0 +1,194 @@
+/**
+ * Outbox dispatcher: claims due deliveries from the store, sends each through the Sender and records
+ * the attempt (receipt, retry time, subscription state) in one store transaction. Claims are leases,
+ * so deliveries held by a process that died are picked up again once the lease runs out (or at once,
+ * for the embedded store, when the next process starts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from './clock.js';
+import { toMicros } from './clock.js';
+import { receiptId } from './ids.js';
+import { Sender, type DeliveryResult } from './deliver.js';
+import type { ArchivalPolicy, ClaimedDelivery, DeliveryEvent, Store } from './store/types.js';
+
+export const MAX_ATTEMPTS = 5;
+export const DEFAULT_RETRY_DELAYS_S = [10, 60, 300, 1800];
+export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export interface DispatcherOptions {
+  store: Store;
+  clock: Clock;
+  /** delays before attempts 2..5, milliseconds */
+  retryDelaysMs: number[];
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  archival: ArchivalPolicy;
+  /** deliveries in flight at once */
+  concurrency?: number;
+  /** how often to look for due work when nothing woke the dispatcher (other processes, retries) */
+  pollMs?: number;
+  /** +/- fraction applied to retry delays so a failing endpoint's retries do not arrive in lockstep */
+  jitter?: number;
+}
+
+export class Dispatcher {
+  readonly owner = randomUUID();
+  private readonly sender: Sender;
+  private inFlight = 0;
+  private readonly inFlightDone = new Set<Promise<void>>();
+  private pumping = false;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private recording = true;
+  private lastPrune = -Infinity;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.sender = new Sender({ timeoutMs: o.timeoutMs, allowPrivateTargets: o.allowPrivateTargets });
+  }
+
+  private get concurrency(): number {
+    return this.o.concurrency ?? 64;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.prune();
+    this.kick();
+  }
+
+  /** Look for due work now (called after an event is enqueued or the clock moved). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        const room = this.concurrency - this.inFlight;
+        if (room <= 0) break;
+        const now = toMicros(this.o.clock.now());
+        const lease = now + toMicros(this.o.timeoutMs + 30_000);
+        const claimed = await this.o.store.claimDue(now, room, lease, this.owner);
+        for (const c of claimed) this.launch(c);
+        if (claimed.length === room) this.again = true;
+      } while (this.again && !this.stopped);
+    } catch (e) {
+      if (!this.stopped) process.emitWarning(`runlens dispatcher: ${(e as Error).message}`);
+    } finally {
+      this.pumping = false;
+    }
+    await this.schedule();
+  }
+
+  private async schedule(): Promise<void> {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    let wait = this.o.pollMs ?? 1000;
+    try {
+      const due = await this.o.store.nextDueAt();
+      if (due !== null) wait = Math.min(wait, Math.max(0, (due - toMicros(this.o.clock.now())) / 1000));
+      if (this.o.clock.now() - this.lastPrune > 3600_000) void this.prune();
+    } catch {
+      /* store closing; the poll below retries */
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.kick(), Math.max(1, Math.ceil(wait)));
+    this.timer.unref?.();
+  }
+
+  private launch(c: ClaimedDelivery): void {
+    this.inFlight++;
+    const p = this.deliver(c)
+      .catch((e) => {
+        if (!this.stopped) process.emitWarning(`runlens dispatcher: ${(e as Error).message}`);
+      })
+      .finally(() => {
+        this.inFlight--;
+        this.inFlightDone.delete(p);
+        this.kick();
+      });
+    this.inFlightDone.add(p);
+  }
+
+  private async deliver(c: ClaimedDelivery): Promise<void> {
+    const attempt = c.event.attempts + 1;
+    const result = await this.sender.send(c.clientUrl, c.event.id, c.event.payload, c.hmacSecret, this.o.clock.now());
+    if (!this.recording) return; // crashed: the lease runs out and the attempt is made again
+    const nextAttemptAt = result.success || attempt >= MAX_ATTEMPTS ? null : toMicros(this.o.clock.now() + this.delayBefore(attempt + 1));
+    await this.record(c.event, attempt, result, nextAttemptAt);
+  }
+
+  private delayBefore(attempt: number): number {
+    const d = this.o.retryDelaysMs;
+    const base = d[Math.min(attempt - 2, d.length - 1)] ?? 0;
+    const j = this.o.jitter ?? 0;
+    return Math.max(0, base * (1 + j * (Math.random() * 2 - 1)));
+  }
+
+  private async record(event: DeliveryEvent, attempt: number, r: DeliveryResult, nextAttemptAt: number | null): Promise<void> {
+    const now = toMicros(this.o.clock.now());
+    await this.o.store.recordAttempt(
+      {
+        receipt: {
+          id: receiptId(this.o.clock.now()),
+          eventId: event.id,
+          subscriptionId: event.subscriptionId,
+          attempt,
+          dispatchedAt: now,
+          httpStatusCode: r.httpStatusCode,
+          errorInfo: r.errorInfo,
+          requestHeaders: r.requestHeaders,
+          responseBody: r.responseBody,
+          durationMs: r.durationMs,
+        },
+        success: r.success,
+        nextAttemptAt,
+        now,
+      },
+      this.o.archival,
+    );
+  }
+
+  /** The test operation: one attempt now, logged like any delivery, never retried. */
+  async sendTest(event: DeliveryEvent, clientUrl: string, secret: string): Promise<DeliveryResult> {
+    await this.o.store.insertTestEvent(event);
+    const result = await this.sender.send(clientUrl, event.id, event.payload, secret, this.o.clock.now());
+    await this.record(event, 1, result, null);
+    return result;
+  }
+
+  /** Drops delivery-log entries older than 7 days (by the injected clock). */
+  async prune(): Promise<number> {
+    this.lastPrune = this.o.clock.now();
+    return this.o.store.prune(toMicros(this.o.clock.now() - LOG_RETENTION_MS));
+  }
+
+  /** Waits until nothing is in flight (tests and graceful shutdown). */
+  async idle(): Promise<void> {
+    while (this.inFlightDone.size) await Promise.allSettled([...this.inFlightDone]);
+  }
+
+  /**
+   * Stops claiming. Graceful: waits for attempts in flight and records them. Not graceful (a simulated
+   * crash in tests): in-flight outcomes are dropped, so their leases decide what happens next.
+   */
+  async stop(graceful = true): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (graceful) {
+      this.recording = true;
+      await this.idle();
+    } else {
+      this.recording = false;
+    }
+    await this.sender.close().catch(() => undefined);
+  }
+}

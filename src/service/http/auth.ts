@@ -1,0 +1,36 @@
+/**
+ * API authentication: `Authorization: Token <t>` or `Bearer <t>`, tokens stored as SHA-256 hashes and
+ * scoped to one account. Another account's resources answer 404 (as if absent), never 403.
+ */
+import type { FastifyRequest } from 'fastify';
+import { hashToken } from '../ids.js';
+import type { Store, TokenRecord } from '../store/types.js';
+import { ApiError, notFound } from './envelope.js';
+
+export const PERMISSION_SETS = [
+  'owner', 'account_admin', 'admin', 'developer', 'analyst', 'stakeholder', 'job_admin', 'job_runner', 'job_viewer',
+  'read_only', 'member', 'account_viewer', 'billing_admin', 'security_admin', 'git_admin', 'database_admin', 'team_admin',
+  'project_creator', 'metadata_only', 'semantic_layer_only', 'webhooks_only',
+] as const;
+
+/** Who may change webhook subscriptions (interface section 1: Account Admin, Admin or Developer). */
+export const WEBHOOK_WRITERS = ['owner', 'account_admin', 'admin', 'developer', 'webhooks_only'];
+export const JOB_WRITERS = ['owner', 'account_admin', 'admin', 'developer', 'job_admin'];
+export const RUN_TRIGGERS = [...JOB_WRITERS, 'job_runner'];
+
+export async function authenticate(store: Store, req: FastifyRequest, accountIdParam: string): Promise<TokenRecord> {
+  const header = req.headers.authorization;
+  const m = typeof header === 'string' ? /^(Token|Bearer)\s+(\S+)\s*$/i.exec(header) : null;
+  if (!m) throw new ApiError(401, 'Authentication credentials were not provided.', 'send Authorization: Token <api token> (or Bearer <api token>)');
+  const token = await store.findToken(hashToken(m[2]!));
+  if (!token) throw new ApiError(401, 'Invalid token.', 'the API token is unknown');
+  if (!/^\d+$/.test(accountIdParam) || Number(accountIdParam) !== token.accountId) throw notFound('account');
+  return token;
+}
+
+export function requirePermission(token: TokenRecord, allowed: readonly string[], action: string): void {
+  if (!allowed.includes(token.permissionSet)) {
+    throw new ApiError(403, 'You do not have permission to perform this action.',
+      `${action} needs one of the permission sets ${allowed.join(', ')}; this token has ${token.permissionSet}`);
+  }
+}

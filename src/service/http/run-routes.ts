@@ -1,0 +1,74 @@
+/** v2: jobs, runs (with run_steps) and run artifacts, with the hosted API's paths and field names. */
+import type { FastifyInstance } from 'fastify';
+import { toMicros } from '../clock.js';
+import type { ServiceContext } from './context.js';
+import { authenticate, JOB_WRITERS, requirePermission, RUN_TRIGGERS } from './auth.js';
+import { invalid, notFound, v2 } from './envelope.js';
+import { parseJobBody, parseRunBody } from './validate.js';
+import { jobView, runView } from './views.js';
+
+type P = { account_id: string; job_id: string; run_id: string; '*': string };
+
+const idParam = (v: string, field: string): number => {
+  if (!/^[1-9]\d{0,15}$/.test(v)) throw notFound(field);
+  return Number(v);
+};
+
+export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+  const base = '/api/v2/accounts/:account_id';
+  const { store, clock } = ctx;
+
+  app.post<{ Params: P }>(`${base}/jobs/`, async (req, reply) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, JOB_WRITERS, 'creating a job');
+    const b = parseJobBody(req.body, ctx.stepCommands);
+    const job = await store.createJob({
+      accountId: t.accountId, name: b.name, projectId: b.project_id, environmentId: b.environment_id,
+      projectName: b.project_name ?? `Project ${b.project_id}`, environmentName: b.environment_name ?? `Environment ${b.environment_id}`,
+      toolVersion: b.dbt_version, executeSteps: b.execute_steps, createdAt: toMicros(clock.now()),
+    });
+    reply.code(201);
+    return v2(jobView(job), 201);
+  });
+
+  app.get<{ Params: P }>(`${base}/jobs/:job_id/`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const job = await store.getJob(t.accountId, idParam(req.params.job_id, 'job'));
+    if (!job) throw notFound('job');
+    return v2(jobView(job));
+  });
+
+  app.post<{ Params: P }>(`${base}/jobs/:job_id/run/`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, RUN_TRIGGERS, 'triggering a run');
+    const job = await store.getJob(t.accountId, idParam(req.params.job_id, 'job'));
+    if (!job) throw notFound('job');
+    const { cause } = parseRunBody(req.body);
+    const run = await ctx.runner.trigger(job, cause);
+    return v2(runView(run, job));
+  });
+
+  app.get<{ Params: P; Querystring: { include_related?: string } }>(`${base}/runs/:run_id/`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const run = await store.getRun(t.accountId, idParam(req.params.run_id, 'run'));
+    if (!run) throw notFound('run');
+    const job = await store.getJob(t.accountId, run.jobId);
+    if (!job) throw notFound('job');
+    const related = String(req.query.include_related ?? '');
+    const steps = related.includes('run_steps') ? await store.listRunSteps(run.id) : undefined;
+    return v2(runView(run, job, steps));
+  });
+
+  app.get<{ Params: P; Querystring: { step?: string } }>(`${base}/runs/:run_id/artifacts/*`, async (req, reply) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const runId = idParam(req.params.run_id, 'run');
+    const path = req.params['*'];
+    const m = /^(?:metadata\/)?(telemetry-(\d+)-otel\.parquet)$/.exec(path);
+    if (!m) throw notFound(`artifact ${path}`);
+    if (req.query.step !== undefined && req.query.step !== m[2]) throw invalid('step', `must match the step number in the artifact name (${m[2]})`);
+    const bytes = await store.getArtifact(t.accountId, runId, m[1]!);
+    if (!bytes) throw notFound(`artifact ${m[1]} of run ${runId}`);
+    reply.header('content-type', 'application/octet-stream').header('content-disposition', `attachment; filename="${m[1]}"`);
+    return reply.send(bytes);
+  });
+}

@@ -1,0 +1,132 @@
+/** Request-body checks for the v3 subscription and v2 job/run endpoints; each failure names its field. */
+import { EVENT_TYPES, type EventType } from '../store/types.js';
+import { stepRefusal } from '../command-line.js';
+import { invalid } from './envelope.js';
+
+export interface SubscriptionInput {
+  name?: string;
+  description?: string;
+  client_url?: string;
+  event_types?: EventType[];
+  job_ids?: number[];
+  active?: boolean;
+}
+
+type Body = Record<string, unknown>;
+
+function asBody(body: unknown): Body {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
+  return body as Body;
+}
+
+function nonEmptyString(b: Body, field: string): string | undefined {
+  const v = b[field];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') throw invalid(field, 'must be a non-empty string');
+  return v;
+}
+
+export function checkUrl(v: string, field = 'client_url'): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw invalid(field, `is not a valid URL: ${JSON.stringify(v)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(field, 'must be an http or https URL');
+  if (u.username || u.password) throw invalid(field, 'must not carry a user name or password');
+  return v;
+}
+
+/** Job ids are integers; digit strings (as responses show them) are accepted too. */
+export function checkJobIds(v: unknown, field = 'job_ids'): number[] {
+  if (!Array.isArray(v)) throw invalid(field, 'must be an array of integer job ids');
+  return [...new Set(v.map((x, i) => {
+    if (typeof x === 'number' && Number.isSafeInteger(x) && x > 0) return x;
+    if (typeof x === 'string' && /^[1-9]\d{0,15}$/.test(x)) return Number(x);
+    throw invalid(`${field}[${i}]`, `must be a positive integer job id, got ${JSON.stringify(x)}`);
+  }))];
+}
+
+/** `partial`: an update may leave out fields (they keep their values); a create needs name, client_url, event_types. */
+export function parseSubscriptionBody(body: unknown, partial: boolean): SubscriptionInput {
+  const b = asBody(body);
+  const out: SubscriptionInput = {};
+  out.name = nonEmptyString(b, 'name');
+  if (b.description !== undefined && b.description !== null) {
+    if (typeof b.description !== 'string') throw invalid('description', 'must be a string');
+    out.description = b.description;
+  }
+  const url = nonEmptyString(b, 'client_url');
+  if (url !== undefined) out.client_url = checkUrl(url.trim());
+  if (b.event_types !== undefined) {
+    if (!Array.isArray(b.event_types) || b.event_types.length === 0) throw invalid('event_types', `must list at least one of ${EVENT_TYPES.join(', ')}`);
+    out.event_types = [...new Set(b.event_types.map((t, i) => {
+      if (!EVENT_TYPES.includes(t as EventType)) throw invalid(`event_types[${i}]`, `unknown event type ${JSON.stringify(t)}; use ${EVENT_TYPES.join(', ')}`);
+      return t as EventType;
+    }))];
+  }
+  if (b.job_ids !== undefined && b.job_ids !== null) out.job_ids = checkJobIds(b.job_ids);
+  if (b.active !== undefined) {
+    if (typeof b.active !== 'boolean') throw invalid('active', 'must be true or false');
+    out.active = b.active;
+  }
+  if (!partial) {
+    if (out.name === undefined) throw invalid('name', 'is required');
+    if (out.client_url === undefined) throw invalid('client_url', 'is required');
+    if (out.event_types === undefined) throw invalid('event_types', `is required: at least one of ${EVENT_TYPES.join(', ')}`);
+  }
+  return out;
+}
+
+export function parsePaging(q: Record<string, unknown>, defaultLimit = 10): { offset: number; limit: number } {
+  const int = (field: string, dflt: number, min: number, max: number): number => {
+    const v = q[field];
+    if (v === undefined || v === '') return dflt;
+    if (typeof v !== 'string' || !/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw invalid(field, `must be an integer from ${min} to ${max}`);
+    return Number(v);
+  };
+  return { offset: int('offset', 0, 0, Number.MAX_SAFE_INTEGER), limit: int('limit', defaultLimit, 1, 100) };
+}
+
+export interface JobInput {
+  name: string;
+  project_id: number;
+  environment_id: number;
+  execute_steps: string[];
+  dbt_version: string;
+  project_name?: string;
+  environment_name?: string;
+}
+
+const intField = (b: Body, field: string): number => {
+  const v = b[field];
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
+  if (typeof v === 'string' && /^[1-9]\d{0,15}$/.test(v)) return Number(v);
+  throw invalid(field, v === undefined ? 'is required (a positive integer)' : 'must be a positive integer');
+};
+
+export function parseJobBody(body: unknown, allowedCommands: readonly string[]): JobInput {
+  const b = asBody(body);
+  const name = nonEmptyString(b, 'name');
+  if (name === undefined) throw invalid('name', 'is required');
+  const steps = b.execute_steps;
+  if (!Array.isArray(steps) || steps.length === 0) throw invalid('execute_steps', 'must be a non-empty array of commands');
+  steps.forEach((s, i) => {
+    if (typeof s !== 'string' || !s.trim()) throw invalid(`execute_steps[${i}]`, 'must be a non-empty command string');
+    const refusal = stepRefusal(s, allowedCommands);
+    if (refusal) throw invalid(`execute_steps[${i}]`, refusal);
+  });
+  const opt = (f: string) => (typeof b[f] === 'string' && (b[f] as string).trim() ? (b[f] as string) : undefined);
+  return {
+    name, project_id: intField(b, 'project_id'), environment_id: intField(b, 'environment_id'), execute_steps: steps as string[],
+    dbt_version: opt('dbt_version') ?? '', project_name: opt('project_name'), environment_name: opt('environment_name'),
+  };
+}
+
+export function parseRunBody(body: unknown): { cause: string } {
+  const b = body === undefined || body === null ? {} : asBody(body);
+  const cause = nonEmptyString(b, 'cause');
+  if (cause === undefined) throw invalid('cause', 'is required: a short text saying why the run was started');
+  return { cause };
+}

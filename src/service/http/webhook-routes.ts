@@ -1,0 +1,119 @@
+/** v3 webhook management API: paths, bodies and envelopes as interface section 4A and the hosted API. */
+import type { FastifyInstance } from 'fastify';
+import { toMicros } from '../clock.js';
+import { eventId, newHmacSecret, subscriptionId } from '../ids.js';
+import { buildTestPayload } from '../payload.js';
+import { activeAfterUpdate } from '../subscription-state.js';
+import type { Subscription } from '../store/types.js';
+import type { ServiceContext } from './context.js';
+import { authenticate, requirePermission, WEBHOOK_WRITERS } from './auth.js';
+import { notFound, v3 } from './envelope.js';
+import { parsePaging, parseSubscriptionBody } from './validate.js';
+import { eventView, receiptView, subscriptionView } from './views.js';
+
+type P = { account_id: string; id: string; event_id: string };
+
+export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+  const base = '/api/v3/accounts/:account_id/webhooks';
+  const { store, clock } = ctx;
+
+  const load = async (accountId: number, id: string): Promise<Subscription> => {
+    const s = await store.getSubscription(accountId, id);
+    if (!s) throw notFound('webhook subscription');
+    return s;
+  };
+
+  app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/subscriptions`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const { offset, limit } = parsePaging(req.query);
+    const page = await store.listSubscriptions(t.accountId, offset, limit);
+    return {
+      data: page.items.map((s) => subscriptionView(s)),
+      status: { code: 200 },
+      extra: { pagination: { total_count: page.total, count: page.items.length }, filters: { offset, limit } },
+    };
+  });
+
+  app.post<{ Params: P }>(`${base}/subscriptions`, async (req, reply) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, WEBHOOK_WRITERS, 'creating a webhook subscription');
+    const b = parseSubscriptionBody(req.body, false);
+    const now = toMicros(clock.now());
+    const s: Subscription = {
+      id: subscriptionId(clock.now()), accountId: t.accountId, name: b.name!, description: b.description ?? '', clientUrl: b.client_url!,
+      active: b.active ?? true, archived: false, deactivateReason: null, eventTypes: b.event_types!, jobIds: b.job_ids ?? [],
+      hmacSecret: newHmacSecret(), createdAt: now, updatedAt: now, dispatchedAt: null, httpStatusCode: 0, consecutiveFailures: 0, failingSince: null,
+    };
+    await store.insertSubscription(s);
+    reply.code(201);
+    return v3(subscriptionView(s, true), 201);
+  });
+
+  app.get<{ Params: P }>(`${base}/subscription/:id`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    return v3(subscriptionView(await load(t.accountId, req.params.id)));
+  });
+
+  app.put<{ Params: P }>(`${base}/subscription/:id`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, WEBHOOK_WRITERS, 'updating a webhook subscription');
+    const b = parseSubscriptionBody(req.body, true);
+    const s = await load(t.accountId, req.params.id);
+    const active = activeAfterUpdate(s, b);
+    const reactivated = active && !(s.active && !s.archived);
+    const next: Subscription = {
+      ...s,
+      name: b.name ?? s.name,
+      description: b.description ?? s.description,
+      clientUrl: b.client_url ?? s.clientUrl,
+      eventTypes: b.event_types ?? s.eventTypes,
+      jobIds: b.job_ids ?? s.jobIds,
+      active,
+      updatedAt: toMicros(clock.now()),
+    };
+    if (reactivated) Object.assign(next, { archived: false, deactivateReason: null, consecutiveFailures: 0, failingSince: null });
+    await store.saveSubscription(next);
+    return v3(subscriptionView(next));
+  });
+
+  app.delete<{ Params: P }>(`${base}/subscription/:id`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, WEBHOOK_WRITERS, 'deleting a webhook subscription');
+    if (!(await store.deleteSubscription(t.accountId, req.params.id))) throw notFound('webhook subscription');
+    return { data: { id: req.params.id }, status: { code: 200, is_success: true } };
+  });
+
+  app.get<{ Params: P }>(`${base}/subscription/:id/test`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, WEBHOOK_WRITERS, 'testing a webhook subscription');
+    const s = await load(t.accountId, req.params.id);
+    const nowMs = clock.now();
+    const id = eventId(nowMs);
+    const payload = buildTestPayload(s, id, nowMs);
+    const r = await ctx.dispatcher.sendTest(
+      { id, accountId: s.accountId, subscriptionId: s.id, jobId: null, eventType: 'test', payload, status: 'pending', attempts: 0,
+        nextAttemptAt: toMicros(nowMs), httpStatusCode: 0, createdAt: toMicros(nowMs), test: true },
+      s.clientUrl, s.hmacSecret,
+    );
+    return v3({ event_id: id, verification_error: r.success ? null : r.errorInfo, verification_status_code: String(r.httpStatusCode) });
+  });
+
+  app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/subscription/:id/events`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    await load(t.accountId, req.params.id);
+    const { offset, limit } = parsePaging(req.query);
+    const page = await store.listEvents(t.accountId, req.params.id, offset, limit);
+    return {
+      data: page.items.map(eventView),
+      status: { code: 200 },
+      extra: { pagination: { total_count: page.total, count: page.items.length }, filters: { offset, limit } },
+    };
+  });
+
+  app.get<{ Params: P }>(`${base}/subscription/:id/event/:event_id/receipt`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const ev = await store.getEvent(t.accountId, req.params.id, req.params.event_id);
+    if (!ev) throw notFound('webhook event');
+    return v3((await store.listReceipts(ev.id)).map((r) => receiptView(r, ev.payload)));
+  });
+}

@@ -1,0 +1,110 @@
+/**
+ * The service: one fastify app over a Store, with the outbox dispatcher and the job runner. Used by
+ * `runlens serve`, the tests (port 0, injected clock, tiny delays) and the bench.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import { join } from 'node:path';
+import { systemClock, type Clock } from './clock.js';
+import { DEFAULT_RETRY_DELAYS_S, Dispatcher } from './dispatcher.js';
+import { JobRunner } from './runner.js';
+import { SqliteStore } from './store/sqlite.js';
+import type { ArchivalPolicy, Store } from './store/types.js';
+import { DEFAULT_ARCHIVAL } from './subscription-state.js';
+import { ApiError, errorBody, notFound } from './http/envelope.js';
+import type { ServiceContext } from './http/context.js';
+import { webhookRoutes } from './http/webhook-routes.js';
+import { runRoutes } from './http/run-routes.js';
+
+export const DEFAULT_STEP_COMMANDS = ['dbt', 'runlens'];
+
+export interface ServiceOptions {
+  /** data folder: the SQLite database and run working folders (required unless `store` and `workDir` are given) */
+  dataDir?: string;
+  store?: Store;
+  /** where runs execute; default <dataDir>/runs */
+  workDir?: string;
+  clock?: Clock;
+  retryDelaysMs?: number[];
+  deliveryTimeoutMs?: number;
+  allowPrivateTargets?: boolean;
+  stepCommands?: readonly string[];
+  archival?: Partial<ArchivalPolicy>;
+  concurrency?: number;
+  pollMs?: number;
+  jitter?: number;
+  /** fastify request logging */
+  logger?: boolean;
+}
+
+export interface Service {
+  app: FastifyInstance;
+  store: Store;
+  dispatcher: Dispatcher;
+  runner: JobRunner;
+  /** starts delivering and listening; resolves to the base URL */
+  listen(port?: number, host?: string): Promise<string>;
+  /** graceful: finishes attempts and runs in flight; not graceful: drops them like a crash would */
+  close(graceful?: boolean): Promise<void>;
+}
+
+export async function createService(o: ServiceOptions): Promise<Service> {
+  if (!o.store && !o.dataDir) throw new Error('createService needs dataDir or store');
+  const store = o.store ?? new SqliteStore(o.dataDir!);
+  const clock = o.clock ?? systemClock;
+  const stepCommands = o.stepCommands ?? DEFAULT_STEP_COMMANDS;
+  const dispatcher = new Dispatcher({
+    store, clock,
+    retryDelaysMs: o.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_S.map((s) => s * 1000),
+    timeoutMs: o.deliveryTimeoutMs ?? 10_000,
+    allowPrivateTargets: o.allowPrivateTargets ?? false,
+    archival: { ...DEFAULT_ARCHIVAL, ...o.archival },
+    concurrency: o.concurrency, pollMs: o.pollMs, jitter: o.jitter ?? 0.1,
+  });
+  const runner = new JobRunner({
+    store, clock, stepCommands, workDir: o.workDir ?? join(o.dataDir ?? '.', 'runs'), onEvents: () => dispatcher.kick(),
+  });
+  const ctx: ServiceContext = { store, clock, dispatcher, runner, stepCommands };
+
+  const app = Fastify({ logger: o.logger ?? false, routerOptions: { ignoreTrailingSlash: true }, bodyLimit: 1024 * 1024 });
+  app.setErrorHandler((err, _req, reply) => {
+    if (err instanceof ApiError) return reply.code(err.statusCode).send(errorBody(err));
+    const e = err as Error & { statusCode?: number; code?: string };
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+      // fastify's own client errors (bad JSON, empty JSON body, too large) in the API's envelope
+      const api = new ApiError(e.statusCode, `Invalid request: ${e.message}`, `${e.code ?? 'error'}: ${e.message}`);
+      return reply.code(e.statusCode).send(errorBody(api));
+    }
+    reply.log.error(err);
+    return reply.code(500).send(errorBody(new ApiError(500, 'Internal server error.', e.message)));
+  });
+  app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody(notFound(`${req.method} ${req.url.split('?')[0]}`))));
+  webhookRoutes(app, ctx);
+  runRoutes(app, ctx);
+
+  let started = false;
+  return {
+    app, store, dispatcher, runner,
+    async listen(port = 0, host = '127.0.0.1') {
+      if (!started) {
+        started = true;
+        // The embedded store belongs to this process alone: leases and runs left by a crashed
+        // predecessor are released now rather than after they expire.
+        if (store.kind === 'sqlite') {
+          await store.releaseClaims();
+          await runner.closeAbandonedRuns();
+        }
+        await dispatcher.start();
+      }
+      await app.listen({ port, host });
+      const addr = app.server.address();
+      const p = typeof addr === 'object' && addr ? addr.port : port;
+      return `http://${host.includes(':') ? `[${host}]` : host}:${p}`;
+    },
+    async close(graceful = true) {
+      await app.close();
+      if (graceful) await runner.idle();
+      await dispatcher.stop(graceful);
+      if (!o.store) await store.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Finds the telemetry a step wrote and turns it into the run artifact `telemetry-<n>-otel.parquet`.
+ * Where a step's telemetry can be: a file in the folder given to it as RUNLENS_TELEMETRY_DIR; the
+ * files named by the engine's own flags (`--otel-parquet-file-name` under target/metadata,
+ * `--otel-file-name` under logs); or the engine's default Parquet path, target/metadata/otel.parquet.
+ * Parquet is stored as written; JSONL is converted by the producer's convertFile (src/produce).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+export interface TelemetryFile {
+  path: string;
+  format: 'parquet' | 'jsonl';
+}
+
+export const artifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
+
+const formatOf = (name: string): TelemetryFile['format'] | null =>
+  /\.parquet$/i.test(name) ? 'parquet' : /\.jsonl(\.gz)?$/i.test(name) ? 'jsonl' : null;
+
+function flagValue(argv: string[], flag: string): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === flag) return argv[i + 1];
+    if (argv[i]!.startsWith(flag + '=')) return argv[i]!.slice(flag.length + 1);
+  }
+  return undefined;
+}
+
+async function modifiedSince(path: string, sinceMs: number): Promise<boolean> {
+  try {
+    const s = await stat(path);
+    return s.isFile() && s.mtimeMs >= sinceMs - 1000; // mtime granularity: allow a second of slack
+  } catch {
+    return false;
+  }
+}
+
+/** The telemetry file of one finished step, Parquet preferred, or null when it wrote none. */
+export async function findStepTelemetry(argv: string[], cwd: string, telemetryDir: string, startedMs: number): Promise<TelemetryFile | null> {
+  const found: TelemetryFile[] = [];
+  try {
+    for (const name of (await readdir(telemetryDir)).sort()) {
+      const format = formatOf(name);
+      if (format && (await modifiedSince(join(telemetryDir, name), 0))) found.push({ path: join(telemetryDir, name), format });
+    }
+  } catch {
+    /* the step did not create the folder */
+  }
+  const project = resolve(cwd, flagValue(argv, '--project-dir') ?? '.');
+  const parquetName = flagValue(argv, '--otel-parquet-file-name') ?? 'otel.parquet';
+  const parquet = resolve(project, flagValue(argv, '--target-path') ?? 'target', 'metadata', parquetName);
+  if (await modifiedSince(parquet, startedMs)) found.push({ path: parquet, format: 'parquet' });
+  const jsonlName = flagValue(argv, '--otel-file-name');
+  if (jsonlName) {
+    const jsonl = resolve(project, flagValue(argv, '--log-path') ?? 'logs', jsonlName);
+    if (await modifiedSince(jsonl, startedMs)) found.push({ path: jsonl, format: 'jsonl' });
+  }
+  return found.find((f) => f.format === 'parquet') ?? found[0] ?? null;
+}
+
+type ConvertFile = (input: string, output: string) => Promise<{ records: number }>;
+
+/**
+ * The one place this service calls the producer's converter. Loaded lazily: the service runs (and
+ * stores Parquet telemetry) even where the converter is not present.
+ */
+async function loadConvertFile(): Promise<ConvertFile> {
+  const specifier = '../produce/convert.js';
+  const mod = (await import(specifier)) as { convertFile?: ConvertFile };
+  if (typeof mod.convertFile !== 'function') throw new Error('src/produce/convert.ts does not export convertFile');
+  return mod.convertFile;
+}
+
+/** The artifact bytes for a step's telemetry file (JSONL converted to Parquet in `scratchDir`). */
+export async function telemetryArtifact(file: TelemetryFile, scratchDir: string, step: number): Promise<Buffer> {
+  if (file.format === 'parquet') return readFile(file.path);
+  const convertFile = await loadConvertFile();
+  const out = join(scratchDir, artifactName(step));
+  await convertFile(file.path, out);
+  return readFile(out);
+}

@@ -1,0 +1,282 @@
+/**
+ * Embedded store: better-sqlite3 in WAL mode under the data folder, created and migrated on first open.
+ * better-sqlite3 is synchronous, so every method is one short transaction; the async signatures are
+ * the Store contract shared with PostgreSQL.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { accountIdentifier } from '../ids.js';
+import { applyAttempt } from '../subscription-state.js';
+import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches } from './rows.js';
+import type {
+  Account, ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunStep,
+  Store, Subscription, TokenRecord,
+} from './types.js';
+
+type Row = Record<string, unknown>;
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly db: Database.Database;
+
+  /** `path` is a data folder (the database is `runlens.sqlite` inside) or `:memory:`. */
+  constructor(path: string) {
+    let file = path;
+    if (path !== ':memory:') {
+      mkdirSync(path, { recursive: true });
+      file = join(path, 'runlens.sqlite');
+    }
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL in WAL keeps commits durable across process crashes (kill -9); only an OS crash can lose the last ones.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    // `accounts create` and `tokens create` write while `serve` runs: wait for the lock instead of failing.
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  private migrate(): void {
+    const version = Number(this.db.pragma('user_version', { simple: true }));
+    for (let v = version; v < SQLITE_MIGRATIONS.length; v++) {
+      this.db.transaction(() => {
+        this.db.exec(SQLITE_MIGRATIONS[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  async createAccount(name: string, now: number): Promise<Account> {
+    return this.db.transaction(() => {
+      const id = Number(this.db.prepare('INSERT INTO accounts (name, identifier, created_at) VALUES (?, ?, ?)').run(name, '', now).lastInsertRowid);
+      const identifier = accountIdentifier(id);
+      this.db.prepare('UPDATE accounts SET identifier = ? WHERE id = ?').run(identifier, id);
+      return { id, name, identifier, createdAt: now };
+    }).immediate();
+  }
+
+  async getAccount(id: number): Promise<Account | null> {
+    const r = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
+    return r ? { id: Number(r.id), name: String(r.name), identifier: String(r.identifier), createdAt: Number(r.created_at) } : null;
+  }
+
+  async createToken(t: { accountId: number; permissionSet: string; name: string; tokenHash: string; now: number }): Promise<TokenRecord> {
+    const info = this.db
+      .prepare('INSERT INTO tokens (account_id, permission_set, name, token_hash, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(t.accountId, t.permissionSet, t.name, t.tokenHash, t.now);
+    return { id: Number(info.lastInsertRowid), accountId: t.accountId, permissionSet: t.permissionSet, name: t.name };
+  }
+
+  async findToken(tokenHash: string): Promise<TokenRecord | null> {
+    const r = this.db.prepare('SELECT id, account_id, permission_set, name FROM tokens WHERE token_hash = ?').get(tokenHash) as Row | undefined;
+    return r ? { id: Number(r.id), accountId: Number(r.account_id), permissionSet: String(r.permission_set), name: String(r.name) } : null;
+  }
+
+  async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {
+    const total = Number((this.db.prepare('SELECT count(*) AS n FROM subscriptions WHERE account_id = ?').get(accountId) as Row).n);
+    const rows = this.db
+      .prepare('SELECT * FROM subscriptions WHERE account_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?')
+      .all(accountId, limit, offset) as Row[];
+    return { items: rows.map(subscriptionFromRow), total };
+  }
+
+  async getSubscription(accountId: number, id: string): Promise<Subscription | null> {
+    const r = this.db.prepare('SELECT * FROM subscriptions WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+    return r ? subscriptionFromRow(r) : null;
+  }
+
+  async insertSubscription(s: Subscription): Promise<void> {
+    this.db.prepare(`INSERT INTO subscriptions (id, account_id, name, description, client_url, active, archived, deactivate_reason,
+      event_types, job_ids, hmac_secret, created_at, updated_at, dispatched_at, http_status_code, consecutive_failures, failing_since)
+      VALUES (@id, @account_id, @name, @description, @client_url, @active, @archived, @deactivate_reason, @event_types, @job_ids,
+      @hmac_secret, @created_at, @updated_at, @dispatched_at, @http_status_code, @consecutive_failures, @failing_since)`).run(subParams(s));
+  }
+
+  async saveSubscription(s: Subscription): Promise<void> {
+    this.db.prepare(`UPDATE subscriptions SET name = @name, description = @description, client_url = @client_url, active = @active,
+      archived = @archived, deactivate_reason = @deactivate_reason, event_types = @event_types, job_ids = @job_ids,
+      updated_at = @updated_at, dispatched_at = @dispatched_at, http_status_code = @http_status_code,
+      consecutive_failures = @consecutive_failures, failing_since = @failing_since WHERE id = @id AND account_id = @account_id`).run(subParams(s));
+  }
+
+  async deleteSubscription(accountId: number, id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM subscriptions WHERE account_id = ? AND id = ?').run(accountId, id).changes;
+      if (n) this.db.prepare(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending'`).run(id);
+      return n > 0;
+    }).immediate();
+  }
+
+  async createJob(j: Omit<Job, 'id'>): Promise<Job> {
+    const info = this.db.prepare(`INSERT INTO jobs (account_id, name, project_id, environment_id, project_name, environment_name,
+      tool_version, execute_steps, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(j.accountId, j.name, j.projectId, j.environmentId, j.projectName, j.environmentName, j.toolVersion, JSON.stringify(j.executeSteps), j.createdAt);
+    return { ...j, id: Number(info.lastInsertRowid) };
+  }
+
+  async getJob(accountId: number, id: number): Promise<Job | null> {
+    const r = this.db.prepare('SELECT * FROM jobs WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+    return r ? jobFromRow(r) : null;
+  }
+
+  async createRun(r: Omit<Run, 'id'>): Promise<Run> {
+    const info = this.db.prepare(`INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at, finished_at, errored_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt);
+    return { ...r, id: Number(info.lastInsertRowid) };
+  }
+
+  async getRun(accountId: number, id: number): Promise<Run | null> {
+    const r = this.db.prepare('SELECT * FROM runs WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+    return r ? runFromRow(r) : null;
+  }
+
+  async saveRun(r: Run): Promise<void> {
+    this.db.prepare('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ?')
+      .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id);
+  }
+
+  async listUnfinishedRuns(): Promise<Run[]> {
+    return (this.db.prepare('SELECT * FROM runs WHERE status IN (1, 2, 3) ORDER BY id').all() as Row[]).map(runFromRow);
+  }
+
+  async saveRunStep(s: RunStep): Promise<void> {
+    this.db.prepare(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
+      exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
+      artifact = excluded.artifact`).run(s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact);
+  }
+
+  async listRunSteps(runId: number): Promise<RunStep[]> {
+    return (this.db.prepare('SELECT * FROM run_steps WHERE run_id = ? ORDER BY idx').all(runId) as Row[]).map(stepFromRow);
+  }
+
+  async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO artifacts (run_id, step, name, bytes, created_at) VALUES (?, ?, ?, ?, ?)').run(runId, step, name, bytes, now);
+  }
+
+  async getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null> {
+    const r = this.db.prepare('SELECT a.bytes FROM artifacts a JOIN runs r ON r.id = a.run_id WHERE r.account_id = ? AND a.run_id = ? AND a.name = ?')
+      .get(accountId, runId, name) as Row | undefined;
+    return r ? (r.bytes as Buffer) : null;
+  }
+
+  async enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]> {
+    return this.db.transaction(() => {
+      const subs = (this.db.prepare('SELECT * FROM subscriptions WHERE account_id = ? AND active = 1 AND archived = 0').all(e.accountId) as Row[])
+        .map(subscriptionFromRow)
+        .filter((s) => subscriptionMatches(s, e.eventType, e.jobId));
+      const insert = this.db.prepare(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts,
+        next_attempt_at, http_status_code, created_at, test) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, ?, 0)`);
+      return subs.map((s) => {
+        const id = e.newEventId();
+        const payload = e.payloadFor(s, id);
+        insert.run(id, e.accountId, s.id, e.jobId, e.eventType, payload, e.now, e.now);
+        return { id, accountId: e.accountId, subscriptionId: s.id, jobId: e.jobId, eventType: e.eventType, payload, status: 'pending' as const,
+          attempts: 0, nextAttemptAt: e.now, httpStatusCode: 0, createdAt: e.now, test: false };
+      });
+    }).immediate();
+  }
+
+  async insertTestEvent(ev: DeliveryEvent): Promise<void> {
+    this.db.prepare(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts, next_attempt_at,
+      http_status_code, created_at, test) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`)
+      .run(ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt);
+  }
+
+  async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
+    return this.db.transaction(() => {
+      const rows = this.db.prepare(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived
+        FROM events e LEFT JOIN subscriptions s ON s.id = e.subscription_id
+        WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?)
+        ORDER BY e.next_attempt_at LIMIT ?`).all(now, now, limit) as Row[];
+      const lease = this.db.prepare('UPDATE events SET lease_until = ?, lease_owner = ? WHERE id = ?');
+      const cancel = this.db.prepare(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE id = ?`);
+      const out: ClaimedDelivery[] = [];
+      for (const r of rows) {
+        // Deliveries of subscriptions made inactive, archived or deleted since the event are dropped, not sent.
+        if (r.s_url === null || !r.s_active || r.s_archived) {
+          cancel.run(r.id);
+          continue;
+        }
+        lease.run(leaseUntil, owner, r.id);
+        out.push({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret) });
+      }
+      return out;
+    }).immediate();
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    const r = this.db.prepare(`SELECT min(max(next_attempt_at, coalesce(lease_until, 0))) AS t FROM events WHERE status = 'pending' AND test = 0`).get() as Row;
+    return r.t === null ? null : Number(r.t);
+  }
+
+  async recordAttempt(o: AttemptOutcome, policy: ArchivalPolicy): Promise<void> {
+    const rc = o.receipt;
+    this.db.transaction(() => {
+      this.db.prepare(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info,
+        request_headers, response_body, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(rc.id, rc.eventId, rc.subscriptionId, rc.attempt, rc.dispatchedAt, rc.httpStatusCode, rc.errorInfo,
+          JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs);
+      const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
+      this.db.prepare(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
+        lease_owner = NULL WHERE id = ?`).run(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId);
+      const test = Boolean((this.db.prepare('SELECT test FROM events WHERE id = ?').get(rc.eventId) as Row | undefined)?.test);
+      const r = this.db.prepare('SELECT * FROM subscriptions WHERE id = ?').get(rc.subscriptionId) as Row | undefined;
+      if (!r) return;
+      const before = subscriptionFromRow(r);
+      const after = applyAttempt(before, o, policy, test);
+      this.db.prepare(`UPDATE subscriptions SET http_status_code = ?, dispatched_at = ?, consecutive_failures = ?, failing_since = ?,
+        archived = ?, deactivate_reason = ? WHERE id = ?`).run(after.httpStatusCode, after.dispatchedAt, after.consecutiveFailures,
+        after.failingSince, after.archived ? 1 : 0, after.deactivateReason, after.id);
+      if (after.archived && !before.archived) {
+        this.db.prepare(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(after.id);
+      }
+    }).immediate();
+  }
+
+  async releaseClaims(owner?: string): Promise<number> {
+    const sql = `UPDATE events SET lease_until = NULL, lease_owner = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`;
+    return owner ? this.db.prepare(`${sql} AND lease_owner = ?`).run(owner).changes : this.db.prepare(sql).run().changes;
+  }
+
+  async listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>> {
+    const total = Number((this.db.prepare('SELECT count(*) AS n FROM events WHERE account_id = ? AND subscription_id = ?').get(accountId, subscriptionId) as Row).n);
+    const rows = this.db.prepare('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
+      .all(accountId, subscriptionId, limit, offset) as Row[];
+    return { items: rows.map(eventFromRow), total };
+  }
+
+  async getEvent(accountId: number, subscriptionId: string, eventId: string): Promise<DeliveryEvent | null> {
+    const r = this.db.prepare('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? AND id = ?').get(accountId, subscriptionId, eventId) as Row | undefined;
+    return r ? eventFromRow(r) : null;
+  }
+
+  async listReceipts(eventId: string): Promise<Receipt[]> {
+    return (this.db.prepare('SELECT * FROM receipts WHERE event_id = ? ORDER BY attempt').all(eventId) as Row[]).map(receiptFromRow);
+  }
+
+  async prune(before: number): Promise<number> {
+    return this.db.transaction(() => {
+      // Pending events are kept however old (they still owe a delivery), except test events stranded by a crash.
+      const where = `created_at < ? AND (status <> 'pending' OR test = 1)`;
+      this.db.prepare(`DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE ${where})`).run(before);
+      return this.db.prepare(`DELETE FROM events WHERE ${where}`).run(before).changes;
+    }).immediate();
+  }
+}
+
+function subParams(s: Subscription): Record<string, unknown> {
+  return {
+    id: s.id, account_id: s.accountId, name: s.name, description: s.description, client_url: s.clientUrl, active: s.active ? 1 : 0,
+    archived: s.archived ? 1 : 0, deactivate_reason: s.deactivateReason, event_types: JSON.stringify(s.eventTypes),
+    job_ids: JSON.stringify(s.jobIds), hmac_secret: s.hmacSecret, created_at: s.createdAt, updated_at: s.updatedAt,
+    dispatched_at: s.dispatchedAt, http_status_code: s.httpStatusCode, consecutive_failures: s.consecutiveFailures,
+    failing_since: s.failingSince,
+  };
+}

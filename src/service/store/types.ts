@@ -1,0 +1,195 @@
+/**
+ * The storage contract of the service. Every method is async so a PostgreSQL implementation (several
+ * `serve` processes sharing one database) can sit behind the same interface as the embedded SQLite one.
+ * All times are epoch microseconds (integers).
+ */
+
+export const EVENT_TYPES = ['job.run.started', 'job.run.completed', 'job.run.errored'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface Account {
+  id: number;
+  name: string;
+  identifier: string;
+  createdAt: number;
+}
+
+export interface TokenRecord {
+  id: number;
+  accountId: number;
+  permissionSet: string;
+  name: string;
+}
+
+export interface Subscription {
+  id: string;
+  accountId: number;
+  name: string;
+  description: string;
+  clientUrl: string;
+  active: boolean;
+  archived: boolean;
+  deactivateReason: string | null;
+  eventTypes: EventType[];
+  jobIds: number[];
+  hmacSecret: string;
+  createdAt: number;
+  updatedAt: number;
+  dispatchedAt: number | null;
+  httpStatusCode: number;
+  consecutiveFailures: number;
+  failingSince: number | null;
+}
+
+export interface Job {
+  id: number;
+  accountId: number;
+  name: string;
+  projectId: number;
+  environmentId: number;
+  projectName: string;
+  environmentName: string;
+  toolVersion: string;
+  executeSteps: string[];
+  createdAt: number;
+}
+
+/** Run status codes of the v2 API: 1 Queued, 2 Starting, 3 Running, 10 Success, 20 Error, 30 Cancelled. */
+export interface Run {
+  id: number;
+  accountId: number;
+  jobId: number;
+  status: number;
+  statusMessage: string | null;
+  cause: string;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  erroredAt: number | null;
+}
+
+export interface RunStep {
+  runId: number;
+  index: number;
+  name: string;
+  status: number;
+  exitCode: number | null;
+  logs: string;
+  startedAt: number | null;
+  finishedAt: number | null;
+  artifact: string | null;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+/** One event sent to one subscription (the hosted API's `Event`): the outbox row. */
+export interface DeliveryEvent {
+  id: string;
+  accountId: number;
+  subscriptionId: string;
+  jobId: number | null;
+  eventType: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: number;
+  httpStatusCode: number;
+  createdAt: number;
+  test: boolean;
+}
+
+/** What the dispatcher needs to send one claimed delivery. */
+export interface ClaimedDelivery {
+  event: DeliveryEvent;
+  clientUrl: string;
+  hmacSecret: string;
+}
+
+export interface Receipt {
+  id: string;
+  eventId: string;
+  subscriptionId: string;
+  attempt: number;
+  dispatchedAt: number;
+  httpStatusCode: number;
+  errorInfo: string | null;
+  requestHeaders: Record<string, string>;
+  responseBody: string;
+  durationMs: number;
+}
+
+export interface AttemptOutcome {
+  receipt: Receipt;
+  success: boolean;
+  /** when the delivery should be tried again; null when this attempt was the last */
+  nextAttemptAt: number | null;
+  now: number;
+}
+
+export interface ArchivalPolicy {
+  maxConsecutiveFailures: number;
+  maxFailingMicros: number;
+}
+
+export interface NewEvent {
+  accountId: number;
+  jobId: number;
+  eventType: EventType;
+  now: number;
+  /** builds the exact body for one subscription; called inside the transaction */
+  payloadFor(sub: Subscription, eventId: string): string;
+  newEventId(): string;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  close(): Promise<void>;
+
+  createAccount(name: string, now: number): Promise<Account>;
+  getAccount(id: number): Promise<Account | null>;
+  createToken(t: { accountId: number; permissionSet: string; name: string; tokenHash: string; now: number }): Promise<TokenRecord>;
+  findToken(tokenHash: string): Promise<TokenRecord | null>;
+
+  listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>>;
+  getSubscription(accountId: number, id: string): Promise<Subscription | null>;
+  insertSubscription(s: Subscription): Promise<void>;
+  /** writes every configurable and state field of `s` (read-modify-write is done by the caller) */
+  saveSubscription(s: Subscription): Promise<void>;
+  deleteSubscription(accountId: number, id: string): Promise<boolean>;
+
+  createJob(j: Omit<Job, 'id'>): Promise<Job>;
+  getJob(accountId: number, id: number): Promise<Job | null>;
+  createRun(r: Omit<Run, 'id'>): Promise<Run>;
+  getRun(accountId: number, id: number): Promise<Run | null>;
+  saveRun(r: Run): Promise<void>;
+  /** runs left Queued or Running by a process that stopped */
+  listUnfinishedRuns(): Promise<Run[]>;
+  saveRunStep(s: RunStep): Promise<void>;
+  listRunSteps(runId: number): Promise<RunStep[]>;
+  putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void>;
+  getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null>;
+
+  /** The outbox write: the event for every matching subscription, committed in one transaction. */
+  enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]>;
+  /** A test delivery: logged like any event, sent once, never retried. */
+  insertTestEvent(e: DeliveryEvent): Promise<void>;
+  /** Claims due pending deliveries of active subscriptions until `leaseUntil`. */
+  claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]>;
+  /** Soonest next_attempt_at of a pending delivery (null when none). */
+  nextDueAt(): Promise<number | null>;
+  /** Records one attempt: receipt, event state and subscription state (archival), in one transaction. */
+  recordAttempt(o: AttemptOutcome, policy: ArchivalPolicy): Promise<void>;
+  /** Releases leases held by processes that are gone (embedded store: all of them at start-up). */
+  releaseClaims(owner?: string): Promise<number>;
+
+  listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>>;
+  getEvent(accountId: number, subscriptionId: string, eventId: string): Promise<DeliveryEvent | null>;
+  listReceipts(eventId: string): Promise<Receipt[]>;
+  /** Drops finished events and receipts older than `before`; returns how many events went. */
+  prune(before: number): Promise<number>;
+}

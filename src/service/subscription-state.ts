@@ -1,0 +1,45 @@
+/**
+ * Subscription state rules shared by every store: how one delivery attempt changes the failure streak,
+ * when a subscription is archived, and what reactivates it.
+ */
+import type { ArchivalPolicy, AttemptOutcome, Subscription } from './store/types.js';
+
+export const DEFAULT_ARCHIVAL: ArchivalPolicy = {
+  maxConsecutiveFailures: 1000,
+  maxFailingMicros: 7 * 24 * 3600 * 1_000_000,
+};
+
+/**
+ * A delivery counts as failed once its last attempt failed; any successful attempt ends the streak.
+ * The 7-day rule measures from the first failed attempt of the unbroken streak.
+ */
+export function applyAttempt(sub: Subscription, o: AttemptOutcome, policy: ArchivalPolicy, test: boolean): Subscription {
+  const next: Subscription = { ...sub, httpStatusCode: o.receipt.httpStatusCode, dispatchedAt: o.receipt.dispatchedAt };
+  if (test) return next; // a test delivery reports the endpoint's state but does not move the streak
+  if (o.success) return { ...next, consecutiveFailures: 0, failingSince: null };
+  next.failingSince = sub.failingSince ?? o.receipt.dispatchedAt;
+  if (o.nextAttemptAt === null) next.consecutiveFailures = sub.consecutiveFailures + 1;
+  if (!next.archived) {
+    if (next.consecutiveFailures >= policy.maxConsecutiveFailures) {
+      next.archived = true;
+      next.deactivateReason = `archived after ${next.consecutiveFailures} consecutive failed deliveries`;
+    } else if (o.now - next.failingSince >= policy.maxFailingMicros) {
+      next.archived = true;
+      next.deactivateReason = `archived after ${Math.floor((o.now - next.failingSince) / 86_400_000_000)} days of failed deliveries`;
+    }
+  }
+  return next;
+}
+
+/**
+ * The `active` value an update leaves. PUT with active true, or a new client_url on an inactive or
+ * archived subscription, makes it active again (the hosted service's side effect of a URL change).
+ * A new URL on an active subscription keeps what the body asks (the real client's "active false" step).
+ */
+export function activeAfterUpdate(sub: Subscription, body: { active?: boolean; client_url?: string }): boolean {
+  const urlChanged = body.client_url !== undefined && body.client_url !== sub.clientUrl;
+  const wasActive = sub.active && !sub.archived;
+  if (body.active === true) return true;
+  if (urlChanged && !wasActive) return true;
+  return body.active ?? sub.active;
+}
