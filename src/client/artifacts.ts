@@ -1,0 +1,71 @@
+/**
+ * Client of the v2 run API: run details with steps, and the per-step telemetry artifact
+ * `telemetry-<n>-otel.parquet`. Without a step number it finds the steps that have telemetry.
+ */
+import { ApiClient, ApiClientError, type ClientConfig } from './http.js';
+
+export interface RunStepInfo {
+  index: number;
+  name: string;
+  status: number;
+  telemetry_artifact?: string | null;
+}
+
+export interface RunInfo {
+  id: number;
+  status: number;
+  status_humanized?: string;
+  is_complete?: boolean;
+  run_steps?: RunStepInfo[];
+}
+
+export const telemetryArtifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
+
+export class ArtifactsClient {
+  private readonly http: ApiClient;
+  constructor(config: ClientConfig) {
+    this.http = new ApiClient(config);
+  }
+
+  private get path(): string {
+    return `/api/v2/accounts/${encodeURIComponent(String(this.http.config.accountId))}`;
+  }
+
+  async run(runId: number | string): Promise<RunInfo> {
+    const q = encodeURIComponent('["run_steps"]');
+    const r = await this.http.json<{ data: RunInfo }>('GET', `${this.path}/runs/${runId}/?include_related=${q}`);
+    return r.data;
+  }
+
+  async fetchTelemetry(runId: number | string, step: number): Promise<Buffer> {
+    const name = telemetryArtifactName(step);
+    const res = await this.http.raw('GET', `${this.path}/runs/${runId}/artifacts/metadata/${name}?step=${step}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
+
+  /**
+   * Steps whose telemetry can be downloaded. This service marks them (telemetry_artifact); the hosted
+   * API does not, so there every step is tried and the ones answering 404 are skipped.
+   */
+  async telemetrySteps(runId: number | string): Promise<{ run: RunInfo; steps: number[]; marked: boolean }> {
+    const run = await this.run(runId);
+    const steps = run.run_steps ?? [];
+    const marked = steps.some((s) => 'telemetry_artifact' in s);
+    return { run, steps: steps.filter((s) => !marked || s.telemetry_artifact).map((s) => s.index), marked };
+  }
+
+  /** Downloads the telemetry of every step that has it (skipping 404s where steps are not marked). */
+  async fetchAllTelemetry(runId: number | string): Promise<{ step: number; bytes: Buffer }[]> {
+    const { steps, marked } = await this.telemetrySteps(runId);
+    const out: { step: number; bytes: Buffer }[] = [];
+    for (const step of steps) {
+      try {
+        out.push({ step, bytes: await this.fetchTelemetry(runId, step) });
+      } catch (e) {
+        if (!marked && e instanceof ApiClientError && e.status === 404) continue;
+        throw e;
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,166 @@
+/** Shared test fixtures: a signature-checking receiver, store factories and a small API caller. */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/service/store/sqlite.js';
+import type { Store } from '../../src/service/store/types.js';
+import { createService, type Service, type ServiceOptions } from '../../src/service/server.js';
+import { hashToken, newApiToken } from '../../src/service/ids.js';
+import { verifyStandardWebhook, verifyWebhookSignature } from '../../src/service/signing.js';
+
+/** A store under test: `open` can be called again to simulate a restart on the same database. */
+export interface StoreFactory {
+  name: string;
+  /** a fresh, empty database; returns an opener for it and a cleanup */
+  fresh(): Promise<{ open(): Promise<Store>; dir: string; cleanup(): Promise<void> }>;
+}
+
+export const sqliteFactory: StoreFactory = {
+  name: 'sqlite',
+  async fresh() {
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-svc-'));
+    return {
+      dir,
+      open: async () => new SqliteStore(join(dir, 'db')),
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  },
+};
+
+export interface Delivery {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Authorization = hex HMAC of the body with the subscription's secret */
+  verified: boolean;
+  standardVerified: boolean;
+  json: Record<string, any>;
+}
+
+/**
+ * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /redirect 302 to
+ * /redirected, /hang never answers, /hang-once never answers the first request; anything else 200. Each delivery's signature is checked with the
+ * secret registered for its webhookId.
+ */
+export async function startReceiver(): Promise<{
+  url: string;
+  deliveries: Delivery[];
+  secrets: Map<string, string>;
+  hits: (path: string) => number;
+  waitFor: (pred: (d: Delivery[]) => boolean, what?: string) => Promise<void>;
+  close: () => Promise<void>;
+}> {
+  const deliveries: Delivery[] = [];
+  const secrets = new Map<string, string>();
+  const hanging = new Set<import('node:http').ServerResponse>();
+  const listeners = new Set<() => void>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: Record<string, any> = {};
+      try {
+        json = JSON.parse(body);
+      } catch {
+        /* not JSON: recorded as is */
+      }
+      const secret = secrets.get(json.webhookId) ?? '';
+      deliveries.push({
+        path: req.url ?? '', headers: req.headers, body, json,
+        verified: verifyWebhookSignature(body, req.headers.authorization, secret),
+        standardVerified: verifyStandardWebhook(body, {
+          id: req.headers['webhook-id'] as string, timestamp: req.headers['webhook-timestamp'] as string,
+          signature: req.headers['webhook-signature'] as string,
+        }, secret),
+      });
+      for (const l of listeners) l();
+      const path = (req.url ?? '').split('?')[0];
+      if (path === '/fail') res.writeHead(500).end('boom');
+      else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
+      else if (path === '/hang') hanging.add(res);
+      else if (path === '/hang-once' && deliveries.filter((d) => d.path === '/hang-once').length === 1) hanging.add(res);
+      else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    deliveries,
+    secrets,
+    hits: (p) => deliveries.filter((d) => d.path.split('?')[0] === p).length,
+    waitFor: (pred, what = 'deliveries') =>
+      new Promise<void>((resolve, reject) => {
+        if (pred(deliveries)) return resolve();
+        // No timed assertion: the test's own timeout is the limit; this only reports what was seen.
+        const t = setTimeout(() => reject(new Error(`waiting for ${what}; got ${deliveries.length}: ${deliveries.map((d) => d.path).join(' ')}`)), 30_000);
+        const l = () => {
+          if (pred(deliveries)) {
+            clearTimeout(t);
+            listeners.delete(l);
+            resolve();
+          }
+        };
+        listeners.add(l);
+      }),
+    close: async () => {
+      for (const r of hanging) r.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Polls a condition on the service side (store state) until true. */
+export async function until<T>(fn: () => Promise<T | undefined | null | false>, what: string, tries = 3000): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+export interface Harness {
+  svc: Service;
+  base: string;
+  store: Store;
+  accountId: number;
+  token: string;
+  api: (method: string, path: string, body?: unknown, token?: string | null) => Promise<{ status: number; json: any; text: string }>;
+}
+
+export async function makeToken(store: Store, accountId: number, permissionSet = 'account_admin'): Promise<string> {
+  const token = newApiToken();
+  await store.createToken({ accountId, permissionSet, name: 'test', tokenHash: hashToken(token), now: Date.now() * 1000 });
+  return token;
+}
+
+export async function startService(store: Store, opts: Partial<ServiceOptions> & { workDir: string }): Promise<Harness> {
+  const svc = await createService({
+    store, allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], deliveryTimeoutMs: 2000, jitter: 0, pollMs: 50,
+    stepCommands: ['node'], ...opts,
+  });
+  const base = await svc.listen(0);
+  const account = await store.createAccount('Acme', Date.now() * 1000);
+  const token = await makeToken(store, account.id);
+  const api: Harness['api'] = async (method, path, body, tok = token) => {
+    const headers: Record<string, string> = {};
+    if (tok !== null) headers.authorization = `Token ${tok}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(base + path.replace('{acct}', String(account.id)), {
+      method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* binary or empty */
+    }
+    return { status: res.status, json, text };
+  };
+  return { svc, base, store, accountId: account.id, token, api };
+}

@@ -1,0 +1,4 @@
+import { serviceSuite } from './suite.js';
+import { sqliteFactory } from './helpers.js';
+
+serviceSuite(sqliteFactory);

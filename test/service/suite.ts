@@ -1,0 +1,581 @@
+/**
+ * The service test suite, parameterized by store: every backend (SQLite now, PostgreSQL later) must
+ * pass the same tests. Real HTTP on 127.0.0.1 with port 0; the receiver checks every signature.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ManualClock, toMicros } from '../../src/service/clock.js';
+import { eventId } from '../../src/service/ids.js';
+import type { EventType, Store } from '../../src/service/store/types.js';
+import { WebhooksClient } from '../../src/client/webhooks.js';
+import { ArtifactsClient } from '../../src/client/artifacts.js';
+import { ApiClientError } from '../../src/client/http.js';
+import { makeToken, startReceiver, startService, until, type Harness, type StoreFactory } from './helpers.js';
+
+const SUBS = '/api/v3/accounts/{acct}/webhooks/subscriptions';
+const SUB = (id: string) => `/api/v3/accounts/{acct}/webhooks/subscription/${id}`;
+const ALL: EventType[] = ['job.run.started', 'job.run.completed', 'job.run.errored'];
+
+/** A Node step that writes `content` into the telemetry folder the service gives it. */
+const writeTelemetryStep = (file: string, content: string) =>
+  `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/${file}','${content}')"`;
+
+export function serviceSuite(factory: StoreFactory): void {
+  describe(`service on ${factory.name}`, () => {
+    let db: Awaited<ReturnType<StoreFactory['fresh']>>;
+    let store: Store;
+    let h: Harness;
+    let rx: Awaited<ReturnType<typeof startReceiver>>;
+    const cleanups: (() => Promise<void>)[] = [];
+
+    async function boot(opts: Parameters<typeof startService>[1] extends infer O ? Partial<O> : never = {}) {
+      db = await factory.fresh();
+      store = await db.open();
+      h = await startService(store, { workDir: join(db.dir, 'runs'), ...opts });
+      cleanups.push(async () => {
+        await h.svc.close(false);
+        await store.close();
+        await db.cleanup();
+      });
+    }
+
+    async function subscribe(body: Record<string, unknown>): Promise<any> {
+      const r = await h.api('POST', SUBS, { name: 'hook', event_types: ALL, active: true, ...body });
+      expect(r.status, r.text).toBe(201);
+      rx.secrets.set(r.json.data.id, r.json.data.hmac_secret);
+      return r.json.data;
+    }
+
+    /** Puts one event of job 1 straight into the outbox (what a run does), then wakes the dispatcher. */
+    async function enqueue(type: EventType = 'job.run.completed', jobId = 1, at = Date.now()): Promise<number> {
+      const evs = await h.store.enqueueEvent({
+        accountId: h.accountId, jobId, eventType: type, now: toMicros(at), newEventId: () => eventId(at),
+        payloadFor: (s, id) => JSON.stringify({ accountId: s.accountId, webhookId: s.id, eventId: id, eventType: type, data: { jobId: String(jobId) } }),
+      });
+      h.svc.dispatcher.kick();
+      return evs.length;
+    }
+
+    beforeEach(async () => {
+      rx = await startReceiver();
+      cleanups.push(() => rx.close());
+    });
+    afterEach(async () => {
+      while (cleanups.length) await cleanups.pop()!();
+    });
+
+    describe('authentication and scoping', () => {
+      beforeEach(() => boot());
+
+      it('answers 401 without a token or with an unknown one, and accepts Token and Bearer', async () => {
+        const none = await h.api('GET', SUBS, undefined, null);
+        expect(none.status).toBe(401);
+        expect(none.json).toMatchObject({ data: null, status: { code: 401, is_success: false } });
+        expect((await h.api('GET', SUBS, undefined, 'nope')).status).toBe(401);
+        const bearer = await fetch(`${h.base}/api/v3/accounts/${h.accountId}/webhooks/subscriptions`, { headers: { authorization: `Bearer ${h.token}` } });
+        expect(bearer.status).toBe(200);
+        const basic = await fetch(`${h.base}/api/v3/accounts/${h.accountId}/webhooks/subscriptions`, { headers: { authorization: `Basic ${h.token}` } });
+        expect(basic.status).toBe(401);
+      });
+
+      it("hides another account's subscriptions and account path (404)", async () => {
+        const mine = await subscribe({ client_url: `${rx.url}/ok` });
+        const other = await h.store.createAccount('Other', Date.now() * 1000);
+        const otherToken = await makeToken(h.store, other.id);
+        const asOther = (m: string, p: string) => h.api(m, p.replace('{acct}', String(other.id)), undefined, otherToken);
+        for (const [m, p] of [['GET', SUB(mine.id)], ['DELETE', SUB(mine.id)], ['GET', `${SUB(mine.id)}/test`], ['GET', `${SUB(mine.id)}/events`]] as const) {
+          const r = await asOther(m, p);
+          expect(r.status, `${m} ${p}`).toBe(404);
+          expect(r.json.status).toMatchObject({ code: 404, is_success: false });
+          expect(r.json.status.user_message).toMatch(/not found/);
+        }
+        expect((await asOther('GET', SUBS)).json.data).toEqual([]);
+        // a token used against an account path that is not its own
+        expect((await h.api('GET', SUBS.replace('{acct}', String(other.id)))).status).toBe(404);
+      });
+
+      it('needs Account Admin, Admin or Developer to write (403 otherwise) but lets any token read', async () => {
+        const sub = await subscribe({ client_url: `${rx.url}/ok` });
+        for (const set of ['account_admin', 'admin', 'developer']) {
+          const t = await makeToken(h.store, h.accountId, set);
+          expect((await h.api('PUT', SUB(sub.id), { name: `by ${set}` }, t)).status).toBe(200);
+        }
+        const analyst = await makeToken(h.store, h.accountId, 'analyst');
+        expect((await h.api('GET', SUB(sub.id), undefined, analyst)).status).toBe(200);
+        expect((await h.api('GET', SUBS, undefined, analyst)).status).toBe(200);
+        for (const [m, p, b] of [['POST', SUBS, { name: 'x', client_url: `${rx.url}/ok`, event_types: ALL }], ['PUT', SUB(sub.id), { name: 'y' }],
+          ['DELETE', SUB(sub.id), undefined], ['GET', `${SUB(sub.id)}/test`, undefined]] as const) {
+          const r = await h.api(m, p, b, analyst);
+          expect(r.status, `${m} ${p}`).toBe(403);
+          expect(r.json.status).toMatchObject({ code: 403, is_success: false });
+        }
+      });
+    });
+
+    describe('subscriptions API', () => {
+      beforeEach(() => boot());
+
+      it('creates with only name, client_url, event_types and active, in the documented shape', async () => {
+        const r = await h.api('POST', SUBS, { name: 'minimal', client_url: 'https://example.com/hook', event_types: ['job.run.completed'], active: true });
+        expect(r.status).toBe(201);
+        expect(r.json.status).toEqual({ code: 201 });
+        const d = r.json.data;
+        expect(d.id).toMatch(/^wsu_[0-9A-Za-z]{27}$/);
+        expect(d.account_identifier).toMatch(/^act_[0-9A-Za-z]+$/);
+        expect(d).toMatchObject({ account_id: String(h.accountId), name: 'minimal', description: '', job_ids: [], event_types: ['job.run.completed'],
+          client_url: 'https://example.com/hook', active: true, http_status_code: '0' });
+        expect(d.created_at).toMatch(/^\d+$/);
+        expect(d.updated_at).toMatch(/^\d+$/);
+        expect(d).not.toHaveProperty('dispatched_at');
+        expect(typeof d.hmac_secret).toBe('string');
+        expect(d.hmac_secret.length).toBeGreaterThanOrEqual(32);
+        const got = await h.api('GET', SUB(d.id));
+        expect(got.json.status).toEqual({ code: 200 });
+        expect(got.json.data).not.toHaveProperty('hmac_secret');
+        expect(got.json.data).toMatchObject({ id: d.id, account_identifier: d.account_identifier, http_status_code: '0' });
+      });
+
+      it('takes job ids as integers and answers them as strings; honours active false on create', async () => {
+        const d = await subscribe({ client_url: 'https://example.com', job_ids: [3, 1, 3], active: false, description: 'desc' });
+        expect(d.job_ids).toEqual(['3', '1']);
+        expect(d.active).toBe(false);
+        expect(d.description).toBe('desc');
+      });
+
+      it.each([
+        ['an empty name', { name: '' }, 'name'],
+        ['no name', { name: undefined }, 'name'],
+        ['no event_types', { event_types: undefined }, 'event_types'],
+        ['empty event_types', { event_types: [] }, 'event_types'],
+        ['an unknown event type', { event_types: ['job.run.started', 'job.run.exploded'] }, 'event_types[1]'],
+        ['a bad URL', { client_url: 'not a url' }, 'client_url'],
+        ['a non-http URL', { client_url: 'ftp://example.com/x' }, 'client_url'],
+        ['no URL', { client_url: undefined }, 'client_url'],
+        ['a fractional job id', { job_ids: [1, 2.5] }, 'job_ids[1]'],
+        ['a non-numeric job id', { job_ids: ['abc'] }, 'job_ids[0]'],
+        ['job_ids not an array', { job_ids: 7 }, 'job_ids'],
+        ['active not a boolean', { active: 'yes' }, 'active'],
+      ])('answers 400 naming the field for %s', async (_what, change, field) => {
+        const body: Record<string, unknown> = { name: 'n', client_url: 'https://example.com', event_types: ['job.run.started'], active: true, ...change };
+        for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+        const r = await h.api('POST', SUBS, body);
+        expect(r.status).toBe(400);
+        expect(r.json.data).toBeNull();
+        expect(r.json.status).toMatchObject({ code: 400, is_success: false });
+        expect(r.json.status.user_message).toContain(field);
+        expect(r.json.status.developer_message).toContain(field);
+      });
+
+      it('answers 400 in the envelope for malformed JSON and a non-object body', async () => {
+        for (const body of ['{"name":', '[1,2]', '"text"']) {
+          const r = await h.api('POST', SUBS, body);
+          expect(r.status, body).toBe(400);
+          expect(r.json).toMatchObject({ data: null, status: { code: 400, is_success: false } });
+        }
+      });
+
+      it('lists with pagination and filters, limit at most 100', async () => {
+        for (let i = 0; i < 12; i++) await subscribe({ name: `s${i}`, client_url: 'https://example.com' });
+        const first = await h.api('GET', SUBS);
+        expect(first.json.status).toEqual({ code: 200 });
+        expect(first.json.extra).toEqual({ pagination: { total_count: 12, count: 10 }, filters: { offset: 0, limit: 10 } });
+        expect(first.json.data.every((s: any) => !('hmac_secret' in s))).toBe(true);
+        const rest = await h.api('GET', `${SUBS}?offset=10&limit=100`);
+        expect(rest.json.extra).toEqual({ pagination: { total_count: 12, count: 2 }, filters: { offset: 10, limit: 100 } });
+        expect(rest.json.data.map((s: any) => s.name)).toEqual(['s10', 's11']);
+        for (const q of ['limit=101', 'limit=0', 'offset=-1', 'limit=x']) {
+          const r = await h.api('GET', `${SUBS}?${q}`);
+          expect(r.status, q).toBe(400);
+          expect(r.json.status.user_message).toContain(q.split('=')[0]);
+        }
+      });
+
+      it('updates, deletes (is_success) and then answers 404', async () => {
+        const d = await subscribe({ client_url: 'https://example.com' });
+        const u = await h.api('PUT', SUB(d.id), { name: 'renamed', description: 'x', client_url: 'https://example.com/2', event_types: ['job.run.errored'], job_ids: [9], active: true });
+        expect(u.status).toBe(200);
+        expect(u.json.data).toMatchObject({ name: 'renamed', description: 'x', client_url: 'https://example.com/2', event_types: ['job.run.errored'], job_ids: ['9'] });
+        expect(u.json.data).not.toHaveProperty('hmac_secret');
+        expect((await h.api('PUT', SUB(d.id), { event_types: [] })).status).toBe(400);
+        expect((await h.api('PUT', SUB('wsu_nothere'), { name: 'x' })).status).toBe(404);
+        const del = await h.api('DELETE', SUB(d.id));
+        expect(del.json).toEqual({ data: { id: d.id }, status: { code: 200, is_success: true } });
+        const gone = await h.api('GET', SUB(d.id));
+        expect(gone.status).toBe(404);
+        expect(gone.json).toMatchObject({ data: null, status: { code: 404, is_success: false } });
+        expect((await h.api('DELETE', SUB(d.id))).status).toBe(404);
+      });
+
+      it('answers unknown paths with a 404 envelope', async () => {
+        const r = await h.api('GET', '/api/v3/accounts/{acct}/webhooks/nothing');
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ data: null, status: { code: 404, is_success: false } });
+      });
+
+      it('test sends a signed delivery now and reports the endpoint status', async () => {
+        const ok = await subscribe({ client_url: `${rx.url}/ok` });
+        const t = await h.api('GET', `${SUB(ok.id)}/test`);
+        expect(t.json).toMatchObject({ status: { code: 200 }, data: { verification_error: null, verification_status_code: '200' } });
+        expect(t.json.data.event_id).toMatch(/^wev_[0-9A-Za-z]{27}$/);
+        expect(rx.deliveries).toHaveLength(1);
+        expect(rx.deliveries[0]!.verified).toBe(true);
+        expect(rx.deliveries[0]!.json.eventId).toBe(t.json.data.event_id);
+        const bad = await subscribe({ client_url: `${rx.url}/fail` });
+        const tb = await h.api('GET', `${SUB(bad.id)}/test`);
+        expect(tb.json.data.verification_status_code).toBe('500');
+        expect(tb.json.data.verification_error).toMatch(/500/);
+        const after = await h.api('GET', SUB(bad.id));
+        expect(after.json.data.http_status_code).toBe('500');
+        expect(after.json.data.dispatched_at).toMatch(/^\d+$/);
+      });
+
+      it('keeps a delivery log: events of a subscription and the receipts of each attempt', async () => {
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        await enqueue();
+        await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'failed', 'failed event');
+        const evs = await h.api('GET', `${SUB(d.id)}/events`);
+        expect(evs.json.extra.pagination).toEqual({ total_count: 1, count: 1 });
+        const ev = evs.json.data[0];
+        expect(ev).toMatchObject({ subscription_id: d.id, trigger_event_type: 'job.run.completed', http_status_code: '500', attempts: 5, job_id: '1' });
+        const rc = await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`);
+        expect(rc.json.data).toHaveLength(5);
+        expect(rc.json.data[0]).toMatchObject({ event_id: ev.id, subscription_id: d.id, http_status_code: '500', response_body: 'boom', request_body: ev.payload });
+        expect(rc.json.data[0].error_info).toMatch(/500/);
+        expect(JSON.parse(rc.json.data[0].request_headers)).toHaveProperty('authorization');
+        expect(typeof rc.json.data[0].duration_ms).toBe('number');
+        expect((await h.api('GET', `${SUB(d.id)}/event/wev_nothere/receipt`)).status).toBe(404);
+      });
+    });
+
+    describe('jobs, runs and artifacts (v2)', () => {
+      beforeEach(() => boot());
+      const JOBS = '/api/v2/accounts/{acct}/jobs/';
+
+      async function job(steps: string[]): Promise<number> {
+        const r = await h.api('POST', JOBS, { name: 'nightly', project_id: 7, environment_id: 8, execute_steps: steps, dbt_version: '2.0.0' });
+        expect(r.status, r.text).toBe(201);
+        return r.json.data.id;
+      }
+      async function runAndWait(jobId: number): Promise<any> {
+        const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${jobId}/run/`, { cause: 'nightly schedule' });
+        expect(r.status, r.text).toBe(200);
+        await h.svc.runner.idle();
+        return (await h.api('GET', `/api/v2/accounts/{acct}/runs/${r.json.data.id}/?include_related=["run_steps"]`)).json.data;
+      }
+
+      it('refuses steps whose executable is not allowed, names the step, and checks fields', async () => {
+        const bad = async (body: Record<string, unknown>, field: string) => {
+          const r = await h.api('POST', JOBS, { name: 'j', project_id: 1, environment_id: 1, execute_steps: ['node -v'], ...body });
+          expect(r.status, JSON.stringify(body)).toBe(400);
+          expect(r.json.status.user_message).toContain(field);
+        };
+        await bad({ execute_steps: ['node -v', 'bash -c "rm -rf /"'] }, 'execute_steps[1]');
+        await bad({ execute_steps: ['/usr/bin/node -v'] }, 'execute_steps[0]');
+        await bad({ execute_steps: [] }, 'execute_steps');
+        await bad({ project_id: undefined }, 'project_id');
+        await bad({ name: '' }, 'name');
+        const id = await job(['node -v']);
+        const noCause = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, {});
+        expect(noCause.status).toBe(400);
+        expect(noCause.json.status.user_message).toContain('cause');
+        expect((await h.api('POST', '/api/v2/accounts/{acct}/jobs/999/run/', { cause: 'x' })).status).toBe(404);
+      });
+
+      it('runs steps in order and emits started then completed with the section 2C payload', async () => {
+        const sub = await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job(['node -e "console.log(\'one\')"', 'node -e "console.log(\'two\')"']);
+        const run = await runAndWait(id);
+        expect(run).toMatchObject({ status: 10, status_humanized: 'Success', is_success: true, trigger: { cause: 'nightly schedule' } });
+        expect(run.run_steps.map((s: any) => [s.index, s.status, s.logs.trim(), s.telemetry_artifact])).toEqual([[1, 10, 'one', null], [2, 10, 'two', null]]);
+        await rx.waitFor((d) => d.length === 2);
+        expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.completed']);
+        for (const d of rx.deliveries) {
+          expect(d.verified).toBe(true);
+          expect(d.standardVerified).toBe(true);
+          expect(d.headers['webhook-id']).toBe(d.json.eventId);
+          expect(d.headers['content-type']).toBe('application/json');
+        }
+        const [started, completed] = rx.deliveries.map((d) => d.json);
+        expect(Object.keys(started!)).toEqual(['accountId', 'webhookId', 'eventId', 'timestamp', 'eventType', 'webhookName', 'data']);
+        expect(started).toMatchObject({ accountId: h.accountId, webhookId: sub.id, webhookName: 'hook' });
+        expect(started!.eventId).toMatch(/^wev_[0-9A-Za-z]{27}$/);
+        expect(started!.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/);
+        expect(started!.data).toEqual({
+          jobId: String(id), jobName: 'nightly', runId: String(run.id), environmentId: '8', environmentName: 'Environment 8', toolVersion: '2.0.0',
+          projectName: 'Project 7', projectId: '7', runStatus: 'Running', runStatusCode: 3, runStatusMessage: 'None', runReason: 'nightly schedule',
+          runStartedAt: started!.data.runStartedAt,
+        });
+        expect(started!.data.runStartedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+        expect(completed!.data).toMatchObject({ runStatus: 'Success', runStatusCode: 10 });
+        expect(completed!.data.runFinishedAt).toMatch(/Z$/);
+        expect(completed!.data).not.toHaveProperty('runErroredAt');
+      });
+
+      it('an errored run sends errored at once and completed (Errored) after the artifacts are served', async () => {
+        await subscribe({ client_url: `${rx.url}/ok`, event_types: ['job.run.errored', 'job.run.completed'] });
+        const id = await job([writeTelemetryStep('t.parquet', 'PAR1-fake'), 'node -e "process.exit(3)"', 'node -e "console.log(\'never\')"']);
+        // When completed arrives, the artifact must already be downloadable.
+        const artifactAtCompletion = new Promise<number>((resolve) => {
+          const poll = setInterval(async () => {
+            const c = rx.deliveries.find((d) => d.json.eventType === 'job.run.completed');
+            if (!c) return;
+            clearInterval(poll);
+            const res = await h.api('GET', `/api/v2/accounts/{acct}/runs/${c.json.data.runId}/artifacts/metadata/telemetry-1-otel.parquet?step=1`);
+            resolve(res.status);
+          }, 1);
+        });
+        const run = await runAndWait(id);
+        expect(run).toMatchObject({ status: 20, is_error: true });
+        expect(run.status_message).toMatch(/step 2/);
+        expect(run.run_steps.map((s: any) => s.status)).toEqual([10, 20]);
+        expect(run.run_steps[0].telemetry_artifact).toBe('telemetry-1-otel.parquet');
+        await rx.waitFor((d) => d.length === 2);
+        expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.errored', 'job.run.completed']);
+        const [errored, completed] = rx.deliveries.map((d) => d.json);
+        expect(errored!.data).toMatchObject({ runStatus: 'Errored', runStatusCode: 20 });
+        expect(errored!.data.runErroredAt).toMatch(/Z$/);
+        expect(errored!.data).not.toHaveProperty('runFinishedAt');
+        expect(completed!.data).toMatchObject({ runStatus: 'Errored', runStatusCode: 20 });
+        expect(completed!.data.runFinishedAt).toMatch(/Z$/);
+        expect(await artifactAtCompletion).toBe(200);
+        const art = await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/metadata/telemetry-1-otel.parquet?step=1`);
+        expect(art.text).toBe('PAR1-fake');
+        expect((await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/metadata/telemetry-2-otel.parquet?step=2`)).status).toBe(404);
+      });
+
+      it('finds Parquet at the engine default path, and a step without telemetry has no artifact', async () => {
+        const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PQ')"`;
+        const id = await job(['node -v', step]);
+        const run = await runAndWait(id);
+        expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet']);
+        const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
+        const all = await c.fetchAllTelemetry(run.id);
+        expect(all.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PQ']]);
+      });
+
+      it('filters deliveries by job_ids and event_types', async () => {
+        const id1 = await job(['node -v']);
+        const id2 = await job(['node -v']);
+        await subscribe({ name: 'only-job-2', client_url: `${rx.url}/job2`, job_ids: [id2] });
+        await subscribe({ name: 'only-started', client_url: `${rx.url}/started`, event_types: ['job.run.started'] });
+        await subscribe({ name: 'inactive', client_url: `${rx.url}/inactive`, active: false });
+        await runAndWait(id1);
+        await runAndWait(id2);
+        await rx.waitFor((d) => d.length === 4);
+        await h.svc.dispatcher.idle();
+        expect(rx.hits('/job2')).toBe(2);
+        expect(rx.deliveries.filter((d) => d.path === '/job2').every((d) => d.json.data.jobId === String(id2))).toBe(true);
+        expect(rx.deliveries.filter((d) => d.path === '/started').map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.started']);
+        expect(rx.hits('/inactive')).toBe(0);
+      });
+    });
+
+    describe('delivery retries', () => {
+      it.each([
+        ['500', '/fail', /500/],
+        ['a timeout', '/hang', /timeout/],
+        ['a redirect (not followed)', '/redirect', /redirect 302/],
+      ])('a receiver answering %s sees exactly 5 attempts with identical bytes', async (_what, path, err) => {
+        await boot({ deliveryTimeoutMs: 150 });
+        const d = await subscribe({ client_url: `${rx.url}${path}` });
+        await enqueue();
+        await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'failed', 'failed event');
+        await h.svc.dispatcher.idle();
+        expect(rx.hits(path)).toBe(5);
+        expect(rx.hits('/redirected')).toBe(0);
+        const mine = rx.deliveries.filter((x) => x.path === path);
+        expect(new Set(mine.map((x) => x.body)).size).toBe(1);
+        expect(new Set(mine.map((x) => x.headers['webhook-id'])).size).toBe(1);
+        expect(mine.every((x) => x.verified && x.standardVerified)).toBe(true);
+        const ev = (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0];
+        const receipts = (await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`)).json.data;
+        expect(receipts.map((r: any) => r.attempt)).toEqual([1, 2, 3, 4, 5]);
+        expect(receipts.every((r: any) => err.test(r.error_info))).toBe(true);
+        const sub = (await h.api('GET', SUB(d.id))).json.data;
+        expect(sub.http_status_code).toBe(path === '/hang' ? '0' : path === '/fail' ? '500' : '302');
+        expect(sub.active).toBe(true); // one failed delivery does not archive
+      });
+
+      it('retries a timed-out attempt and stops at the first success', async () => {
+        await boot({ deliveryTimeoutMs: 150 });
+        const d = await subscribe({ client_url: `${rx.url}/hang-once` });
+        await enqueue();
+        await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'succeeded', 'succeeded event');
+        await h.svc.dispatcher.idle();
+        expect(rx.hits('/hang-once')).toBe(2);
+        expect((await h.api('GET', SUB(d.id))).json.data.http_status_code).toBe('200');
+      });
+    });
+
+    describe('archival and reactivation', () => {
+      it('archives after 1,000 consecutive failed deliveries; archived subscriptions get nothing', async () => {
+        await boot({ retryDelaysMs: [0, 0, 0, 0] });
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        const other = await subscribe({ client_url: `${rx.url}/ok` });
+        for (let i = 0; i < 999; i++) await enqueue();
+        await until(async () => (await h.store.getSubscription(h.accountId, d.id))!.consecutiveFailures === 999, '999 failed deliveries', 60_000);
+        expect((await h.api('GET', SUB(d.id))).json.data).toMatchObject({ active: true, archived: false });
+        await enqueue();
+        await until(async () => (await h.store.getSubscription(h.accountId, d.id))!.archived, 'archival', 60_000);
+        await h.svc.dispatcher.idle();
+        expect(rx.hits('/fail')).toBe(5000);
+        const got = (await h.api('GET', SUB(d.id))).json.data;
+        expect(got).toMatchObject({ active: false, archived: true, http_status_code: '500' });
+        expect(got.deactivate_reason).toMatch(/1000 consecutive failed deliveries/);
+        expect(await enqueue()).toBe(1); // only the healthy subscription gets the next event
+        await rx.waitFor((x) => x.filter((y) => y.path === '/ok').length === 1001);
+        expect(rx.hits('/fail')).toBe(5000);
+        expect((await h.api('GET', SUB(other.id))).json.data.active).toBe(true);
+      });
+
+      it('archives after 7 days of failed deliveries (injected clock); a success in between resets the streak', async () => {
+        const clock = new ManualClock(Date.UTC(2026, 0, 1));
+        await boot({ clock, retryDelaysMs: [0, 0, 0, 0] });
+        const day = 86_400_000;
+        const failing = await subscribe({ client_url: `${rx.url}/fail` });
+        const waitFailed = async (n: number) =>
+          until(async () => (await h.store.getSubscription(h.accountId, failing.id))!.consecutiveFailures >= n, `${n} failed`);
+        await enqueue('job.run.completed', 1, clock.now());
+        await waitFailed(1);
+        clock.advance(6 * day);
+        await enqueue('job.run.completed', 1, clock.now());
+        await waitFailed(2);
+        expect((await h.api('GET', SUB(failing.id))).json.data.archived).toBe(false);
+        clock.advance(day);
+        await enqueue('job.run.completed', 1, clock.now());
+        await until(async () => (await h.store.getSubscription(h.accountId, failing.id))!.archived, 'archival by time');
+        const got = (await h.api('GET', SUB(failing.id))).json.data;
+        expect(got).toMatchObject({ active: false, archived: true });
+        expect(got.deactivate_reason).toMatch(/7 days/);
+
+        // sporadic failure: fail, succeed three days later, fail again four days after that -> still active
+        const url = `${rx.url}/fail?sporadic`;
+        const sporadic = await subscribe({ client_url: url });
+        await enqueue('job.run.completed', 1, clock.now());
+        await until(async () => (await h.store.getSubscription(h.accountId, sporadic.id))!.consecutiveFailures === 1, 'first failure');
+        clock.advance(3 * day);
+        await h.api('PUT', SUB(sporadic.id), { client_url: `${rx.url}/ok?sporadic` });
+        await enqueue('job.run.completed', 1, clock.now());
+        await until(async () => (await h.store.getSubscription(h.accountId, sporadic.id))!.httpStatusCode === 200, 'success');
+        await h.api('PUT', SUB(sporadic.id), { client_url: url });
+        clock.advance(4 * day + 1);
+        await enqueue('job.run.completed', 1, clock.now());
+        await until(async () => (await h.store.getSubscription(h.accountId, sporadic.id))!.consecutiveFailures === 1, 'failure after success');
+        expect((await h.store.getSubscription(h.accountId, sporadic.id))!.archived).toBe(false);
+      });
+
+      it('reactivates by PUT active true or by a new client_url, and delivers again', async () => {
+        await boot();
+        const archive = async (id: string) => {
+          const s = (await h.store.getSubscription(h.accountId, id))!;
+          await h.store.saveSubscription({ ...s, archived: true, deactivateReason: 'test', consecutiveFailures: 1000, failingSince: 1 });
+        };
+        const a = await subscribe({ client_url: `${rx.url}/a` });
+        const b = await subscribe({ client_url: `${rx.url}/b` });
+        await archive(a.id);
+        await archive(b.id);
+        expect(await enqueue()).toBe(0);
+        const ra = await h.api('PUT', SUB(a.id), { active: true });
+        expect(ra.json.data).toMatchObject({ active: true, archived: false, deactivate_reason: null });
+        const rb = await h.api('PUT', SUB(b.id), { client_url: `${rx.url}/b2`, active: false });
+        expect(rb.json.data).toMatchObject({ active: true, archived: false, client_url: `${rx.url}/b2` });
+        expect((await h.store.getSubscription(h.accountId, a.id))!.consecutiveFailures).toBe(0);
+        expect(await enqueue()).toBe(2);
+        await rx.waitFor((d) => rx.hits('/a') === 1 && rx.hits('/b2') === 1);
+        // an active subscription given a new URL and active false becomes inactive (the real client's step)
+        const rc = await h.api('PUT', SUB(a.id), { client_url: `${rx.url}/a2`, active: false });
+        expect(rc.json.data.active).toBe(false);
+        // an inactive subscription given a new URL comes back
+        const rd = await h.api('PUT', SUB(a.id), { client_url: `${rx.url}/a3` });
+        expect(rd.json.data.active).toBe(true);
+      });
+    });
+
+    describe('durability and retention', () => {
+      it('a restart in the middle of a delivery loses nothing: the delivery goes out again', async () => {
+        db = await factory.fresh();
+        store = await db.open();
+        h = await startService(store, { workDir: join(db.dir, 'runs') });
+        const d = await subscribe({ client_url: `${rx.url}/hang-once` });
+        const second = await subscribe({ client_url: `${rx.url}/ok` });
+        await enqueue();
+        await rx.waitFor((x) => x.some((y) => y.path === '/hang-once'));
+        await h.svc.close(false); // as kill -9 would: the attempt in flight is never recorded
+        await store.close();
+        const firstBodies = rx.deliveries.map((x) => x.body);
+
+        store = await db.open();
+        const { createService } = await import('../../src/service/server.js');
+        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50 });
+        cleanups.push(async () => {
+          await svc2.close(false);
+          await store.close();
+          await db.cleanup();
+        });
+        await svc2.listen(0);
+        await rx.waitFor((x) => x.filter((y) => y.path === '/hang-once').length === 2 && x.some((y) => y.path === '/ok'));
+        await until(async () => (await store.listEvents(h.accountId, d.id, 0, 10)).items[0]?.status === 'succeeded', 'redelivered');
+        const hang = rx.deliveries.filter((x) => x.path === '/hang-once');
+        expect(hang[1]!.body).toBe(hang[0]!.body);
+        expect(firstBodies).toContain(hang[0]!.body);
+        expect(hang.every((x) => x.verified)).toBe(true);
+        expect((await store.listEvents(h.accountId, second.id, 0, 10)).items[0]?.status).toBe('succeeded');
+      });
+
+      it('prunes the delivery log after 7 days (injected clock), keeping pending deliveries', async () => {
+        const clock = new ManualClock(Date.UTC(2026, 0, 1));
+        await boot({ clock, retryDelaysMs: [0, 0, 0, 0] });
+        const d = await subscribe({ client_url: `${rx.url}/ok` });
+        await enqueue('job.run.completed', 1, clock.now());
+        await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'succeeded', 'delivered');
+        clock.advance(6 * 86_400_000);
+        expect(await h.svc.dispatcher.prune()).toBe(0);
+        clock.advance(86_400_000 + 1);
+        expect(await h.svc.dispatcher.prune()).toBe(1);
+        expect((await h.api('GET', `${SUB(d.id)}/events`)).json.data).toEqual([]);
+      });
+    });
+
+    describe('SSRF guard', () => {
+      it('refuses loopback targets unless private targets are allowed', async () => {
+        await boot({ allowPrivateTargets: false });
+        for (const url of [`${rx.url}/ok`, `http://localhost:${new URL(rx.url).port}/ok`, `http://[::ffff:127.0.0.1]:${new URL(rx.url).port}/ok`]) {
+          const d = await subscribe({ client_url: url });
+          const t = await h.api('GET', `${SUB(d.id)}/test`);
+          expect(t.json.data.verification_status_code, url).toBe('0');
+          expect(t.json.data.verification_error, url).toMatch(/refused to connect.*allow-private-targets/);
+        }
+        expect(rx.deliveries).toHaveLength(0);
+      });
+    });
+
+    describe("a real client's sequence", () => {
+      it('create, update, reactivate with a new URL, delete, then 404 (Terraform acceptance flow)', async () => {
+        await boot();
+        const c = new WebhooksClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
+        const created = await c.create({ name: 'tf-hook', client_url: 'https://example.com', event_types: ['job.run.started', 'job.run.completed'] });
+        expect(created.name).toBe('tf-hook');
+        expect(created.hmac_secret).toBeTruthy();
+        expect(created.account_identifier).toMatch(/^act_/);
+        expect(created.event_types).toHaveLength(2);
+        expect(created.job_ids).toHaveLength(0);
+        expect((await c.get(created.id)).http_status_code).toBe('0');
+
+        const updated = await c.update(created.id, { name: 'tf-hook-2', client_url: 'https://example.com/test', event_types: ['job.run.errored'], job_ids: [42], active: false });
+        expect(updated).toMatchObject({ name: 'tf-hook-2', client_url: 'https://example.com/test', event_types: ['job.run.errored'], job_ids: [42], active: false });
+        expect(await c.get(created.id)).toMatchObject({ name: 'tf-hook-2', job_ids: [42], active: false });
+
+        const back = await c.update(created.id, { client_url: 'https://example.com/new', active: true });
+        expect(back).toMatchObject({ client_url: 'https://example.com/new', active: true });
+        expect((await c.listAll()).map((s) => s.id)).toEqual([created.id]);
+
+        expect(await c.delete(created.id)).toEqual({ id: created.id });
+        const err = await c.get(created.id).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApiClientError);
+        expect((err as ApiClientError).status).toBe(404);
+        expect((err as ApiClientError).body).toMatchObject({ status: { code: 404 } });
+      });
+    });
+  });
+}
