@@ -1,0 +1,47 @@
+/** JSONL <-> Parquet conversion by file extension, streaming both ways. */
+import { access } from 'node:fs/promises';
+import { InputError, UsageError } from '../errors.js';
+import { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
+import { readParquetRecords } from './parquet-reader.js';
+import { writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
+import type { JsonlRecord } from './record.js';
+
+export type FileFormat = 'jsonl' | 'parquet';
+
+export function formatOf(path: string): FileFormat | null {
+  const p = path.toLowerCase();
+  if (p.endsWith('.parquet')) return 'parquet';
+  if (p.endsWith('.jsonl') || p.endsWith('.jsonl.gz') || p.endsWith('.json') || p.endsWith('.ndjson')) return 'jsonl';
+  return null;
+}
+
+export interface ConvertOptions extends ParquetWriteOptions {
+  /** override the format guessed from the extension */
+  from?: FileFormat;
+  to?: FileFormat;
+}
+
+/** Records of a telemetry file of either format, streamed. */
+export function readRecords(path: string, format: FileFormat | null = formatOf(path)): AsyncGenerator<JsonlRecord> {
+  if (format === 'parquet') return readParquetRecords(path);
+  return readJsonlRecords(path);
+}
+
+/** Convert `input` to `output` (formats from extensions unless given). */
+export async function convertFile(input: string, output: string, opts: ConvertOptions = {}): Promise<{ records: number }> {
+  const from = opts.from ?? formatOf(input) ?? 'jsonl';
+  const to = opts.to ?? formatOf(output);
+  if (!to) throw new UsageError(`cannot tell the output format of ${output}: use .jsonl, .jsonl.gz or .parquet`);
+  try {
+    await access(input);
+  } catch {
+    throw new InputError('cannot read file', input);
+  }
+  const records = readRecords(input, from);
+  try {
+    return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);
+  } catch (e) {
+    if (e instanceof InputError || e instanceof UsageError) throw e;
+    throw new InputError((e as Error).message, input);
+  }
+}

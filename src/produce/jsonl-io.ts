@@ -1,0 +1,90 @@
+/** Streaming JSONL read/write of engine records (gzip by `.gz` extension). */
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createGunzip, createGzip } from 'node:zlib';
+import type { Writable } from 'node:stream';
+import { InputError } from '../errors.js';
+import { serializeRecord, type JsonlRecord } from './record.js';
+
+export interface NumberedLine {
+  line: number;
+  text: string;
+}
+
+/** Non-empty lines of a (possibly gzipped) file with their 1-based line numbers. */
+export async function* readLines(path: string): AsyncGenerator<NumberedLine> {
+  const raw = createReadStream(path);
+  const src = path.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+  raw.on('error', (e) => src.destroy(e));
+  const rl = createInterface({ input: src, crlfDelay: Infinity });
+  let n = 0;
+  try {
+    for await (const text of rl) {
+      n++;
+      if (text.trim() === '') continue;
+      yield { line: n, text };
+    }
+  } catch (e) {
+    throw new InputError((e as Error).message, path, n || undefined);
+  }
+}
+
+/** Parsed records of a JSONL file; a line that is not a JSON object is an InputError naming file and line. */
+export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecord> {
+  for await (const { line, text } of readLines(path)) {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (e) {
+      throw new InputError(`not JSON: ${(e as Error).message}`, path, line);
+    }
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError('not a JSON object', path, line);
+    yield v as JsonlRecord;
+  }
+}
+
+/** Write with backpressure: resolves when the stream can take more. */
+export function writeChunk(w: Writable, s: string): Promise<void> | void {
+  if (!w.write(s)) return new Promise((res, rej) => {
+    const onErr = (e: Error) => rej(e);
+    w.once('error', onErr);
+    w.once('drain', () => {
+      w.off('error', onErr);
+      res();
+    });
+  });
+}
+
+export async function openJsonlOut(path: string, append = false): Promise<{ stream: Writable; close: () => Promise<void> }> {
+  await mkdir(dirname(path), { recursive: true });
+  const file: WriteStream = createWriteStream(path, { flags: append ? 'a' : 'w' });
+  const stream: Writable = path.endsWith('.gz') ? createGzip() : file;
+  if (stream !== file) stream.pipe(file);
+  const close = () =>
+    new Promise<void>((res, rej) => {
+      file.once('error', rej);
+      file.once('close', () => res());
+      stream.end();
+    });
+  return { stream, close };
+}
+
+/** Stream records to a JSONL file in the engine's byte form; returns the count. */
+export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>, path: string): Promise<{ records: number }> {
+  const { stream, close } = await openJsonlOut(path);
+  let n = 0;
+  let buf = '';
+  for await (const r of records as AsyncIterable<JsonlRecord>) {
+    buf += serializeRecord(r) + '\n';
+    n++;
+    if (buf.length > 1 << 16) {
+      await writeChunk(stream, buf);
+      buf = '';
+    }
+  }
+  if (buf) await writeChunk(stream, buf);
+  await close();
+  return { records: n };
+}

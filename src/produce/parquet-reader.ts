@@ -1,0 +1,110 @@
+/**
+ * Reads an engine-layout Parquet file back into JSONL records (for `convert` and round-trip
+ * tests). DuckDB streams the rows in chunks, converting ids to hex and timestamps to decimal
+ * nanoseconds in SQL so no 64-bit value passes through a JS number. (parquet-wasm's async Blob
+ * reader traps under Node, and its sync reader needs the whole file in memory.)
+ */
+import { DuckDBInstance } from '@duckdb/node-api';
+import { eventKey } from '../telemetry/event-types.js';
+import { ATTRIBUTE_COLUMNS, joinAttributes } from './parquet-layout.js';
+import type { AttrValue, JsonlRecord, Link } from './record.js';
+
+export function bigIntToSpanId(v: bigint): string {
+  return BigInt.asUintN(64, v).toString(16).padStart(16, '0');
+}
+
+const sqlStr = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+const TOP = ['record_type', 'trace_id', 'span_id', 'event_id', 'span_name', 'parent_span_id', 'links', 'start_time_unix_nano', 'end_time_unix_nano',
+  'time_unix_nano', 'severity_number', 'severity_text', 'body', 'status_code', 'status_message', 'event_type'] as const;
+
+function topExpr(name: string, present: Set<string>): string {
+  if (!present.has(name)) return `NULL AS ${ident(name)}`;
+  switch (name) {
+    case 'span_id':
+    case 'parent_span_id':
+      return `printf('%016x', ${ident(name)}) AS ${ident(name)}`;
+    case 'start_time_unix_nano':
+    case 'end_time_unix_nano':
+    case 'time_unix_nano':
+      return `epoch_ns(${ident(name)})::VARCHAR AS ${ident(name)}`;
+    case 'links':
+      return `CASE WHEN links IS NULL THEN NULL ELSE to_json(list_transform(links, l -> struct_pack(trace_id := l.trace_id, span_id := printf('%016x', l.span_id), json_payload := l.json_payload)))::VARCHAR END AS links`;
+    default:
+      return `${ident(name)}::${name === 'severity_number' || name === 'status_code' ? 'BIGINT' : 'VARCHAR'} AS ${ident(name)}`;
+  }
+}
+
+/** Records of one Parquet file, in file order. */
+export async function* readParquetRecords(path: string, chunkRows = 8192): AsyncGenerator<JsonlRecord> {
+  const db = await DuckDBInstance.create(':memory:');
+  const con = await db.connect();
+  try {
+    const src = `read_parquet(${sqlStr(path)})`;
+    const desc = await con.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
+    const present = new Set(desc.getRowsJS().map((r) => String(r[0])));
+    const attrType = String(desc.getRowsJS().find((r) => r[0] === 'attributes')?.[1] ?? '');
+    const attrCols = ATTRIBUTE_COLUMNS.filter((c) => new RegExp(`(^|[(, ])"?${c.name}"? `).test(attrType));
+    const cols = [
+      ...TOP.map((n) => topExpr(n, present)),
+      ...attrCols.map((c) => {
+        const e = `attributes.${ident(c.name)}`;
+        const cast = c.kind === 'u64' || c.kind === 'dict' || c.kind === 'lstr' || c.kind === 'json' ? '::VARCHAR' : c.kind === 'bool' ? '' : '::BIGINT';
+        return `${e}${cast} AS ${ident('a_' + c.name)}`;
+      }),
+    ];
+    const result = await con.stream(`SELECT ${cols.join(', ')} FROM ${src}`);
+    const names = [...TOP, ...attrCols.map((c) => c.name)];
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      for (const row of chunk.getRows()) yield toRecord(names, row.map(jsValue));
+    }
+  } finally {
+    con.closeSync();
+    db.closeSync();
+  }
+}
+
+function jsValue(v: unknown): unknown {
+  return typeof v === 'bigint' ? Number(v) : v;
+}
+
+function toRecord(names: readonly string[], row: unknown[]): JsonlRecord {
+  const r: Record<string, unknown> = {};
+  for (let i = 0; i < TOP.length; i++) r[names[i]!] = row[i];
+  const cols = new Map<string, AttrValue>();
+  let payload: string | null = null;
+  for (let i = TOP.length; i < names.length; i++) {
+    const v = row[i];
+    if (v === null || v === undefined) continue;
+    if (names[i] === 'json_payload') payload = v as string;
+    else cols.set(names[i]!, v as AttrValue);
+  }
+  const et = r.event_type as string;
+  const attributes = joinAttributes(eventKey(et), cols, payload);
+  const rt = r.record_type as JsonlRecord['record_type'];
+  if (rt === 'LogRecord') {
+    return {
+      record_type: rt, trace_id: r.trace_id as string, span_id: r.span_id as string | null, span_name: r.span_name as string | null,
+      event_id: r.event_id as string, time_unix_nano: r.time_unix_nano as string, severity_number: r.severity_number as number,
+      severity_text: r.severity_text as string, body: (r.body as string | null) ?? '', event_type: et, attributes,
+    };
+  }
+  const links = r.links === null ? null : (JSON.parse(r.links as string) as { trace_id: string; span_id: string; json_payload: string | null }[]).map(
+    (l): Link => ({ trace_id: l.trace_id, span_id: l.span_id, attributes: l.json_payload ? JSON.parse(l.json_payload) : {} }),
+  );
+  const base = {
+    trace_id: r.trace_id as string, span_id: r.span_id as string, span_name: r.span_name as string, parent_span_id: r.parent_span_id as string | null,
+    links, start_time_unix_nano: r.start_time_unix_nano as string,
+  };
+  if (rt === 'SpanStart') {
+    return { record_type: rt, ...base, severity_number: r.severity_number as number, severity_text: r.severity_text as string, event_type: et, attributes };
+  }
+  return {
+    record_type: 'SpanEnd', ...base, end_time_unix_nano: r.end_time_unix_nano as string, severity_number: r.severity_number as number,
+    severity_text: r.severity_text as string, status: r.status_code === null ? null : { message: r.status_message as string | null, code: r.status_code as number },
+    event_type: et, attributes,
+  };
+}
