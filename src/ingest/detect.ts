@@ -1,0 +1,80 @@
+/** Expand PATH arguments (files, folders recursively, globs) and detect each file's format by content. */
+import { open, stat } from 'node:fs/promises';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { InputError } from '../errors.js';
+
+export type InputFormat = 'jsonl' | 'parquet';
+
+export interface InputFile {
+  path: string;
+  format: InputFormat;
+  gzip: boolean;
+  size: number;
+  /** envelope key style of the first record: snake_case (current) or camelCase (builds before 2025-08) */
+  keyStyle: 'snake' | 'camel';
+}
+
+const TELEMETRY_EXT = /\.(jsonl|ndjson|json|parquet)(\.gz)?$/i;
+
+/** Resolve PATH arguments to files, in a stable order. A path that matches nothing is an error. */
+export async function expandPaths(args: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const arg of args) {
+    let st;
+    try {
+      st = await stat(arg);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isFile()) out.push(arg);
+    else if (st?.isDirectory()) {
+      const found = await fg('**/*', { cwd: arg, onlyFiles: true, dot: false, followSymbolicLinks: true });
+      out.push(...found.filter((f) => TELEMETRY_EXT.test(f)).sort().map((f) => path.join(arg, f)));
+    } else if (fg.isDynamicPattern(arg)) {
+      const found = (await fg(arg, { onlyFiles: true })).sort();
+      if (found.length === 0) throw new InputError('no file matches this pattern', arg);
+      out.push(...found);
+    } else {
+      throw new InputError('no such file or directory', arg);
+    }
+  }
+  return [...new Set(out)];
+}
+
+/** Read the first bytes to tell Parquet from (gzipped) JSONL; extensions are only a hint. */
+export async function detectFile(file: string): Promise<InputFile> {
+  const fh = await open(file, 'r').catch((e: NodeJS.ErrnoException) => {
+    throw new InputError(`cannot open: ${e.code ?? e.message}`, file);
+  });
+  try {
+    const size = (await fh.stat()).size;
+    const head = Buffer.alloc(Math.min(size, 65536));
+    await fh.read(head, 0, head.length, 0);
+    if (size === 0) return { path: file, format: 'jsonl', gzip: false, size, keyStyle: 'snake' };
+    if (head.subarray(0, 4).toString('latin1') === 'PAR1') {
+      const tail = Buffer.alloc(4);
+      await fh.read(tail, 0, 4, size - 4);
+      if (size < 12 || tail.toString('latin1') !== 'PAR1') throw new InputError('truncated Parquet file (no footer)', file);
+      return { path: file, format: 'parquet', gzip: false, size, keyStyle: 'snake' };
+    }
+    if (/\.parquet$/i.test(file)) throw new InputError('not a Parquet file (no PAR1 magic)', file);
+    const gzip = head[0] === 0x1f && head[1] === 0x8b;
+    let text = head.toString('utf8');
+    if (gzip) {
+      const { gunzipSync } = await import('node:zlib');
+      try {
+        text = gunzipSync(head, { finishFlush: 2 /* Z_SYNC_FLUSH: a prefix is enough */ }).toString('utf8');
+      } catch {
+        text = '';
+      }
+    }
+    const first = text.split('\n').find((l) => l.trim() !== '') ?? '';
+    const trimmed = first.trimStart();
+    if (trimmed !== '' && !trimmed.startsWith('{')) throw new InputError('not JSONL telemetry: the first line is not a JSON object', file, 1);
+    const keyStyle = /"(traceId|recordType|spanId)"\s*:/.test(first) && !/"trace_id"\s*:/.test(first) ? 'camel' : 'snake';
+    return { path: file, format: 'jsonl', gzip, size, keyStyle };
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Parquet telemetry in the engine's layout (reference/telemetry.md section 3) read by DuckDB's
+ * read_parquet and turned into the JSONL record shape, so one normalizer serves every input:
+ * UInt64 span ids -> 16 hex, TIMESTAMP_NS -> integer nanoseconds, the `attributes` struct's
+ * well-known columns -> JSONL attribute names, and `json_payload` (externally tagged outcome detail,
+ * or the whole message for Invocation/Process/...) unpacked back into attributes.
+ */
+import type { Db } from '../store/db.js';
+import { sqlString } from '../store/db.js';
+import type { InputFile } from './detect.js';
+import { DETAIL_KEYS, DETAIL_KEY_ALIASES } from '../telemetry/details.js';
+
+/** Well-known attribute columns and the JSONL key they came from, per event (section 3.2). */
+const NODE_RENAMES: Record<string, string> = { code_line: 'defined_at_line', code_column: 'defined_at_col', content_hash: 'node_checksum' };
+const RENAMES_BY_MESSAGE: Record<string, Record<string, string>> = {
+  NodeEvaluated: NODE_RENAMES,
+  NodeProcessed: { ...NODE_RENAMES, phase: 'last_phase' },
+  QueryExecuted: { content_hash: 'sql_hash' },
+  UserLogMessage: { code_line: 'line', code_column: 'column' },
+  CompiledCode: { content: 'sql' },
+};
+/** 64-bit integers are strings in JSONL (pbjson). */
+const U64_COLUMNS = new Set(['duration_ms', 'rows_affected']);
+
+interface ParquetShape {
+  top: Set<string>;
+  attrs: string[];
+}
+
+async function describe(db: Db, path: string): Promise<ParquetShape> {
+  const cols = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${sqlString(path)})`);
+  const top = new Set(cols.map((c) => c.column_name));
+  const attrType = cols.find((c) => c.column_name === 'attributes')?.column_type ?? '';
+  // STRUCT("json_payload" VARCHAR, "name" VARCHAR, ...): field names at nesting depth one.
+  const attrs: string[] = [];
+  if (attrType.startsWith('STRUCT(')) {
+    let depth = 0;
+    let tok = '';
+    for (const ch of attrType.slice(7, -1)) {
+      if (ch === '(') depth++;
+      if (ch === ')') depth--;
+      if (ch === ',' && depth === 0) {
+        attrs.push(tok.trim());
+        tok = '';
+      } else tok += ch;
+    }
+    if (tok.trim()) attrs.push(tok.trim());
+  }
+  return { top, attrs: attrs.map((a) => /^"?([^" ]+)"?/.exec(a)![1]!) };
+}
+
+function attributesJsonSql(shape: ParquetShape): string {
+  const fields = shape.attrs.filter((f) => f !== 'json_payload');
+  const msg = `regexp_extract(event_type, '\\.([A-Za-z0-9_]+)$', 1)`;
+  const entry = (f: string) => {
+    const renames = Object.entries(RENAMES_BY_MESSAGE).filter(([, r]) => r[f]);
+    const key = renames.length
+      ? `CASE ${msg} ${renames.map(([m, r]) => `WHEN ${sqlString(m)} THEN ${sqlString(r[f]!)}`).join(' ')} ELSE ${sqlString(f)} END`
+      : sqlString(f);
+    const val = U64_COLUMNS.has(f) ? `to_json(CAST(attributes."${f}" AS VARCHAR))` : `to_json(attributes."${f}")`;
+    return `{'k': ${key}, 'v': ${val}}`;
+  };
+  const base = fields.length
+    ? `to_json(map_from_entries(list_filter([${fields.map(entry).join(', ')}], x -> x.v IS NOT NULL)))`
+    : `'{}'::JSON`;
+  if (!shape.attrs.includes('json_payload')) return base;
+  const p = `TRY_CAST(attributes.json_payload AS JSON)`;
+  return `CASE
+      WHEN ${p} IS NULL THEN ${base}
+      WHEN ${msg} = 'NodeEvaluated' THEN json_merge_patch(${base}, rl_detail(${p}))
+      WHEN ${msg} = 'NodeProcessed' THEN json_merge_patch(json_merge_patch(${base}, json_merge_patch(${p}, '{"node_outcome_detail":null}')),
+                                                          rl_detail(json_extract(${p}, '$.node_outcome_detail')))
+      WHEN json_type(${p}) = 'OBJECT' THEN json_merge_patch(${base}, ${p})
+      ELSE ${base} END`;
+}
+
+/** Macro: {"Variant":{...}} -> {"flattened_key":{...}} (null when not tagged). */
+export function detailMacroSql(): string {
+  const whens = Object.entries({ ...DETAIL_KEYS, ...DETAIL_KEY_ALIASES })
+    .map(([v, k]) => `WHEN ${sqlString(v)} THEN ${sqlString(k)}`)
+    .join(' ');
+  return `CREATE OR REPLACE MACRO rl_detail(p) AS CASE
+    WHEN p IS NULL OR json_type(p) <> 'OBJECT' OR json_array_length(json_keys(p)) <> 1 THEN '{}'::JSON
+    ELSE json_object(CASE json_keys(p)[1] ${whens} ELSE lower(json_keys(p)[1]) END, json_extract(p, '$.' || json_keys(p)[1])) END;`;
+}
+
+export async function readParquetSql(db: Db, input: InputFile): Promise<string> {
+  const shape = await describe(db, input.path);
+  const col = (c: string, expr: string) => (shape.top.has(c) ? expr : 'NULL');
+  const hex = (c: string) => col(c, `CASE WHEN ${c} IS NULL THEN NULL ELSE lower(printf('%016x', CAST(${c} AS UBIGINT))) END`);
+  const ns = (c: string) => col(c, `epoch_ns(${c})`);
+  const links = col(
+    'links',
+    `CASE WHEN links IS NULL THEN NULL ELSE to_json(list_transform(links, l -> {'trace_id': CAST(l.trace_id AS VARCHAR),
+       'span_id': lower(printf('%016x', CAST(l.span_id AS UBIGINT))), 'attributes': coalesce(TRY_CAST(l.json_payload AS JSON), '{}'::JSON)})) END`,
+  );
+  return `SELECT
+      CAST($file_id AS INTEGER) AS file_id,
+      ${col('record_type', 'CAST(record_type AS VARCHAR)')},
+      ${col('trace_id', 'rl_trace_id(CAST(trace_id AS VARCHAR))')},
+      ${hex('span_id')}, ${hex('parent_span_id')},
+      ${col('span_name', 'span_name')}, ${col('event_type', 'CAST(event_type AS VARCHAR)')}, ${col('event_id', 'event_id')},
+      ${ns('start_time_unix_nano')}, ${ns('end_time_unix_nano')}, ${ns('time_unix_nano')},
+      ${col('severity_number', 'CAST(severity_number AS INTEGER)')}, ${col('severity_text', 'CAST(severity_text AS VARCHAR)')},
+      ${col('status_code', 'CAST(status_code AS INTEGER)')}, ${col('status_message', 'status_message')},
+      ${col('body', 'body')}, ${links}::JSON,
+      ${shape.top.has('attributes') ? attributesJsonSql(shape) : "'{}'::JSON"}
+    FROM read_parquet(${sqlString(input.path)})`;
+}

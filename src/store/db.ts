@@ -1,0 +1,76 @@
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { InputError } from '../errors.js';
+
+export type Row = Record<string, unknown>;
+
+/**
+ * One DuckDB database (in memory, or a file made by `runlens load --db`). Small results come back
+ * as JSON-safe row objects (64-bit integers as strings); bulk work never leaves DuckDB.
+ */
+export class Db {
+  private constructor(
+    readonly instance: DuckDBInstance,
+    readonly conn: DuckDBConnection,
+    readonly path: string,
+  ) {}
+
+  static async open(path = ':memory:'): Promise<Db> {
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(path);
+    } catch (e) {
+      throw new InputError(`cannot open database: ${(e as Error).message}`, path);
+    }
+    const conn = await instance.connect();
+    return new Db(instance, conn, path);
+  }
+
+  async run(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<void> {
+    await this.conn.run(sql, params);
+  }
+
+  async all<T extends Row = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T[]> {
+    const r = await this.conn.runAndReadAll(sql, params);
+    return r.getRowObjectsJson() as unknown as T[];
+  }
+
+  /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
+  async table(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
+    const r = await this.conn.runAndReadAll(sql, params);
+    return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: r.getRowObjectsJson() as unknown as Row[] };
+  }
+
+  async one<T extends Row = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+
+  async scalar<T = unknown>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T> {
+    const r = await this.conn.runAndReadAll(sql, params);
+    const rows = r.getRowsJson();
+    return (rows[0]?.[0] ?? null) as T;
+  }
+
+  /** Run `fn` inside a transaction; rolled back when it throws or returns false. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    await this.run('BEGIN TRANSACTION');
+    try {
+      const out = await fn();
+      if (out === false) await this.run('ROLLBACK');
+      else await this.run('COMMIT');
+      return out;
+    } catch (e) {
+      await this.run('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.conn.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+/** Quote a string literal for SQL built from trusted parts (paths); parameters are used wherever DuckDB allows them. */
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}

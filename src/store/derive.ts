@@ -1,0 +1,121 @@
+/**
+ * Derived relations (spans, logs, nodes, runs) rebuilt for the traces a load touched. Everything
+ * runs inside DuckDB; `_touched(trace_id)` names the traces to rebuild.
+ */
+import type { Db } from './db.js';
+
+const TOUCHED = `(SELECT trace_id FROM _touched)`;
+
+/**
+ * SpanStart and SpanEnd merged: the SpanEnd row carries the final values (and the same start); a
+ * SpanStart stands in only for a span that never ended (kept, flagged ended = false). Wide columns
+ * (attributes, links) stay in record_rows, reachable by record_rowid: copying them cost more than
+ * the whole read. Orphans (parent not a span of the trace) start their own subtree for depth.
+ */
+const SPANS = `
+INSERT INTO spans
+SELECT trace_id, span_id, parent_span_id, span_name, event_type, kind, start_ns, end_ns,
+  CASE WHEN end_ns IS NOT NULL THEN (end_ns - start_ns) / 1e6 END AS duration_ms,
+  ended, false, NULL, status_code, status_message, severity_text, unique_id, phase, node_outcome, skip_reason,
+  upstream_unique_id, test_outcome, failing_rows, resource_type, name, relative_path, materialization, rows_affected,
+  in_selection, linked_span_id, record_rowid, file_id
+FROM (
+  SELECT rowid AS record_rowid, * EXCLUDE (end_ns), CASE WHEN record_type = 'SpanEnd' THEN end_ns END AS end_ns,
+    record_type = 'SpanEnd' AS ended
+  FROM record_rows
+  WHERE record_type IN ('SpanStart', 'SpanEnd') AND span_id IS NOT NULL AND trace_id IN ${TOUCHED}
+  -- one row per span: its SpanEnd when there is one (duplicates from a second input collapse too)
+  QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY record_type = 'SpanEnd' DESC, file_id, rowid) = 1
+)`;
+
+/** Orphans: a parent id that is not a span of the same trace. */
+const ORPHANS = `
+UPDATE spans s SET orphan = true
+WHERE s.trace_id IN ${TOUCHED} AND s.parent_span_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM spans p WHERE p.trace_id = s.trace_id AND p.span_id = s.parent_span_id)`;
+
+/** Depth from the roots (orphans start their own subtree). Bounded to survive id cycles. */
+const DEPTH = `
+UPDATE spans s SET depth = d.depth FROM (
+  WITH RECURSIVE walk(trace_id, span_id, depth) AS (
+    SELECT trace_id, span_id, 0 FROM spans WHERE trace_id IN ${TOUCHED} AND (parent_span_id IS NULL OR orphan)
+    UNION ALL
+    SELECT c.trace_id, c.span_id, w.depth + 1 FROM spans c JOIN walk w ON c.trace_id = w.trace_id AND c.parent_span_id = w.span_id
+    WHERE w.depth < 64 AND c.trace_id IN ${TOUCHED} AND NOT c.orphan
+  ) SELECT trace_id, span_id, min(depth) AS depth FROM walk GROUP BY ALL
+) d WHERE s.trace_id = d.trace_id AND s.span_id = d.span_id`;
+
+const NODES = `
+INSERT INTO nodes
+WITH errs AS (
+  -- ERROR log records only (few): their text is the node's error.
+  SELECT trace_id, unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IN ${TOUCHED}
+    AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
+  GROUP BY ALL HAVING unique_id IS NOT NULL
+)
+SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END,
+  s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)), coalesce(s.name, split_part(s.unique_id, '.', -1)),
+  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows,
+  s.start_ns, s.end_ns, s.duration_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
+  CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END, s.in_selection,
+  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END
+FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
+WHERE s.trace_id IN ${TOUCHED} AND s.kind IN ('node_evaluated', 'node_processed')`;
+
+const RUNS = `
+INSERT INTO runs
+WITH inv AS (
+  SELECT trace_id, arg_min(record_rowid, start_ns) AS record_rowid FROM spans WHERE trace_id IN ${TOUCHED} AND kind = 'invocation' GROUP BY ALL
+),
+proc AS (
+  SELECT trace_id, arg_min(record_rowid, start_ns) AS record_rowid FROM spans WHERE trace_id IN ${TOUCHED} AND kind = 'process' GROUP BY ALL
+),
+s AS (
+  SELECT i.trace_id, r.attributes, sp.start_ns, sp.end_ns, sp.ended, sp.status_code, sp.status_message
+  FROM inv i JOIN record_rows r ON r.rowid = i.record_rowid JOIN spans sp ON sp.record_rowid = i.record_rowid
+),
+bounds AS (
+  SELECT trace_id, min(start_ns) AS start_ns, max(coalesce(end_ns, start_ns)) AS end_ns, count(*) AS spans,
+    string_agg(DISTINCT f.path, ', ') AS files
+  FROM spans JOIN files f USING (file_id) WHERE trace_id IN ${TOUCHED} GROUP BY ALL
+),
+counts AS (
+  SELECT trace_id, count(*) AS nodes,
+    count(*) FILTER (WHERE node_outcome = 'success') AS success,
+    count(*) FILTER (WHERE node_outcome = 'error') AS error,
+    count(*) FILTER (WHERE node_outcome = 'skipped') AS skipped,
+    count(*) FILTER (WHERE node_outcome = 'canceled') AS canceled,
+    count(*) FILTER (WHERE test_outcome = 'passed') AS tests_passed,
+    count(*) FILTER (WHERE test_outcome = 'warned') AS tests_warned,
+    count(*) FILTER (WHERE test_outcome = 'failed') AS tests_failed
+  FROM node_results WHERE trace_id IN ${TOUCHED} GROUP BY ALL
+)
+SELECT b.trace_id,
+  coalesce(json_extract_string(s.attributes, '$.invocation_id'),
+           regexp_replace(b.trace_id, '^(.{8})(.{4})(.{4})(.{4})(.{12})$', '\\1-\\2-\\3-\\4-\\5')) AS invocation_id,
+  coalesce(json_extract_string(s.attributes, '$.eval_args.command'),
+           split_part(json_extract_string(s.attributes, '$.raw_command'), ' ', 2)) AS command,
+  json_extract_string(s.attributes, '$.raw_command') AS raw_command,
+  coalesce((SELECT json_extract_string(r.attributes, '$.version') FROM proc p JOIN record_rows r ON r.rowid = p.record_rowid WHERE p.trace_id = b.trace_id),
+           json_extract_string(s.attributes, '$.process_info.version')) AS engine_version,
+  coalesce(s.start_ns, b.start_ns), coalesce(s.end_ns, b.end_ns),
+  (coalesce(s.end_ns, b.end_ns) - coalesce(s.start_ns, b.start_ns)) / 1e6,
+  coalesce(s.ended, false), s.status_code, s.status_message, b.spans,
+  coalesce(c.nodes, 0), coalesce(c.success, 0), coalesce(c.error, 0), coalesce(c.skipped, 0), coalesce(c.canceled, 0),
+  coalesce(c.tests_passed, 0), coalesce(c.tests_warned, 0), coalesce(c.tests_failed, 0),
+  coalesce(c.error, 0) > 0 OR coalesce(c.tests_failed, 0) > 0 OR coalesce(s.status_code, 0) = 2 AS failed,
+  b.files
+FROM bounds b LEFT JOIN s USING (trace_id)
+LEFT JOIN counts c ON c.trace_id = b.trace_id`;
+
+/** Rebuild every derived relation for the traces in `_touched`. */
+export async function deriveTouched(db: Db): Promise<void> {
+  for (const t of ['spans', 'nodes', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
+  const steps: [string, string][] = [['spans', SPANS], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['runs', RUNS]];
+  for (const [name, sql] of steps) {
+    const t = performance.now();
+    await db.run(sql);
+    if (process.env.RUNLENS_TIMING) process.stderr.write(`derive ${name}: ${(performance.now() - t).toFixed(0)} ms\n`);
+  }
+}

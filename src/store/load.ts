@@ -1,0 +1,196 @@
+/**
+ * Loading inputs into the model: each file is read by DuckDB into record_rows inside a transaction,
+ * keyed by content hash (the same content loaded twice adds nothing), then the derived relations of
+ * the traces it touched are rebuilt.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { InputError, errorMessage } from '../errors.js';
+import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
+import { parseJsonError, readJsonSql } from '../ingest/jsonl.js';
+import { readParquetSql } from '../ingest/parquet.js';
+import { Db } from './db.js';
+import { deriveTouched } from './derive.js';
+import { ensureSchema } from './schema.js';
+import { normalizeSelect } from './normalize-sql.js';
+
+export interface LoadOptions {
+  /** skip malformed lines instead of stopping (they are counted and located) */
+  lenient?: boolean;
+  /** called while a file loads: fraction of the current file done (0..1) */
+  onProgress?: (p: { file: string; index: number; count: number; fraction: number }) => void;
+}
+
+export interface BadLine {
+  line: number;
+  reason: string;
+}
+
+export interface FileReport {
+  path: string;
+  format: 'jsonl' | 'parquet';
+  records: number;
+  traces: number;
+  duplicate: boolean;
+  skippedLines: number;
+  badLines: BadLine[];
+}
+
+export interface LoadReport {
+  files: FileReport[];
+  records: number;
+  traces: number;
+  skippedLines: number;
+}
+
+/** Open (or create) a model database and make sure its schema is current. */
+export async function openModel(dbPath?: string): Promise<Db> {
+  const db = await Db.open(dbPath ?? ':memory:');
+  await ensureSchema(db);
+  return db;
+}
+
+function sha256File(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(path, { highWaterMark: 1 << 20 })
+      .on('data', (c) => h.update(c))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+/** Load every file named by PATH arguments (files, folders, globs). */
+export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}): Promise<LoadReport> {
+  const paths = await expandPaths(args);
+  const files: FileReport[] = [];
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  await db.run('DELETE FROM _touched');
+  for (const [index, p] of paths.entries()) {
+    const input = await detectFile(p);
+    files.push(await loadFile(db, input, opts, index, paths.length));
+  }
+  if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
+    await deriveTouched(db);
+    await db.run('DELETE FROM _touched');
+  }
+  return {
+    files,
+    records: files.reduce((a, f) => a + f.records, 0),
+    traces: files.reduce((a, f) => a + f.traces, 0),
+    skippedLines: files.reduce((a, f) => a + f.skippedLines, 0),
+  };
+}
+
+async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: number, count: number): Promise<FileReport> {
+  const report: FileReport = { path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
+  if (input.size === 0) return report;
+  const lenient = opts.lenient ?? false;
+  const hashing = sha256File(input.path);
+  const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
+  const select = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : readJsonSql(input, { lenient });
+
+  const timer = opts.onProgress
+    ? setInterval(() => {
+        const pr = db.conn.progress;
+        if (pr.percentage >= 0) opts.onProgress!({ file: input.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
+      }, 100)
+    : undefined;
+  try {
+    await db.run('BEGIN TRANSACTION');
+    try {
+      const t = performance.now();
+      await db.run(`INSERT INTO record_rows ${normalizeSelect(select)}`, { file_id: fileId });
+      if (process.env.RUNLENS_TIMING) process.stderr.write(`insert records: ${(performance.now() - t).toFixed(0)} ms\n`);
+    } catch (e) {
+      throw translateReadError(e, input);
+    }
+    const sha = await hashing;
+    const dup = await db.scalar<string | null>('SELECT path FROM files WHERE sha256 = $sha', { sha });
+    if (dup !== null) {
+      await db.run('ROLLBACK');
+      report.duplicate = true;
+      return report;
+    }
+    const stats = await db.one<{ first_row: string; n: number; bad: number; first_bad: number | null }>(
+      `SELECT min(rowid)::VARCHAR AS first_row, count(*)::INTEGER AS n,
+              count(*) FILTER (WHERE record_type IS NULL)::INTEGER AS bad,
+              (min(rowid) FILTER (WHERE record_type IS NULL) - min(rowid) + 1)::INTEGER AS first_bad
+       FROM record_rows WHERE file_id = $file_id`,
+      { file_id: fileId },
+    );
+    const n = stats?.n ?? 0;
+    if (stats && stats.bad > 0 && !lenient) {
+      // Valid JSON that is not a telemetry record (no record_type): stop, as for a malformed line.
+      throw new InputError('not a telemetry record: record_type is missing', input.path, stats.first_bad ?? undefined, 'record_type');
+    }
+    report.records = n - (stats?.bad ?? 0);
+    report.skippedLines = stats?.bad ?? 0;
+    await db.run(
+      `INSERT INTO files (file_id, path, sha256, size, format, records, first_row, skipped_lines)
+       VALUES ($file_id, $path, $sha, $size, $format, $records, CAST($first_row AS BIGINT), $skipped)`,
+      {
+        file_id: fileId, path: input.path, sha, size: input.size, format: input.format, records: report.records,
+        first_row: stats?.first_row ?? '0', skipped: report.skippedLines,
+      },
+    );
+    await db.run(
+      `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL`,
+      { file_id: fileId },
+    );
+    report.traces = await db.scalar<number>(
+      'SELECT count(DISTINCT trace_id)::INTEGER FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL',
+      { file_id: fileId },
+    );
+    await db.run('COMMIT');
+  } catch (e) {
+    await db.run('ROLLBACK').catch(() => undefined);
+    await hashing.catch(() => undefined);
+    throw e;
+  } finally {
+    if (timer) clearInterval(timer);
+  }
+  if (report.skippedLines > 0) report.badLines = await locateBadLines(input);
+  opts.onProgress?.({ file: input.path, index, count, fraction: 1 });
+  return report;
+}
+
+function translateReadError(e: unknown, input: InputFile): Error {
+  const msg = errorMessage(e);
+  if (input.format === 'parquet') return new InputError(`cannot read Parquet: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`, input.path);
+  if (/Malformed JSON|JSON|Expected/.test(msg)) {
+    const { line, reason } = parseJsonError(msg);
+    return new InputError(`malformed JSON: ${reason}${line === undefined ? '' : ' (use --lenient to skip bad lines)'}`, input.path, line);
+  }
+  if (/gzip|GZIP|compress/i.test(msg)) return new InputError(`cannot decompress: ${msg}`, input.path);
+  return new InputError(msg.replace(/^[A-Za-z ]+Error: /, ''), input.path);
+}
+
+/** Only after a lenient load skipped lines: find where they are (a text scan, not the bulk path). */
+async function locateBadLines(input: InputFile, max = 20): Promise<BadLine[]> {
+  const out: BadLine[] = [];
+  const raw = createReadStream(input.path);
+  const rl = createInterface({ input: input.gzip ? raw.pipe(createGunzip()) : raw, crlfDelay: Infinity });
+  let n = 0;
+  for await (const line of rl) {
+    n++;
+    if (line.trim() === '') continue;
+    let reason: string | undefined;
+    try {
+      const v: unknown = JSON.parse(line);
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) reason = 'not a JSON object';
+      else if (!('record_type' in v) && !('recordType' in v)) reason = 'record_type: missing';
+    } catch (e) {
+      reason = `malformed JSON: ${errorMessage(e)}`;
+    }
+    if (reason) {
+      out.push({ line: n, reason });
+      if (out.length >= max) break;
+    }
+  }
+  rl.close();
+  raw.destroy();
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * The one normalizer, SQL side: macros generated from src/telemetry/enums.ts and event-types.ts.
+ * Every input (JSONL, Parquet, OTLP, translated legacy) lands in `records` in the JSONL shape;
+ * these macros turn its spellings into the model's short lower-case values.
+ */
+import { ALIASES, ExecutionPhase, NodeOutcome, NodeSkipReason, NodeType, TestOutcome, type EnumTable } from '../telemetry/enums.js';
+import { SPAN_KIND_BY_MESSAGE } from '../telemetry/event-types.js';
+import { sqlString } from './db.js';
+import { detailMacroSql } from '../ingest/parquet.js';
+
+function enumMacro(fn: string, t: EnumTable): string {
+  const whens: string[] = [];
+  for (const e of t.entries) {
+    whens.push(`WHEN ${sqlString(e.suffix)} THEN ${sqlString(e.short)}`);
+    whens.push(`WHEN ${sqlString(String(e.number))} THEN ${sqlString(e.short)}`);
+    if (e.short.toUpperCase() !== e.suffix) whens.push(`WHEN ${sqlString(e.short.toUpperCase())} THEN ${sqlString(e.short)}`);
+  }
+  for (const [k, v] of Object.entries(ALIASES[t.name] ?? {})) whens.push(`WHEN ${sqlString(k)} THEN ${sqlString(v)}`);
+  // Slow path for odd spellings (numbers, prose like "Run", unknown values, which are kept: the schema is additive).
+  const key = `regexp_replace(regexp_replace(upper(trim(CAST(v AS VARCHAR))), '[ -]+', '_', 'g'), '^${t.prefix}', '')`;
+  const slow = `CASE ${key} ${whens.join(' ')} ELSE lower(${key}) END`;
+  // Fast paths, evaluated per row on millions of rows: the short name itself, and the constant name,
+  // whose short name is its lower-cased suffix except for a few listed exceptions.
+  const shorts = t.entries.map((e) => sqlString(e.short)).join(', ');
+  const odd = t.entries.filter((e) => e.short !== e.suffix.toLowerCase());
+  const constant = odd.length
+    ? `CASE v ${odd.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ')} ELSE lower(substr(v, ${t.prefix.length + 1})) END`
+    : `lower(substr(v, ${t.prefix.length + 1}))`;
+  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE
+    WHEN v IS NULL OR v = '' THEN NULL
+    WHEN v IN (${shorts}) THEN v
+    WHEN starts_with(v, '${t.prefix}') AND v = upper(v) THEN ${constant}
+    ELSE ${slow} END;`;
+}
+
+function spanKindMacro(): string {
+  const whens = Object.entries(SPAN_KIND_BY_MESSAGE)
+    .map(([msg, kind]) => `WHEN ${sqlString(msg)} THEN ${sqlString(kind)}`)
+    .join(' ');
+  // event_type decides; span names are the fallback for inputs without one (OTLP spans, hand-written files).
+  return `CREATE OR REPLACE MACRO rl_span_kind(et, nm) AS CASE
+    WHEN et IS NOT NULL AND et <> '' THEN CASE regexp_extract(et, '\\.([A-Za-z0-9_]+)$', 1) ${whens} ELSE 'other' END
+    WHEN regexp_matches(nm, '^Node evaluated \\(|^Node\\(') THEN 'node_evaluated'
+    WHEN regexp_matches(nm, '^Node processed \\(') THEN 'node_processed'
+    WHEN regexp_matches(nm, '^Phase: |^Phase\\(') THEN 'phase'
+    WHEN regexp_matches(nm, '^Query executed') THEN 'query'
+    WHEN regexp_matches(nm, ' invocation \\(') THEN 'invocation'
+    WHEN regexp_matches(nm, ' process \\(') THEN 'process'
+    ELSE 'other' END;`;
+}
+
+export function normalizerMacros(): string[] {
+  return [
+    enumMacro('rl_outcome', NodeOutcome),
+    enumMacro('rl_skip_reason', NodeSkipReason),
+    enumMacro('rl_test_outcome', TestOutcome),
+    enumMacro('rl_phase', ExecutionPhase),
+    enumMacro('rl_node_type', NodeType),
+    spanKindMacro(),
+    detailMacroSql(),
+    // unique_id from attributes, else from `Node(<id>)` / `Node evaluated (<id>)` span names.
+    `CREATE OR REPLACE MACRO rl_unique_id(attrs, nm) AS coalesce(json_extract_string(attrs, '$.unique_id'), nullif(regexp_extract(nm, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''));`,
+    // Hex ids: lower-case, and numbers (Parquet UInt64, OTLP) as 16 hex digits.
+    `CREATE OR REPLACE MACRO rl_hex_id(v) AS CASE WHEN v IS NULL OR CAST(v AS VARCHAR) = '' THEN NULL WHEN regexp_full_match(CAST(v AS VARCHAR), '[0-9]+') AND length(CAST(v AS VARCHAR)) > 16 THEN printf('%016x', CAST(v AS UBIGINT)) ELSE lower(CAST(v AS VARCHAR)) END;`,
+    `CREATE OR REPLACE MACRO rl_trace_id(v) AS CASE WHEN v IS NULL THEN NULL ELSE lower(replace(CAST(v AS VARCHAR), '-', '')) END;`,
+  ];
+}
+
+/** The attributes the model reads, parsed once per record (json_transform is lenient: odd types become NULL). */
+const ATTR_STRUCT = JSON.stringify({
+  unique_id: 'VARCHAR', phase: 'VARCHAR', last_phase: 'VARCHAR', node_outcome: 'VARCHAR', node_skip_reason: 'VARCHAR',
+  skip_reason: 'VARCHAR', node_skip_upstream_detail: { upstream_unique_id: 'VARCHAR' }, upstream_unique_id: 'VARCHAR',
+  node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'INTEGER' }, test_outcome: 'VARCHAR', failing_rows: 'INTEGER',
+  node_type: 'VARCHAR', name: 'VARCHAR', relative_path: 'VARCHAR', materialization: 'VARCHAR', rows_affected: 'BIGINT',
+  in_selection: 'BOOLEAN', code: 'INTEGER',
+});
+
+/** Columns of record_rows after the raw envelope ones, in table order. */
+export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHAR, node_outcome VARCHAR, skip_reason VARCHAR,
+     upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER, resource_type VARCHAR, name VARCHAR,
+     relative_path VARCHAR, materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN, linked_span_id VARCHAR, code INTEGER`;
+
+/**
+ * Wrap a source SELECT in the raw envelope shape (file_id ... attributes, as record_rows) with the
+ * normalized columns the model reads. Every input goes through this one function.
+ */
+export function normalizeSelect(sourceSql: string): string {
+  return `SELECT src.* EXCLUDE (a, kind0), kind0 AS kind,
+    CASE WHEN kind0 IN ('node_evaluated', 'node_processed', 'query')
+         THEN coalesce(a.unique_id, nullif(regexp_extract(span_name, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''))
+         ELSE a.unique_id END AS unique_id,
+    rl_phase(coalesce(a.phase, a.last_phase)) AS phase,
+    rl_outcome(a.node_outcome) AS node_outcome,
+    rl_skip_reason(coalesce(a.node_skip_reason, a.skip_reason)) AS skip_reason,
+    coalesce(a.node_skip_upstream_detail.upstream_unique_id, a.upstream_unique_id) AS upstream_unique_id,
+    CASE WHEN a.node_test_detail IS NOT NULL
+         THEN coalesce(rl_test_outcome(a.node_test_detail.test_outcome), 'passed')
+         ELSE rl_test_outcome(a.test_outcome) END AS test_outcome,
+    CASE WHEN a.node_test_detail IS NOT NULL THEN coalesce(a.node_test_detail.failing_rows, 0) ELSE a.failing_rows END AS failing_rows,
+    CASE WHEN kind0 IN ('node_evaluated', 'node_processed') THEN rl_node_type(a.node_type) END AS resource_type,
+    a.name AS name, a.relative_path AS relative_path,
+    lower(regexp_replace(a.materialization, '^NODE_MATERIALIZATION_', '')) AS materialization,
+    a.rows_affected AS rows_affected, a.in_selection AS in_selection,
+    CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
+    a.code AS code
+  FROM (SELECT s.*, CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0,
+               json_transform(attributes, '${ATTR_STRUCT}') AS a
+        FROM (${sourceSql}) s) src`;
+}
