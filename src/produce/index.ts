@@ -5,3 +5,9 @@ export { ATTRIBUTE_COLUMNS, TOP_COLUMNS, EVENT_MAPPINGS, splitAttributes, joinAt
 export { convertFile, readRecords, formatOf, type ConvertOptions, type FileFormat } from './convert.js';
 export { readParquetRecords } from './parquet-reader.js';
 export { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
+export * from './writer.js';
+export * from './ids.js';
+export { type NodeInfo, type NodeResult, type NodeOutcomeName, type SkipReasonName } from './node-attrs.js';
+export { type TelemetrySink, type Level, LEVEL_SEVERITY } from './sinks/types.js';
+export { JsonlSink, jsonlSink, type JsonlSinkOptions } from './sinks/jsonl.js';
+export { ParquetSink, parquetSink, type ParquetSinkOptions } from './sinks/parquet.js';

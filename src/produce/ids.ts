@@ -1,0 +1,104 @@
+/**
+ * Ids the engine writes: random 64-bit span ids as 16 lower-case hex, UUIDv7 invocation and event
+ * ids (trace_id = the invocation UUID without dashes). A seeded source makes `generate` repeatable.
+ */
+import { randomBytes } from 'node:crypto';
+
+export interface IdSource {
+  /** 16 lower-case hex digits, never all zero */
+  spanId(): string;
+  /** UUIDv7 for the given Unix time in milliseconds */
+  uuidv7(unixMs: number): string;
+}
+
+/** Deterministic 32-bit generator (mulberry32) for seeded runs; also usable for any simulation. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+function hexOf(bytes: Uint8Array, from: number, to: number): string {
+  let s = '';
+  for (let i = from; i < to; i++) s += HEX[bytes[i]!];
+  return s;
+}
+
+function formatUuidv7(unixMs: number, rand: Uint8Array): string {
+  const b = new Uint8Array(16);
+  // 48-bit big-endian millisecond timestamp
+  let ms = Math.max(0, Math.floor(unixMs));
+  for (let i = 5; i >= 0; i--) {
+    b[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  b.set(rand.subarray(0, 10), 6);
+  b[6] = (b[6]! & 0x0f) | 0x70; // version 7
+  b[8] = (b[8]! & 0x3f) | 0x80; // RFC 4122 variant
+  return `${hexOf(b, 0, 4)}-${hexOf(b, 4, 6)}-${hexOf(b, 6, 8)}-${hexOf(b, 8, 10)}-${hexOf(b, 10, 16)}`;
+}
+
+/** Cryptographically random ids (pooled to keep randomBytes calls rare). */
+export function randomIds(): IdSource {
+  let pool = randomBytes(4096);
+  let pos = pool.length;
+  const take = (n: number): Uint8Array => {
+    if (pos + n > pool.length) {
+      pool = randomBytes(4096);
+      pos = 0;
+    }
+    const out = pool.subarray(pos, pos + n);
+    pos += n;
+    return out;
+  };
+  return {
+    spanId() {
+      for (;;) {
+        const s = hexOf(take(8), 0, 8);
+        if (s !== '0000000000000000') return s;
+      }
+    },
+    uuidv7: (unixMs) => formatUuidv7(unixMs, take(10)),
+  };
+}
+
+/** Repeatable ids from a seed. */
+export function seededIds(seed: number): IdSource {
+  const rnd = seededRandom(seed ^ 0x9e3779b9);
+  const word = () => Math.floor(rnd() * 4294967296);
+  const w8 = (n: number) => {
+    const b = new Uint8Array(n);
+    for (let i = 0; i < n; i += 4) {
+      const w = word();
+      for (let j = 0; j < 4 && i + j < n; j++) b[i + j] = (w >>> (8 * j)) & 0xff;
+    }
+    return b;
+  };
+  return {
+    spanId() {
+      for (;;) {
+        const s = word().toString(16).padStart(8, '0') + word().toString(16).padStart(8, '0');
+        if (s !== '0000000000000000') return s;
+      }
+    },
+    uuidv7: (unixMs) => formatUuidv7(unixMs, w8(10)),
+  };
+}
+
+/** trace_id for an invocation UUID: the same 128 bits as 32 hex digits. */
+export function traceIdOf(invocationId: string): string {
+  const hex = invocationId.replace(/-/g, '').toLowerCase();
+  if (/^[0-9a-f]{32}$/.test(hex)) return hex;
+  // --invocation-id may be an integer: use it as the low bits of the trace id.
+  if (/^\d+$/.test(invocationId)) return BigInt(invocationId).toString(16).padStart(32, '0').slice(-32);
+  throw new Error(`invocation id is neither a UUID nor an integer: ${invocationId}`);
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,0 +1,99 @@
+/**
+ * JSONL sink: one line per record as events occur, the engine's bytes. File mode follows
+ * `--otel-file-name` (under the log path, appended); stream mode follows `--log-format otel` (stdout).
+ */
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { serializeRecord, type JsonlRecord } from '../record.js';
+import { levelSeverity, type Level, type TelemetrySink } from './types.js';
+
+export interface JsonlSinkOptions {
+  /** file path; a bare name is placed under `logPath` like the engine's `--otel-file-name` */
+  path?: string;
+  /** folder for bare file names (engine default `logs`) */
+  logPath?: string;
+  /** write here instead of a file (e.g. process.stdout for `--log-format otel`) */
+  stream?: Writable;
+  /** append to an existing file (engine behaviour, default true); false truncates */
+  append?: boolean;
+  /** default debug for files, info for streams (the engine's --log-level-file / --log-level defaults) */
+  level?: Level;
+}
+
+const FLUSH_AT = 1 << 16;
+
+export class JsonlSink implements TelemetrySink {
+  readonly name: string;
+  readonly minSeverity: number;
+  error?: Error;
+  private out: Writable;
+  private file?: Writable;
+  private buf = '';
+  private waiting: Promise<void> | null = null;
+  private readonly ownsStream: boolean;
+
+  constructor(opts: JsonlSinkOptions) {
+    if (opts.stream) {
+      this.out = opts.stream;
+      this.ownsStream = false;
+      this.name = 'jsonl stream';
+      this.minSeverity = levelSeverity(opts.level, 'info');
+    } else {
+      if (!opts.path) throw new Error('JsonlSink needs a path or a stream');
+      const path = isAbsolute(opts.path) || opts.path.includes('/') || opts.path.includes('\\') ? opts.path : join(opts.logPath ?? 'logs', opts.path);
+      mkdirSync(dirname(path), { recursive: true });
+      const file = createWriteStream(path, { flags: opts.append === false ? 'w' : 'a' });
+      this.file = file;
+      this.out = path.endsWith('.gz') ? createGzip() : file;
+      if (this.out !== file) this.out.pipe(file);
+      this.ownsStream = true;
+      this.name = `jsonl ${path}`;
+      this.minSeverity = levelSeverity(opts.level, 'debug');
+    }
+    const onError = (e: Error) => (this.error ??= e);
+    this.out.on('error', onError);
+    this.file?.on('error', onError);
+  }
+
+  write(r: JsonlRecord): void {
+    if (this.error) throw this.error;
+    this.buf += serializeRecord(r) + '\n';
+    if (this.buf.length >= FLUSH_AT) this.flush();
+  }
+
+  private flush(): void {
+    if (!this.buf) return;
+    const ok = this.out.write(this.buf);
+    this.buf = '';
+    if (!ok && !this.waiting) {
+      this.waiting = new Promise<void>((res) => this.out.once('drain', () => res())).finally(() => (this.waiting = null));
+    }
+  }
+
+  async drain(): Promise<void> {
+    this.flush();
+    if (this.waiting) await this.waiting;
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    if (!this.ownsStream) {
+      if (this.waiting) await this.waiting;
+      if (this.error) throw this.error;
+      return;
+    }
+    await new Promise<void>((res, rej) => {
+      const f = this.file!;
+      if (this.error) return rej(this.error);
+      f.once('close', () => (this.error ? rej(this.error) : res()));
+      f.once('error', rej);
+      this.out.end();
+    });
+  }
+}
+
+export function jsonlSink(opts: JsonlSinkOptions): JsonlSink {
+  return new JsonlSink(opts);
+}
