@@ -9,7 +9,7 @@ import type { Clock } from './clock.js';
 import { toMicros } from './clock.js';
 import { receiptId } from './ids.js';
 import { Sender, type DeliveryResult } from './deliver.js';
-import type { ArchivalPolicy, ClaimedDelivery, DeliveryEvent, Store } from './store/types.js';
+import type { ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Store } from './store/types.js';
 
 export const MAX_ATTEMPTS = 5;
 export const DEFAULT_RETRY_DELAYS_S = [10, 60, 300, 1800];
@@ -40,6 +40,8 @@ export class Dispatcher {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
+  private kickQueued = false;
+  private toRecord: { outcome: AttemptOutcome; done: (e?: unknown) => void }[] = [];
   private recording = true;
   private lastPrune = -Infinity;
 
@@ -57,8 +59,20 @@ export class Dispatcher {
     this.kick();
   }
 
-  /** Look for due work now (called after an event is enqueued or the clock moved). */
+  /**
+   * Look for due work (called after an event is enqueued, an attempt finished or the clock moved).
+   * Kicks in the same tick collapse into one claim, so claims are batched under load.
+   */
   kick(): void {
+    if (this.stopped || this.kickQueued) return;
+    this.kickQueued = true;
+    setImmediate(() => {
+      this.kickQueued = false;
+      this.pumpNow();
+    });
+  }
+
+  private pumpNow(): void {
     if (this.stopped) return;
     if (this.pumping) {
       this.again = true;
@@ -133,9 +147,9 @@ export class Dispatcher {
     return Math.max(0, base * (1 + j * (Math.random() * 2 - 1)));
   }
 
-  private async record(event: DeliveryEvent, attempt: number, r: DeliveryResult, nextAttemptAt: number | null): Promise<void> {
+  private record(event: DeliveryEvent, attempt: number, r: DeliveryResult, nextAttemptAt: number | null): Promise<void> {
     const now = toMicros(this.o.clock.now());
-    await this.o.store.recordAttempt(
+    return this.queueRecord(
       {
         receipt: {
           id: receiptId(this.o.clock.now()),
@@ -153,8 +167,24 @@ export class Dispatcher {
         nextAttemptAt,
         now,
       },
-      this.o.archival,
     );
+  }
+
+  /** Attempts finishing in the same tick are written in one transaction (one commit, not one each). */
+  private queueRecord(outcome: AttemptOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.toRecord.push({ outcome, done: (e) => (e ? reject(e) : resolve()) });
+      if (this.toRecord.length === 1) {
+        setImmediate(() => {
+          const batch = this.toRecord;
+          this.toRecord = [];
+          this.o.store.recordAttempts(batch.map((b) => b.outcome), this.o.archival).then(
+            () => batch.forEach((b) => b.done()),
+            (e) => batch.forEach((b) => b.done(e)),
+          );
+        });
+      }
+    });
   }
 
   /** The test operation: one attempt now, logged like any delivery, never retried. */

@@ -38,6 +38,17 @@ export class SqliteStore implements Store {
     this.migrate();
   }
 
+  private readonly statements = new Map<string, Database.Statement>();
+  /** Prepared statements are cached: compiling SQL on every call costs more than running it. */
+  private sql(text: string): Database.Statement {
+    let st = this.statements.get(text);
+    if (!st) {
+      st = this.db.prepare(text);
+      this.statements.set(text, st);
+    }
+    return st;
+  }
+
   private migrate(): void {
     const version = Number(this.db.pragma('user_version', { simple: true }));
     for (let v = version; v < SQLITE_MIGRATIONS.length; v++) {
@@ -54,15 +65,15 @@ export class SqliteStore implements Store {
 
   async createAccount(name: string, now: number): Promise<Account> {
     return this.db.transaction(() => {
-      const id = Number(this.db.prepare('INSERT INTO accounts (name, identifier, created_at) VALUES (?, ?, ?)').run(name, '', now).lastInsertRowid);
+      const id = Number(this.sql('INSERT INTO accounts (name, identifier, created_at) VALUES (?, ?, ?)').run(name, '', now).lastInsertRowid);
       const identifier = accountIdentifier(id);
-      this.db.prepare('UPDATE accounts SET identifier = ? WHERE id = ?').run(identifier, id);
+      this.sql('UPDATE accounts SET identifier = ? WHERE id = ?').run(identifier, id);
       return { id, name, identifier, createdAt: now };
     }).immediate();
   }
 
   async getAccount(id: number): Promise<Account | null> {
-    const r = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
+    const r = this.sql('SELECT * FROM accounts WHERE id = ?').get(id) as Row | undefined;
     return r ? { id: Number(r.id), name: String(r.name), identifier: String(r.identifier), createdAt: Number(r.created_at) } : null;
   }
 
@@ -74,12 +85,12 @@ export class SqliteStore implements Store {
   }
 
   async findToken(tokenHash: string): Promise<TokenRecord | null> {
-    const r = this.db.prepare('SELECT id, account_id, permission_set, name FROM tokens WHERE token_hash = ?').get(tokenHash) as Row | undefined;
+    const r = this.sql('SELECT id, account_id, permission_set, name FROM tokens WHERE token_hash = ?').get(tokenHash) as Row | undefined;
     return r ? { id: Number(r.id), accountId: Number(r.account_id), permissionSet: String(r.permission_set), name: String(r.name) } : null;
   }
 
   async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {
-    const total = Number((this.db.prepare('SELECT count(*) AS n FROM subscriptions WHERE account_id = ?').get(accountId) as Row).n);
+    const total = Number((this.sql('SELECT count(*) AS n FROM subscriptions WHERE account_id = ?').get(accountId) as Row).n);
     const rows = this.db
       .prepare('SELECT * FROM subscriptions WHERE account_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?')
       .all(accountId, limit, offset) as Row[];
@@ -87,19 +98,19 @@ export class SqliteStore implements Store {
   }
 
   async getSubscription(accountId: number, id: string): Promise<Subscription | null> {
-    const r = this.db.prepare('SELECT * FROM subscriptions WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+    const r = this.sql('SELECT * FROM subscriptions WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
     return r ? subscriptionFromRow(r) : null;
   }
 
   async insertSubscription(s: Subscription): Promise<void> {
-    this.db.prepare(`INSERT INTO subscriptions (id, account_id, name, description, client_url, active, archived, deactivate_reason,
+    this.sql(`INSERT INTO subscriptions (id, account_id, name, description, client_url, active, archived, deactivate_reason,
       event_types, job_ids, hmac_secret, created_at, updated_at, dispatched_at, http_status_code, consecutive_failures, failing_since)
       VALUES (@id, @account_id, @name, @description, @client_url, @active, @archived, @deactivate_reason, @event_types, @job_ids,
       @hmac_secret, @created_at, @updated_at, @dispatched_at, @http_status_code, @consecutive_failures, @failing_since)`).run(subParams(s));
   }
 
   async saveSubscription(s: Subscription): Promise<void> {
-    this.db.prepare(`UPDATE subscriptions SET name = @name, description = @description, client_url = @client_url, active = @active,
+    this.sql(`UPDATE subscriptions SET name = @name, description = @description, client_url = @client_url, active = @active,
       archived = @archived, deactivate_reason = @deactivate_reason, event_types = @event_types, job_ids = @job_ids,
       updated_at = @updated_at, dispatched_at = @dispatched_at, http_status_code = @http_status_code,
       consecutive_failures = @consecutive_failures, failing_since = @failing_since WHERE id = @id AND account_id = @account_id`).run(subParams(s));
@@ -107,71 +118,71 @@ export class SqliteStore implements Store {
 
   async deleteSubscription(accountId: number, id: string): Promise<boolean> {
     return this.db.transaction(() => {
-      const n = this.db.prepare('DELETE FROM subscriptions WHERE account_id = ? AND id = ?').run(accountId, id).changes;
-      if (n) this.db.prepare(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending'`).run(id);
+      const n = this.sql('DELETE FROM subscriptions WHERE account_id = ? AND id = ?').run(accountId, id).changes;
+      if (n) this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending'`).run(id);
       return n > 0;
     }).immediate();
   }
 
   async createJob(j: Omit<Job, 'id'>): Promise<Job> {
-    const info = this.db.prepare(`INSERT INTO jobs (account_id, name, project_id, environment_id, project_name, environment_name,
+    const info = this.sql(`INSERT INTO jobs (account_id, name, project_id, environment_id, project_name, environment_name,
       tool_version, execute_steps, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(j.accountId, j.name, j.projectId, j.environmentId, j.projectName, j.environmentName, j.toolVersion, JSON.stringify(j.executeSteps), j.createdAt);
     return { ...j, id: Number(info.lastInsertRowid) };
   }
 
   async getJob(accountId: number, id: number): Promise<Job | null> {
-    const r = this.db.prepare('SELECT * FROM jobs WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+    const r = this.sql('SELECT * FROM jobs WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
     return r ? jobFromRow(r) : null;
   }
 
   async createRun(r: Omit<Run, 'id'>): Promise<Run> {
-    const info = this.db.prepare(`INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at, finished_at, errored_at)
+    const info = this.sql(`INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at, finished_at, errored_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt);
     return { ...r, id: Number(info.lastInsertRowid) };
   }
 
   async getRun(accountId: number, id: number): Promise<Run | null> {
-    const r = this.db.prepare('SELECT * FROM runs WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+    const r = this.sql('SELECT * FROM runs WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
     return r ? runFromRow(r) : null;
   }
 
   async saveRun(r: Run): Promise<void> {
-    this.db.prepare('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ?')
+    this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ?')
       .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id);
   }
 
   async listUnfinishedRuns(): Promise<Run[]> {
-    return (this.db.prepare('SELECT * FROM runs WHERE status IN (1, 2, 3) ORDER BY id').all() as Row[]).map(runFromRow);
+    return (this.sql('SELECT * FROM runs WHERE status IN (1, 2, 3) ORDER BY id').all() as Row[]).map(runFromRow);
   }
 
   async saveRunStep(s: RunStep): Promise<void> {
-    this.db.prepare(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
+    this.sql(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
       exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
       artifact = excluded.artifact`).run(s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact);
   }
 
   async listRunSteps(runId: number): Promise<RunStep[]> {
-    return (this.db.prepare('SELECT * FROM run_steps WHERE run_id = ? ORDER BY idx').all(runId) as Row[]).map(stepFromRow);
+    return (this.sql('SELECT * FROM run_steps WHERE run_id = ? ORDER BY idx').all(runId) as Row[]).map(stepFromRow);
   }
 
   async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void> {
-    this.db.prepare('INSERT OR REPLACE INTO artifacts (run_id, step, name, bytes, created_at) VALUES (?, ?, ?, ?, ?)').run(runId, step, name, bytes, now);
+    this.sql('INSERT OR REPLACE INTO artifacts (run_id, step, name, bytes, created_at) VALUES (?, ?, ?, ?, ?)').run(runId, step, name, bytes, now);
   }
 
   async getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null> {
-    const r = this.db.prepare('SELECT a.bytes FROM artifacts a JOIN runs r ON r.id = a.run_id WHERE r.account_id = ? AND a.run_id = ? AND a.name = ?')
+    const r = this.sql('SELECT a.bytes FROM artifacts a JOIN runs r ON r.id = a.run_id WHERE r.account_id = ? AND a.run_id = ? AND a.name = ?')
       .get(accountId, runId, name) as Row | undefined;
     return r ? (r.bytes as Buffer) : null;
   }
 
   async enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]> {
     return this.db.transaction(() => {
-      const subs = (this.db.prepare('SELECT * FROM subscriptions WHERE account_id = ? AND active = 1 AND archived = 0').all(e.accountId) as Row[])
+      const subs = (this.sql('SELECT * FROM subscriptions WHERE account_id = ? AND active = 1 AND archived = 0').all(e.accountId) as Row[])
         .map(subscriptionFromRow)
         .filter((s) => subscriptionMatches(s, e.eventType, e.jobId));
-      const insert = this.db.prepare(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts,
+      const insert = this.sql(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts,
         next_attempt_at, http_status_code, created_at, test) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, ?, 0)`);
       return subs.map((s) => {
         const id = e.newEventId();
@@ -184,19 +195,19 @@ export class SqliteStore implements Store {
   }
 
   async insertTestEvent(ev: DeliveryEvent): Promise<void> {
-    this.db.prepare(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts, next_attempt_at,
+    this.sql(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts, next_attempt_at,
       http_status_code, created_at, test) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`)
       .run(ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt);
   }
 
   async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
     return this.db.transaction(() => {
-      const rows = this.db.prepare(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived
+      const rows = this.sql(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived
         FROM events e LEFT JOIN subscriptions s ON s.id = e.subscription_id
         WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?)
         ORDER BY e.next_attempt_at LIMIT ?`).all(now, now, limit) as Row[];
-      const lease = this.db.prepare('UPDATE events SET lease_until = ?, lease_owner = ? WHERE id = ?');
-      const cancel = this.db.prepare(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE id = ?`);
+      const lease = this.sql('UPDATE events SET lease_until = ?, lease_owner = ? WHERE id = ?');
+      const cancel = this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE id = ?`);
       const out: ClaimedDelivery[] = [];
       for (const r of rows) {
         // Deliveries of subscriptions made inactive, archived or deleted since the event are dropped, not sent.
@@ -212,61 +223,66 @@ export class SqliteStore implements Store {
   }
 
   async nextDueAt(): Promise<number | null> {
-    const r = this.db.prepare(`SELECT min(max(next_attempt_at, coalesce(lease_until, 0))) AS t FROM events WHERE status = 'pending' AND test = 0`).get() as Row;
-    return r.t === null ? null : Number(r.t);
+    // Leased rows are in flight; their lease only matters after a crash, which the poll covers.
+    const r = this.sql(`SELECT next_attempt_at AS t FROM events WHERE status = 'pending' AND test = 0 AND lease_until IS NULL
+      ORDER BY next_attempt_at LIMIT 1`).get() as Row | undefined;
+    return r ? Number(r.t) : null;
   }
 
-  async recordAttempt(o: AttemptOutcome, policy: ArchivalPolicy): Promise<void> {
-    const rc = o.receipt;
+  async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
     this.db.transaction(() => {
-      this.db.prepare(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info,
-        request_headers, response_body, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-        .run(rc.id, rc.eventId, rc.subscriptionId, rc.attempt, rc.dispatchedAt, rc.httpStatusCode, rc.errorInfo,
-          JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs);
-      const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
-      this.db.prepare(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
-        lease_owner = NULL WHERE id = ?`).run(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId);
-      const test = Boolean((this.db.prepare('SELECT test FROM events WHERE id = ?').get(rc.eventId) as Row | undefined)?.test);
-      const r = this.db.prepare('SELECT * FROM subscriptions WHERE id = ?').get(rc.subscriptionId) as Row | undefined;
-      if (!r) return;
-      const before = subscriptionFromRow(r);
-      const after = applyAttempt(before, o, policy, test);
-      this.db.prepare(`UPDATE subscriptions SET http_status_code = ?, dispatched_at = ?, consecutive_failures = ?, failing_since = ?,
-        archived = ?, deactivate_reason = ? WHERE id = ?`).run(after.httpStatusCode, after.dispatchedAt, after.consecutiveFailures,
-        after.failingSince, after.archived ? 1 : 0, after.deactivateReason, after.id);
-      if (after.archived && !before.archived) {
-        this.db.prepare(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(after.id);
-      }
+      for (const o of outcomes) this.recordOne(o, policy);
     }).immediate();
+  }
+
+  private recordOne(o: AttemptOutcome, policy: ArchivalPolicy): void {
+    const rc = o.receipt;
+    this.sql(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info,
+      request_headers, response_body, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(rc.id, rc.eventId, rc.subscriptionId, rc.attempt, rc.dispatchedAt, rc.httpStatusCode, rc.errorInfo,
+        JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs);
+    const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
+    const ev = this.sql(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
+      lease_owner = NULL WHERE id = ? RETURNING test`).get(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId) as Row | undefined;
+    const r = this.sql('SELECT * FROM subscriptions WHERE id = ?').get(rc.subscriptionId) as Row | undefined;
+    if (!r) return;
+    const before = subscriptionFromRow(r);
+    const after = applyAttempt(before, o, policy, Boolean(ev?.test));
+    this.sql(`UPDATE subscriptions SET http_status_code = ?, dispatched_at = ?, consecutive_failures = ?, failing_since = ?,
+      archived = ?, deactivate_reason = ? WHERE id = ?`).run(after.httpStatusCode, after.dispatchedAt, after.consecutiveFailures,
+      after.failingSince, after.archived ? 1 : 0, after.deactivateReason, after.id);
+    if (after.archived && !before.archived) {
+      this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(after.id);
+    }
   }
 
   async releaseClaims(owner?: string): Promise<number> {
     const sql = `UPDATE events SET lease_until = NULL, lease_owner = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`;
-    return owner ? this.db.prepare(`${sql} AND lease_owner = ?`).run(owner).changes : this.db.prepare(sql).run().changes;
+    return owner ? this.sql(`${sql} AND lease_owner = ?`).run(owner).changes : this.sql(sql).run().changes;
   }
 
   async listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>> {
-    const total = Number((this.db.prepare('SELECT count(*) AS n FROM events WHERE account_id = ? AND subscription_id = ?').get(accountId, subscriptionId) as Row).n);
-    const rows = this.db.prepare('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
+    const total = Number((this.sql('SELECT count(*) AS n FROM events WHERE account_id = ? AND subscription_id = ?').get(accountId, subscriptionId) as Row).n);
+    const rows = this.sql('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
       .all(accountId, subscriptionId, limit, offset) as Row[];
     return { items: rows.map(eventFromRow), total };
   }
 
   async getEvent(accountId: number, subscriptionId: string, eventId: string): Promise<DeliveryEvent | null> {
-    const r = this.db.prepare('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? AND id = ?').get(accountId, subscriptionId, eventId) as Row | undefined;
+    const r = this.sql('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? AND id = ?').get(accountId, subscriptionId, eventId) as Row | undefined;
     return r ? eventFromRow(r) : null;
   }
 
   async listReceipts(eventId: string): Promise<Receipt[]> {
-    return (this.db.prepare('SELECT * FROM receipts WHERE event_id = ? ORDER BY attempt').all(eventId) as Row[]).map(receiptFromRow);
+    return (this.sql('SELECT * FROM receipts WHERE event_id = ? ORDER BY attempt').all(eventId) as Row[]).map(receiptFromRow);
   }
 
   async prune(before: number): Promise<number> {
     return this.db.transaction(() => {
       // Pending events are kept however old (they still owe a delivery), except test events stranded by a crash.
       const where = `created_at < ? AND (status <> 'pending' OR test = 1)`;
-      this.db.prepare(`DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE ${where})`).run(before);
-      return this.db.prepare(`DELETE FROM events WHERE ${where}`).run(before).changes;
+      this.sql(`DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE ${where})`).run(before);
+      return this.sql(`DELETE FROM events WHERE ${where}`).run(before).changes;
     }).immediate();
   }
 }

@@ -182,8 +182,11 @@ export interface Store {
   claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]>;
   /** Soonest next_attempt_at of a pending delivery (null when none). */
   nextDueAt(): Promise<number | null>;
-  /** Records one attempt: receipt, event state and subscription state (archival), in one transaction. */
-  recordAttempt(o: AttemptOutcome, policy: ArchivalPolicy): Promise<void>;
+  /**
+   * Records attempts, in order, in one transaction: each one's receipt, event state and subscription
+   * state (archival). The dispatcher batches the attempts that finished in the same tick.
+   */
+  recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void>;
   /** Releases leases held by processes that are gone (embedded store: all of them at start-up). */
   releaseClaims(owner?: string): Promise<number>;
 

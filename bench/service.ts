@@ -1,0 +1,167 @@
+/**
+ * Service bench: deliveries per second to a loopback receiver (SQLite store), latency from a run event
+ * to its first delivery attempt at a steady 200 events/s, and list/get latency of the v3 API.
+ * The receiver runs in a worker thread so it does not share the service's event loop.
+ * Run alone: `npx tsc -p tsconfig.build.json && node dist/bench/service.js`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { createService } from '../src/service/server.js';
+import { toMicros } from '../src/service/clock.js';
+import { eventId, hashToken, newApiToken } from '../src/service/ids.js';
+import { buildPayload } from '../src/service/payload.js';
+import type { Job, Run } from '../src/service/store/types.js';
+
+const RECEIVER = `
+const { parentPort } = require('node:worker_threads');
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const t = performance.timeOrigin + performance.now();
+    res.writeHead(200).end('ok');
+    parentPort.postMessage({ id: req.headers['webhook-id'], t });
+  });
+});
+server.keepAliveTimeout = 30000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+`;
+
+const now = () => performance.timeOrigin + performance.now();
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+export async function runServiceBench(): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'runlens-bench-'));
+  const worker = new Worker(RECEIVER, { eval: true });
+  const arrivals = new Map<string, number>();
+  let arrivedCount = 0;
+  let onArrive: (() => void) | null = null;
+  const port = await new Promise<number>((resolve) => {
+    worker.on('message', (m: { port?: number; id?: string; t?: number }) => {
+      if (m.port) return resolve(m.port);
+      if (m.id && !arrivals.has(m.id)) arrivals.set(m.id, m.t!);
+      arrivedCount++;
+      onArrive?.();
+    });
+  });
+  const svc = await createService({ dataDir: dir, allowPrivateTargets: true, jitter: 0 });
+  const base = await svc.listen(0);
+  const store = svc.store;
+  const account = await store.createAccount('bench', toMicros(Date.now()));
+  const token = newApiToken();
+  await store.createToken({ accountId: account.id, permissionSet: 'account_admin', name: 'bench', tokenHash: hashToken(token), now: 0 });
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(base + path, { method, headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+
+  const subs: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const r = (await (await api('POST', `/api/v3/accounts/${account.id}/webhooks/subscriptions`, {
+      name: `bench-${i}`, client_url: `http://127.0.0.1:${port}/hook/${i}`, event_types: ['job.run.completed'], active: true,
+    })).json()) as { data: { id: string } };
+    subs.push(r.data.id);
+  }
+  const t = toMicros(Date.now());
+  const job: Job = { id: 1, accountId: account.id, name: 'bench', projectId: 1, environmentId: 1, projectName: 'p', environmentName: 'e',
+    toolVersion: '2.0.0', executeSteps: [], createdAt: t };
+  const run: Run = { id: 1, accountId: account.id, jobId: 1, status: 10, statusMessage: null, cause: 'bench', createdAt: t, startedAt: t, finishedAt: t, erroredAt: null };
+  const sent = new Map<string, number>();
+  const emit = async () => {
+    const at = Date.now();
+    const t0 = now();
+    const evs = await store.enqueueEvent({
+      accountId: account.id, jobId: 1, eventType: 'job.run.completed', now: toMicros(at), newEventId: () => eventId(at),
+      payloadFor: (s, id) => buildPayload(s, id, 'job.run.completed', job, run, at),
+    });
+    for (const e of evs) sent.set(e.id, t0);
+    svc.dispatcher.kick();
+    return evs.length;
+  };
+  const waitArrivals = (n: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (arrivedCount >= n) {
+          onArrive = null;
+          resolve();
+        }
+      };
+      onArrive = check;
+      check();
+    });
+
+  // 1. Throughput: 1,000 events x 10 subscriptions = 10,000 deliveries.
+  const events = 1000;
+  const tp0 = now();
+  let expected = 0;
+  for (let i = 0; i < events; i++) expected += await emit();
+  await waitArrivals(expected);
+  await svc.dispatcher.idle();
+  const throughputS = (now() - tp0) / 1000;
+  const perSecond = expected / throughputS;
+
+  // 2. Latency at a steady 200 events/s (one delivery per event: other subscriptions deactivated).
+  for (const id of subs.slice(1)) await api('PUT', `/api/v3/accounts/${account.id}/webhooks/subscription/${id}`, { active: false });
+  sent.clear();
+  arrivals.clear();
+  const before = arrivedCount;
+  const rate = 200;
+  const n = 1000;
+  const start = now();
+  for (let i = 0; i < n; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await emit();
+  }
+  await waitArrivals(before + n);
+  const lat = [...sent].map(([id, t0]) => (arrivals.get(id) ?? NaN) - t0).filter((x) => !Number.isNaN(x));
+
+  // 3. API latency: list (10 subscriptions) and get.
+  const timeIt = async (path: string, times: number) => {
+    const xs: number[] = [];
+    for (let i = 0; i < times; i++) {
+      const t0 = now();
+      const r = await api('GET', path);
+      await r.arrayBuffer();
+      xs.push(now() - t0);
+    }
+    return xs;
+  };
+  await timeIt(`/api/v3/accounts/${account.id}/webhooks/subscriptions`, 50);
+  const list = await timeIt(`/api/v3/accounts/${account.id}/webhooks/subscriptions?limit=100`, 1000);
+  const get = await timeIt(`/api/v3/accounts/${account.id}/webhooks/subscription/${subs[0]}`, 1000);
+
+  await svc.close();
+  await worker.terminate();
+  rmSync(dir, { recursive: true, force: true });
+
+  const figures = {
+    deliveries_per_s: Math.round(perSecond),
+    event_to_first_attempt_p50_ms: pct(lat, 50),
+    event_to_first_attempt_p99_ms: pct(lat, 99),
+    list_p50_ms: pct(list, 50),
+    list_p99_ms: pct(list, 99),
+    get_p50_ms: pct(get, 50),
+    get_p99_ms: pct(get, 99),
+  };
+  console.log('service (SQLite store, loopback receiver in a worker thread)');
+  console.log(`  deliveries/s            ${figures.deliveries_per_s}  (${expected} deliveries in ${throughputS.toFixed(2)} s; target >= 1000)`);
+  console.log(`  event -> first attempt  p50 ${ms(figures.event_to_first_attempt_p50_ms)}  p99 ${ms(figures.event_to_first_attempt_p99_ms)}  at ${rate} events/s, ${lat.length} events (target p99 < 100 ms)`);
+  console.log(`  GET list (10 subs)      p50 ${ms(figures.list_p50_ms)}  p99 ${ms(figures.list_p99_ms)}  (target p99 < 20 ms)`);
+  console.log(`  GET subscription        p50 ${ms(figures.get_p50_ms)}  p99 ${ms(figures.get_p99_ms)}  (target p99 < 20 ms)`);
+  return figures;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runServiceBench().catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}
