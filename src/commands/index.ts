@@ -1,6 +1,11 @@
 import type { CommandModule } from 'yargs';
+import { gateCommand } from './gate.js';
+import { loadCommand } from './load.js';
 import { mapStatusCommand } from './map-status.js';
+import { queriesCommand, queryCommand } from './queries.js';
+import { runsCommand } from './runs.js';
+import { treeCommand } from './tree.js';
 
 /** Every command of the CLI. Each module parses its flags, calls core code and renders. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [mapStatusCommand];
+export const commands: CommandModule<any, any>[] = [loadCommand, runsCommand, treeCommand, queriesCommand, queryCommand, gateCommand, mapStatusCommand];

@@ -29,7 +29,7 @@ export class Db {
     await this.conn.run(sql, params);
   }
 
-  async all<T extends Row = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T[]> {
+  async all<T = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T[]> {
     const r = await this.conn.runAndReadAll(sql, params);
     return r.getRowObjectsJson() as unknown as T[];
   }
@@ -40,7 +40,7 @@ export class Db {
     return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: r.getRowObjectsJson() as unknown as Row[] };
   }
 
-  async one<T extends Row = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T | undefined> {
+  async one<T = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T | undefined> {
     return (await this.all<T>(sql, params))[0];
   }
 

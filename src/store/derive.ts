@@ -18,7 +18,7 @@ SELECT trace_id, span_id, parent_span_id, span_name, event_type, kind, start_ns,
   CASE WHEN end_ns IS NOT NULL THEN (end_ns - start_ns) / 1e6 END AS duration_ms,
   ended, false, NULL, status_code, status_message, severity_text, unique_id, phase, node_outcome, skip_reason,
   upstream_unique_id, test_outcome, failing_rows, resource_type, name, relative_path, materialization, rows_affected,
-  in_selection, linked_span_id, record_rowid, file_id
+  in_selection, linked_span_id, attr_duration_ms, record_rowid, file_id
 FROM (
   SELECT rowid AS record_rowid, * EXCLUDE (end_ns), CASE WHEN record_type = 'SpanEnd' THEN end_ns END AS end_ns,
     record_type = 'SpanEnd' AS ended
@@ -57,7 +57,9 @@ WITH errs AS (
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)), coalesce(s.name, split_part(s.unique_id, '.', -1)),
   s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows,
-  s.start_ns, s.end_ns, s.duration_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
+  -- NodeProcessed spans open when the run schedules the node: its own duration_ms (sum of evaluations) is the work
+  s.start_ns, s.end_ns, CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END,
+  s.duration_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
   CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END, s.in_selection,
   CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END
 FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id

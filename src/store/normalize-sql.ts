@@ -72,13 +72,13 @@ const ATTR_STRUCT = JSON.stringify({
   skip_reason: 'VARCHAR', node_skip_upstream_detail: { upstream_unique_id: 'VARCHAR' }, upstream_unique_id: 'VARCHAR',
   node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'INTEGER' }, test_outcome: 'VARCHAR', failing_rows: 'INTEGER',
   node_type: 'VARCHAR', name: 'VARCHAR', relative_path: 'VARCHAR', materialization: 'VARCHAR', rows_affected: 'BIGINT',
-  in_selection: 'BOOLEAN', code: 'INTEGER',
+  in_selection: 'BOOLEAN', code: 'INTEGER', duration_ms: 'DOUBLE',
 });
 
 /** Columns of record_rows after the raw envelope ones, in table order. */
 export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHAR, node_outcome VARCHAR, skip_reason VARCHAR,
      upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER, resource_type VARCHAR, name VARCHAR,
-     relative_path VARCHAR, materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN, linked_span_id VARCHAR, code INTEGER`;
+     relative_path VARCHAR, materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN, linked_span_id VARCHAR, code INTEGER, attr_duration_ms DOUBLE`;
 
 /**
  * Wrap a source SELECT in the raw envelope shape (file_id ... attributes, as record_rows) with the
@@ -102,7 +102,7 @@ export function normalizeSelect(sourceSql: string): string {
     lower(regexp_replace(a.materialization, '^NODE_MATERIALIZATION_', '')) AS materialization,
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
-    a.code AS code
+    a.code AS code, a.duration_ms AS attr_duration_ms
   FROM (SELECT s.*, CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0,
                json_transform(attributes, '${ATTR_STRUCT}') AS a
         FROM (${sourceSql}) s) src`;

@@ -27,11 +27,11 @@ const TABLES = [
      unique_id VARCHAR, phase VARCHAR, node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR,
      test_outcome VARCHAR, failing_rows INTEGER, resource_type VARCHAR, name VARCHAR, relative_path VARCHAR,
      materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN,
-     linked_span_id VARCHAR, record_rowid BIGINT, file_id INTEGER)`,
+     linked_span_id VARCHAR, attr_duration_ms DOUBLE, record_rowid BIGINT, file_id INTEGER)`,
   `CREATE TABLE IF NOT EXISTS nodes (
      trace_id VARCHAR, span_id VARCHAR, kind VARCHAR, unique_id VARCHAR, resource_type VARCHAR, name VARCHAR, phase VARCHAR,
      node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER,
-     start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, ended BOOLEAN, relative_path VARCHAR, materialization VARCHAR,
+     start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, wall_ms DOUBLE, ended BOOLEAN, relative_path VARCHAR, materialization VARCHAR,
      rows_affected BIGINT, processed_span_id VARCHAR, in_selection BOOLEAN, error_text VARCHAR)`,
   `CREATE TABLE IF NOT EXISTS runs (
      trace_id VARCHAR PRIMARY KEY, invocation_id VARCHAR, command VARCHAR, raw_command VARCHAR, engine_version VARCHAR,

@@ -1,0 +1,32 @@
+-- name: run-diff
+-- summary: Two runs compared: nodes whose outcome changed, that appeared or vanished, or whose duration changed by more than a percentage.
+-- param: base VARCHAR = '' -- the earlier run (trace id, invocation id or prefix); empty = the second most recent run
+-- param: head VARCHAR = '' -- the later run; empty = the most recent run
+-- param: threshold DOUBLE = 50 -- report a duration change above this many percent
+-- param: min_ms DOUBLE = 0 -- ignore duration changes of nodes faster than this in both runs
+-- requires: 2 runs
+WITH ordered AS (SELECT trace_id, row_number() OVER (ORDER BY start_ns DESC, trace_id DESC) AS recency FROM runs),
+b AS (SELECT coalesce((SELECT min(trace_id) FROM runs WHERE $base <> '' AND starts_with(trace_id, lower(replace($base, '-', '')))),
+                      (SELECT trace_id FROM ordered WHERE recency = 2 AND $base = '')) AS id),
+h AS (SELECT coalesce((SELECT min(trace_id) FROM runs WHERE $head <> '' AND starts_with(trace_id, lower(replace($head, '-', '')))),
+                      (SELECT trace_id FROM ordered WHERE recency = 1 AND $head = '')) AS id),
+old AS (SELECT * FROM node_results WHERE trace_id = (SELECT id FROM b)),
+new AS (SELECT * FROM node_results WHERE trace_id = (SELECT id FROM h)),
+joined AS (
+  SELECT coalesce(n.unique_id, o.unique_id) AS unique_id, coalesce(n.resource_type, o.resource_type) AS resource_type,
+    concat_ws('/', o.node_outcome, o.skip_reason, o.test_outcome) AS base_result,
+    concat_ws('/', n.node_outcome, n.skip_reason, n.test_outcome) AS head_result,
+    o.duration_ms AS base_ms, n.duration_ms AS head_ms, o.unique_id IS NULL AS appeared, n.unique_id IS NULL AS vanished
+  FROM old o FULL OUTER JOIN new n ON n.unique_id = o.unique_id
+)
+SELECT CASE WHEN appeared THEN 'appeared' WHEN vanished THEN 'vanished'
+            WHEN base_result IS DISTINCT FROM head_result THEN 'outcome changed' ELSE 'duration changed' END AS change,
+  unique_id, resource_type, nullif(base_result, '') AS base_result, nullif(head_result, '') AS head_result,
+  round(base_ms, 3) AS base_ms, round(head_ms, 3) AS head_ms,
+  CASE WHEN base_ms > 0 THEN round(100 * (head_ms - base_ms) / base_ms, 1) END AS duration_change_pct,
+  (SELECT id FROM b) AS base_trace, (SELECT id FROM h) AS head_trace
+FROM joined
+WHERE appeared OR vanished OR base_result IS DISTINCT FROM head_result
+   OR (base_ms IS NOT NULL AND head_ms IS NOT NULL AND greatest(base_ms, head_ms) >= $min_ms
+       AND (base_ms = 0 AND head_ms > 0 OR base_ms > 0 AND abs(head_ms - base_ms) * 100 / base_ms > $threshold))
+ORDER BY change, unique_id;

@@ -1,0 +1,126 @@
+/**
+ * Saved queries: queries/<name>.sql, each opening with a header comment (name, summary, params).
+ * Parameters are DuckDB named parameters ($limit), bound with the header's type and default unless
+ * `--param k=v` overrides them.
+ */
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { UsageError } from '../errors.js';
+import type { Db } from '../store/db.js';
+import type { Tabular } from '../render/table.js';
+
+export interface QueryParam {
+  name: string;
+  type: 'INTEGER' | 'DOUBLE' | 'VARCHAR' | 'BOOLEAN';
+  default: string;
+  doc: string;
+}
+
+export interface SavedQuery {
+  name: string;
+  summary: string;
+  params: QueryParam[];
+  /** minimum number of runs the query needs (e.g. run-diff: 2) */
+  requiresRuns: number;
+  sql: string;
+  file: string;
+}
+
+/** The package root (holds queries/), found from this module's location in src/ or dist/src/. */
+export function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'queries'))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error('cannot find the queries/ folder of the runlens package');
+}
+
+export function parseSavedQuery(file: string, text: string): SavedQuery {
+  const header = text.split('\n').filter((l) => l.startsWith('--')).map((l) => l.replace(/^--\s?/, ''));
+  const get = (k: string) => header.find((l) => l.startsWith(`${k}:`))?.slice(k.length + 1).trim();
+  const name = get('name') ?? path.basename(file, '.sql');
+  const params: QueryParam[] = header
+    .filter((l) => l.startsWith('param:'))
+    .map((l) => {
+      const m = /^param:\s*(\w+)\s+(INTEGER|DOUBLE|VARCHAR|BOOLEAN)\s*=\s*('(?:[^']|'')*'|\S+)\s*(?:--\s*(.*))?$/.exec(l);
+      if (!m) throw new Error(`${file}: bad param header: ${l}`);
+      const def = m[3]!.startsWith("'") ? m[3]!.slice(1, -1).replaceAll("''", "'") : m[3]!;
+      return { name: m[1]!, type: m[2] as QueryParam['type'], default: def, doc: m[4] ?? '' };
+    });
+  const req = /^(\d+)\s+runs?$/.exec(get('requires') ?? '');
+  return { name, summary: get('summary') ?? '', params, requiresRuns: req ? Number(req[1]) : 0, sql: text, file };
+}
+
+export function listSavedQueries(): SavedQuery[] {
+  const dir = path.join(packageRoot(), 'queries');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((f) => parseSavedQuery(path.join(dir, f), readFileSync(path.join(dir, f), 'utf8')));
+}
+
+export function findSavedQuery(name: string): SavedQuery {
+  const all = listSavedQueries();
+  const q = all.find((x) => x.name === name);
+  if (!q) throw new UsageError(`no saved query "${name}" (known: ${all.map((x) => x.name).join(', ')})`);
+  return q;
+}
+
+/** `k=v` pairs from the command line. */
+export function parseParamArgs(pairs: string[] = []): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const i = p.indexOf('=');
+    if (i <= 0) throw new UsageError(`--param wants key=value, got "${p}"`);
+    out[p.slice(0, i)] = p.slice(i + 1);
+  }
+  return out;
+}
+
+function bindValue(p: QueryParam, raw: string): string | number | boolean {
+  switch (p.type) {
+    case 'INTEGER': {
+      if (!/^-?\d+$/.test(raw)) throw new UsageError(`--param ${p.name}: wants an integer, got "${raw}"`);
+      return Number(raw);
+    }
+    case 'DOUBLE': {
+      const n = Number(raw);
+      if (raw.trim() === '' || Number.isNaN(n)) throw new UsageError(`--param ${p.name}: wants a number, got "${raw}"`);
+      return n;
+    }
+    case 'BOOLEAN':
+      if (!/^(true|false)$/i.test(raw)) throw new UsageError(`--param ${p.name}: wants true or false, got "${raw}"`);
+      return raw.toLowerCase() === 'true';
+    default:
+      return raw;
+  }
+}
+
+export async function runSavedQuery(db: Db, q: SavedQuery, given: Record<string, string> = {}): Promise<Tabular> {
+  for (const k of Object.keys(given)) {
+    if (!q.params.some((p) => p.name === k)) {
+      throw new UsageError(`query ${q.name} has no parameter "${k}" (it takes: ${q.params.map((p) => p.name).join(', ') || 'none'})`);
+    }
+  }
+  if (q.requiresRuns > 0) {
+    const runs = await db.scalar<number>('SELECT count(*)::INTEGER FROM runs');
+    const named = q.params.filter((p) => p.type === 'VARCHAR' && given[p.name]).length;
+    if (runs < q.requiresRuns && named < q.requiresRuns) {
+      throw new UsageError(`query ${q.name} compares ${q.requiresRuns} runs; the input has ${runs}`);
+    }
+  }
+  const values: Record<string, string | number | boolean> = {};
+  for (const p of q.params) values[p.name] = bindValue(p, given[p.name] ?? p.default);
+  return runSql(db, q.sql, values);
+}
+
+export async function runSql(db: Db, sql: string, values?: Record<string, string | number | boolean>): Promise<Tabular> {
+  try {
+    const t = await db.table(sql.trim().replace(/;\s*$/, ''), values && Object.keys(values).length ? values : undefined);
+    return { columns: t.columns, rows: t.rows };
+  } catch (e) {
+    throw new UsageError(`SQL error: ${(e as Error).message}`);
+  }
+}

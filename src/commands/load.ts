@@ -1,0 +1,32 @@
+import type { CommandModule } from 'yargs';
+import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+
+interface Args extends ModelArgs {
+  format: 'text' | 'json';
+}
+
+export const loadCommand: CommandModule<object, Args> = {
+  command: 'load <paths..>',
+  describe: 'load telemetry files into the model (persisted with --db FILE); the same content twice adds nothing',
+  builder: (y) => withModelOptions(y).option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+  handler: (a) =>
+    withModel(a, async (db, report) => {
+      const totals = await db.one<{ runs: number; spans: number; records: number }>(
+        `SELECT (SELECT count(*) FROM runs)::INTEGER AS runs, (SELECT count(*) FROM spans)::INTEGER AS spans,
+                (SELECT count(*) FROM record_rows WHERE record_type IS NOT NULL)::INTEGER AS records`,
+      );
+      if (a.format === 'json') {
+        process.stdout.write(JSON.stringify({ ...report, model: totals, db: a.db ?? null }, null, 2) + '\n');
+        return;
+      }
+      for (const f of report.files) {
+        const what = f.duplicate
+          ? 'already loaded (same content), nothing added'
+          : `${f.records} records, ${f.traces} trace(s)${f.skippedLines ? `, ${f.skippedLines} line(s) skipped` : ''}`;
+        process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
+      }
+      process.stdout.write(
+        `model${a.db ? ` ${a.db}` : ''}: ${totals?.records ?? 0} records, ${totals?.spans ?? 0} spans, ${totals?.runs ?? 0} run(s)\n`,
+      );
+    }),
+};

@@ -1,0 +1,47 @@
+import type { CommandModule } from 'yargs';
+import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql } from '../analyze/queries.js';
+import { UsageError } from '../errors.js';
+import { renderTable, type TableFormat } from '../render/table.js';
+import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+
+export const queriesCommand: CommandModule<object, { format: TableFormat }> = {
+  command: 'queries',
+  describe: 'list the saved queries and their parameters',
+  builder: (y) => y.option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+  handler: (a) => {
+    const rows = listSavedQueries().map((q) => ({
+      name: q.name,
+      summary: q.summary,
+      parameters: q.params.map((p) => `${p.name}=${p.default === '' ? "''" : p.default} (${p.doc})`).join('; '),
+    }));
+    process.stdout.write(renderTable({ columns: ['name', 'summary', 'parameters'], rows }, a.format));
+  },
+};
+
+interface QueryArgs extends ModelArgs {
+  name?: string;
+  sql?: string;
+  param?: string[];
+  format: TableFormat;
+}
+
+export const queryCommand: CommandModule<object, QueryArgs> = {
+  command: 'query [name] [paths..]',
+  describe: 'run a saved query (see `runlens queries`) or --sql against the model',
+  builder: (y) =>
+    withModelOptions(y)
+      .positional('name', { type: 'string', describe: 'saved query name (omit with --sql)' })
+      .option('sql', { type: 'string', describe: 'free SQL over records, spans, nodes, node_results, runs, logs' })
+      .option('param', { type: 'string', array: true, describe: 'k=v parameter of the saved query (repeatable)' })
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+  handler: async (a) => {
+    // With --sql the first positional is a PATH, not a query name.
+    const paths = a.sql ? [...(a.name ? [a.name] : []), ...(a.paths ?? [])] : (a.paths ?? []);
+    if (!a.sql && !a.name) throw new UsageError('name a saved query (`runlens queries` lists them) or give --sql');
+    const saved = a.sql ? undefined : findSavedQuery(a.name!);
+    await withModel({ ...a, paths }, async (db) => {
+      const result = saved ? await runSavedQuery(db, saved, parseParamArgs(a.param)) : await runSql(db, a.sql!);
+      process.stdout.write(renderTable(result, a.format));
+    });
+  },
+};

@@ -1,0 +1,24 @@
+import type { CommandModule } from 'yargs';
+import { RUN_COLUMNS, listRuns } from '../analyze/runs.js';
+import { renderTable, type TableFormat } from '../render/table.js';
+import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+
+interface Args extends ModelArgs {
+  format: TableFormat;
+}
+
+export const runsCommand: CommandModule<object, Args> = {
+  command: 'runs [paths..]',
+  describe: 'list the runs (one per trace / invocation) in the input',
+  builder: (y) => withModelOptions(y).option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+  handler: (a) =>
+    withModel(a, async (db) => {
+      const rows = await listRuns(db);
+      if (rows.length === 0 && a.format === 'table') {
+        process.stderr.write('runlens: no runs in the input\n');
+        return;
+      }
+      const view = rows.map((r) => ({ ...r, failed: r.failed ? 'FAILED' : '' }));
+      process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows: a.format === 'table' ? view : rows }, a.format));
+    }),
+};

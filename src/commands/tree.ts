@@ -1,0 +1,35 @@
+import type { CommandModule } from 'yargs';
+import { buildTree, resolveTrace, traceIds } from '../analyze/tree.js';
+import { renderTreeText, treeJson } from '../render/tree-text.js';
+import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+
+interface Args extends ModelArgs {
+  trace?: string;
+  depth?: number;
+  format: 'text' | 'json';
+}
+
+export const treeCommand: CommandModule<object, Args> = {
+  command: 'tree [paths..]',
+  describe: 'print the span tree of each run (or of --trace ID)',
+  builder: (y) =>
+    withModelOptions(y)
+      .option('trace', { type: 'string', describe: 'one trace: trace id, invocation id, or a unique prefix' })
+      .option('depth', { type: 'number', describe: 'print spans down to this depth (0 = roots only)' })
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+  handler: (a) =>
+    withModel(a, async (db) => {
+      const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
+      if (ids.length === 0) {
+        process.stderr.write('runlens: no spans in the input\n');
+        return;
+      }
+      const trees = [];
+      for (const id of ids) {
+        const t = await buildTree(db, id);
+        if (a.format === 'json') trees.push(treeJson(t, a.depth));
+        else process.stdout.write(renderTreeText(t, a.depth) + (ids.length > 1 ? '\n' : ''));
+      }
+      if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? trees[0] : trees, null, 2) + '\n');
+    }),
+};
