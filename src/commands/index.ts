@@ -5,7 +5,13 @@ import { mapStatusCommand } from './map-status.js';
 import { queriesCommand, queryCommand } from './queries.js';
 import { runsCommand } from './runs.js';
 import { treeCommand } from './tree.js';
+import { serveCommand } from './serve.js';
+import { accountsCommand } from './accounts.js';
+import { tokensCommand } from './tokens.js';
+import { webhooksCommand } from './webhooks.js';
+import { artifactsCommand } from './artifacts.js';
 
 /** Every command of the CLI. Each module parses its flags, calls core code and renders. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [loadCommand, runsCommand, treeCommand, queriesCommand, queryCommand, gateCommand, mapStatusCommand];
+export const commands: CommandModule<any, any>[] = [loadCommand, runsCommand, treeCommand, queriesCommand, queryCommand, gateCommand, mapStatusCommand,
+  serveCommand, accountsCommand, tokensCommand, webhooksCommand, artifactsCommand];

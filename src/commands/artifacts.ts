@@ -1,0 +1,56 @@
+import type { CommandModule } from 'yargs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ArtifactsClient, telemetryArtifactName } from '../client/artifacts.js';
+import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
+import { InputError, UsageError } from '../errors.js';
+
+type Args = ConnectionArgs & { action?: string; run: string; step?: number; output: string };
+
+const isDir = (p: string) => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+export const artifactsCommand: CommandModule<object, Args> = {
+  command: 'artifacts <action>',
+  describe: "download a run's telemetry artifacts (telemetry-<step>-otel.parquet) through the v2 API",
+  builder: (y) =>
+    connectionOptions(y)
+      .positional('action', { choices: ['fetch'] as const })
+      .option('run', { type: 'string', demandOption: true, describe: 'run id' })
+      .option('step', { type: 'number', describe: 'step number; omitted: every step that has telemetry' })
+      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry)' }),
+  handler: async (a) =>
+    withApiErrors(async () => {
+      if (!/^\d+$/.test(a.run)) throw new UsageError(`--run: expected a run id (digits), got "${a.run}"`);
+      const c = new ArtifactsClient(clientConfig(a));
+      if (a.step !== undefined) {
+        if (!Number.isInteger(a.step) || a.step < 1) throw new UsageError(`--step: expected a step number (1, 2, ...), got ${a.step}`);
+        const bytes = await c.fetchTelemetry(a.run, a.step);
+        const file = isDir(a.output) ? join(a.output, telemetryArtifactName(a.step)) : a.output;
+        writeFileSync(file, bytes);
+        process.stdout.write(`${file}\t${bytes.length} bytes (step ${a.step})\n`);
+        return;
+      }
+      const all = await c.fetchAllTelemetry(a.run);
+      if (!all.length) throw new InputError(`run ${a.run} has no step with telemetry (steps write it as a JSONL or Parquet file)`);
+      if (all.length === 1 && !isDir(a.output)) {
+        writeFileSync(a.output, all[0]!.bytes);
+        process.stdout.write(`${a.output}\t${all[0]!.bytes.length} bytes (step ${all[0]!.step})\n`);
+        return;
+      }
+      if (/\.parquet$/i.test(a.output) && !isDir(a.output)) {
+        throw new UsageError(`run ${a.run} has telemetry in steps ${all.map((x) => x.step).join(', ')}: pass --step N, or -o a folder`);
+      }
+      mkdirSync(a.output, { recursive: true });
+      for (const { step, bytes } of all) {
+        const file = join(a.output, telemetryArtifactName(step));
+        writeFileSync(file, bytes);
+        process.stdout.write(`${file}\t${bytes.length} bytes (step ${step})\n`);
+      }
+    }),
+};

@@ -1,0 +1,60 @@
+import type { CommandModule } from 'yargs';
+import { createService, DEFAULT_STEP_COMMANDS } from '../service/server.js';
+import { dataDirOf, parsePositiveSeconds, parseRetryDelays, parseStepCommands } from '../service/cli-options.js';
+import { UsageError } from '../errors.js';
+
+interface Args {
+  port: number;
+  host: string;
+  data?: string;
+  'retry-delays': string;
+  'delivery-timeout': number;
+  'allow-private-targets': boolean;
+  'step-commands': string;
+  log: boolean;
+}
+
+export const serveCommand: CommandModule<object, Args> = {
+  command: 'serve',
+  describe: 'run the job-run webhooks and run-artifacts service (v3 webhooks API, v2 jobs/runs/artifacts)',
+  builder: (y) =>
+    y
+      .option('port', { type: 'number', default: 8080, describe: 'port to listen on (0 picks a free one)' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 for all interfaces)' })
+      .option('data', { type: 'string', describe: 'data folder (SQLite database, run folders); default $RUNLENS_DATA or ./runlens-data' })
+      .option('retry-delays', { type: 'string', default: '10,60,300,1800', describe: 'seconds to wait before delivery attempts 2, 3, 4 and 5' })
+      .option('delivery-timeout', { type: 'number', default: 10, describe: 'seconds an endpoint has to answer; a later answer is a failure' })
+      .option('allow-private-targets', { type: 'boolean', default: false, describe: 'allow deliveries to private, loopback and link-local addresses (local development)' })
+      .option('step-commands', { type: 'string', default: DEFAULT_STEP_COMMANDS.join(','), describe: 'executables job steps may run' })
+      .option('log', { type: 'boolean', default: false, describe: 'log each HTTP request (JSON lines on stdout)' }),
+  handler: async (a) => {
+    if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new UsageError(`--port: expected 0..65535, got ${a.port}`);
+    const dataDir = dataDirOf(a.data);
+    const svc = await createService({
+      dataDir,
+      retryDelaysMs: parseRetryDelays(a['retry-delays']),
+      deliveryTimeoutMs: parsePositiveSeconds('--delivery-timeout', a['delivery-timeout']),
+      allowPrivateTargets: a['allow-private-targets'],
+      stepCommands: parseStepCommands(a['step-commands']),
+      logger: a.log,
+    });
+    let url: string;
+    try {
+      url = await svc.listen(a.port, a.host);
+    } catch (e) {
+      await svc.close();
+      const code = (e as { code?: string }).code;
+      if (code === 'EADDRINUSE') throw new UsageError(`--port ${a.port}: the port is in use; choose another (or 0)`);
+      throw e;
+    }
+    process.stderr.write(`runlens serve: listening on ${url} (data ${dataDir})\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.stderr.write('runlens serve: stopping (finishing deliveries in flight)\n');
+        svc.close().then(resolve, resolve);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  },
+};

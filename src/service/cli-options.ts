@@ -1,0 +1,30 @@
+/** Option parsing shared by the service commands (serve, accounts, tokens); errors name the flag. */
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+
+export const DEFAULT_DATA_DIR = 'runlens-data';
+
+export const dataDirOf = (data: string | undefined): string => resolve(data ?? process.env.RUNLENS_DATA ?? DEFAULT_DATA_DIR);
+
+/** `--retry-delays 10,60,300,1800`: seconds before attempts 2..5 (fewer values: the last repeats). */
+export function parseRetryDelays(text: string): number[] {
+  const parts = text.split(',').map((s) => s.trim());
+  if (parts.length < 1 || parts.length > 4 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) {
+    throw new UsageError(`--retry-delays: expected 1 to 4 comma-separated numbers of seconds (e.g. 10,60,300,1800), got "${text}"`);
+  }
+  const s = parts.map(Number);
+  while (s.length < 4) s.push(s[s.length - 1]!);
+  return s.map((x) => x * 1000);
+}
+
+export function parsePositiveSeconds(flag: string, v: number): number {
+  if (!Number.isFinite(v) || v <= 0) throw new UsageError(`${flag}: expected a positive number of seconds, got ${v}`);
+  return v * 1000;
+}
+
+export function parseStepCommands(text: string): string[] {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = names.find((n) => !/^[A-Za-z0-9._+-]+$/.test(n));
+  if (!names.length || bad !== undefined) throw new UsageError(`--step-commands: expected comma-separated executable names (e.g. dbt,runlens), got "${text}"`);
+  return names;
+}
