@@ -1,0 +1,150 @@
+/**
+ * End to end through the built CLI (`node dist/src/cli.js`): serve, accounts and tokens while it runs,
+ * the webhooks client commands, the local listener, artifacts fetch, and a kill -9 in the middle of a
+ * delivery. Build first: `npx tsc -p tsconfig.build.json` (npm test does).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { hmacHex } from '../../src/service/signing.js';
+import { startReceiver, until } from './helpers.js';
+
+const CLI = resolve('dist/src/cli.js');
+const children: ChildProcess[] = [];
+
+function cli(args: string[], input?: string) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', input, env: { ...process.env, RUNLENS_BASE_URL: '', RUNLENS_API_TOKEN: '' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Starts a long-running CLI command and resolves once it printed `pattern` on stderr. */
+function start(args: string[], pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray; lines: string[] }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const lines: string[] = [];
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => lines.push(...d.split('\n').filter(Boolean)));
+  return new Promise((resolvePromise, reject) => {
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      const m = err.match(pattern);
+      if (m) resolvePromise({ child, match: m, lines });
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)));
+  });
+}
+
+describe('service CLI end to end', () => {
+  let data: string;
+  let base: string;
+  let serve: ChildProcess;
+  let conn: string[];
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  const serveArgs = () => ['serve', '--port', '0', '--data', data, '--allow-private-targets', '--retry-delays', '0.05', '--delivery-timeout', '1', '--step-commands', 'node,runlens'];
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.build.json\` first`);
+    data = mkdtempSync(join(tmpdir(), 'runlens-e2e-'));
+    rx = await startReceiver();
+    const s = await start(serveArgs(), /listening on (http:\/\/\S+)/);
+    serve = s.child;
+    base = s.match[1]!;
+    const acct = JSON.parse(cli(['accounts', 'create', 'Acme', '--data', data, '--format', 'json']).stdout);
+    const tok = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout);
+    expect(tok.token).toMatch(/^rlt_/);
+    conn = ['--base-url', base, '--account', String(acct.id), '--token', tok.token];
+  });
+
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await rx?.close();
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it('manages subscriptions with the webhooks commands and receives a run with `webhooks listen`', async () => {
+    const created = cli(['webhooks', 'create', ...conn, '--name', 'e2e', '--url', 'https://example.com/x', '--event-types', 'job.run.started,job.run.completed', '--format', 'json']);
+    expect(created.code, created.stderr).toBe(0);
+    const sub = JSON.parse(created.stdout);
+    expect(sub.hmac_secret).toBeTruthy();
+    const table = cli(['webhooks', 'list', ...conn]);
+    expect(table.stdout).toContain(sub.id);
+    expect(table.stdout).toContain('active');
+
+    const listener = await start(['webhooks', 'listen', '--port', '0', '--secret', sub.hmac_secret], /listen: (http:\/\/\S+)/);
+    const upd = cli(['webhooks', 'update', sub.id, ...conn, '--url', listener.match[1]!, '--job-ids', '1', '--format', 'json']);
+    expect(upd.code, upd.stderr).toBe(0);
+    expect(JSON.parse(upd.stdout)[0]).toMatchObject({ client_url: listener.match[1], job_ids: [1] });
+
+    const test = cli(['webhooks', 'test', sub.id, ...conn]);
+    expect(test.code, test.stderr).toBe(0);
+    expect(test.stdout).toMatch(/verification_status_code\t200/);
+
+    const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
+    const step = `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/t.parquet','PAR1e2e')"`;
+    const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ name: 'e2e job', project_id: 1, environment_id: 1, execute_steps: ['node -v', step] }) })).json() as any;
+    expect(job.data.id).toBe(1);
+    const run = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/1/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'e2e' }) })).json() as any;
+    const ofRun = () => listener.lines.filter((l) => l.includes(` run=${run.data.id} `));
+    await until(async () => ofRun().some((l) => l.includes('job.run.completed')), 'completed event at the listener');
+    expect(ofRun().map((l) => l.split(' ')[1])).toEqual(['job.run.started', 'job.run.completed']);
+    expect(ofRun()[1]).toContain('status=Success');
+    expect(listener.lines.join('\n')).not.toContain('not verified');
+
+    const out = join(data, 'fetched.parquet');
+    const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', out]);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(fetched.stdout).toContain('(step 2)');
+    expect(readFileSync(out, 'utf8')).toBe('PAR1e2e');
+    const missing = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', out]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/404/);
+
+    const del = cli(['webhooks', 'delete', sub.id, ...conn]);
+    expect(del.code).toBe(0);
+    const gone = cli(['webhooks', 'get', sub.id, ...conn]);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/404.*not found/);
+  });
+
+  it('verify exits 0 for a matching signature and 1 for a wrong one', () => {
+    const body = '{"eventId":"wev_x"}';
+    const sig = hmacHex(body, 'sekrit');
+    expect(cli(['webhooks', 'verify', '--secret', 'sekrit', '--signature', sig], body).code).toBe(0);
+    const bad = cli(['webhooks', 'verify', '--secret', 'sekrit', '--signature', sig], body + ' ');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/does not match/);
+    const f = join(data, 'body.json');
+    writeFileSync(f, body);
+    expect(cli(['webhooks', 'verify', '--secret', 'sekrit', '--signature', sig, '--file', f]).code).toBe(0);
+  });
+
+  it('client errors name what to fix (exit 2)', () => {
+    const r = cli(['webhooks', 'create', ...conn, '--name', 'x', '--url', 'nope', '--event-types', 'job.run.started']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/client_url/);
+    const t = cli(['webhooks', 'list', '--base-url', base, '--account', conn[3]!, '--token', 'wrong']);
+    expect(t.code).toBe(2);
+    expect(t.stderr).toMatch(/401/);
+  });
+
+  it('kill -9 in the middle of a delivery loses nothing: after restart the delivery goes out again', async () => {
+    const created = JSON.parse(cli(['webhooks', 'create', ...conn, '--name', 'crash', '--url', `${rx.url}/hang-once`, '--event-types', 'job.run.completed', '--format', 'json']).stdout);
+    rx.secrets.set(created.id, created.hmac_secret);
+    const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
+    await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/1/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'crash test' }) });
+    await rx.waitFor((d) => d.some((x) => x.path === '/hang-once'));
+    serve.kill('SIGKILL');
+    await new Promise((r) => serve.once('exit', r));
+    const s = await start(serveArgs(), /listening on (http:\/\/\S+)/);
+    serve = s.child;
+    await rx.waitFor((d) => d.filter((x) => x.path === '/hang-once').length >= 2);
+    const hits = rx.deliveries.filter((x) => x.path === '/hang-once');
+    expect(hits[1]!.body).toBe(hits[0]!.body);
+    expect(hits.every((x) => x.verified)).toBe(true);
+    serve.kill('SIGTERM');
+    await new Promise((r) => serve.once('exit', r));
+  });
+});
