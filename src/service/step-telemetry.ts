@@ -7,6 +7,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+// The one place this service calls the producer's converter (src/produce, issue 3).
+import { convertFile } from '../produce/convert.js';
 
 export interface TelemetryFile {
   path: string;
@@ -58,23 +60,9 @@ export async function findStepTelemetry(argv: string[], cwd: string, telemetryDi
   return found.find((f) => f.format === 'parquet') ?? found[0] ?? null;
 }
 
-type ConvertFile = (input: string, output: string) => Promise<{ records: number }>;
-
-/**
- * The one place this service calls the producer's converter. Loaded lazily: the service runs (and
- * stores Parquet telemetry) even where the converter is not present.
- */
-async function loadConvertFile(): Promise<ConvertFile> {
-  const specifier = '../produce/convert.js';
-  const mod = (await import(specifier)) as { convertFile?: ConvertFile };
-  if (typeof mod.convertFile !== 'function') throw new Error('src/produce/convert.ts does not export convertFile');
-  return mod.convertFile;
-}
-
 /** The artifact bytes for a step's telemetry file (JSONL converted to Parquet in `scratchDir`). */
 export async function telemetryArtifact(file: TelemetryFile, scratchDir: string, step: number): Promise<Buffer> {
   if (file.format === 'parquet') return readFile(file.path);
-  const convertFile = await loadConvertFile();
   const out = join(scratchDir, artifactName(step));
   await convertFile(file.path, out);
   return readFile(out);

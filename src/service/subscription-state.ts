@@ -41,5 +41,5 @@ export function activeAfterUpdate(sub: Subscription, body: { active?: boolean; c
   const wasActive = sub.active && !sub.archived;
   if (body.active === true) return true;
   if (urlChanged && !wasActive) return true;
-  return body.active ?? sub.active;
+  return body.active ?? wasActive;
 }

@@ -3,7 +3,9 @@
  * pass the same tests. Real HTTP on 127.0.0.1 with port 0; the receiver checks every signature.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { readRecords } from '../../src/produce/convert.js';
+import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 import { join } from 'node:path';
 import { ManualClock, toMicros } from '../../src/service/clock.js';
 import { eventId } from '../../src/service/ids.js';
@@ -352,6 +354,23 @@ export function serviceSuite(factory: StoreFactory): void {
         const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
         const all = await c.fetchAllTelemetry(run.id);
         expect(all.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PQ']]);
+      });
+
+      const jsonlNote = samplesNote(FUSION);
+      it.skipIf(jsonlNote.missing)(jsonlNote.title('converts a JSONL telemetry file named by --otel-file-name into the Parquet artifact'), async () => {
+        const src = sample(FUSION, 'forwarder-otel_failed-preview120.jsonl');
+        const step = `node -e "const fs=require('fs');fs.mkdirSync('logs',{recursive:true});fs.copyFileSync(process.argv[1],'logs/run.jsonl')" ${JSON.stringify(src)} --otel-file-name run.jsonl`;
+        const id = await job([step]);
+        const run = await runAndWait(id);
+        expect(run.run_steps[0]).toMatchObject({ status: 10, telemetry_artifact: 'telemetry-1-otel.parquet' });
+        const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
+        const bytes = await c.fetchTelemetry(run.id, 1);
+        expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+        const out = join(db.dir, 'fetched.parquet');
+        writeFileSync(out, bytes);
+        let n = 0;
+        for await (const _ of readRecords(out)) n++;
+        expect(n).toBe(readFileSync(src, 'utf8').split('\n').filter((l) => l.trim()).length);
       });
 
       it('filters deliveries by job_ids and event_types', async () => {

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { isBlockedAddress, checkLiteralHost } from '../../src/service/ssrf.js';
+import { hmacHex, signatureHeaders, verifyStandardWebhook, verifyWebhookSignature } from '../../src/service/signing.js';
+import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
+import { accountIdentifier, eventId, ksuid, subscriptionId } from '../../src/service/ids.js';
+import { applyAttempt, activeAfterUpdate, DEFAULT_ARCHIVAL } from '../../src/service/subscription-state.js';
+import { parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
+import type { AttemptOutcome, Subscription } from '../../src/service/store/types.js';
+
+describe('SSRF address classes', () => {
+  it.each([
+    '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1',
+    '255.255.255.255', '198.18.0.1', '192.0.2.5', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1',
+    '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:0001::', '::127.0.0.1', 'not-an-ip',
+  ])('blocks %s', (a) => expect(isBlockedAddress(a)).toBe(true));
+
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::'])(
+    'allows %s', (a) => expect(isBlockedAddress(a)).toBe(false));
+
+  it('checks literal hosts after URL normalisation (decimal, hex, bracketed IPv6)', () => {
+    for (const u of ['http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:7f00:1]/', 'http://127.1/']) {
+      expect(() => checkLiteralHost(new URL(u), false), u).toThrow(/refused/);
+      expect(() => checkLiteralHost(new URL(u), true), u).not.toThrow();
+    }
+    expect(() => checkLiteralHost(new URL('http://example.com/'), false)).not.toThrow();
+  });
+});
+
+describe('signatures', () => {
+  it('Authorization is the lowercase hex HMAC-SHA256 of the raw body keyed by the secret', () => {
+    const body = '{"a":1}';
+    const want = createHmac('sha256', 'secret').update(body).digest('hex');
+    expect(hmacHex(body, 'secret')).toBe(want);
+    expect(signatureHeaders('wev_1', body, 'secret', 1_700_000_000_000).authorization).toBe(want);
+    // a fixed vector, so the scheme cannot drift silently
+    expect(hmacHex('hello', 'key')).toBe('9307b3b915efb5171ff14d8cb55fbcc798c6c0ef1456d66ded1a6aa723a58b7b');
+  });
+
+  it('verifies in constant time and rejects bad, short and non-hex values', () => {
+    const body = Buffer.from('{"eventId":"wev_x"}');
+    const sig = hmacHex(body, 's');
+    expect(verifyWebhookSignature(body, sig, 's')).toBe(true);
+    expect(verifyWebhookSignature(body, sig.toUpperCase(), 's')).toBe(true);
+    expect(verifyWebhookSignature(body, `sha256=${sig}`, 's')).toBe(true);
+    expect(verifyWebhookSignature(body, sig, 't')).toBe(false);
+    expect(verifyWebhookSignature(Buffer.concat([body, Buffer.from(' ')]), sig, 's')).toBe(false);
+    expect(verifyWebhookSignature(body, sig.slice(2), 's')).toBe(false);
+    expect(verifyWebhookSignature(body, 'zz' + sig.slice(2), 's')).toBe(false);
+    expect(verifyWebhookSignature(body, undefined, 's')).toBe(false);
+    expect(verifyWebhookSignature(body, sig, '')).toBe(false);
+  });
+
+  it('Standard Webhooks headers sign id.timestamp.body with the base64-decoded secret, within a 5-minute window', () => {
+    const secret = Buffer.from('0123456789abcdef0123456789').toString('base64');
+    const now = 1_700_000_000_000;
+    const h = signatureHeaders('wev_abc', '{}', secret, now);
+    expect(h['webhook-timestamp']).toBe('1700000000');
+    const mac = createHmac('sha256', Buffer.from(secret, 'base64')).update('wev_abc.1700000000.{}').digest('base64');
+    expect(h['webhook-signature']).toBe(`v1,${mac}`);
+    const hdr = { id: h['webhook-id'], timestamp: h['webhook-timestamp'], signature: h['webhook-signature'] };
+    expect(verifyStandardWebhook('{}', hdr, secret, now + 299_000)).toBe(true);
+    expect(verifyStandardWebhook('{}', hdr, `whsec_${secret}`, now)).toBe(true);
+    expect(verifyStandardWebhook('{}', hdr, secret, now + 301_000)).toBe(false);
+    expect(verifyStandardWebhook('{ }', hdr, secret, now)).toBe(false);
+  });
+});
+
+describe('step commands', () => {
+  it('splits words and quotes like a shell, without expanding anything', () => {
+    expect(splitCommand('dbt build --select "tag:nightly my_model"')).toEqual(['dbt', 'build', '--select', 'tag:nightly my_model']);
+    expect(splitCommand(`dbt run --vars '{"a": 1}'`)).toEqual(['dbt', 'run', '--vars', '{"a": 1}']);
+    expect(splitCommand('dbt  run ; rm -rf / $HOME `x`')).toEqual(['dbt', 'run', ';', 'rm', '-rf', '/', '$HOME', '`x`']);
+    expect(splitCommand('a "" b\\ c')).toEqual(['a', '', 'b c']);
+    expect(() => splitCommand('dbt "run')).toThrow(/unclosed/);
+  });
+
+  it('allows only bare executable names from the list', () => {
+    expect(stepRefusal('dbt build', ['dbt', 'runlens'])).toBeNull();
+    expect(stepRefusal('bash -c "dbt build"', ['dbt'])).toMatch(/not allowed/);
+    expect(stepRefusal('/tmp/dbt build', ['dbt'])).toMatch(/bare name/);
+    expect(stepRefusal('./dbt build', ['dbt'])).toMatch(/bare name/);
+    expect(stepRefusal('   ', ['dbt'])).toMatch(/empty/);
+  });
+});
+
+describe('ids', () => {
+  it('are prefixed 27-character base62 KSUIDs that sort by time', () => {
+    expect(subscriptionId(Date.now())).toMatch(/^wsu_[0-9A-Za-z]{27}$/);
+    expect(eventId(Date.now())).toMatch(/^wev_[0-9A-Za-z]{27}$/);
+    expect(ksuid(Date.UTC(2020, 0, 1)) < ksuid(Date.UTC(2026, 0, 1))).toBe(true);
+    expect(accountIdentifier(1)).toBe(accountIdentifier(1));
+    expect(accountIdentifier(1)).not.toBe(accountIdentifier(2));
+  });
+});
+
+describe('subscription state rules', () => {
+  const sub: Subscription = { id: 'wsu_x', accountId: 1, name: 'n', description: '', clientUrl: 'https://a', active: true, archived: false,
+    deactivateReason: null, eventTypes: ['job.run.completed'], jobIds: [], hmacSecret: 's', createdAt: 0, updatedAt: 0, dispatchedAt: null,
+    httpStatusCode: 0, consecutiveFailures: 0, failingSince: null };
+  const attempt = (success: boolean, last: boolean, at: number): AttemptOutcome => ({
+    receipt: { id: 'r', eventId: 'e', subscriptionId: 'wsu_x', attempt: 1, dispatchedAt: at, httpStatusCode: success ? 200 : 500, errorInfo: null,
+      requestHeaders: {}, responseBody: '', durationMs: 1 },
+    success, nextAttemptAt: last ? null : at + 1, now: at,
+  });
+
+  it('counts a delivery as failed when its last attempt fails, and a success resets the streak', () => {
+    let s = applyAttempt(sub, attempt(false, false, 10), DEFAULT_ARCHIVAL, false);
+    expect(s).toMatchObject({ consecutiveFailures: 0, failingSince: 10, httpStatusCode: 500, dispatchedAt: 10 });
+    s = applyAttempt(s, attempt(false, true, 20), DEFAULT_ARCHIVAL, false);
+    expect(s).toMatchObject({ consecutiveFailures: 1, failingSince: 10 });
+    s = applyAttempt(s, attempt(true, true, 30), DEFAULT_ARCHIVAL, false);
+    expect(s).toMatchObject({ consecutiveFailures: 0, failingSince: null, httpStatusCode: 200 });
+    expect(applyAttempt(s, attempt(false, true, 40), DEFAULT_ARCHIVAL, true).consecutiveFailures).toBe(0); // tests do not count
+  });
+
+  it('archives at 1,000 failed deliveries or 7 days of failures', () => {
+    expect(applyAttempt({ ...sub, consecutiveFailures: 999, failingSince: 0 }, attempt(false, true, 1), DEFAULT_ARCHIVAL, false).archived).toBe(true);
+    expect(applyAttempt({ ...sub, consecutiveFailures: 998, failingSince: 0 }, attempt(false, true, 1), DEFAULT_ARCHIVAL, false).archived).toBe(false);
+    const week = DEFAULT_ARCHIVAL.maxFailingMicros;
+    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, false, 5 + week), DEFAULT_ARCHIVAL, false).archived).toBe(true);
+    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, false, 4 + week), DEFAULT_ARCHIVAL, false).archived).toBe(false);
+  });
+
+  it('reactivates on active true or on a new URL unless the subscription was active', () => {
+    const archived = { ...sub, active: true, archived: true };
+    expect(activeAfterUpdate(archived, { active: true })).toBe(true);
+    expect(activeAfterUpdate(archived, { client_url: 'https://b' })).toBe(true);
+    expect(activeAfterUpdate(archived, { client_url: 'https://a' })).toBe(false);
+    expect(activeAfterUpdate({ ...sub, active: false }, { client_url: 'https://b', active: false })).toBe(true);
+    expect(activeAfterUpdate(sub, { client_url: 'https://b', active: false })).toBe(false);
+    expect(activeAfterUpdate(sub, { name: 'x' } as never)).toBe(true);
+  });
+});
+
+describe('serve options', () => {
+  it('parses retry delays in seconds and names the flag when wrong', () => {
+    expect(parseRetryDelays('10,60,300,1800')).toEqual([10_000, 60_000, 300_000, 1_800_000]);
+    expect(parseRetryDelays('0.01')).toEqual([10, 10, 10, 10]);
+    expect(() => parseRetryDelays('1,2,3,4,5')).toThrow(/--retry-delays/);
+    expect(() => parseRetryDelays('-1')).toThrow(/--retry-delays/);
+    expect(parseStepCommands('dbt, runlens')).toEqual(['dbt', 'runlens']);
+    expect(() => parseStepCommands('dbt,/bin/sh')).toThrow(/--step-commands/);
+  });
+});
