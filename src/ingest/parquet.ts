@@ -96,14 +96,16 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<string> 
   );
   return `SELECT
       CAST($file_id AS INTEGER) AS file_id,
-      ${col('record_type', 'CAST(record_type AS VARCHAR)')},
-      ${col('trace_id', 'rl_trace_id(CAST(trace_id AS VARCHAR))')},
-      ${hex('span_id')}, ${hex('parent_span_id')},
-      ${col('span_name', 'span_name')}, ${col('event_type', 'CAST(event_type AS VARCHAR)')}, ${col('event_id', 'event_id')},
-      ${ns('start_time_unix_nano')}, ${ns('end_time_unix_nano')}, ${ns('time_unix_nano')},
-      ${col('severity_number', 'CAST(severity_number AS INTEGER)')}, ${col('severity_text', 'CAST(severity_text AS VARCHAR)')},
-      ${col('status_code', 'CAST(status_code AS INTEGER)')}, ${col('status_message', 'status_message')},
-      ${col('body', 'body')}, ${links}::JSON,
-      ${shape.top.has('attributes') ? attributesJsonSql(shape) : "'{}'::JSON"}
+      ${col('record_type', 'CAST(record_type AS VARCHAR)')} AS record_type,
+      ${col('trace_id', 'rl_trace_id(CAST(trace_id AS VARCHAR))')} AS trace_id,
+      ${hex('span_id')} AS span_id, ${hex('parent_span_id')} AS parent_span_id,
+      ${col('span_name', 'span_name')} AS span_name, ${col('event_type', 'CAST(event_type AS VARCHAR)')} AS event_type,
+      ${col('event_id', 'event_id')} AS event_id,
+      ${ns('start_time_unix_nano')} AS start_ns, ${ns('end_time_unix_nano')} AS end_ns, ${ns('time_unix_nano')} AS time_ns,
+      ${col('severity_number', 'CAST(severity_number AS INTEGER)')} AS severity_number,
+      ${col('severity_text', 'CAST(severity_text AS VARCHAR)')} AS severity_text,
+      ${col('status_code', 'CAST(status_code AS INTEGER)')} AS status_code, ${col('status_message', 'status_message')} AS status_message,
+      ${col('body', 'body')} AS body, (${links})::JSON AS links,
+      (${shape.top.has('attributes') ? attributesJsonSql(shape) : "'{}'::JSON"}) AS attributes
     FROM read_parquet(${sqlString(input.path)})`;
 }

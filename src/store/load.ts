@@ -105,7 +105,13 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       await db.run(`INSERT INTO record_rows ${normalizeSelect(select)}`, { file_id: fileId });
       if (process.env.RUNLENS_TIMING) process.stderr.write(`insert records: ${(performance.now() - t).toFixed(0)} ms\n`);
     } catch (e) {
-      throw translateReadError(e, input);
+      const err = translateReadError(e, input);
+      // DuckDB's line numbers can be off by one: name the first bad line from our own scan.
+      if (input.format === 'jsonl' && err instanceof InputError) {
+        const [first] = await locateBadLines(input, 1);
+        if (first) throw new InputError(`${first.reason} (use --lenient to skip bad lines)`, input.path, first.line);
+      }
+      throw err;
     }
     const sha = await hashing;
     const dup = await db.scalar<string | null>('SELECT path FROM files WHERE sha256 = $sha', { sha });
@@ -145,6 +151,11 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       { file_id: fileId },
     );
     await db.run('COMMIT');
+    // Row ids are only final after the commit (transaction-local ones are offset): the line of a
+    // record is its row id minus the file's first row id, plus one.
+    await db.run(`UPDATE files SET first_row = (SELECT min(rowid) FROM record_rows WHERE file_id = $file_id) WHERE file_id = $file_id`, {
+      file_id: fileId,
+    });
   } catch (e) {
     await db.run('ROLLBACK').catch(() => undefined);
     await hashing.catch(() => undefined);

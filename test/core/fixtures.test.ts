@@ -1,0 +1,244 @@
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
+import { InputError } from '../../src/errors.js';
+import { evaluateGate } from '../../src/gate/rules.js';
+import { writeParquetFile } from '../../src/produce/parquet-writer.js';
+import type { JsonlRecord } from '../../src/produce/record.js';
+import type { Db } from '../../src/store/db.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { TRACE, interfaceStyleRun, span, tempDir, writeLines } from '../helpers/fixtures.js';
+
+const dir = tempDir();
+const FUSION_ET = (x: string) => `v1.public.events.fusion.${x}`;
+
+async function model(paths: string[], lenient = false): Promise<Db> {
+  const db = await openModel();
+  await loadPaths(db, paths, { lenient });
+  return db;
+}
+
+describe("the interface document's form", () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await model([writeLines(dir, 'interface.jsonl', interfaceStyleRun())]);
+  });
+  afterAll(() => db.close());
+
+  it('reads lower-case outcomes, Node(<id>) names, Run phases, flat test_outcome, the engine product segment', async () => {
+    const rows = await db.all(`SELECT unique_id, phase, node_outcome, skip_reason, test_outcome, failing_rows, upstream_unique_id FROM node_results ORDER BY unique_id`);
+    expect(rows).toEqual([
+      { unique_id: 'model.project.customers', phase: 'run', node_outcome: 'error', skip_reason: null, test_outcome: null, failing_rows: null, upstream_unique_id: null },
+      { unique_id: 'model.project.orders', phase: 'run', node_outcome: 'skipped', skip_reason: 'upstream', test_outcome: null, failing_rows: null, upstream_unique_id: 'model.project.customers' },
+      { unique_id: 'model.project.revenue', phase: 'run', node_outcome: 'skipped', skip_reason: 'upstream', test_outcome: null, failing_rows: null, upstream_unique_id: 'model.project.orders' },
+      { unique_id: 'test.project.not_null_x', phase: 'run', node_outcome: 'success', skip_reason: null, test_outcome: 'failed', failing_rows: 7, upstream_unique_id: null },
+      { unique_id: 'test.project.unique_y', phase: 'run', node_outcome: 'success', skip_reason: null, test_outcome: 'warned', failing_rows: null, upstream_unique_id: null },
+    ]);
+    expect(await db.all('SELECT kind, count(*)::INT n FROM spans GROUP BY ALL ORDER BY ALL')).toEqual([
+      { kind: 'invocation', n: 1 }, { kind: 'node_evaluated', n: 5 }, { kind: 'phase', n: 1 },
+    ]);
+  });
+
+  it('follows a two-step upstream chain to the node that errored, and attaches the ERROR log text', async () => {
+    const r = await runSavedQuery(db, findSavedQuery('upstream-skip-chains'));
+    const revenue = r.rows.find((x) => x.unique_id === 'model.project.revenue')!;
+    expect(revenue).toMatchObject({ chain_length: 2, chain: 'model.project.orders -> model.project.customers', root_cause: 'model.project.customers', root_cause_outcome: 'error' });
+    expect(await db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.project.customers'`)).toBe('Syntax error near SELEC');
+  });
+
+  it('gates: default fails on the error and the failed test; --fail-on picks rules', async () => {
+    const g = await evaluateGate(db, ['test-failed', 'error']);
+    expect(g.passed).toBe(false);
+    expect(g.offenders.map((o) => [o.unique_id, o.rule])).toEqual([
+      ['model.project.customers', 'error'],
+      ['test.project.not_null_x', 'test-failed'],
+    ]);
+    const w = await evaluateGate(db, ['test-warned']);
+    expect(w.offenders.map((o) => o.unique_id)).toEqual(['test.project.unique_y']);
+    const s = await evaluateGate(db, ['skipped']);
+    expect(s.offenders).toHaveLength(2);
+    expect((await evaluateGate(db, ['canceled'])).passed).toBe(true);
+  });
+});
+
+describe('older builds with camelCase envelope keys', () => {
+  it('loads traceId/spanId/... the same as snake_case', async () => {
+    const camel = interfaceStyleRun().map((r) => {
+      const o: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(r)) o[k === 'attributes' ? k : k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = v;
+      return o;
+    });
+    expect(Object.keys(camel[0]!)).toContain('traceId');
+    const db = await model([writeLines(dir, 'camel.jsonl', camel)]);
+    try {
+      expect(await db.scalar('SELECT count(*)::INT FROM node_results')).toBe(5);
+      expect(await db.scalar('SELECT trace_id FROM runs')).toBe(TRACE);
+      expect(await db.scalar(`SELECT count(*)::INT FROM spans WHERE start_ns IS NULL OR span_id IS NULL`)).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('spans that never ended, and orphans', () => {
+  it('keeps an unended span (flagged) and an orphan in its trace', async () => {
+    const recs = [
+      ...span({ id: '00000000000000a1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 }),
+      ...span({ id: '00000000000000a2', parent: '00000000000000a1', name: 'Phase: RUN', eventType: FUSION_ET('phase.PhaseExecuted'), start: 1, attrs: { phase: 'EXECUTION_PHASE_RUN' } }),
+      ...span({ id: '00000000000000a3', parent: '00000000000000ff', name: 'Node evaluated (model.p.lost)', eventType: FUSION_ET('node.NodeEvaluated'), start: 2, end: 3, attrs: { unique_id: 'model.p.lost', phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS' } }),
+      ...span({ id: '00000000000000a4', parent: '00000000000000a3', name: 'Query executed (model.p.lost)', eventType: FUSION_ET('query.QueryExecuted'), start: 2.1, end: 2.9 }),
+    ];
+    const db = await model([writeLines(dir, 'unended.jsonl', recs)]);
+    try {
+      expect(await db.all('SELECT span_id, kind, ended, orphan, depth FROM spans ORDER BY span_id')).toEqual([
+        { span_id: '00000000000000a1', kind: 'invocation', ended: true, orphan: false, depth: 0 },
+        { span_id: '00000000000000a2', kind: 'phase', ended: false, orphan: false, depth: 1 },
+        { span_id: '00000000000000a3', kind: 'node_evaluated', ended: true, orphan: true, depth: 0 },
+        { span_id: '00000000000000a4', kind: 'query', ended: true, orphan: false, depth: 1 },
+      ]);
+      expect(await db.scalar(`SELECT end_ns FROM spans WHERE span_id = '00000000000000a2'`)).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('unknown event types and enum values are kept (the schema is additive)', () => {
+  it('stores them as they came, lower-cased for enums', async () => {
+    const recs = [
+      ...span({ id: '00000000000000b1', name: 'Node evaluated (model.p.x)', eventType: FUSION_ET('node.NodeEvaluated'), start: 0, end: 1, attrs: { unique_id: 'model.p.x', phase: 'EXECUTION_PHASE_TELEPORT' }, endAttrs: { node_outcome: 'NODE_OUTCOME_PARTIALLY_DONE', node_skip_reason: 7 } }),
+      ...span({ id: '00000000000000b2', name: 'Something new', eventType: FUSION_ET('future.BrandNewThing'), start: 0, end: 1, attrs: { anything: { nested: [1, 2] } } }),
+      { record_type: 'LogRecord', trace_id: TRACE, span_id: null, span_name: null, event_id: 'e', time_unix_nano: '1772073188904419000', severity_number: 9, severity_text: 'INFO', body: 'hi', event_type: FUSION_ET('log.FutureLog'), attributes: {} },
+    ];
+    const db = await model([writeLines(dir, 'unknown.jsonl', recs)]);
+    try {
+      expect(await db.one(`SELECT phase, node_outcome, skip_reason FROM nodes`)).toEqual({ phase: 'teleport', node_outcome: 'partially_done', skip_reason: '7' });
+      expect(await db.one(`SELECT kind, event_type FROM spans WHERE span_id = '00000000000000b2'`)).toEqual({ kind: 'other', event_type: FUSION_ET('future.BrandNewThing') });
+      expect(await db.scalar(`SELECT count(*)::INT FROM logs WHERE event_type LIKE '%FutureLog'`)).toBe(1);
+      expect(await db.scalar(`SELECT attributes->'anything'->'nested'->>1 FROM span_details WHERE span_id = '00000000000000b2'`)).toBe('2');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('bad input', () => {
+  const good = JSON.stringify(interfaceStyleRun()[0]);
+  const bad = writeLines(dir, 'bad.jsonl', [good, '{"record_type":"SpanEnd", nope', ...interfaceStyleRun().slice(1).map((r) => JSON.stringify(r)), '[1,2]']);
+
+  it('stops a strict load with file:line and the reason', async () => {
+    const db = await openModel();
+    try {
+      const err = await loadPaths(db, [bad]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).message).toMatch(new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: malformed JSON`));
+      expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('--lenient loads the rest, says how many lines were skipped and where', async () => {
+    const db = await openModel();
+    try {
+      const r = await loadPaths(db, [bad], { lenient: true });
+      expect(r.skippedLines).toBe(2);
+      expect(r.files[0]!.badLines.map((b) => b.line)).toEqual([2, interfaceStyleRun().length + 2]);
+      expect(r.records).toBe(interfaceStyleRun().length);
+      expect(await db.scalar('SELECT count(*)::INT FROM node_results')).toBe(5);
+      // source lines stay right for the records after the bad line
+      expect(await db.scalar(`SELECT min(line)::INT FROM records WHERE record_type = 'LogRecord'`)).toBe(interfaceStyleRun().length + 1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('names a truncated Parquet file and a file that is not Parquet', async () => {
+    const pq = path.join(dir, 'trunc.parquet');
+    await writeParquetFile(interfaceStyleRun() as JsonlRecord[], pq);
+    const bytes = readFileSync(pq);
+    writeFileSync(pq, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    const notPq = path.join(dir, 'text.parquet');
+    writeFileSync(notPq, 'hello\n');
+    const db = await openModel();
+    try {
+      await expect(loadPaths(db, [pq])).rejects.toThrow(/trunc\.parquet: truncated Parquet file/);
+      await expect(loadPaths(db, [notPq])).rejects.toThrow(/text\.parquet: not a Parquet file/);
+      await expect(loadPaths(db, [path.join(dir, 'missing.jsonl')])).rejects.toThrow(/missing\.jsonl: no such file/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('an empty file loads nothing', async () => {
+    const empty = path.join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const db = await model([empty]);
+    try {
+      expect(await db.scalar('SELECT count(*)::INT FROM runs')).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('inputs: gzip, folders, globs, many traces per file, --db persistence', () => {
+  it('reads .jsonl.gz, recurses folders, expands globs, and keys loads by content hash', async () => {
+    const root = path.join(dir, 'tree');
+    mkdirSync(path.join(root, 'a', 'b'), { recursive: true });
+    const two = [...interfaceStyleRun('11111111111111111111111111111111'), ...interfaceStyleRun('22222222222222222222222222222222')];
+    writeLines(path.join(root, 'a'), 'two.ndjson', two);
+    writeFileSync(path.join(root, 'a', 'b', 'three.jsonl.gz'), gzipSync(interfaceStyleRun('33333333333333333333333333333333').map((r) => JSON.stringify(r)).join('\n') + '\n'));
+    writeFileSync(path.join(root, 'a', 'ignored.txt'), 'not telemetry');
+    const dbFile = path.join(dir, 'model.duckdb');
+    let db = await openModel(dbFile);
+    const r1 = await loadPaths(db, [root]);
+    expect(r1.files.map((f) => path.basename(f.path))).toEqual(['three.jsonl.gz', 'two.ndjson']);
+    expect(await db.scalar('SELECT count(*)::INT FROM runs')).toBe(3);
+    db.close();
+
+    // A second process: the same content (even under another name) adds nothing; a new file adds its run.
+    copyFileSync(path.join(root, 'a', 'two.ndjson'), path.join(dir, 'copy-of-two.jsonl'));
+    writeLines(dir, 'four.jsonl', interfaceStyleRun('44444444444444444444444444444444'));
+    db = await openModel(dbFile);
+    const r2 = await loadPaths(db, [path.join(dir, '*-of-two.jsonl'), path.join(dir, 'four.jsonl')]);
+    expect(r2.files.map((f) => f.duplicate)).toEqual([true, false]);
+    expect(await db.scalar('SELECT count(*)::INT FROM runs')).toBe(4);
+    expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(4 * interfaceStyleRun().length);
+    db.close();
+  });
+});
+
+describe("Parquet in the engine's layout", () => {
+  it('loads to the same model as the JSONL it was written from', async () => {
+    // Engine-shaped records: the interface's flat test_outcome has no Parquet column (the layout is the engine's).
+    const recs = [
+      ...span({ id: '0000000000000001', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10, attrs: { invocation_id: 'aaaabbbb-cccc-dddd-eeee-ffff00001111', eval_args: { command: 'build', num_threads: '4' } } }),
+      ...span({ id: '0000000000000002', parent: '0000000000000001', name: 'Phase: RUN', eventType: FUSION_ET('phase.PhaseExecuted'), start: 1, end: 9, attrs: { phase: 'EXECUTION_PHASE_RUN', node_count_total: '2' } }),
+      ...span({ id: '00000000000000c3', parent: '0000000000000002', name: 'Node evaluated (model.project.customers)', eventType: FUSION_ET('node.NodeEvaluated'), start: 2, end: 2.5, attrs: { unique_id: 'model.project.customers', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' }, endAttrs: { node_outcome: 'NODE_OUTCOME_ERROR', node_error_type: 'NODE_ERROR_TYPE_USER' } }),
+      ...span({ id: '00000000000000c1', parent: '0000000000000002', name: 'Node evaluated (test.p.t1)', eventType: FUSION_ET('node.NodeEvaluated'), start: 3, end: 4, attrs: { unique_id: 'test.p.t1', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_TEST' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: { failing_rows: 3, test_outcome: 'TEST_OUTCOME_FAILED' } } }),
+      ...span({ id: '00000000000000c2', parent: '0000000000000002', name: 'Node evaluated (model.p.m2)', eventType: FUSION_ET('node.NodeEvaluated'), start: 3, end: 4, attrs: { unique_id: 'model.p.m2', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SKIPPED', node_skip_reason: 'NODE_SKIP_REASON_UPSTREAM', node_skip_upstream_detail: { upstream_unique_id: 'model.project.customers' } } }),
+    ] as JsonlRecord[];
+    const jsonl = writeLines(dir, 'layout.jsonl', recs);
+    const pq = path.join(dir, 'layout.parquet');
+    await writeParquetFile(recs, pq);
+    const a = await model([jsonl]);
+    const b = await model([pq]);
+    try {
+      const q = `SELECT trace_id, span_id, parent_span_id, kind, start_ns::VARCHAR s, end_ns::VARCHAR e, unique_id, phase, node_outcome,
+                        skip_reason, upstream_unique_id, test_outcome, failing_rows, depth FROM spans ORDER BY span_id`;
+      const ra = await a.all(q);
+      expect(ra.length).toBe(5);
+      expect(await b.all(q)).toEqual(ra);
+      expect(await b.one(`SELECT test_outcome, failing_rows FROM nodes WHERE unique_id = 'test.p.t1'`)).toEqual({ test_outcome: 'failed', failing_rows: 3 });
+      // span ids are UInt64 in the file and 16 hex in the model
+      const types = await b.all(`SELECT column_name, column_type FROM (DESCRIBE SELECT span_id, start_time_unix_nano FROM read_parquet('${pq}'))`);
+      expect(types).toEqual([{ column_name: 'span_id', column_type: 'UBIGINT' }, { column_name: 'start_time_unix_nano', column_type: 'TIMESTAMP_NS' }]);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});

@@ -1,0 +1,25 @@
+/** Spawn the built CLI (npm test builds first) and capture its output and exit code. */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './samples.js';
+
+export const CLI = path.join(ROOT, 'dist/src/cli.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], opts: { input?: string; env?: Record<string, string>; cwd?: string } = {}): CliResult {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does) before the end-to-end tests`);
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    input: opts.input,
+    encoding: 'utf8',
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, CI: 'true', NO_COLOR: '1', ...opts.env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}

@@ -1,0 +1,20 @@
+/** Paths to the shared real samples; tests that need them skip with a message when they are absent. */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const SHARED_SAMPLES = path.resolve(ROOT, '../shared/samples');
+export const FUSION = path.join(SHARED_SAMPLES, 'fusion-jsonl');
+export const LEGACY = path.join(SHARED_SAMPLES, 'legacy-dbt-core');
+
+export function sample(dir: string, name: string): string {
+  return path.join(dir, name);
+}
+
+/** Title suffix that says why a block is skipped, so a skip never looks like a pass. */
+export function samplesNote(dir: string): { missing: boolean; title: (t: string) => string } {
+  const missing = !existsSync(dir);
+  if (missing) console.warn(`[runlens tests] SKIPPING tests on real samples: ${dir} not found (the shared/ folder beside the project)`);
+  return { missing, title: (t) => (missing ? `${t} (skipped: ${dir} not found)` : t) };
+}
