@@ -27,6 +27,8 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** how often to look for due work when nothing woke the dispatcher (other processes, retries) */
   pollMs?: number;
+  /** how long past the delivery timeout a claim stays with this process before others may retake it */
+  leaseMarginMs?: number;
   /** +/- fraction applied to retry delays so a failing endpoint's retries do not arrive in lockstep */
   jitter?: number;
 }
@@ -55,6 +57,7 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     this.stopped = false;
+    await this.o.store.watch?.(() => this.kick());
     await this.prune();
     this.kick();
   }
@@ -89,7 +92,7 @@ export class Dispatcher {
         const room = this.concurrency - this.inFlight;
         if (room <= 0) break;
         const now = toMicros(this.o.clock.now());
-        const lease = now + toMicros(this.o.timeoutMs + 30_000);
+        const lease = now + toMicros(this.o.timeoutMs + (this.o.leaseMarginMs ?? 30_000));
         const claimed = await this.o.store.claimDue(now, room, lease, this.owner);
         for (const c of claimed) this.launch(c);
         if (claimed.length === room) this.again = true;
@@ -163,6 +166,7 @@ export class Dispatcher {
           responseBody: r.responseBody,
           durationMs: r.durationMs,
         },
+        owner: this.owner,
         success: r.success,
         nextAttemptAt,
         now,

@@ -31,6 +31,8 @@ export interface ServiceOptions {
   archival?: Partial<ArchivalPolicy>;
   concurrency?: number;
   pollMs?: number;
+  /** milliseconds past the delivery timeout before another process may retake a claim (shared stores) */
+  leaseMarginMs?: number;
   jitter?: number;
   /** fastify request logging */
   logger?: boolean;
@@ -58,7 +60,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     timeoutMs: o.deliveryTimeoutMs ?? 10_000,
     allowPrivateTargets: o.allowPrivateTargets ?? false,
     archival: { ...DEFAULT_ARCHIVAL, ...o.archival },
-    concurrency: o.concurrency, pollMs: o.pollMs, jitter: o.jitter ?? 0.1,
+    concurrency: o.concurrency, pollMs: o.pollMs, jitter: o.jitter ?? 0.1, leaseMarginMs: o.leaseMarginMs,
   });
   const runner = new JobRunner({
     store, clock, stepCommands, workDir: o.workDir ?? join(o.dataDir ?? '.', 'runs'), onEvents: () => dispatcher.kick(),
@@ -89,7 +91,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
         started = true;
         // The embedded store belongs to this process alone: leases and runs left by a crashed
         // predecessor are released now rather than after they expire.
-        if (store.kind === 'sqlite') {
+        if (store.exclusive) {
           await store.releaseClaims();
           await runner.closeAbandonedRuns();
         }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/service/store/sqlite.js';
+import { PostgresStore } from '../../src/service/store/postgres.js';
 import type { Store } from '../../src/service/store/types.js';
 import { createService, type Service, type ServiceOptions } from '../../src/service/server.js';
 import { hashToken, newApiToken } from '../../src/service/ids.js';
@@ -24,6 +25,53 @@ export const sqliteFactory: StoreFactory = {
       dir,
       open: async () => new SqliteStore(join(dir, 'db')),
       cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  },
+};
+
+/**
+ * PostgreSQL: each suite run gets its own database on the server named by RUNLENS_TEST_DATABASE_URL
+ * (start one with test/service/start-postgres.sh). Null when the variable is not set.
+ */
+export const PG_URL = process.env.RUNLENS_TEST_DATABASE_URL || null;
+
+export function databaseUrl(base: string, db: string): string {
+  const u = new URL(base);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+export async function createDatabase(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const pg = (await import('pg')).default;
+  const name = `runlens_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return {
+    url: databaseUrl(base, name),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export const postgresFactory: StoreFactory = {
+  name: 'postgres',
+  async fresh() {
+    if (!PG_URL) throw new Error('RUNLENS_TEST_DATABASE_URL is not set');
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-svc-pg-'));
+    const db = await createDatabase(PG_URL);
+    return {
+      dir,
+      open: async () => PostgresStore.connect(db.url, 5),
+      cleanup: async () => {
+        await db.drop();
+        rmSync(dir, { recursive: true, force: true });
+      },
     };
   },
 };
@@ -141,7 +189,7 @@ export async function makeToken(store: Store, accountId: number, permissionSet =
 export async function startService(store: Store, opts: Partial<ServiceOptions> & { workDir: string }): Promise<Harness> {
   const svc = await createService({
     store, allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], deliveryTimeoutMs: 2000, jitter: 0, pollMs: 50,
-    stepCommands: ['node'], ...opts,
+    stepCommands: ['node'], leaseMarginMs: 200, ...opts,
   });
   const base = await svc.listen(0);
   const account = await store.createAccount('Acme', Date.now() * 1000);

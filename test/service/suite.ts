@@ -526,7 +526,7 @@ export function serviceSuite(factory: StoreFactory): void {
 
         store = await db.open();
         const { createService } = await import('../../src/service/server.js');
-        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50 });
+        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50, leaseMarginMs: 200 });
         cleanups.push(async () => {
           await svc2.close(false);
           await store.close();

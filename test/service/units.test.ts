@@ -101,7 +101,7 @@ describe('subscription state rules', () => {
   const attempt = (success: boolean, last: boolean, at: number): AttemptOutcome => ({
     receipt: { id: 'r', eventId: 'e', subscriptionId: 'wsu_x', attempt: 1, dispatchedAt: at, httpStatusCode: success ? 200 : 500, errorInfo: null,
       requestHeaders: {}, responseBody: '', durationMs: 1 },
-    success, nextAttemptAt: last ? null : at + 1, now: at,
+    owner: 'o', success, nextAttemptAt: last ? null : at + 1, now: at,
   });
 
   it('counts a delivery as failed when its last attempt fails, and a success resets the streak', () => {

@@ -19,6 +19,7 @@ type Row = Record<string, unknown>;
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
+  readonly exclusive = true;
   readonly db: Database.Database;
 
   /** `path` is a data folder (the database is `runlens.sqlite` inside) or `:memory:`. */
@@ -243,7 +244,9 @@ export class SqliteStore implements Store {
         JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs);
     const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
     const ev = this.sql(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
-      lease_owner = NULL WHERE id = ? RETURNING test`).get(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId) as Row | undefined;
+      lease_owner = NULL WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
+      .get(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, o.owner) as Row | undefined;
+    if (!ev) return; // the claim was retaken by another dispatcher: its own outcome decides
     const r = this.sql('SELECT * FROM subscriptions WHERE id = ?').get(rc.subscriptionId) as Row | undefined;
     if (!r) return;
     const before = subscriptionFromRow(r);

@@ -120,6 +120,8 @@ export interface Receipt {
 
 export interface AttemptOutcome {
   receipt: Receipt;
+  /** the dispatcher that held the claim: a late outcome from a lease that was retaken does not move the event */
+  owner: string;
   success: boolean;
   /** when the delivery should be tried again; null when this attempt was the last */
   nextAttemptAt: number | null;
@@ -148,6 +150,8 @@ export interface Page<T> {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** the store is this process's alone (embedded): leases and unfinished runs left at start-up are stale */
+  readonly exclusive: boolean;
   close(): Promise<void>;
 
   createAccount(name: string, now: number): Promise<Account>;
@@ -187,6 +191,8 @@ export interface Store {
    * state (archival). The dispatcher batches the attempts that finished in the same tick.
    */
   recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void>;
+  /** Calls `fn` when another process (or this one) enqueued deliveries; optional (polling covers it). */
+  watch?(fn: () => void): Promise<void>;
   /** Releases leases held by processes that are gone (embedded store: all of them at start-up). */
   releaseClaims(owner?: string): Promise<number>;
 

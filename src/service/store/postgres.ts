@@ -1,0 +1,346 @@
+/**
+ * Shared store: PostgreSQL through `pg`, for several `serve` processes on one database. Deliveries are
+ * claimed with FOR UPDATE SKIP LOCKED plus a lease (a killed process's claims are retaken when the
+ * lease runs out); subscription rows are locked (in id order) while an attempt updates their failure
+ * streak, so concurrent dispatchers never lose an update. Enqueues NOTIFY the other processes.
+ */
+import pg from 'pg';
+import { accountIdentifier } from '../ids.js';
+import { applyAttempt } from '../subscription-state.js';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+import { eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches } from './rows.js';
+import type {
+  Account, ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunStep,
+  Store, Subscription, TokenRecord,
+} from './types.js';
+
+type Row = Record<string, unknown>;
+type Q = pg.Pool | pg.PoolClient;
+
+const MIGRATION_LOCK = 0x72756e6c; // "runl": one advisory lock id for every runlens process
+const CHANNEL = 'runlens_events';
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly exclusive = false;
+  private listener: pg.Client | null = null;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    private readonly url: string,
+  ) {}
+
+  /** Connects and brings the schema up to date; processes starting together wait on an advisory lock. */
+  static async connect(url: string, poolSize = 10): Promise<PostgresStore> {
+    const pool = new pg.Pool({ connectionString: url, max: poolSize });
+    pool.on('error', () => undefined); // idle-client errors surface on the next query instead of crashing
+    const store = new PostgresStore(pool, url);
+    try {
+      await store.migrate();
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return store;
+  }
+
+  private async migrate(): Promise<void> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await c.query('CREATE TABLE IF NOT EXISTS runlens_schema (version INTEGER NOT NULL)');
+      const r = await c.query('SELECT version FROM runlens_schema');
+      let version = r.rows.length ? Number(r.rows[0].version) : 0;
+      if (!r.rows.length) await c.query('INSERT INTO runlens_schema (version) VALUES (0)');
+      for (; version < POSTGRES_MIGRATIONS.length; version++) {
+        await c.query('BEGIN');
+        await c.query(POSTGRES_MIGRATIONS[version]!);
+        await c.query('UPDATE runlens_schema SET version = $1', [version + 1]);
+        await c.query('COMMIT');
+      }
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+      c.release();
+    }
+  }
+
+  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  private async rows(q: Q, text: string, values: unknown[] = []): Promise<Row[]> {
+    return (await q.query(text, values)).rows as Row[];
+  }
+
+  async watch(fn: () => void): Promise<void> {
+    if (this.listener) return;
+    const c = new pg.Client({ connectionString: this.url });
+    c.on('error', () => undefined);
+    await c.connect();
+    c.on('notification', () => fn());
+    await c.query(`LISTEN ${CHANNEL}`);
+    this.listener = c;
+  }
+
+  async close(): Promise<void> {
+    await this.listener?.end().catch(() => undefined);
+    this.listener = null;
+    await this.pool.end().catch(() => undefined);
+  }
+
+  async createAccount(name: string, now: number): Promise<Account> {
+    return this.tx(async (c) => {
+      const [r] = await this.rows(c, 'INSERT INTO accounts (name, identifier, created_at) VALUES ($1, $2, $3) RETURNING id', [name, '', now]);
+      const id = Number(r!.id);
+      const identifier = accountIdentifier(id);
+      await c.query('UPDATE accounts SET identifier = $1 WHERE id = $2', [identifier, id]);
+      return { id, name, identifier, createdAt: now };
+    });
+  }
+
+  async getAccount(id: number): Promise<Account | null> {
+    const [r] = await this.rows(this.pool, 'SELECT * FROM accounts WHERE id = $1', [id]);
+    return r ? { id: Number(r.id), name: String(r.name), identifier: String(r.identifier), createdAt: Number(r.created_at) } : null;
+  }
+
+  async createToken(t: { accountId: number; permissionSet: string; name: string; tokenHash: string; now: number }): Promise<TokenRecord> {
+    const [r] = await this.rows(this.pool, 'INSERT INTO tokens (account_id, permission_set, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+      [t.accountId, t.permissionSet, t.name, t.tokenHash, t.now]);
+    return { id: Number(r!.id), accountId: t.accountId, permissionSet: t.permissionSet, name: t.name };
+  }
+
+  async findToken(tokenHash: string): Promise<TokenRecord | null> {
+    const [r] = await this.rows(this.pool, 'SELECT id, account_id, permission_set, name FROM tokens WHERE token_hash = $1', [tokenHash]);
+    return r ? { id: Number(r.id), accountId: Number(r.account_id), permissionSet: String(r.permission_set), name: String(r.name) } : null;
+  }
+
+  async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {
+    const [n] = await this.rows(this.pool, 'SELECT count(*) AS n FROM subscriptions WHERE account_id = $1', [accountId]);
+    const rows = await this.rows(this.pool, 'SELECT * FROM subscriptions WHERE account_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [accountId, limit, offset]);
+    return { items: rows.map(subscriptionFromRow), total: Number(n!.n) };
+  }
+
+  async getSubscription(accountId: number, id: string): Promise<Subscription | null> {
+    const [r] = await this.rows(this.pool, 'SELECT * FROM subscriptions WHERE account_id = $1 AND id = $2', [accountId, id]);
+    return r ? subscriptionFromRow(r) : null;
+  }
+
+  async insertSubscription(s: Subscription): Promise<void> {
+    await this.pool.query(`INSERT INTO subscriptions (id, account_id, name, description, client_url, active, archived, deactivate_reason,
+      event_types, job_ids, hmac_secret, created_at, updated_at, dispatched_at, http_status_code, consecutive_failures, failing_since)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, subValues(s));
+  }
+
+  async saveSubscription(s: Subscription): Promise<void> {
+    await this.pool.query(`UPDATE subscriptions SET name = $3, description = $4, client_url = $5, active = $6, archived = $7,
+      deactivate_reason = $8, event_types = $9, job_ids = $10, updated_at = $11, dispatched_at = $12, http_status_code = $13,
+      consecutive_failures = $14, failing_since = $15 WHERE id = $1 AND account_id = $2`,
+    [s.id, s.accountId, s.name, s.description, s.clientUrl, s.active, s.archived, s.deactivateReason, JSON.stringify(s.eventTypes),
+      JSON.stringify(s.jobIds), s.updatedAt, s.dispatchedAt, s.httpStatusCode, s.consecutiveFailures, s.failingSince]);
+  }
+
+  async deleteSubscription(accountId: number, id: string): Promise<boolean> {
+    return this.tx(async (c) => {
+      const r = await c.query('DELETE FROM subscriptions WHERE account_id = $1 AND id = $2', [accountId, id]);
+      if (r.rowCount) await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = $1 AND status = 'pending'`, [id]);
+      return Boolean(r.rowCount);
+    });
+  }
+
+  async createJob(j: Omit<Job, 'id'>): Promise<Job> {
+    const [r] = await this.rows(this.pool, `INSERT INTO jobs (account_id, name, project_id, environment_id, project_name, environment_name,
+      tool_version, execute_steps, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+    [j.accountId, j.name, j.projectId, j.environmentId, j.projectName, j.environmentName, j.toolVersion, JSON.stringify(j.executeSteps), j.createdAt]);
+    return { ...j, id: Number(r!.id) };
+  }
+
+  async getJob(accountId: number, id: number): Promise<Job | null> {
+    const [r] = await this.rows(this.pool, 'SELECT * FROM jobs WHERE account_id = $1 AND id = $2', [accountId, id]);
+    return r ? jobFromRow(r) : null;
+  }
+
+  async createRun(r: Omit<Run, 'id'>): Promise<Run> {
+    const [row] = await this.rows(this.pool, `INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at,
+      finished_at, errored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+    [r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt]);
+    return { ...r, id: Number(row!.id) };
+  }
+
+  async getRun(accountId: number, id: number): Promise<Run | null> {
+    const [r] = await this.rows(this.pool, 'SELECT * FROM runs WHERE account_id = $1 AND id = $2', [accountId, id]);
+    return r ? runFromRow(r) : null;
+  }
+
+  async saveRun(r: Run): Promise<void> {
+    await this.pool.query('UPDATE runs SET status = $1, status_message = $2, started_at = $3, finished_at = $4, errored_at = $5 WHERE id = $6',
+      [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id]);
+  }
+
+  async listUnfinishedRuns(): Promise<Run[]> {
+    return (await this.rows(this.pool, 'SELECT * FROM runs WHERE status IN (1, 2, 3) ORDER BY id')).map(runFromRow);
+  }
+
+  async saveRunStep(s: RunStep): Promise<void> {
+    await this.pool.query(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
+      exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
+      artifact = excluded.artifact`, [s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact]);
+  }
+
+  async listRunSteps(runId: number): Promise<RunStep[]> {
+    return (await this.rows(this.pool, 'SELECT * FROM run_steps WHERE run_id = $1 ORDER BY idx', [runId])).map(stepFromRow);
+  }
+
+  async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void> {
+    await this.pool.query(`INSERT INTO artifacts (run_id, step, name, bytes, created_at) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (run_id, name) DO UPDATE SET step = excluded.step, bytes = excluded.bytes, created_at = excluded.created_at`,
+    [runId, step, name, bytes, now]);
+  }
+
+  async getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null> {
+    const [r] = await this.rows(this.pool, `SELECT a.bytes FROM artifacts a JOIN runs r ON r.id = a.run_id
+      WHERE r.account_id = $1 AND a.run_id = $2 AND a.name = $3`, [accountId, runId, name]);
+    return r ? (r.bytes as Buffer) : null;
+  }
+
+  async enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]> {
+    return this.tx(async (c) => {
+      const subs = (await this.rows(c, 'SELECT * FROM subscriptions WHERE account_id = $1 AND active AND NOT archived', [e.accountId]))
+        .map(subscriptionFromRow)
+        .filter((s) => subscriptionMatches(s, e.eventType, e.jobId));
+      const out = subs.map((s) => {
+        const id = e.newEventId();
+        return { id, accountId: e.accountId, subscriptionId: s.id, jobId: e.jobId, eventType: e.eventType as string, payload: e.payloadFor(s, id),
+          status: 'pending' as const, attempts: 0, nextAttemptAt: e.now, httpStatusCode: 0, createdAt: e.now, test: false };
+      });
+      if (!out.length) return out;
+      await c.query(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts, next_attempt_at,
+        http_status_code, created_at, test)
+        SELECT id, $2, sub, $3, $4, payload, 'pending', 0, $5, 0, $5, false FROM unnest($1::text[], $6::text[], $7::text[]) AS v(id, sub, payload)`,
+      [out.map((x) => x.id), e.accountId, e.jobId, e.eventType, e.now, out.map((x) => x.subscriptionId), out.map((x) => x.payload)]);
+      await c.query(`SELECT pg_notify('${CHANNEL}', '')`);
+      return out;
+    });
+  }
+
+  async insertTestEvent(ev: DeliveryEvent): Promise<void> {
+    await this.pool.query(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts, next_attempt_at,
+      http_status_code, created_at, test) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, true)`,
+    [ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt]);
+  }
+
+  async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
+    const rows = await this.rows(this.pool, `
+      WITH due AS (
+        SELECT id FROM events
+        WHERE status = 'pending' AND NOT test AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+        ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+      claimed AS (
+        UPDATE events e SET lease_until = $3, lease_owner = $4 FROM due WHERE e.id = due.id RETURNING e.*)
+      SELECT claimed.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived
+      FROM claimed LEFT JOIN subscriptions s ON s.id = claimed.subscription_id`, [now, limit, leaseUntil, owner]);
+    const dropped = rows.filter((r) => r.s_url === null || !r.s_active || r.s_archived).map((r) => String(r.id));
+    if (dropped.length) {
+      // Deliveries of subscriptions made inactive, archived or deleted since the event are dropped, not sent.
+      await this.pool.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE id = ANY($1) AND lease_owner = $2`, [dropped, owner]);
+    }
+    return rows
+      .filter((r) => !dropped.includes(String(r.id)))
+      .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at))
+      .map((r) => ({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret) }));
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    const [r] = await this.rows(this.pool, `SELECT next_attempt_at AS t FROM events WHERE status = 'pending' AND NOT test AND lease_until IS NULL
+      ORDER BY next_attempt_at LIMIT 1`);
+    return r ? Number(r.t) : null;
+  }
+
+  async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
+    if (!outcomes.length) return;
+    await this.tx(async (c) => {
+      const rc = outcomes.map((o) => o.receipt);
+      await c.query(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info, request_headers,
+        response_body, duration_ms) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::text[],
+        $8::text[], $9::text[], $10::float8[])`,
+      [rc.map((r) => r.id), rc.map((r) => r.eventId), rc.map((r) => r.subscriptionId), rc.map((r) => r.attempt), rc.map((r) => r.dispatchedAt),
+        rc.map((r) => r.httpStatusCode), rc.map((r) => r.errorInfo), rc.map((r) => JSON.stringify(r.requestHeaders)), rc.map((r) => r.responseBody),
+        rc.map((r) => r.durationMs)]);
+      // A late outcome from a claim another process retook (lease expired) does not move the event.
+      const moved = await this.rows(c, `UPDATE events e SET status = v.status, attempts = v.attempts, next_attempt_at = v.next,
+        http_status_code = v.code, lease_until = NULL, lease_owner = NULL
+        FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[]) AS v(id, status, attempts, next, code, owner)
+        WHERE e.id = v.id AND (e.lease_owner IS NULL OR e.lease_owner = v.owner) RETURNING e.id, e.test`,
+      [rc.map((r) => r.eventId), outcomes.map((o) => (o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending')),
+        rc.map((r) => r.attempt), outcomes.map((o) => o.nextAttemptAt ?? o.now), rc.map((r) => r.httpStatusCode), outcomes.map((o) => o.owner)]);
+      const test = new Map(moved.map((r) => [String(r.id), Boolean(r.test)]));
+      // Lock the subscriptions in id order (no deadlocks between dispatchers), then apply attempts in order.
+      const ids = [...new Set(rc.map((r) => r.subscriptionId))].sort();
+      const subs = new Map((await this.rows(c, 'SELECT * FROM subscriptions WHERE id = ANY($1) ORDER BY id FOR UPDATE', [ids]))
+        .map((r) => [String(r.id), subscriptionFromRow(r)]));
+      const before = new Map([...subs].map(([k, v]) => [k, v.archived]));
+      for (const o of outcomes) {
+        const s = subs.get(o.receipt.subscriptionId);
+        if (!s || !test.has(o.receipt.eventId)) continue;
+        subs.set(s.id, applyAttempt(s, o, policy, test.get(o.receipt.eventId)!));
+      }
+      for (const s of subs.values()) {
+        await c.query(`UPDATE subscriptions SET http_status_code = $1, dispatched_at = $2, consecutive_failures = $3, failing_since = $4,
+          archived = $5, deactivate_reason = $6 WHERE id = $7`,
+        [s.httpStatusCode, s.dispatchedAt, s.consecutiveFailures, s.failingSince, s.archived, s.deactivateReason, s.id]);
+        if (s.archived && !before.get(s.id)) {
+          await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = $1 AND status = 'pending' AND NOT test`, [s.id]);
+        }
+      }
+    });
+  }
+
+  async releaseClaims(owner?: string): Promise<number> {
+    const sql = `UPDATE events SET lease_until = NULL, lease_owner = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`;
+    const r = owner ? await this.pool.query(`${sql} AND lease_owner = $1`, [owner]) : await this.pool.query(sql);
+    return r.rowCount ?? 0;
+  }
+
+  async listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>> {
+    const [n] = await this.rows(this.pool, 'SELECT count(*) AS n FROM events WHERE account_id = $1 AND subscription_id = $2', [accountId, subscriptionId]);
+    const rows = await this.rows(this.pool, `SELECT * FROM events WHERE account_id = $1 AND subscription_id = $2
+      ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [accountId, subscriptionId, limit, offset]);
+    return { items: rows.map(eventFromRow), total: Number(n!.n) };
+  }
+
+  async getEvent(accountId: number, subscriptionId: string, eventId: string): Promise<DeliveryEvent | null> {
+    const [r] = await this.rows(this.pool, 'SELECT * FROM events WHERE account_id = $1 AND subscription_id = $2 AND id = $3', [accountId, subscriptionId, eventId]);
+    return r ? eventFromRow(r) : null;
+  }
+
+  async listReceipts(eventId: string): Promise<Receipt[]> {
+    return (await this.rows(this.pool, 'SELECT * FROM receipts WHERE event_id = $1 ORDER BY attempt, dispatched_at', [eventId])).map(receiptFromRow);
+  }
+
+  async prune(before: number): Promise<number> {
+    return this.tx(async (c) => {
+      const where = `created_at < $1 AND (status <> 'pending' OR test)`;
+      await c.query(`DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE ${where})`, [before]);
+      return (await c.query(`DELETE FROM events WHERE ${where}`, [before])).rowCount ?? 0;
+    });
+  }
+}
+
+function subValues(s: Subscription): unknown[] {
+  return [s.id, s.accountId, s.name, s.description, s.clientUrl, s.active, s.archived, s.deactivateReason, JSON.stringify(s.eventTypes),
+    JSON.stringify(s.jobIds), s.hmacSecret, s.createdAt, s.updatedAt, s.dispatchedAt, s.httpStatusCode, s.consecutiveFailures, s.failingSince];
+}
