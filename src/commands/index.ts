@@ -10,8 +10,12 @@ import { accountsCommand } from './accounts.js';
 import { tokensCommand } from './tokens.js';
 import { webhooksCommand } from './webhooks.js';
 import { artifactsCommand } from './artifacts.js';
+import { generateCommand } from './generate.js';
+import { convertCommand } from './convert.js';
+import { validateCommand } from './validate.js';
+import { migrateCommand } from './migrate.js';
 
 /** Every command of the CLI. Each module parses its flags, calls core code and renders. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const commands: CommandModule<any, any>[] = [loadCommand, runsCommand, treeCommand, queriesCommand, queryCommand, gateCommand, mapStatusCommand,
-  serveCommand, accountsCommand, tokensCommand, webhooksCommand, artifactsCommand];
+  serveCommand, accountsCommand, tokensCommand, webhooksCommand, artifactsCommand, migrateCommand, generateCommand, convertCommand, validateCommand];

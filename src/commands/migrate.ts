@@ -1,0 +1,48 @@
+import type { CommandModule } from 'yargs';
+import { migrateFiles, type MigrateReport } from '../legacy/migrate.js';
+import { outFormat } from '../legacy/sinks.js';
+
+interface Args {
+  files: string[];
+  out: string;
+  manifest?: string;
+  'export-to-otlp': boolean;
+  format: 'text' | 'json';
+}
+
+const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ');
+
+export function renderMigrateReport(r: MigrateReport): string {
+  const lines: string[] = [];
+  for (const f of r.files) {
+    if (f.kind === 'run_results') lines.push(`${f.file}: trace ${f.traceId} (${f.command}), ${f.nodes} nodes: ${counts(f.outcomes)}`);
+    else {
+      lines.push(`${f.file}: ${f.lines} lines, ${f.invocations.length} invocation(s)${f.badLines ? `, ${f.badLines} non-JSON lines ignored` : ''}`);
+      for (const s of f.invocations)
+        lines.push(`  trace ${s.traceId} (${s.command}), ${s.nodes} nodes: ${counts(s.outcomes) || 'none'}${s.interrupted ? ' [interrupted]' : ''}`);
+    }
+  }
+  lines.push(`wrote ${r.records} records to ${r.out}`);
+  if (!r.manifest)
+    lines.push(`note: no --manifest given, so upstream ids are unknown: a skipped node names its upstream only when the run had exactly one failure${r.upstreamUnknown ? ` (${r.upstreamUnknown} skipped node(s) left without upstream_unique_id)` : ''}`);
+  else if (r.upstreamUnknown) lines.push(`note: ${r.upstreamUnknown} skipped node(s) have no failed ancestor in the manifest: upstream id unknown`);
+  return lines.join('\n') + '\n';
+}
+
+export const migrateCommand: CommandModule<object, Args> = {
+  command: 'migrate <files..>',
+  describe: 'translate older-engine run_results.json and --log-format json logs into telemetry (.jsonl or .parquet)',
+  builder: (y) =>
+    y
+      .positional('files', { type: 'string', array: true, demandOption: true, describe: 'run_results.json files and JSON log streams (logs/dbt.log, captured stdout)' })
+      .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'output file; the extension picks the format: .jsonl or .parquet' })
+      .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
+      .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+  handler: async (a) => {
+    outFormat(a.out);
+    const r = await migrateFiles(a.files, { out: a.out, manifest: a.manifest, otlp: a['export-to-otlp'] });
+    if (a.format === 'json') process.stdout.write(JSON.stringify(r) + '\n');
+    else process.stdout.write(renderMigrateReport(r));
+  },
+};

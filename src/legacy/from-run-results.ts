@@ -1,0 +1,169 @@
+/**
+ * A run_results.json run onto the TelemetryWriter: one trace per file (trace_id from
+ * metadata.invocation_id), compile/execute timings as RENDER/RUN NodeEvaluated spans, project hooks
+ * in their ON_RUN_START/ON_RUN_END phases, nodes without timing (skips) placed after the results
+ * listed before them. Times are planned first so phase spans can open before their nodes.
+ */
+import { createHash } from 'node:crypto';
+import type { NodeInfo, NodeResult } from '../produce/node-attrs.js';
+import type { Phase, TelemetryWriter } from '../produce/writer.js';
+import type { Attributes } from '../produce/record.js';
+import { nearestUpstream, type Manifest } from './manifest.js';
+import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
+import { nodeInfo, resourceTypeOf } from './resource.js';
+import type { LegacyResult, LegacyRun } from './run-results.js';
+import { secondsToNs } from './time.js';
+
+export interface MigrateSummary {
+  file: string;
+  traceId: string;
+  invocationId: string;
+  command: string;
+  nodes: number;
+  outcomes: Record<string, number>;
+  /** upstream skips whose culprit could not be named (no manifest, or not found in it) */
+  upstreamUnknown: number;
+}
+
+interface PlannedEval {
+  phase: string;
+  start: bigint;
+  end: bigint;
+  result: NodeResult;
+}
+
+interface PlannedNode {
+  info: NodeInfo;
+  start: bigint;
+  end: bigint;
+  evals: PlannedEval[];
+}
+
+const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
+
+/** Hooks run in their own phases; everything else in RENDER (compile) and RUN (execute). */
+function mainPhase(r: LegacyResult, compileOnly: boolean): string {
+  if (resourceTypeOf(r.uniqueId) === 'operation') {
+    if (/on-run-start/.test(r.uniqueId)) return 'on_run_start';
+    if (/on-run-end/.test(r.uniqueId)) return 'on_run_end';
+  }
+  return compileOnly ? 'render' : 'run';
+}
+
+/** invocation_id as given, or a stable UUID-shaped id from the file's results when it is missing. */
+function invocationIdOf(run: LegacyRun): string {
+  if (run.invocationId) return run.invocationId;
+  const h = createHash('sha256').update(run.file).update(String(run.generatedAt)).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): { nodes: PlannedNode[]; start: bigint; end: bigint } {
+  const command = run.command;
+  const compileOnly = command !== null && COMPILE_ONLY.has(command);
+  const outcomes = run.results.map((r) =>
+    outcomeOf({ status: r.status, resourceType: resourceTypeOf(r.uniqueId), message: r.message, command, failures: r.failures, rowsAffected: r.rowsAffected, failedBatches: r.failedBatches }),
+  );
+  const culprits = new Set<string>();
+  run.results.forEach((r, i) => CULPRIT_OUTCOMES(outcomes[i]!.mapping) && culprits.add(r.uniqueId));
+
+  const elapsed = secondsToNs(run.elapsedS);
+  let invStart = run.startedAt ?? (run.generatedAt !== null ? run.generatedAt - elapsed : null);
+  for (const r of run.results) for (const t of r.timing) if (t.start !== null && (invStart === null || t.start < invStart)) invStart = t.start;
+  invStart ??= 0n;
+  let cursor = invStart;
+  const nodes: PlannedNode[] = [];
+  run.results.forEach((r, i) => {
+    const { mapping, result } = outcomes[i]!;
+    if (mapping.skip_reason === 'upstream') {
+      const up = culpritOf(r.uniqueId, r.message, culprits, manifest && ((id) => nearestUpstream(manifest, id, (x) => culprits.has(x))));
+      if (up) result.upstreamUniqueId = up;
+      else summary.upstreamUnknown++;
+    }
+    summary.outcomes[mapping.node_outcome] = (summary.outcomes[mapping.node_outcome] ?? 0) + 1;
+    const phase = mainPhase(r, compileOnly);
+    const timed = r.timing.filter((t) => t.start !== null && t.end !== null) as { name: string; start: bigint; end: bigint }[];
+    const evals: PlannedEval[] = [];
+    if (timed.length === 0) {
+      evals.push({ phase, start: cursor, end: cursor + secondsToNs(r.executionTime), result });
+    } else if (phase !== 'run') {
+      // compile-only commands and hooks: one evaluation spanning every timing
+      evals.push({ phase, start: min(timed.map((t) => t.start)), end: max(timed.map((t) => t.end)), result });
+    } else {
+      const compile = timed.find((t) => t.name === 'compile');
+      const execute = timed.find((t) => t.name === 'execute');
+      if (compile && execute) {
+        evals.push({ phase: 'render', start: compile.start, end: compile.end, result: { outcome: 'success' } });
+        evals.push({ phase: 'run', start: execute.start, end: execute.end, result });
+      } else if (compile) {
+        // only compiled: an error happened while compiling, anything else still ended here
+        evals.push({ phase: 'render', start: compile.start, end: compile.end, result });
+      } else {
+        evals.push({ phase: 'run', start: min(timed.map((t) => t.start)), end: max(timed.map((t) => t.end)), result });
+      }
+    }
+    const start = evals[0]!.start;
+    const end = max(evals.map((e) => e.end));
+    if (end > cursor) cursor = end;
+    const info = nodeInfo(r.uniqueId, manifest?.nodes.get(r.uniqueId));
+    nodes.push({ info, start, end, evals });
+  });
+  let invEnd = run.generatedAt ?? cursor;
+  if (cursor > invEnd) invEnd = cursor;
+  return { nodes, start: invStart, end: invEnd };
+}
+
+const min = (xs: bigint[]) => xs.reduce((a, b) => (b < a ? b : a));
+const max = (xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
+
+const EVAL_ARGS = ['select', 'exclude', 'selector', 'target', 'full_refresh', 'fail_fast', 'warn_error', 'indirect_selection', 'state', 'defer', 'threads'];
+
+function evalArgs(args: Record<string, unknown>): Attributes {
+  const a: Attributes = {};
+  for (const k of EVAL_ARGS) {
+    const v = args[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'string' || typeof v === 'boolean') a[k] = v;
+    else if (typeof v === 'number') a[k] = String(v);
+    else if (Array.isArray(v)) a[k] = v.map(String);
+  }
+  return a;
+}
+
+/** Write one run through the writer (the caller owns and closes the writer). */
+export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: Manifest): Promise<MigrateSummary> {
+  const invocationId = invocationIdOf(run);
+  const command = run.command ?? 'unknown';
+  const summary: MigrateSummary = { file: run.file, traceId: '', invocationId, command, nodes: run.results.length, outcomes: {}, upstreamUnknown: 0 };
+  const p = plan(run, manifest, summary);
+  const inv = w.startInvocation({
+    command, invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`,
+    evalArgs: { ...evalArgs(run.args), ...(run.dbtVersion ? { legacy_dbt_version: run.dbtVersion } : {}) },
+  });
+  summary.traceId = inv.traceId;
+  // Phases open at their first evaluation, in time order, and close after their last.
+  const bounds = new Map<string, { start: bigint; end: bigint; count: number }>();
+  for (const n of p.nodes)
+    for (const e of n.evals) {
+      const b = bounds.get(e.phase);
+      if (!b) bounds.set(e.phase, { start: e.start, end: e.end, count: 1 });
+      else {
+        if (e.start < b.start) b.start = e.start;
+        if (e.end > b.end) b.end = e.end;
+        b.count++;
+      }
+    }
+  const phases = new Map<string, Phase>();
+  for (const [name, b] of [...bounds].sort((x, y) => (x[1].start < y[1].start ? -1 : x[1].start > y[1].start ? 1 : 0)))
+    phases.set(name, inv.startPhase(name, { nodeCount: b.count, at: b.start }));
+  let k = 0;
+  for (const n of p.nodes) {
+    const node = inv.startNode(n.info, { at: n.start });
+    for (const e of n.evals) node.evaluate(phases.get(e.phase)!, { at: e.start }).end(e.result, { at: e.end });
+    node.end(undefined, { at: n.end });
+    if (++k % 2000 === 0) await w.drain();
+  }
+  for (const [name, ph] of phases) ph.end({ at: bounds.get(name)!.end });
+  inv.end({ at: p.end });
+  await w.drain();
+  return summary;
+}

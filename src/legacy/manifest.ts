@@ -1,0 +1,79 @@
+/**
+ * The manifest's dependency graph (depends_on, or parent_map when present) and node descriptions.
+ * It names the culprit of an upstream skip: the nearest upstream node that errored or failed,
+ * found breadth-first so the closest root cause wins (skips cascade through skipped nodes).
+ */
+import { readFileSync } from 'node:fs';
+import { InputError, errorMessage } from '../errors.js';
+import type { NodeDescription } from './resource.js';
+
+export interface Manifest {
+  parents: Map<string, string[]>;
+  nodes: Map<string, NodeDescription>;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const SECTIONS = ['nodes', 'sources', 'exposures', 'metrics', 'saved_queries', 'semantic_models', 'unit_tests', 'functions'];
+
+export function readManifest(file: string): Manifest {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`not a readable manifest.json: ${errorMessage(e)}`, file);
+  }
+  if (!isObj(doc) || !isObj(doc.nodes)) throw new InputError('missing nodes (is this a manifest.json?)', file, undefined, 'nodes');
+  return parseManifest(doc);
+}
+
+export function parseManifest(doc: Record<string, unknown>): Manifest {
+  const parents = new Map<string, string[]>();
+  const nodes = new Map<string, NodeDescription>();
+  for (const s of SECTIONS) {
+    const sec = doc[s];
+    if (!isObj(sec)) continue;
+    for (const [id, n] of Object.entries(sec)) {
+      if (!isObj(n)) continue;
+      const deps = isObj(n.depends_on) && Array.isArray(n.depends_on.nodes) ? n.depends_on.nodes.filter((x): x is string => typeof x === 'string') : [];
+      parents.set(id, deps);
+      const cfg = isObj(n.config) ? n.config : {};
+      nodes.set(id, {
+        name: str(n.name),
+        relativePath: str(n.original_file_path) ?? str(n.path),
+        materialized: str(cfg.materialized),
+        database: str(n.database),
+        schema: str(n.schema),
+        alias: str(n.alias) ?? str(n.identifier),
+        resourceType: str(n.resource_type),
+      });
+    }
+  }
+  // parent_map is the engine's own closure of depends_on (tests included): prefer it when present.
+  if (isObj(doc.parent_map)) {
+    for (const [id, ps] of Object.entries(doc.parent_map)) if (Array.isArray(ps)) parents.set(id, ps.filter((x): x is string => typeof x === 'string'));
+  }
+  return { parents, nodes };
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** Nearest upstream node (breadth-first over parents) for which `isCulprit` holds. */
+export function nearestUpstream(m: Manifest, id: string, isCulprit: (id: string) => boolean): string | undefined {
+  const seen = new Set([id]);
+  let frontier = [id];
+  while (frontier.length) {
+    const next: string[] = [];
+    for (const x of frontier) {
+      for (const p of m.parents.get(x) ?? []) {
+        if (seen.has(p)) continue;
+        if (isCulprit(p)) return p;
+        seen.add(p);
+        next.push(p);
+      }
+    }
+    frontier = next;
+  }
+  return undefined;
+}
