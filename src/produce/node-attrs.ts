@@ -10,10 +10,18 @@ import {
 import type { Attributes, AttrValue } from './record.js';
 
 /** Constant name for any spelling (short, suffix or constant); throws on unknown values. */
+const memo = new Map<EnumTable, Map<string | number, string>>();
+
 export function konst(t: EnumTable, v: string | number): string {
+  let m = memo.get(t);
+  if (!m) memo.set(t, (m = new Map()));
+  const hit = m.get(v);
+  if (hit !== undefined) return hit;
   const short = normalizeEnum(t, v);
   if (short === null) throw new Error(`missing ${t.name} value`);
-  return enumConstant(t, short);
+  const c = enumConstant(t, short);
+  m.set(v, c);
+  return c;
 }
 
 /** Phase constant; the interface's "compile" is the engine's RENDER phase. */

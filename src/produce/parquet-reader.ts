@@ -7,7 +7,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { eventKey } from '../telemetry/event-types.js';
 import { ATTRIBUTE_COLUMNS, joinAttributes } from './parquet-layout.js';
-import type { AttrValue, JsonlRecord, Link } from './record.js';
+import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
 
 export function bigIntToSpanId(v: bigint): string {
   return BigInt.asUintN(64, v).toString(16).padStart(16, '0');
@@ -83,7 +83,8 @@ function toRecord(names: readonly string[], row: unknown[]): JsonlRecord {
     else cols.set(names[i]!, v as AttrValue);
   }
   const et = r.event_type as string;
-  const attributes = joinAttributes(eventKey(et), cols, payload);
+  // engine order (alphabetical), so records read back look exactly like the engine's JSONL
+  const attributes = sortKeys(joinAttributes(eventKey(et), cols, payload));
   const rt = r.record_type as JsonlRecord['record_type'];
   if (rt === 'LogRecord') {
     return {

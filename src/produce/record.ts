@@ -68,25 +68,59 @@ function nullable(v: string | null | undefined): string {
   return v === null || v === undefined ? 'null' : q(v);
 }
 
-/** JSON text with object keys sorted at every depth, compact. */
-export function sortedJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return v === undefined ? 'null' : q(v);
+/** Are object keys in ascending order at every depth (so native JSON.stringify already writes engine order)? */
+function sortedDeep(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return true;
   if (Array.isArray(v)) {
-    let s = '[';
-    for (let i = 0; i < v.length; i++) s += (i ? ',' : '') + sortedJson(v[i]);
-    return s + ']';
+    for (const x of v) if (!sortedDeep(x)) return false;
+    return true;
   }
+  let prev: string | null = null;
+  for (const k in v as Record<string, unknown>) {
+    if (prev === null) {
+      // JS enumerates integer-like keys first whatever the insertion order: let the slow path order them.
+      const c = k.charCodeAt(0);
+      if (c >= 48 && c <= 57) return false;
+    } else if (k < prev) return false;
+    prev = k;
+    if (!sortedDeep((v as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+function sortDeep(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(sortDeep);
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).sort();
-  let s = '{';
-  let first = true;
+  const keys = Object.keys(o);
+  keys.sort();
+  const out: Record<string, unknown> = {};
   for (const k of keys) {
     const x = o[k];
-    if (x === undefined) continue;
-    s += (first ? '' : ',') + q(k) + ':' + sortedJson(x);
-    first = false;
+    out[k] = x !== null && typeof x === 'object' ? sortDeep(x) : x;
   }
-  return s + '}';
+  return out;
+}
+
+/** JSON text with object keys sorted at every depth, compact. */
+export function sortedJson(v: unknown): string {
+  if (v === undefined) return 'null';
+  if (v === null || typeof v !== 'object' || sortedDeep(v)) return JSON.stringify(v);
+  return manualSortedJson(v);
+}
+
+function manualSortedJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return v === undefined ? 'null' : q(v);
+  if (Array.isArray(v)) return '[' + v.map(manualSortedJson).join(',') + ']';
+  const o = v as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const k of Object.keys(o).sort()) if (o[k] !== undefined) parts.push(q(k) + ':' + manualSortedJson(o[k]));
+  return '{' + parts.join(',') + '}';
+}
+
+/** A copy with keys sorted at every depth (the writer stores attributes this way so serializing is native). */
+export function sortKeys<T>(v: T): T {
+  return sortDeep(v) as T;
 }
 
 function linksJson(links: Link[] | null | undefined): string {

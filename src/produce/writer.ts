@@ -22,7 +22,7 @@ import {
   type NodeInfo, type NodeResult,
 } from './node-attrs.js';
 import { NodeType } from '../telemetry/enums.js';
-import type { Attributes, JsonlRecord, Link, SpanStatus } from './record.js';
+import { sortKeys, type Attributes, type JsonlRecord, type Link, type SpanStatus } from './record.js';
 import type { TelemetrySink } from './sinks/types.js';
 
 export type SeverityName = 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -188,7 +188,14 @@ export class SpanCore {
   readonly start: bigint;
   end?: bigint;
   ended = false;
-  attrs: Attributes;
+  private sortedAttrs: Attributes = {};
+  /** kept with keys in engine order so the JSONL sink serializes natively */
+  get attrs(): Attributes {
+    return this.sortedAttrs;
+  }
+  set attrs(a: Attributes) {
+    this.sortedAttrs = sortKeys(a);
+  }
   constructor(
     readonly inv: Invocation,
     readonly parent: SpanCore | null,
@@ -239,7 +246,7 @@ export abstract class SpanHandle {
     const r: JsonlRecord = {
       record_type: 'LogRecord', trace_id: inv.traceId, span_id: this.core.spanId, span_name: this.core.name,
       event_id: inv.writer.ids.uuidv7(Number(at / 1_000_000n)), time_unix_nano: at.toString(), severity_number: num,
-      severity_text: text, body: o.body ?? '', event_type: inv.writer.eventType(o.event ?? 'log.LogMessage'), attributes: o.attributes ?? {},
+      severity_text: text, body: o.body ?? '', event_type: inv.writer.eventType(o.event ?? 'log.LogMessage'), attributes: sortKeys(o.attributes ?? {}),
     };
     inv.writer.emit(r, this.core, null, null);
   }
@@ -335,7 +342,7 @@ export class Invocation extends SpanHandle {
     // The span cores were built against a stand-in; point them at the real handle.
     (proc as { inv: Invocation }).inv = this;
     (core as { inv: Invocation }).inv = this;
-    if (o.parentSpanId) core.attrs.parent_span_id = BigInt('0x' + o.parentSpanId).toString();
+    if (o.parentSpanId) core.attrs = { ...core.attrs, parent_span_id: BigInt('0x' + o.parentSpanId).toString() };
     this.writeStart(proc);
     this.writeStart(core);
   }
@@ -382,7 +389,8 @@ export class Invocation extends SpanHandle {
 
   /** NodeProcessed for one node (spans all its phases). */
   startNode(info: NodeInfo, o: { at?: bigint } = {}): Node {
-    const attrs = nodeBaseAttrs(info);
+    const base = nodeBaseAttrs(info);
+    const attrs = { ...base };
     const inSel = info.inSelection ?? true;
     if (inSel) attrs.in_selection = true;
     attrs.dbt_core_event_code = 'Q024';
@@ -390,7 +398,7 @@ export class Invocation extends SpanHandle {
     set(attrs, 'source_name', info.sourceName);
     const core = new SpanCore(this, this.core, `Node processed (${info.uniqueId})`, 'node.NodeProcessed', 9, attrs, o.at);
     this.writeStart(core);
-    return new Node(core, info, inSel);
+    return new Node(core, info, inSel, base);
   }
 
   /** An adapter-level query outside any node (parented to the invocation). */
@@ -496,7 +504,7 @@ interface EvaluationRecord {
 export class Node extends SpanHandle {
   readonly nodeTypeConst: string;
   private readonly evaluations: EvaluationRecord[] = [];
-  constructor(core: SpanCore, readonly info: NodeInfo, readonly inSelection: boolean) {
+  constructor(core: SpanCore, readonly info: NodeInfo, readonly inSelection: boolean, private readonly base: Attributes) {
     super(core);
     this.nodeTypeConst = konst(NodeType, info.nodeType);
   }
@@ -505,7 +513,7 @@ export class Node extends SpanHandle {
   }
   /** NodeEvaluated for this node in `phase` (a child of the phase span). */
   evaluate(phase: Phase, o: { at?: bigint } = {}): Evaluation {
-    const attrs = nodeBaseAttrs(this.info);
+    const attrs = { ...this.base };
     attrs.phase = phase.phase;
     const code = evaluatedCode(phase.phase);
     if (code) attrs.dbt_core_event_code = code;

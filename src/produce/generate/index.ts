@@ -1,0 +1,105 @@
+/**
+ * `generate`: realistic runs of a synthetic project through TelemetryWriter into JSONL or Parquet,
+ * streamed to disk, deterministic for a seed.
+ */
+import { rmSync } from 'node:fs';
+import { seededIds } from '../ids.js';
+import { JsonlSink } from '../sinks/jsonl.js';
+import { ParquetSink } from '../sinks/parquet.js';
+import type { TelemetrySink } from '../sinks/types.js';
+import { TelemetryWriter } from '../writer.js';
+import { buildProject } from './project.js';
+import { simulateRun, type RunSummary } from './run.js';
+
+export interface GenerateOptions {
+  output: string;
+  format?: 'jsonl' | 'parquet';
+  runs?: number;
+  nodes?: number;
+  seed?: number;
+  failRate?: number;
+  cacheRate?: number;
+  threads?: number;
+  /** ISO time or ns of the first run's start (default 2026-03-02T09:00:00Z); later runs follow */
+  start?: bigint;
+  /** project name in unique ids */
+  project?: string;
+  adapterType?: string;
+  /** include DEBUG detail: CompiledCode and user log lines (default true) */
+  detail?: boolean;
+  /** called after each RUN-phase node with (nodes done, nodes total) */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface GenerateResult {
+  output: string;
+  format: 'jsonl' | 'parquet';
+  runs: RunSummary[];
+  records: number;
+}
+
+export const DEFAULT_START = 1_772_442_000_000_000_000n; // 2026-03-02T09:00:00Z
+
+/** Counts records on their way to the real sink. */
+class CountingSink implements TelemetrySink {
+  count = 0;
+  constructor(readonly inner: TelemetrySink) {}
+  get name() {
+    return this.inner.name;
+  }
+  get minSeverity() {
+    return this.inner.minSeverity;
+  }
+  get error() {
+    return this.inner.error;
+  }
+  write(r: Parameters<TelemetrySink['write']>[0]): void {
+    this.inner.write(r);
+    this.count++;
+  }
+  drain(): Promise<void> {
+    return this.inner.drain?.() ?? Promise.resolve();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+export async function generate(o: GenerateOptions): Promise<GenerateResult> {
+  const format = o.format ?? (o.output.toLowerCase().endsWith('.parquet') ? 'parquet' : 'jsonl');
+  const seed = o.seed ?? 1;
+  const runs = Math.max(1, o.runs ?? 1);
+  const version = '2.0.0-preview.120';
+  const project = buildProject(o.nodes ?? 50, seed, o.project ?? 'acme');
+  // Generated files hold everything (trace level), like --log-level-file trace.
+  const inner: TelemetrySink = format === 'parquet' ? new ParquetSink({ path: o.output, level: 'trace' }) : new JsonlSink({ path: o.output, append: false, level: 'trace' });
+  const sink = new CountingSink(inner);
+  let sinkError: Error | undefined;
+  const writer = new TelemetryWriter({
+    sinks: [sink], ids: seededIds(seed), version, hostOs: 'linux', hostArch: 'x86_64',
+    onSinkError: (_s, e) => (sinkError ??= e),
+  });
+  const total = project.nodes.length * runs;
+  let done = 0;
+  const summaries: RunSummary[] = [];
+  let start = o.start ?? DEFAULT_START;
+  for (let r = 0; r < runs; r++) {
+    summaries.push(
+      await simulateRun(writer, project, {
+        seed, runIndex: r, failRate: o.failRate ?? 0.02, cacheRate: o.cacheRate ?? 0.1, threads: o.threads ?? 8, start,
+        adapterType: o.adapterType ?? 'duckdb', version, detail: o.detail ?? true, onNode: () => o.onProgress?.(++done, total),
+      }),
+    );
+    start += 6n * 3600n * 1_000_000_000n; // next run six hours later
+    if (sinkError) break;
+  }
+  await writer.close();
+  if (sinkError) {
+    rmSync(o.output, { force: true });
+    throw sinkError;
+  }
+  return { output: o.output, format, runs: summaries, records: sink.count };
+}
+
+export { buildProject, type GenProject, type GenNode } from './project.js';
+export { simulateRun, type RunOptions, type RunSummary } from './run.js';
