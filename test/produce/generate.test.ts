@@ -1,0 +1,82 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generate } from '../../src/produce/generate/index.js';
+import { validateFile } from '../../src/produce/validate.js';
+import { SAMPLE_FILES, SAMPLES_DIR, samplesPresent, tempDir } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+describe('generate', () => {
+  it('is deterministic for a seed and differs across seeds', async () => {
+    const a = join(tmp.dir, 'a.jsonl');
+    const b = join(tmp.dir, 'b.jsonl');
+    const c = join(tmp.dir, 'c.jsonl');
+    await generate({ output: a, nodes: 40, runs: 2, seed: 11 });
+    await generate({ output: b, nodes: 40, runs: 2, seed: 11 });
+    await generate({ output: c, nodes: 40, runs: 2, seed: 12 });
+    expect(readFileSync(a, 'utf8')).toBe(readFileSync(b, 'utf8'));
+    expect(readFileSync(a, 'utf8')).not.toBe(readFileSync(c, 'utf8'));
+  });
+
+  it('writes files that pass validate, JSONL and Parquet', async () => {
+    for (const f of ['v.jsonl', 'v.parquet', 'v.jsonl.gz']) {
+      const out = join(tmp.dir, f);
+      const r = await generate({ output: out, nodes: 120, runs: 2, seed: 5, failRate: 0.1 });
+      const rep = await validateFile(out);
+      expect(rep.issues.filter((i) => i.severity === 'violation')).toEqual([]);
+      expect(rep.warnings).toBe(0);
+      expect(rep.records).toBe(r.records);
+    }
+  });
+
+  it('every descendant of a failure is skipped with the root failure as upstream', async () => {
+    const out = join(tmp.dir, 'skips.jsonl');
+    const r = await generate({ output: out, nodes: 200, seed: 9, failRate: 0.08 });
+    expect(r.runs[0]!.errors + r.runs[0]!.failedTests).toBeGreaterThan(0);
+    expect(r.runs[0]!.skipped).toBeGreaterThan(0);
+    const ends = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((x) => x.record_type === 'SpanEnd' && x.event_type.endsWith('NodeProcessed'));
+    const byId = new Map(ends.map((e) => [e.attributes.unique_id as string, e.attributes]));
+    const failed = new Set([...byId].filter(([, a]) => a.node_outcome === 'NODE_OUTCOME_ERROR' || a.node_test_detail?.test_outcome === 'TEST_OUTCOME_FAILED').map(([id]) => id));
+    for (const a of byId.values()) {
+      if (a.node_skip_reason !== 'NODE_SKIP_REASON_UPSTREAM') continue;
+      expect(failed.has(a.node_skip_upstream_detail.upstream_unique_id)).toBe(true);
+    }
+  });
+});
+
+describe.skipIf(!samplesPresent)('validate on the real engine files', () => {
+  it.each(SAMPLE_FILES)('%s has no violations and no warnings', async (name) => {
+    const rep = await validateFile(join(SAMPLES_DIR, name));
+    expect(rep.issues).toEqual([]);
+  });
+});
+
+describe('validate reports', () => {
+  it('names file, line, field and rule for each habit broken', async () => {
+    const path = join(tmp.dir, 'bad.jsonl');
+    const good = '{"record_type":"SpanStart","trace_id":"019c97cafe1c76e2abb150e9427e666a","span_id":"1523b4b24bb418dc","span_name":"dbt process (x)","parent_span_id":null,"links":null,"start_time_unix_nano":"1772073188904419000","severity_number":9,"severity_text":"INFO","event_type":"v1.public.events.fusion.process.Process","attributes":{"host_arch":"a","package":"dbt"}}';
+    const lines = [
+      good,
+      good.replace('"1772073188904419000"', '1772073188904419000').replace('1523b4b24bb418dc', '1523B4B24BB418DD'),
+      good.replace('1523b4b24bb418dc', '2523b4b24bb418dc').replace('"host_arch":"a","package":"dbt"', '"package":"dbt","host_arch":"a"'),
+      good.replace('1523b4b24bb418dc', '3523b4b24bb418dc').replace('"attributes":{"host_arch":"a","package":"dbt"}', '"attributes":{"node_outcome":"success","rows_affected":3}').replace('process.Process', 'node.NodeProcessed'),
+      good.replace('1523b4b24bb418dc', '4523b4b24bb418dc').replace('process.Process', 'brand_new.Thing'),
+      'not json',
+    ];
+    writeFileSync(path, lines.join('\n') + '\n');
+    const rep = await validateFile(path);
+    const got = rep.issues.map((i) => `${i.line}:${i.field}:${i.severity}`);
+    expect(got).toEqual(expect.arrayContaining([
+      '2:span_id:violation',
+      '2:start_time_unix_nano:violation',
+      '3:attributes.host_arch:violation',
+      '4:attributes.node_outcome:violation',
+      '4:attributes.rows_affected:violation',
+      '5:event_type:warning',
+      '6:-:violation',
+    ]));
+    expect(got.filter((g) => g.startsWith('1:'))).toEqual(['1:span_id:warning']); // never ended
+  });
+});
