@@ -32,6 +32,7 @@ export interface RunSummary {
   invocationId: string;
   errors: number;
   failedTests: number;
+  /** nodes skipped because something upstream failed */
   skipped: number;
 }
 
@@ -175,7 +176,7 @@ export async function simulateRun(w: TelemetryWriter, p: GenProject, o: RunOptio
     }
     if (result.outcome === 'error') summary.errors++;
     if (result.test?.outcome === 'failed') summary.failedTests++;
-    if (result.outcome === 'skipped' && plan[e.i]!.kind !== 'render_error') summary.skipped++;
+    if (result.outcome === 'skipped' && result.skipReason === 'upstream') summary.skipped++;
     ev.end(result, { at: e.t });
     if (!handles[e.i]!.ended) handles[e.i]!.end(undefined, { at: e.t + ms(0.03) });
     o.onNode?.();
