@@ -14,8 +14,9 @@ import { generateCommand } from './generate.js';
 import { convertCommand } from './convert.js';
 import { validateCommand } from './validate.js';
 import { migrateCommand } from './migrate.js';
+import { recordCommandModule } from './record.js';
 
 /** Every command of the CLI. Each module parses its flags, calls core code and renders. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const commands: CommandModule<any, any>[] = [loadCommand, runsCommand, treeCommand, queriesCommand, queryCommand, gateCommand, mapStatusCommand,
-  serveCommand, accountsCommand, tokensCommand, webhooksCommand, artifactsCommand, migrateCommand, generateCommand, convertCommand, validateCommand];
+  serveCommand, accountsCommand, tokensCommand, webhooksCommand, artifactsCommand, migrateCommand, generateCommand, convertCommand, validateCommand, recordCommandModule];

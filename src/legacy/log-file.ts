@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { parseEventLine } from './log-events.js';
+import { parseEventLine, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
 
 export interface LogFileReport {
@@ -14,14 +14,20 @@ export interface LogFileReport {
 }
 
 /** Feed lines to a translator, pausing every few thousand lines for the sinks to drain. */
-export async function feedLines(lines: AsyncIterable<string>, t: LogTranslator, drain: () => Promise<void>, onOther?: (line: string) => void): Promise<{ lines: number; badLines: number }> {
+export async function feedLines(
+  lines: AsyncIterable<string>, t: LogTranslator, drain: () => Promise<void>,
+  onOther?: (line: string) => void, onEvent?: (ev: LegacyEvent) => void,
+): Promise<{ lines: number; badLines: number }> {
   let n = 0;
   let bad = 0;
   for await (const line of lines) {
     n++;
     if (line.length === 0) continue;
     const ev = line.charCodeAt(0) === 123 /* { */ ? parseEventLine(line) : null;
-    if (ev) t.feed(ev);
+    if (ev) {
+      onEvent?.(ev);
+      t.feed(ev);
+    }
     else {
       bad++;
       onOther?.(line);

@@ -1,0 +1,36 @@
+import type { CommandModule } from 'yargs';
+import { recordCommand } from '../legacy/record.js';
+import { outFormat } from '../legacy/sinks.js';
+
+interface Args {
+  out: string;
+  manifest?: string;
+  'export-to-otlp': boolean;
+  cmd?: string[];
+}
+
+export const recordCommandModule: CommandModule<object, Args> = {
+  command: 'record [cmd..]',
+  describe: 'run an older-engine command and translate its JSON log live: runlens record -o OUT -- dbt build',
+  builder: (y) =>
+    y
+      .positional('cmd', { type: 'string', array: true, describe: 'the command to run, after --' })
+      .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'output file: .jsonl (written as events arrive) or .parquet (written when the command ends)' })
+      .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
+      .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
+      .example('$0 record -o run.jsonl -- dbt build --select tag:nightly', 'adds --log-format json when absent')
+      .example('$0 record -o run.parquet -- cat logs/captured.jsonl', 'replay a recorded JSON log'),
+  handler: async (a) => {
+    outFormat(a.out);
+    // yargs puts the words after -- into _ behind the command name
+    const rest = ((a as unknown as { _: (string | number)[] })._ ?? []).slice(1);
+    const argv = [...(a.cmd ?? []), ...rest].map(String);
+    const r = await recordCommand({ out: a.out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
+    const nodes = r.invocations.reduce((n, s) => n + s.nodes, 0);
+    const canceled = r.invocations.reduce((n, s) => n + (s.outcomes.canceled ?? 0), 0);
+    process.stderr.write(
+      `runlens: recorded ${r.invocations.length} invocation(s), ${nodes} nodes${canceled ? ` (${canceled} canceled)` : ''}, ${r.records} records to ${a.out}; command exited ${r.exitCode}\n`,
+    );
+    process.exitCode = r.exitCode;
+  },
+};

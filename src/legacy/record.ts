@@ -1,0 +1,98 @@
+/**
+ * `record`: run an older-engine command and translate its `--log-format json` stdout live. JSONL
+ * is flushed as events arrive (at most ~200 ms behind), Parquet is written when the command ends,
+ * OTLP streams through its batch processors. The engine's human text goes to stderr; the child's
+ * exit code is returned; on Ctrl-C the child is asked to stop and its in-flight nodes end as canceled.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { constants } from 'node:os';
+import type { Writable } from 'node:stream';
+import { UsageError } from '../errors.js';
+import type { IdSource } from '../produce/ids.js';
+import { readManifest } from './manifest.js';
+import { feedLines } from './log-file.js';
+import { LogTranslator, type LogSummary } from './log-translator.js';
+import { writers } from './migrate.js';
+import { commandOf } from './run-results.js';
+import { openSinks } from './sinks.js';
+
+export interface RecordOptions {
+  out: string;
+  /** program and arguments */
+  argv: string[];
+  otlp?: boolean;
+  manifest?: string;
+  /** where the engine's human progress goes (default process.stderr) */
+  human?: Writable;
+  ids?: IdSource;
+  /** flush interval for the JSONL sink, ms (default 200) */
+  flushMs?: number;
+}
+
+export interface RecordResult {
+  exitCode: number;
+  signal: NodeJS.Signals | null;
+  interrupted: boolean;
+  lines: number;
+  records: number;
+  invocations: LogSummary[];
+  argv: string[];
+}
+
+/** `--log-format json` is added for the engine itself, not for a replay (`cat FILE`, a script). */
+export function engineArgv(argv: string[]): string[] {
+  const prog = path.basename(argv[0] ?? '');
+  const has = argv.some((a) => a === '--log-format' || a.startsWith('--log-format='));
+  return /^dbt(\.exe)?$/i.test(prog) && !has ? [...argv, '--log-format', 'json'] : argv;
+}
+
+export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
+  if (o.argv.length === 0) throw new UsageError('record needs a command after --, e.g. runlens record -o run.jsonl -- dbt build');
+  const argv = engineArgv(o.argv);
+  const human = o.human ?? process.stderr;
+  const manifest = o.manifest ? readManifest(o.manifest) : undefined;
+  const sinks = openSinks(o.out, { otlp: o.otlp });
+  const { writerFor, errors } = writers(sinks, o.ids);
+  const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
+  const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined });
+
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['inherit', 'pipe', 'inherit'] });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res, rej) => {
+    child.once('error', rej);
+    child.once('close', (code, signal) => res({ code, signal }));
+  });
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    // From a terminal the whole foreground group already got it; otherwise pass it on.
+    if (!process.stdin.isTTY) child.kill('SIGINT');
+  };
+  process.on('SIGINT', onSigint);
+  const timer = setInterval(() => void drain(), o.flushMs ?? 200);
+  let lines = 0;
+  try {
+    const rl = createInterface({ input: child.stdout!, crlfDelay: Infinity });
+    const r = await feedLines(rl, t, drain, (line) => human.write(line + '\n'), (ev) => {
+      if (ev.level !== 'debug' && ev.msg) human.write(ev.msg + '\n');
+    });
+    lines = r.lines;
+    const { code, signal } = await exited;
+    if (interrupted || signal === 'SIGINT') t.interrupt();
+    else t.end();
+    return finish(code, signal);
+  } finally {
+    clearInterval(timer);
+    process.off('SIGINT', onSigint);
+    await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
+    const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
+    if (failed.length) human.write(`runlens: writing telemetry failed: ${[...new Set(failed)].join('; ')}\n`);
+  }
+
+  function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
+    const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
+    return { exitCode, signal, interrupted, lines, records: sinks[0]!.records, invocations: t.summaries, argv };
+  }
+}
+
