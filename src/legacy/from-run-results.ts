@@ -5,6 +5,7 @@
  * listed before them. Times are planned first so phase spans can open before their nodes.
  */
 import { createHash } from 'node:crypto';
+import { InputError, errorMessage } from '../errors.js';
 import type { NodeInfo, NodeResult } from '../produce/node-attrs.js';
 import type { Phase, TelemetryWriter } from '../produce/writer.js';
 import type { Attributes } from '../produce/record.js';
@@ -60,9 +61,13 @@ function invocationIdOf(run: LegacyRun): string {
 function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): { nodes: PlannedNode[]; start: bigint; end: bigint } {
   const command = run.command;
   const compileOnly = command !== null && COMPILE_ONLY.has(command);
-  const outcomes = run.results.map((r) =>
-    outcomeOf({ status: r.status, resourceType: resourceTypeOf(r.uniqueId), message: r.message, command, failures: r.failures, rowsAffected: r.rowsAffected, failedBatches: r.failedBatches }),
-  );
+  const outcomes = run.results.map((r, i) => {
+    try {
+      return outcomeOf({ status: r.status, resourceType: resourceTypeOf(r.uniqueId), message: r.message, command, failures: r.failures, rowsAffected: r.rowsAffected, failedBatches: r.failedBatches });
+    } catch (e) {
+      throw new InputError(errorMessage(e), run.file, undefined, `results[${i}].status`);
+    }
+  });
   const culprits = new Set<string>();
   run.results.forEach((r, i) => CULPRIT_OUTCOMES(outcomes[i]!.mapping) && culprits.add(r.uniqueId));
 

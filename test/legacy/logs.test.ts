@@ -1,0 +1,176 @@
+/** Hand-written --log-format json streams (legacy.md §2): debug and info streams, skips, interrupts. */
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/store/db.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { migrateAndLoad, triple } from './helpers.js';
+
+const dbs: Db[] = [];
+afterAll(() => dbs.forEach((d) => d.close()));
+
+const INV = '5f0c2a8e-3b1d-4c6e-9a7f-1e2d3c4b5a69';
+let sec = 0;
+const ts = () => new Date(Date.UTC(2026, 1, 3, 8, 0, 0) + sec++ * 1000).toISOString().replace('Z', '123Z');
+
+export interface NodeSpec {
+  id: string;
+  rt?: string;
+  materialized?: string;
+  status?: string;
+}
+
+function ni(n: NodeSpec) {
+  return {
+    materialized: n.materialized ?? (n.id.startsWith('test') ? 'test' : 'view'), meta: {}, node_finished_at: '', node_name: n.id.split('.')[2], node_path: `${n.id.split('.')[2]}.sql`,
+    node_relation: { alias: n.id.split('.')[2], database: 'db', relation_name: '', schema: 's' }, node_started_at: '', node_status: n.status ?? 'started',
+    resource_type: n.rt ?? n.id.split('.')[0], unique_id: n.id,
+  };
+}
+
+export function ev(name: string, data: Record<string, unknown> = {}, o: { level?: string; msg?: string; inv?: string } = {}) {
+  return { data, info: { category: '', code: 'X000', extra: {}, invocation_id: o.inv ?? INV, level: o.level ?? 'debug', msg: o.msg ?? name, name, pid: 1, thread: 'Thread-1 (worker)', ts: ts() } };
+}
+
+const timing = () => [
+  { completed_at: ts(), name: 'compile', started_at: ts() },
+  { completed_at: ts(), name: 'execute', started_at: ts() },
+];
+
+/** A full debug-stream lifecycle of one node. */
+export function nodeRun(n: NodeSpec, status: string, o: { message?: string | null; failures?: number; inv?: string } = {}) {
+  const x = { node_info: ni(n) };
+  const done = { node_info: ni({ ...n, status }) };
+  return [
+    ev('NodeStart', x, o),
+    ev('LogStartLine', { ...x, description: n.id, index: 1, total: 1 }, { level: 'info', msg: `START ${n.id}`, inv: o.inv }),
+    ev('NodeCompiling', x, o),
+    ev('NodeExecuting', x, o),
+    ev(n.id.startsWith('test') ? 'LogTestResult' : 'LogModelResult', { ...done, status, num_failures: o.failures ?? 0 }, { level: status === 'error' || status === 'fail' ? 'error' : 'info', msg: `${status.toUpperCase()} ${n.id}`, inv: o.inv }),
+    ev('NodeFinished', { ...done, run_result: { status, message: o.message ?? null, num_failures: o.failures ?? 0, timing_info: timing(), thread: 'Thread-1', execution_time: 0.5, adapter_response: {} } }, o),
+  ];
+}
+
+export function skipRun(n: NodeSpec, o: { message?: string | null; inv?: string } = {}) {
+  return [
+    ev('NodeStart', { node_info: ni(n) }, o),
+    ev('SkippingDetails', { node_info: ni({ ...n, status: 'skipped' }), resource_type: 'model', node_name: n.id, index: 2, total: 3 }, { level: 'info', msg: `SKIP ${n.id}`, inv: o.inv }),
+    ev('NodeFinished', { node_info: ni({ ...n, status: 'skipped' }), run_result: { status: 'skipped', message: o.message ?? null, timing_info: [], num_failures: 0, execution_time: 0, adapter_response: {} } }, o),
+  ];
+}
+
+const head = (cmd: string, inv = INV) => [
+  ev('MainReportVersion', { log_version: 3, version: '=1.10.4' }, { level: 'info', msg: 'Running with dbt=1.10.4', inv }),
+  ev('MainReportArgs', { args: { invocation_command: `dbt ${cmd} --log-format json`, which: cmd } }, { inv }),
+];
+const tail = (inv = INV) => [ev('CommandCompleted', { completed_at: ts(), elapsed: 3, success: false }, { inv })];
+
+async function migrateLines(lines: object[]) {
+  const file = writeLines(tempDir('runlens-legacy-log-'), 'dbt.log', lines);
+  const m = await migrateAndLoad([file]);
+  dbs.push(m.db);
+  return m;
+}
+const outcomes = (m: { nodes: Map<string, Parameters<typeof triple>[0]> }) => Object.fromEntries([...m.nodes].map(([id, r]) => [id, triple(r)]));
+
+describe('--log-format json streams', () => {
+  it('debug stream: warn, error, MarkSkippedChildren names the upstream of a skip, ephemeral is a no-op, render and run phases', async () => {
+    const m = await migrateLines([
+      ...head('build'),
+      ...nodeRun({ id: 'model.p.eph', materialized: 'ephemeral' }, 'success').filter((l) => !['LogStartLine', 'LogModelResult', 'NodeExecuting'].includes(l.info.name)),
+      ...nodeRun({ id: 'model.p.a' }, 'error', { message: 'Database Error in model a' }),
+      ev('MarkSkippedChildren', { unique_id: 'model.p.a', status: 'error', run_result: {} }),
+      ...nodeRun({ id: 'model.p.b' }, 'success'),
+      ev('MarkSkippedChildren', { unique_id: 'model.p.b', status: 'success', run_result: {} }),
+      ...nodeRun({ id: 'test.p.w.1' }, 'warn', { failures: 4 }),
+      ...skipRun({ id: 'model.p.c' }),
+      ...tail(),
+    ]);
+    expect(outcomes(m)).toEqual({
+      'model.p.eph': 'skipped/noop/-', 'model.p.a': 'error/-/-', 'model.p.b': 'success/-/-', 'test.p.w.1': 'success/-/warned', 'model.p.c': 'skipped/upstream/-',
+    });
+    expect(m.nodes.get('model.p.c')!.upstream_unique_id).toBe('model.p.a');
+    expect(m.nodes.get('test.p.w.1')!.failing_rows).toBe(4);
+    expect(await m.db.all(`SELECT phase, count(DISTINCT span_id)::INT n FROM nodes WHERE kind = 'evaluated' GROUP BY ALL ORDER BY ALL`)).toEqual([
+      { phase: 'render', n: 4 }, { phase: 'run', n: 5 },
+    ]);
+    // run_result.message becomes an ERROR LogMessage on the failed evaluation
+    const errs = readFileSync(m.out, 'utf8').split('\n').filter((l) => l.includes('"severity_text":"ERROR"') && l.includes('"LogRecord"')).map((l) => JSON.parse(l));
+    expect(errs.some((r) => r.body === 'Database Error in model a' && r.attributes.unique_id === 'model.p.a')).toBe(true);
+    expect(await m.db.one(`SELECT command, engine_version FROM runs`)).toEqual({ command: 'build', engine_version: '1.10.4' });
+  });
+
+  it('info stream (stdout): LogStartLine and result lines give outcomes; SkippingDetails alone is a skip; log lines keep severity', async () => {
+    const info = (name: string, n: NodeSpec, data: Record<string, unknown> = {}, level = 'info') => ev(name, { node_info: ni(n), ...data }, { level, msg: `${name} ${n.id}` });
+    const m = await migrateLines([
+      ev('MainReportVersion', { log_version: 3, version: '=1.9.1' }, { level: 'info' }),
+      info('LogStartLine', { id: 'model.p.a' }),
+      info('LogModelResult', { id: 'model.p.a', status: 'error' }, { status: 'error' }, 'error'),
+      info('LogStartLine', { id: 'model.p.ok' }),
+      info('LogModelResult', { id: 'model.p.ok', status: 'success' }, { status: 'CREATE VIEW' }),
+      info('SkippingDetails', { id: 'model.p.b', status: 'skipped' }),
+      info('LogStartLine', { id: 'test.p.t.1' }),
+      info('LogTestResult', { id: 'test.p.t.1', status: 'fail' }, { status: 'fail', num_failures: 9 }, 'error'),
+      info('LogStartLine', { id: 'saved_query.p.sq' }),
+      info('LogNodeNoOpResult', { id: 'saved_query.p.sq', status: 'no-op' }, { status: 'no-op' }),
+      info('LogStartLine', { id: 'model.p.r' }),
+      info('LogModelResult', { id: 'model.p.r', status: 'reused' }, { status: 'reused' }),
+      ev('StatsLine', { stats: {} }, { level: 'info', msg: 'Done.' }),
+    ]);
+    expect(outcomes(m)).toEqual({
+      'model.p.a': 'error/-/-', 'model.p.ok': 'success/-/-', 'model.p.b': 'skipped/upstream/-', 'test.p.t.1': 'success/-/failed',
+      'saved_query.p.sq': 'skipped/noop/-', 'model.p.r': 'skipped/cached/-',
+    });
+    // no manifest, but when b was skipped only a had failed: a is the only possible culprit
+    expect(m.nodes.get('model.p.b')!.upstream_unique_id).toBe('model.p.a');
+    expect(m.nodes.get('test.p.t.1')!.failing_rows).toBe(9);
+    const sev = await m.db.all(`SELECT severity_text, count(*)::INT n FROM logs GROUP BY ALL ORDER BY ALL`).catch(() => null);
+    if (sev) expect(sev.map((r) => r.severity_text)).toEqual(expect.arrayContaining(['ERROR', 'INFO']));
+    expect(await m.db.scalar('SELECT command FROM runs')).toBe('unknown');
+  });
+
+  it('an interrupted run: the node in flight ends canceled, finished nodes keep their outcome, the run is marked', async () => {
+    const started = nodeRun({ id: 'model.p.slow' }, 'success').slice(0, 4); // NodeStart .. NodeExecuting, never finished
+    const m = await migrateLines([
+      ...head('run'),
+      ...nodeRun({ id: 'model.p.fast' }, 'success'),
+      ...started,
+      ev('LogCancelLine', { conn_name: 'model.p.slow' }, { level: 'error', msg: 'CANCEL query model.p.slow' }),
+      ev('MainKeyboardInterrupt', {}, { level: 'info', msg: 'ctrl-c' }),
+    ]);
+    expect(outcomes(m)).toEqual({ 'model.p.fast': 'success/-/-', 'model.p.slow': 'canceled/-/-' });
+    expect(await m.db.one('SELECT canceled::INT c, status_code, failed FROM runs')).toEqual({ c: 1, status_code: 2, failed: true });
+    expect(m.report.files[0]!.kind === 'log' && m.report.files[0]!.invocations[0]!.interrupted).toBe(true);
+  });
+
+  it('fail-fast in the log, hooks in their phases, two invocations appended to one dbt.log become two traces', async () => {
+    const INV2 = '77777777-1111-4222-8333-444444444444';
+    const m = await migrateLines([
+      ...head('build'),
+      ...nodeRun({ id: 'operation.p.p-on-run-start-0', rt: 'operation' }, 'success'),
+      ...nodeRun({ id: 'model.p.a' }, 'error'),
+      ...skipRun({ id: 'model.p.z' }, { message: 'Skipping due to fail_fast' }),
+      ...tail(),
+      ...head('test', INV2),
+      ...nodeRun({ id: 'test.p.t.2' }, 'pass', { inv: INV2 }),
+      ...tail(INV2),
+    ]);
+    expect(outcomes(m)).toEqual({
+      'operation.p.p-on-run-start-0': 'success/-/-', 'model.p.a': 'error/-/-', 'model.p.z': 'canceled/-/-', 'test.p.t.2': 'success/-/passed',
+    });
+    expect(await m.db.all('SELECT command FROM runs ORDER BY command')).toEqual([{ command: 'build' }, { command: 'test' }]);
+    expect(await m.db.scalar(`SELECT phase FROM nodes WHERE unique_id LIKE 'operation.%' AND kind = 'evaluated'`)).toBe('on_run_start');
+  });
+
+  it('1.0-1.3 flat lines (no info.name) are read by that version\'s codes; non-JSON lines are counted, not fatal', async () => {
+    const flat = (code: string, data: Record<string, unknown>, level = 'debug') => ({ code, data, invocation_id: INV, level, log_version: 2, msg: code, pid: 1, thread_name: 'Thread-1', ts: ts(), type: 'log_line' });
+    const n = { id: 'model.p.old' };
+    const m = await migrateLines([
+      flat('A001', { v: '=1.2.0' }, 'info'),
+      flat('Q023', { node_info: ni(n) }),
+      flat('Q024', { node_info: ni({ ...n, status: 'success' }), run_result: { status: 'success', timing_info: [], message: 'OK' } }),
+      'Traceback (most recent call last): not json',
+    ]);
+    expect(outcomes(m)).toEqual({ 'model.p.old': 'success/-/-' });
+    expect(m.report.files[0]!.kind === 'log' && m.report.files[0]!.badLines).toBe(1);
+  });
+});

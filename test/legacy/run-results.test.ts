@@ -1,0 +1,147 @@
+/** Hand-written run_results.json for what no real sample shows (legacy.md §1.4-1.5). */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/store/db.js';
+import { parseRunResults } from '../../src/legacy/run-results.js';
+import { manifest, migrateAndLoad, runResults, triple, writeJson } from './helpers.js';
+
+const dbs: Db[] = [];
+afterAll(() => dbs.forEach((d) => d.close()));
+
+async function migrate(doc: Record<string, unknown>, man?: Record<string, unknown>) {
+  const m = await migrateAndLoad([writeJson('run_results.json', doc)], { manifest: man ? writeJson('manifest.json', man) : undefined });
+  dbs.push(m.db);
+  return m;
+}
+const outcomes = (m: { nodes: Map<string, Parameters<typeof triple>[0]> }) => Object.fromEntries([...m.nodes].map(([id, r]) => [id, triple(r)]));
+
+describe('run_results.json statuses the samples do not show', () => {
+  it('warn, partial success, reused, no-op, runtime error, 1.8 saved-query NO-OP', async () => {
+    const m = await migrate(runResults({
+      results: [
+        { id: 'test.p.warned', status: 'warn', failures: 3, message: 'Got 3 results, configured to warn if != 0', at: [1, 2] },
+        { id: 'model.p.micro', status: 'partial success', message: 'batches failed', at: [2, 5], extra: { batch_results: { successful: [['2026-01-01', '2026-01-02']], failed: [['2026-01-02', '2026-01-03']] } } },
+        { id: 'model.p.cached', status: 'reused', at: [1, 1.2] },
+        { id: 'exposure.p.dash', status: 'no-op', message: 'NO-OP', failures: 0, at: [5, 5.1] },
+        { id: 'saved_query.p.sq', status: 'success', message: 'NO-OP' },
+        { id: 'source.p.raw.orders', status: 'runtime error', message: 'Database Error: relation does not exist' },
+      ],
+    }));
+    expect(outcomes(m)).toEqual({
+      'test.p.warned': 'success/-/warned',
+      'model.p.micro': 'error/-/-',
+      'model.p.cached': 'skipped/cached/-',
+      'exposure.p.dash': 'skipped/noop/-',
+      'saved_query.p.sq': 'skipped/noop/-',
+      'source.p.raw.orders': 'error/-/-',
+    });
+    expect(m.nodes.get('test.p.warned')!.failing_rows).toBe(3);
+    const err = await m.db.one(`SELECT error_text FROM node_results WHERE unique_id = 'model.p.micro'`);
+    expect(String(err!.error_text)).toContain('failed batches: 2026-01-02 .. 2026-01-03');
+    expect(await m.db.one('SELECT tests_warned::INT w, error::INT e, failed FROM runs')).toEqual({ w: 1, e: 2, failed: true });
+  });
+
+  it('fail-fast: the nodes never run end canceled, not skipped upstream', async () => {
+    const m = await migrate(runResults({
+      which: 'build', args: { fail_fast: true },
+      results: [
+        { id: 'model.p.a', status: 'error', message: 'Database Error', at: [1, 2] },
+        { id: 'model.p.b', status: 'skipped', message: 'Skipping due to fail_fast' },
+        { id: 'test.p.c', status: 'skipped', message: 'Skipping due to fail_fast' },
+      ],
+    }));
+    expect(outcomes(m)).toEqual({ 'model.p.a': 'error/-/-', 'model.p.b': 'canceled/-/-', 'test.p.c': 'canceled/-/-' });
+    expect(m.report.upstreamUnknown).toBe(0);
+  });
+
+  it('compile-only commands: success means compiled, tests get no test outcome, only the render phase', async () => {
+    const m = await migrate(runResults({
+      which: 'compile',
+      results: [
+        { id: 'model.p.a', status: 'success', at: [1, 2] },
+        { id: 'test.p.not_null_a.abc', status: 'success', at: [2, 3] },
+      ],
+    }));
+    expect(outcomes(m)).toEqual({ 'model.p.a': 'success/-/-', 'test.p.not_null_a.abc': 'success/-/-' });
+    expect(await m.db.all(`SELECT DISTINCT phase FROM nodes WHERE kind = 'evaluated'`)).toEqual([{ phase: 'render' }]);
+    expect(await m.db.scalar('SELECT command FROM runs')).toBe('compile');
+  });
+
+  it('docs generate is compile-only too (command read from invocation_command when which is absent)', async () => {
+    const doc = runResults({ which: 'generate', results: [{ id: 'test.p.t.1', status: 'success', at: [1, 2] }] });
+    (doc.args as Record<string, unknown>) = { invocation_command: 'dbt docs generate --static' };
+    const m = await migrate(doc);
+    expect(outcomes(m)).toEqual({ 'test.p.t.1': 'success/-/-' });
+  });
+
+  it('with --manifest, each skip names its nearest failed ancestor; a cascade leads to the root failure', async () => {
+    const edges = {
+      'model.p.a': [], 'model.p.b': [], 'test.p.t_b.1': ['model.p.b'],
+      'model.p.c': ['model.p.a'], 'model.p.d': ['model.p.c'], 'model.p.e': ['model.p.b'], 'model.p.f': ['model.p.d', 'model.p.e'],
+    };
+    const m = await migrate(runResults({
+      results: [
+        { id: 'model.p.a', status: 'error', message: 'boom', at: [1, 2] },
+        { id: 'model.p.b', status: 'success', at: [1, 2] },
+        { id: 'test.p.t_b.1', status: 'fail', failures: 2, at: [2, 3] },
+        { id: 'model.p.c', status: 'skipped' },
+        { id: 'model.p.d', status: 'skipped' },
+        { id: 'model.p.e', status: 'skipped' },
+        { id: 'model.p.f', status: 'skipped' },
+      ],
+    }), manifest(edges));
+    const up = Object.fromEntries([...m.nodes].filter(([, r]) => r.node_outcome === 'skipped').map(([id, r]) => [id, r.upstream_unique_id]));
+    // e depends on b, whose failing test is not its ancestor: e stays unknown, the rest name a
+    expect(up).toEqual({ 'model.p.c': 'model.p.a', 'model.p.d': 'model.p.a', 'model.p.e': null, 'model.p.f': 'model.p.a' });
+    expect(m.report.upstreamUnknown).toBe(1);
+    expect(m.report.manifest).toBe(true);
+  });
+
+  it('without --manifest and with two failures the upstream ids stay unknown and the report says so', async () => {
+    const m = await migrate(runResults({
+      results: [
+        { id: 'model.p.a', status: 'error', at: [1, 2] },
+        { id: 'model.p.b', status: 'error', at: [1, 2] },
+        { id: 'model.p.c', status: 'skipped' },
+      ],
+    }));
+    expect(m.nodes.get('model.p.c')!.upstream_unique_id).toBeNull();
+    expect(m.report.upstreamUnknown).toBe(1);
+  });
+
+  it('an ephemeral compile error names the ephemeral model in the skip message', async () => {
+    const m = await migrate(runResults({
+      results: [
+        { id: 'model.p.x', status: 'error', at: [1, 2] },
+        { id: 'model.p.c', status: 'skipped', message: 'Compilation Error in model.p.c, caused by compilation error in referenced ephemeral model model.p.eph' },
+      ],
+    }));
+    expect(m.nodes.get('model.p.c')!.upstream_unique_id).toBe('model.p.eph');
+  });
+
+  it('a compile error (only the compile timing) errors in the render phase', async () => {
+    const m = await migrate(runResults({ results: [{ id: 'model.p.bad', status: 'error', message: 'Compilation Error', at: [1, 1.5], compileOnly: true }] }));
+    expect(await m.db.all(`SELECT phase, node_outcome FROM nodes WHERE kind = 'evaluated'`)).toEqual([{ phase: 'render', node_outcome: 'error' }]);
+  });
+
+  it('reads every schema version leniently: v1 without failures, unknown fields, missing invocation id', () => {
+    const doc = runResults({ schema: 1, version: '0.19.0', results: [{ id: 'model.p.a', status: 'success', at: [1, 2] }], startedAt: false });
+    const r0 = (doc.results as Record<string, unknown>[])[0]!;
+    delete r0.failures;
+    r0.some_future_field = { x: 1 };
+    (doc.metadata as Record<string, unknown>).invocation_id = null;
+    const run = parseRunResults(doc, 'x.json');
+    expect(run.schemaVersion).toBe(1);
+    expect(run.results[0]!.failures).toBeNull();
+    expect(run.invocationId).toBeNull();
+    expect(run.startedAt).toBeNull();
+  });
+
+  it('rejects a file that is not run_results, naming the field', () => {
+    expect(() => parseRunResults({ metadata: {} }, 'bad.json')).toThrow(/bad\.json: results: missing results/);
+    expect(() => parseRunResults({ results: [{ unique_id: 'model.p.a' }] }, 'bad.json')).toThrow(/results\[0\]\.status/);
+  });
+
+  it('an unknown status is an input error, not a silent success', async () => {
+    await expect(migrate(runResults({ results: [{ id: 'model.p.a', status: 'exploded', at: [1, 2] }] }))).rejects.toThrow(/unknown run-results status "exploded"/);
+  });
+});
