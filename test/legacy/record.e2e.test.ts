@@ -1,0 +1,69 @@
+/** `runlens record` end to end through the built CLI, with small replay scripts instead of the engine. */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { engineArgv } from '../../src/legacy/record.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
+import { expectValid } from './helpers.js';
+
+const note = samplesNote(LEGACY);
+const INV = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+const line = (name: string, data: object, level = 'debug', msg = name) =>
+  JSON.stringify({ data, info: { category: '', code: 'X', extra: {}, invocation_id: INV, level, msg, name, pid: 1, thread: 'MainThread', ts: new Date().toISOString() } });
+const node = { unique_id: 'model.p.slow', resource_type: 'model', node_name: 'slow', node_path: 'slow.sql', materialized: 'table', node_status: 'started' };
+
+describe('record', () => {
+  it('adds --log-format json for the engine only', () => {
+    expect(engineArgv(['dbt', 'build'])).toEqual(['dbt', 'build', '--log-format', 'json']);
+    expect(engineArgv(['/usr/bin/dbt', 'run', '--log-format=text'])).toEqual(['/usr/bin/dbt', 'run', '--log-format=text']);
+    expect(engineArgv(['cat', 'x.jsonl'])).toEqual(['cat', 'x.jsonl']);
+  });
+
+  it.skipIf(note.missing)(note.title('replays a real log with cat: JSONL validates, human text on stderr, exit code kept'), async () => {
+    const dir = tempDir('runlens-record-');
+    const out = path.join(dir, 'run.jsonl');
+    const r = runCli(['record', '-o', out, '--', 'cat', sample(LEGACY, 'log_1.8.2_postgres_test_pass_fail.jsonl')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Done. PASS=3 WARN=0 ERROR=1 SKIP=0 TOTAL=4');
+    expect(r.stderr).toMatch(/recorded 1 invocation\(s\), 4 nodes/);
+    await expectValid(out);
+    const pq = path.join(dir, 'run.parquet');
+    const r2 = runCli(['record', '-o', pq, '--', 'sh', '-c', `cat '${sample(LEGACY, 'log_1.8.2_postgres_run_model_error.jsonl')}'; exit 3`]);
+    expect(r2.code).toBe(3);
+    expect(existsSync(pq)).toBe(true);
+    await expectValid(pq);
+  });
+
+  it('Ctrl-C: the engine is interrupted and its in-flight node ends canceled', async () => {
+    const dir = tempDir('runlens-record-int-');
+    const out = path.join(dir, 'run.jsonl');
+    const script = path.join(dir, 'engine.mjs');
+    writeFileSync(script, [
+      `console.log(${JSON.stringify(line('MainReportVersion', { version: '=1.10.0', log_version: 3 }, 'info', 'Running with dbt=1.10.0'))});`,
+      `console.log(${JSON.stringify(line('NodeStart', { node_info: node }))});`,
+      `console.log(${JSON.stringify(line('LogStartLine', { node_info: node, index: 1, total: 1 }, 'info', '1 of 1 START sql table model p.slow'))});`,
+      `console.log(${JSON.stringify(line('NodeExecuting', { node_info: node }))});`,
+      'setInterval(() => {}, 1000);',
+    ].join('\n'));
+    const child = spawn(process.execPath, [CLI, 'record', '-o', out, '--', process.execPath, script], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const closed = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    // wait (bounded) until the node's SpanStart is on disk: JSONL is written as events arrive
+    for (let i = 0; i < 200 && !(existsSync(out) && readFileSync(out, 'utf8').includes('Node processed (model.p.slow)')); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(readFileSync(out, 'utf8')).toContain('Node processed (model.p.slow)');
+    child.kill('SIGINT');
+    const code = await closed;
+    expect(code).toBe(130);
+    expect(stderr).toContain('1 of 1 START sql table model p.slow');
+    const recs = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const end = recs.find((r) => r.record_type === 'SpanEnd' && r.span_name === 'Node processed (model.p.slow)');
+    expect(end.attributes.node_outcome).toBe('NODE_OUTCOME_CANCELED');
+    const inv = recs.find((r) => r.record_type === 'SpanEnd' && r.event_type.endsWith('Invocation'));
+    expect(inv.status).toEqual({ message: 'Interrupted', code: 2 });
+    await expectValid(out);
+  });
+});
