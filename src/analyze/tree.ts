@@ -56,7 +56,7 @@ export async function traceIds(db: Db): Promise<string[]> {
 }
 
 export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
-  const rows = await db.all<Omit<TreeNode, 'children' | 'name'> & { span_name: string | null }>(
+  const rows = await db.rows<Omit<TreeNode, 'children' | 'name'> & { span_name: string | null }>(
     `SELECT span_id, parent_span_id, span_name, kind, start_ns::VARCHAR AS start_ns, end_ns::VARCHAR AS end_ns,
        duration_ms, ended, orphan, status_code, status_message, unique_id, phase, node_outcome, skip_reason,
        upstream_unique_id, test_outcome, failing_rows, linked_span_id

@@ -49,7 +49,7 @@ const NODES = `
 INSERT INTO nodes
 WITH errs AS (
   -- ERROR log records only (few): their text is the node's error.
-  SELECT trace_id, unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  SELECT trace_id, json_extract_string(attributes, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
   FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IN ${TOUCHED}
     AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY ALL HAVING unique_id IS NOT NULL
@@ -64,6 +64,13 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
   CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END
 FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
 WHERE s.trace_id IN ${TOUCHED} AND s.kind IN ('node_evaluated', 'node_processed')`;
+
+const NODE_RESULTS = `
+INSERT INTO node_results
+SELECT * EXCLUDE (rk) FROM (
+  SELECT n.*, row_number() OVER (PARTITION BY trace_id, unique_id
+         ORDER BY (kind = 'processed') DESC, end_ns DESC NULLS LAST, start_ns DESC) AS rk
+  FROM nodes n WHERE trace_id IN ${TOUCHED} AND unique_id IS NOT NULL) WHERE rk = 1`;
 
 const RUNS = `
 INSERT INTO runs
@@ -113,8 +120,8 @@ LEFT JOIN counts c ON c.trace_id = b.trace_id`;
 
 /** Rebuild every derived relation for the traces in `_touched`. */
 export async function deriveTouched(db: Db): Promise<void> {
-  for (const t of ['spans', 'nodes', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
-  const steps: [string, string][] = [['spans', SPANS], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['runs', RUNS]];
+  for (const t of ['spans', 'nodes', 'node_results', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
+  const steps: [string, string][] = [['spans', SPANS], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
   for (const [name, sql] of steps) {
     const t = performance.now();
     await db.run(sql);

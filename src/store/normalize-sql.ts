@@ -19,17 +19,17 @@ function enumMacro(fn: string, t: EnumTable): string {
   // Slow path for odd spellings (numbers, prose like "Run", unknown values, which are kept: the schema is additive).
   const key = `regexp_replace(regexp_replace(upper(trim(CAST(v AS VARCHAR))), '[ -]+', '_', 'g'), '^${t.prefix}', '')`;
   const slow = `CASE ${key} ${whens.join(' ')} ELSE lower(${key}) END`;
-  // Fast paths, evaluated per row on millions of rows: the short name itself, and the constant name,
-  // whose short name is its lower-cased suffix except for a few listed exceptions.
-  const shorts = t.entries.map((e) => sqlString(e.short)).join(', ');
+  // Fast paths, evaluated per row on millions of rows: the constant name, whose short name is its
+  // lower-cased suffix except for a few listed exceptions, and a lower-case word, kept as it is (a
+  // short name, or an unknown value, which is kept lower-cased anyway).
   const odd = t.entries.filter((e) => e.short !== e.suffix.toLowerCase());
   const constant = odd.length
     ? `CASE v ${odd.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ')} ELSE lower(substr(v, ${t.prefix.length + 1})) END`
     : `lower(substr(v, ${t.prefix.length + 1}))`;
   return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE
     WHEN v IS NULL OR v = '' THEN NULL
-    WHEN v IN (${shorts}) THEN v
     WHEN starts_with(v, '${t.prefix}') AND v = upper(v) THEN ${constant}
+    WHEN v = lower(v) AND NOT (v[1] BETWEEN '0' AND '9') THEN v
     ELSE ${slow} END;`;
 }
 
@@ -104,6 +104,7 @@ export function normalizeSelect(sourceSql: string): string {
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms
   FROM (SELECT s.*, CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0,
-               json_transform(attributes, '${ATTR_STRUCT}') AS a
+               -- log records keep only their raw attributes: the logs view extracts the few fields it shows
+               CASE WHEN record_type <> 'LogRecord' THEN json_transform(attributes, '${ATTR_STRUCT}') END AS a
         FROM (${sourceSql}) s) src`;
 }

@@ -33,6 +33,9 @@ const TABLES = [
      node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER,
      start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, wall_ms DOUBLE, ended BOOLEAN, relative_path VARCHAR, materialization VARCHAR,
      rows_affected BIGINT, processed_span_id VARCHAR, in_selection BOOLEAN, error_text VARCHAR)`,
+  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
+  // (older engines, e.g. preview.72, wrote no NodeProcessed). Materialized: queries read it all the time.
+  `CREATE TABLE IF NOT EXISTS node_results AS SELECT * FROM nodes WITH NO DATA`,
   `CREATE TABLE IF NOT EXISTS runs (
      trace_id VARCHAR PRIMARY KEY, invocation_id VARCHAR, command VARCHAR, raw_command VARCHAR, engine_version VARCHAR,
      start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, ended BOOLEAN, status_code INTEGER, status_message VARCHAR,
@@ -46,7 +49,9 @@ const VIEWS = [
      SELECT trace_id, span_id, span_name, event_id, time_ns, severity_number,
        coalesce(severity_text, CASE WHEN severity_number >= 17 THEN 'ERROR' WHEN severity_number >= 13 THEN 'WARN'
          WHEN severity_number >= 9 THEN 'INFO' WHEN severity_number >= 5 THEN 'DEBUG' WHEN severity_number >= 1 THEN 'TRACE' END) AS severity_text,
-       body, event_type, unique_id, phase, code, attributes, file_id
+       body, event_type, json_extract_string(attributes, '$.unique_id') AS unique_id,
+       rl_phase(json_extract_string(attributes, '$.phase')) AS phase,
+       TRY_CAST(json_extract_string(attributes, '$.code') AS INTEGER) AS code, attributes, file_id
      FROM record_rows WHERE record_type = 'LogRecord'`,
   // Spans with their final attributes and links (from the SpanEnd, or the SpanStart of an unended span).
   `CREATE OR REPLACE VIEW span_details AS
@@ -55,13 +60,6 @@ const VIEWS = [
      SELECT f.path AS source_file, r.rowid - f.first_row + 1 AS line, r.*
      FROM record_rows r JOIN files f USING (file_id)
      WHERE r.record_type IS NOT NULL`,
-  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
-  // (older engines, e.g. preview.72, wrote no NodeProcessed).
-  `CREATE OR REPLACE VIEW node_results AS
-     SELECT * EXCLUDE (rk) FROM (
-       SELECT n.*, row_number() OVER (PARTITION BY trace_id, unique_id
-              ORDER BY (kind = 'processed') DESC, end_ns DESC NULLS LAST, start_ns DESC) AS rk
-       FROM nodes n WHERE unique_id IS NOT NULL) WHERE rk = 1`,
 ];
 
 export async function ensureSchema(db: Db): Promise<void> {

@@ -1,0 +1,77 @@
+/**
+ * One measured step of the core bench, in its own process so peak RSS is its own.
+ * Usage: node dist/bench/core-child.js <task> <file> [trace]; prints one JSON line.
+ */
+import { DuckDBInstance } from '@duckdb/node-api';
+import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
+import { buildTree } from '../src/analyze/tree.js';
+import { renderTreeText } from '../src/render/tree-text.js';
+import { sqlString } from '../src/store/db.js';
+import { loadPaths, openModel } from '../src/store/load.js';
+
+const [task, file, trace] = process.argv.slice(2) as [string, string, string | undefined];
+
+/** The baseline's column list: the JSONL envelope, attributes/status/links as JSON (reference/telemetry.md 2). */
+const JSON_COLUMNS = `{record_type:'VARCHAR', trace_id:'VARCHAR', span_id:'VARCHAR', span_name:'VARCHAR', parent_span_id:'VARCHAR',
+  links:'JSON', event_id:'VARCHAR', start_time_unix_nano:'VARCHAR', end_time_unix_nano:'VARCHAR', time_unix_nano:'VARCHAR',
+  severity_number:'VARCHAR', severity_text:'VARCHAR', body:'VARCHAR', status:'JSON', event_type:'VARCHAR', attributes:'JSON'}`;
+
+async function main(): Promise<Record<string, unknown>> {
+  const t0 = performance.now();
+  switch (task) {
+    case 'raw-jsonl':
+    case 'raw-parquet': {
+      const inst = await DuckDBInstance.create(':memory:');
+      const c = await inst.connect();
+      const src = task === 'raw-jsonl'
+        ? `read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${JSON_COLUMNS})`
+        : `read_parquet(${sqlString(file)})`;
+      await c.run(`CREATE TABLE t AS SELECT * FROM ${src}`);
+      const n = (await c.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRows()[0]![0];
+      return { ms: performance.now() - t0, records: n };
+    }
+    case 'load': {
+      const db = await openModel();
+      const r = await loadPaths(db, [file]);
+      const ms = performance.now() - t0;
+      const spans = await db.scalar<number>('SELECT count(*)::INTEGER FROM spans');
+      return { ms, records: r.records, spans };
+    }
+    case 'queries': {
+      const db = await openModel();
+      await loadPaths(db, [file]);
+      const out: Record<string, number> = {};
+      for (const q of listSavedQueries()) {
+        await runSavedQuery(db, q, {}).catch(() => undefined); // warm-up (plans, caches)
+        const t = performance.now();
+        const reps = 3;
+        for (let i = 0; i < reps; i++) await runSavedQuery(db, q, {});
+        out[q.name] = (performance.now() - t) / reps;
+      }
+      return { queries: out };
+    }
+    case 'tree': {
+      const db = await openModel();
+      await loadPaths(db, [file]);
+      const id = trace ?? (await db.scalar<string>('SELECT trace_id FROM runs ORDER BY spans DESC LIMIT 1'));
+      const spans = await db.scalar<number>('SELECT count(*)::INTEGER FROM spans WHERE trace_id = $t', { t: id });
+      const t = performance.now();
+      const tree = await buildTree(db, id);
+      const text = renderTreeText(tree);
+      return { ms: performance.now() - t, spans, bytes: text.length };
+    }
+    default:
+      throw new Error(`unknown task ${task}`);
+  }
+}
+
+main().then(
+  (r) => {
+    process.stdout.write(JSON.stringify({ ...r, maxRssMB: process.resourceUsage().maxRSS / 1024 }) + '\n');
+    process.exit(0);
+  },
+  (e: unknown) => {
+    process.stderr.write(String((e as Error)?.stack ?? e) + '\n');
+    process.exit(1);
+  },
+);

@@ -1,0 +1,73 @@
+/**
+ * Core bench (issue 2): load of >= 1M generated records (JSONL and Parquet) beside raw DuckDB reads of
+ * the same file in the same run, saved queries on the loaded model, tree of one large trace, peak RSS.
+ * Each step runs in its own process (bench/core-child.ts) so its peak RSS is its own.
+ * Run alone: `npx tsc -p tsconfig.build.json && node dist/bench/core.js [--records 1000000]`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { generate } from '../src/produce/generate/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function child(task: string, file: string, trace?: string): Record<string, unknown> & { ms?: number; maxRssMB: number } {
+  const out = execFileSync(process.execPath, [path.join(here, 'core-child.js'), task, file, ...(trace ? [trace] : [])], {
+    encoding: 'utf8',
+    maxBuffer: 16 << 20,
+  });
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
+const best = (task: string, file: string, reps = 2) => {
+  let r = child(task, file);
+  for (let i = 1; i < reps; i++) {
+    const x = child(task, file);
+    if ((x.ms ?? Infinity) < (r.ms ?? Infinity)) r = x;
+  }
+  return r;
+};
+
+export async function runCoreBench(opts: { records?: number } = {}): Promise<void> {
+  const target = opts.records ?? 1_000_000;
+  const dir = mkdtempSync(path.join(tmpdir(), 'runlens-bench-core-'));
+  try {
+    // ~100k spans in the biggest trace: one large run plus smaller ones up to the record target.
+    const jsonl = path.join(dir, 'gen.jsonl');
+    const parquet = path.join(dir, 'gen.parquet');
+    let t = performance.now();
+    const big = await generate({ output: jsonl, runs: 1, nodes: 20_000, seed: 7, failRate: 0.01 });
+    const perRun = big.records;
+    const runs = Math.max(2, Math.ceil(target / perRun));
+    const g = await generate({ output: jsonl, runs, nodes: 20_000, seed: 7, failRate: 0.01 });
+    const genMs = performance.now() - t;
+    t = performance.now();
+    await generate({ output: parquet, runs, nodes: 20_000, seed: 7, failRate: 0.01 });
+    const genPqMs = performance.now() - t;
+    const sizeMB = statSync(jsonl).size / 2 ** 20;
+    console.log(`core: generated ${g.records.toLocaleString()} records in ${runs} runs: JSONL ${sizeMB.toFixed(0)} MB (${(genMs / 1000).toFixed(1)} s), Parquet ${(statSync(parquet).size / 2 ** 20).toFixed(0)} MB (${(genPqMs / 1000).toFixed(1)} s)`);
+
+    const rawJ = best('raw-jsonl', jsonl);
+    const ourJ = best('load', jsonl);
+    const ratioJ = ourJ.ms! / rawJ.ms!;
+    const perCore = g.records / (ourJ.ms! / 1000) / 2;
+    console.log(`core: JSONL load ${(ourJ.ms! / 1000).toFixed(2)} s vs raw read_json CTAS ${(rawJ.ms! / 1000).toFixed(2)} s = ${ratioJ.toFixed(2)}x (goal <= 1.5x); ${Math.round(perCore).toLocaleString()} records/s per core (goal >= 250,000)`);
+    console.log(`core: JSONL load peak RSS ${ourJ.maxRssMB.toFixed(0)} MB = ${(ourJ.maxRssMB / sizeMB).toFixed(2)}x the file (goal < 2x); raw CTAS peak RSS ${rawJ.maxRssMB.toFixed(0)} MB`);
+    const rawP = best('raw-parquet', parquet);
+    const ourP = best('load', parquet);
+    console.log(`core: Parquet load ${(ourP.ms! / 1000).toFixed(2)} s vs raw read_parquet CTAS ${(rawP.ms! / 1000).toFixed(2)} s = ${(ourP.ms! / rawP.ms!).toFixed(2)}x (goal <= 1.5x)`);
+    const q = child('queries', jsonl) as unknown as { queries: Record<string, number> };
+    for (const [name, ms] of Object.entries(q.queries)) console.log(`core: query ${name}: ${ms.toFixed(0)} ms on ${g.records.toLocaleString()} records (goal < 300 ms)`);
+    const tr = child('tree', jsonl);
+    console.log(`core: tree of one trace with ${Number(tr.spans).toLocaleString()} spans: ${tr.ms!.toFixed(0)} ms (goal < 1000 ms)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const i = process.argv.indexOf('--records');
+  await runCoreBench({ records: i > 0 ? Number(process.argv[i + 1]) : undefined });
+}

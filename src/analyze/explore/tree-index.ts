@@ -1,0 +1,250 @@
+/**
+ * The span tree of one trace for the explorer, kept inside DuckDB: a temp table in preorder (one
+ * row per span, `pos` = its place in depth-first order). The UI holds only the tree's shape (depth
+ * and kind per position, in typed arrays: a few bytes per span) and fetches row content for the
+ * positions on screen, so a 100k-span trace never crosses into JS as objects.
+ */
+import type { Db } from '../../store/db.js';
+
+export const KINDS = ['process', 'invocation', 'phase', 'node_processed', 'node_evaluated', 'query', 'other'] as const;
+export type SpanKind = (typeof KINDS)[number];
+
+export interface TreeShape {
+  table: string;
+  traceId: string;
+  count: number;
+  depth: Uint8Array;
+  kind: Uint8Array;
+  /** parent position, -1 for roots */
+  parent: Int32Array;
+  /** number of descendants */
+  size: Int32Array;
+  /** trace time axis (ms from the first start) */
+  spanMs: number;
+  /** spans that have not ended (a run still being written) */
+  running: number;
+}
+
+export interface TreeRow {
+  pos: number;
+  span_id: string;
+  name: string;
+  kind: string;
+  off_ms: number;
+  dur_ms: number | null;
+  ended: boolean;
+  orphan: boolean;
+  status_code: number | null;
+  status_message: string | null;
+  unique_id: string | null;
+  phase: string | null;
+  node_outcome: string | null;
+  skip_reason: string | null;
+  upstream_unique_id: string | null;
+  test_outcome: string | null;
+  failing_rows: number | null;
+  resource_type: string | null;
+  relative_path: string | null;
+}
+
+let generation = 0;
+
+/**
+ * Build the preorder table of a trace. Children are ordered by start time; orphans and spans in
+ * parent cycles become roots (never dropped). Depth is capped at 250 (typed array, and id cycles).
+ */
+export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape> {
+  const table = `_rl_tree_${++generation}`;
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE ${table} AS
+     WITH RECURSIVE s AS (
+       SELECT span_id, parent_span_id, start_ns, end_ns, orphan OR parent_span_id IS NULL OR parent_span_id = span_id AS is_root,
+         row_number() OVER (PARTITION BY parent_span_id ORDER BY start_ns, span_id) AS rk
+       FROM spans WHERE trace_id = $t),
+     walk(span_id, path) AS (
+       SELECT span_id, [rk] FROM s WHERE is_root
+       UNION ALL
+       SELECT c.span_id, list_append(w.path, c.rk) FROM s c JOIN walk w ON c.parent_span_id = w.span_id
+       WHERE NOT c.is_root AND len(w.path) < 250
+     ),
+     placed AS (
+       SELECT span_id, min(path) AS path FROM walk GROUP BY span_id
+       -- spans in a parent cycle with no root: shown as roots at the end
+       UNION ALL SELECT span_id, [1000000000 + rk] FROM s WHERE span_id NOT IN (SELECT span_id FROM walk)
+     ),
+     t0 AS (SELECT min(start_ns) AS t0 FROM spans WHERE trace_id = $t)
+     SELECT (row_number() OVER (ORDER BY p.path) - 1)::INTEGER AS pos, (len(p.path) - 1)::INTEGER AS depth,
+       sp.span_id, coalesce(sp.span_name, '(unnamed span)') AS name, sp.kind,
+       (sp.start_ns - t0.t0) / 1e6 AS off_ms, sp.duration_ms AS dur_ms, sp.ended, sp.orphan, sp.status_code, sp.status_message,
+       sp.unique_id, sp.phase, sp.node_outcome, sp.skip_reason, sp.upstream_unique_id, sp.test_outcome, sp.failing_rows,
+       sp.resource_type, sp.relative_path, sp.start_ns, sp.end_ns
+     FROM placed p JOIN spans sp ON sp.trace_id = $t AND sp.span_id = p.span_id, t0
+     ORDER BY pos`,
+    { t: traceId },
+  );
+  // The shape as two strings (one char per span): far cheaper than 100k row objects.
+  const kindCase = KINDS.map((k, i) => `WHEN '${k}' THEN ${i}`).join(' ');
+  const shape = await db.one<{ n: number; d: string | null; k: string | null; span_ms: number | null; running: number }>(
+    `SELECT count(*)::INTEGER AS n,
+       string_agg(chr(48 + least(depth, 250)), '' ORDER BY pos) AS d,
+       string_agg(chr(48 + CASE kind ${kindCase} ELSE 6 END), '' ORDER BY pos) AS k,
+       (max(coalesce(end_ns, start_ns)) - min(start_ns)) / 1e6 AS span_ms,
+       count(*) FILTER (WHERE NOT ended)::INTEGER AS running
+     FROM ${table}`,
+  );
+  const n = shape?.n ?? 0;
+  const depth = new Uint8Array(n);
+  const kind = new Uint8Array(n);
+  const ds = shape?.d ?? '';
+  const ks = shape?.k ?? '';
+  for (let i = 0; i < n; i++) {
+    depth[i] = ds.charCodeAt(i) - 48;
+    kind[i] = ks.charCodeAt(i) - 48;
+  }
+  const { parent, size } = shapeLinks(depth);
+  return { table, traceId, count: n, depth, kind, parent, size, spanMs: shape?.span_ms ?? 0, running: shape?.running ?? 0 };
+}
+
+/** Parent and subtree size from preorder depths (a stack walk, O(n)). */
+export function shapeLinks(depth: Uint8Array): { parent: Int32Array; size: Int32Array } {
+  const n = depth.length;
+  const parent = new Int32Array(n).fill(-1);
+  const size = new Int32Array(n);
+  const stack: number[] = [];
+  for (let i = 0; i < n; i++) {
+    while (stack.length && depth[stack[stack.length - 1]!]! >= depth[i]!) stack.pop();
+    parent[i] = stack.length ? stack[stack.length - 1]! : -1;
+    stack.push(i);
+  }
+  for (let i = n - 1; i >= 0; i--) {
+    const p = parent[i]!;
+    if (p >= 0) size[p] = size[p]! + size[i]! + 1;
+  }
+  return { parent, size };
+}
+
+export async function dropTreeShape(db: Db, shape: TreeShape): Promise<void> {
+  await db.run(`DROP TABLE IF EXISTS ${shape.table}`);
+}
+
+const ROW_COLUMNS = `pos, span_id, name, kind, off_ms, dur_ms, ended, orphan, status_code, status_message, unique_id, phase,
+  node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, relative_path`;
+
+/** Row content for the given positions (the window on screen plus a margin). */
+export async function fetchRows(db: Db, shape: TreeShape, positions: number[]): Promise<TreeRow[]> {
+  if (positions.length === 0) return [];
+  const ints = positions.map((p) => Math.trunc(p)).join(',');
+  // A range predicate first lets DuckDB skip row groups (the table is stored in pos order).
+  const lo = Math.min(...positions);
+  const hi = Math.max(...positions);
+  return db.all<TreeRow>(`SELECT ${ROW_COLUMNS} FROM ${shape.table} WHERE pos BETWEEN ${lo} AND ${hi} AND pos IN (${ints})`);
+}
+
+/** Positions of spans whose unique_id or name contains `text` (case-insensitive), in tree order. */
+export async function searchPositions(db: Db, shape: TreeShape, text: string, limit = 10_000): Promise<number[]> {
+  if (!text) return [];
+  const rows = await db.all<{ pos: number }>(
+    `SELECT pos FROM ${shape.table}
+     WHERE contains(lower(coalesce(unique_id, '')), $q) OR contains(lower(name), $q) ORDER BY pos LIMIT ${limit}`,
+    { q: text.toLowerCase() },
+  );
+  return rows.map((r) => r.pos);
+}
+
+/** Filters over the tree; empty means no filter. */
+export interface TreeFilter {
+  outcome?: string;
+  phase?: string;
+  resourceType?: string;
+  onlyFailures?: boolean;
+}
+
+export function filterActive(f: TreeFilter): boolean {
+  return Boolean(f.outcome || f.phase || f.resourceType || f.onlyFailures);
+}
+
+/** SQL predicate of a "failure": node error, failed test, or an error status on any span. */
+export const FAILURE_SQL = `(node_outcome = 'error' OR test_outcome = 'failed' OR status_code = 2)`;
+
+/** Outcome filter values: node outcomes, test outcomes, or `running`. */
+export const OUTCOME_FILTERS = ['error', 'failed', 'warned', 'skipped', 'success', 'canceled', 'running'] as const;
+
+function outcomeSql(o: string): string {
+  switch (o) {
+    case 'failed':
+    case 'warned':
+      return `test_outcome = '${o}'`;
+    case 'running':
+      return 'NOT ended';
+    default:
+      return `node_outcome = '${o.replaceAll("'", "''")}'`;
+  }
+}
+
+/** Positions matching a filter (the UI adds their ancestors so matches keep their context). */
+export async function filterPositions(db: Db, shape: TreeShape, f: TreeFilter, limit = 200_000): Promise<number[]> {
+  const where: string[] = [];
+  const params: Record<string, string> = {};
+  if (f.onlyFailures) where.push(FAILURE_SQL);
+  if (f.outcome) where.push(outcomeSql(f.outcome));
+  if (f.phase) {
+    where.push('phase = $phase');
+    params.phase = f.phase;
+  }
+  if (f.resourceType) {
+    where.push('resource_type = $rt');
+    params.rt = f.resourceType;
+  }
+  if (where.length === 0) return [];
+  const rows = await db.all<{ pos: number }>(
+    `SELECT pos FROM ${shape.table} WHERE ${where.join(' AND ')} ORDER BY pos LIMIT ${limit}`,
+    Object.keys(params).length ? params : undefined,
+  );
+  return rows.map((r) => r.pos);
+}
+
+/** Values present in this trace, to cycle filters through. */
+export async function facets(db: Db, shape: TreeShape): Promise<{ phases: string[]; resourceTypes: string[] }> {
+  const rows = await db.all<{ f: string; v: string }>(
+    `SELECT DISTINCT 'phase' AS f, phase AS v FROM ${shape.table} WHERE phase IS NOT NULL
+     UNION ALL SELECT DISTINCT 'rt', resource_type FROM ${shape.table} WHERE resource_type IS NOT NULL ORDER BY 1, 2`,
+  );
+  return {
+    phases: rows.filter((r) => r.f === 'phase').map((r) => r.v),
+    resourceTypes: rows.filter((r) => r.f === 'rt').map((r) => r.v),
+  };
+}
+
+/** Where a node of this trace is, for jumps: its NodeProcessed span, else its error/last evaluation. */
+export async function positionOfNode(db: Db, shape: TreeShape, uniqueId: string): Promise<number | undefined> {
+  const r = await db.one<{ pos: number }>(
+    `SELECT pos FROM ${shape.table} WHERE unique_id = $u AND kind IN ('node_processed', 'node_evaluated')
+     ORDER BY kind = 'node_processed' DESC, ${FAILURE_SQL} DESC, start_ns DESC LIMIT 1`,
+    { u: uniqueId },
+  );
+  return r?.pos;
+}
+
+export async function positionOfSpan(db: Db, shape: TreeShape, spanId: string): Promise<number | undefined> {
+  const r = await db.one<{ pos: number }>(`SELECT pos FROM ${shape.table} WHERE span_id = $s`, { s: spanId });
+  return r?.pos;
+}
+
+/** Span ids at positions (to carry cursor and expansions over a rebuild while following a file). */
+export async function spanIdsAt(db: Db, shape: TreeShape, positions: number[]): Promise<string[]> {
+  if (positions.length === 0) return [];
+  const rows = await db.all<{ span_id: string }>(
+    `SELECT span_id FROM ${shape.table} WHERE pos IN (${positions.map((p) => Math.trunc(p)).join(',')}) ORDER BY pos`,
+  );
+  return rows.map((r) => r.span_id);
+}
+
+export async function positionsOfSpans(db: Db, shape: TreeShape, spanIds: string[]): Promise<number[]> {
+  if (spanIds.length === 0) return [];
+  // span ids are hex: a comma-joined string is a safe way to bind a list
+  const rows = await db.all<{ pos: number }>(
+    `SELECT pos FROM ${shape.table} WHERE list_contains(string_split($ids, ','), span_id) ORDER BY pos`,
+    { ids: spanIds.join(',') },
+  );
+  return rows.map((r) => r.pos);
+}
