@@ -2,7 +2,9 @@
  * Service bench: deliveries per second to a loopback receiver (SQLite store), latency from a run event
  * to its first delivery attempt at a steady 200 events/s, and list/get latency of the v3 API.
  * The receiver runs in a worker thread so it does not share the service's event loop.
- * Run alone: `npx tsc -p tsconfig.build.json && node dist/bench/service.js`.
+ * Run alone: `npx tsc -p tsconfig.build.json && node dist/bench/service.js`; with RUNLENS_BENCH_DATABASE_URL (or
+ * RUNLENS_TEST_DATABASE_URL) set it also measures 1, 2 and 3 `serve` processes on PostgreSQL
+ * (runPostgresScaleBench).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -159,8 +161,86 @@ export async function runServiceBench(): Promise<Record<string, number>> {
   return figures;
 }
 
+/**
+ * PostgreSQL scale-out: 10,000 deliveries (1,000 events x 10 subscriptions) already in the outbox, then
+ * 1, 2 or 3 `serve` processes (the built CLI) started on the database; the rate is measured from the
+ * first to the last arrival at the receiver, so process start-up is not counted.
+ */
+export async function runPostgresScaleBench(baseUrl: string, processes: number[] = [1, 2, 3]): Promise<Record<string, number>> {
+  const { PostgresStore } = await import('../src/service/store/postgres.js');
+  const pg = (await import('pg')).default;
+  const { spawn } = await import('node:child_process');
+  const cli = new URL('../src/cli.js', import.meta.url).pathname;
+  const out: Record<string, number> = {};
+  for (const n of processes) {
+    const name = `runlens_bench_${process.pid}_${n}`;
+    const admin = new pg.Client({ connectionString: baseUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const u = new URL(baseUrl);
+    u.pathname = `/${name}`;
+    const url = u.toString();
+
+    const worker = new Worker(RECEIVER, { eval: true });
+    let count = 0;
+    let first = 0;
+    let last = 0;
+    let done: (() => void) | null = null;
+    const port = await new Promise<number>((resolve) => {
+      worker.on('message', (m: { port?: number; t?: number }) => {
+        if (m.port) return resolve(m.port);
+        if (!count) first = m.t!;
+        count++;
+        last = m.t!;
+        if (count >= 10_000) done?.();
+      });
+    });
+    const store = await PostgresStore.connect(url, 4);
+    const account = await store.createAccount('bench', toMicros(Date.now()));
+    const t = toMicros(Date.now());
+    for (let i = 0; i < 10; i++) {
+      await store.insertSubscription({ id: `wsu_bench${i}`, accountId: account.id, name: `b${i}`, description: '', clientUrl: `http://127.0.0.1:${port}/hook/${i}`,
+        active: true, archived: false, deactivateReason: null, eventTypes: ['job.run.completed'], jobIds: [], hmacSecret: 'secret', createdAt: t,
+        updatedAt: t, dispatchedAt: null, httpStatusCode: 0, consecutiveFailures: 0, failingSince: null });
+    }
+    const job: Job = { id: 1, accountId: account.id, name: 'bench', projectId: 1, environmentId: 1, projectName: 'p', environmentName: 'e',
+      toolVersion: '2.0.0', executeSteps: [], createdAt: t };
+    const run: Run = { id: 1, accountId: account.id, jobId: 1, status: 10, statusMessage: null, cause: 'bench', createdAt: t, startedAt: t, finishedAt: t, erroredAt: null };
+    for (let i = 0; i < 1000; i++) {
+      const at = Date.now();
+      await store.enqueueEvent({ accountId: account.id, jobId: 1, eventType: 'job.run.completed', now: toMicros(at), newEventId: () => eventId(at),
+        payloadFor: (s, id) => buildPayload(s, id, 'job.run.completed', job, run, at) });
+    }
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-bench-pg-'));
+    const children = Array.from({ length: n }, (_, i) =>
+      spawn(process.execPath, [cli, 'serve', '--port', '0', '--database-url', url, '--data', join(dir, String(i)), '--allow-private-targets'], { stdio: 'ignore' }));
+    await finished;
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await store.close();
+    await worker.terminate();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    rmSync(dir, { recursive: true, force: true });
+    out[`postgres_${n}_process_deliveries_per_s`] = Math.round((count - 1) / ((last - first) / 1000));
+    console.log(`  postgres, ${n} serve process${n > 1 ? 'es' : ''}: ${out[`postgres_${n}_process_deliveries_per_s`]} deliveries/s (10,000 deliveries)`);
+  }
+  const one = out.postgres_1_process_deliveries_per_s;
+  const three = out.postgres_3_process_deliveries_per_s;
+  if (one && three) console.log(`  scale-out: 3 processes deliver ${(three / one).toFixed(2)}x one process (goal >= 2x)`);
+  return out;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  runServiceBench().catch((e) => {
+  const pgUrl = process.env.RUNLENS_BENCH_DATABASE_URL || process.env.RUNLENS_TEST_DATABASE_URL;
+  runServiceBench()
+    .then(async () => {
+      if (pgUrl) await runPostgresScaleBench(pgUrl);
+      else console.log('  postgres: skipped (set RUNLENS_BENCH_DATABASE_URL or RUNLENS_TEST_DATABASE_URL; see test/service/start-postgres.sh)');
+    })
+    .catch((e) => {
     console.error(e);
     process.exitCode = 1;
   });

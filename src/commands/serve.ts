@@ -1,12 +1,14 @@
 import type { CommandModule } from 'yargs';
 import { createService, DEFAULT_STEP_COMMANDS } from '../service/server.js';
-import { dataDirOf, parsePositiveSeconds, parseRetryDelays, parseStepCommands } from '../service/cli-options.js';
+import { dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact } from '../service/cli-options.js';
 import { UsageError } from '../errors.js';
 
 interface Args {
   port: number;
   host: string;
   data?: string;
+  'database-url'?: string;
+  'claim-lease': number;
   'retry-delays': string;
   'delivery-timeout': number;
   'allow-private-targets': boolean;
@@ -22,6 +24,8 @@ export const serveCommand: CommandModule<object, Args> = {
       .option('port', { type: 'number', default: 8080, describe: 'port to listen on (0 picks a free one)' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 for all interfaces)' })
       .option('data', { type: 'string', describe: 'data folder (SQLite database, run folders); default $RUNLENS_DATA or ./runlens-data' })
+      .option('database-url', { type: 'string', describe: 'PostgreSQL store shared by several serve processes (env RUNLENS_DATABASE_URL); default: SQLite in --data' })
+      .option('claim-lease', { type: 'number', default: 30, describe: 'PostgreSQL: seconds past the delivery timeout before another process retakes a claim of a process that died' })
       .option('retry-delays', { type: 'string', default: '10,60,300,1800', describe: 'seconds to wait before delivery attempts 2, 3, 4 and 5' })
       .option('delivery-timeout', { type: 'number', default: 10, describe: 'seconds an endpoint has to answer; a later answer is a failure' })
       .option('allow-private-targets', { type: 'boolean', default: false, describe: 'allow deliveries to private, loopback and link-local addresses (local development)' })
@@ -30,12 +34,20 @@ export const serveCommand: CommandModule<object, Args> = {
   handler: async (a) => {
     if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new UsageError(`--port: expected 0..65535, got ${a.port}`);
     const dataDir = dataDirOf(a.data);
+    const retryDelaysMs = parseRetryDelays(a['retry-delays']);
+    const deliveryTimeoutMs = parsePositiveSeconds('--delivery-timeout', a['delivery-timeout']);
+    const leaseMarginMs = parsePositiveSeconds('--claim-lease', a['claim-lease']);
+    const stepCommands = parseStepCommands(a['step-commands']);
+    const store = await openStore(a);
+    const url0 = databaseUrlOf(a['database-url']);
     const svc = await createService({
       dataDir,
-      retryDelaysMs: parseRetryDelays(a['retry-delays']),
-      deliveryTimeoutMs: parsePositiveSeconds('--delivery-timeout', a['delivery-timeout']),
+      store,
+      leaseMarginMs,
+      retryDelaysMs,
+      deliveryTimeoutMs,
       allowPrivateTargets: a['allow-private-targets'],
-      stepCommands: parseStepCommands(a['step-commands']),
+      stepCommands,
       logger: a.log,
     });
     let url: string;
@@ -43,15 +55,16 @@ export const serveCommand: CommandModule<object, Args> = {
       url = await svc.listen(a.port, a.host);
     } catch (e) {
       await svc.close();
+      await store.close();
       const code = (e as { code?: string }).code;
       if (code === 'EADDRINUSE') throw new UsageError(`--port ${a.port}: the port is in use; choose another (or 0)`);
       throw e;
     }
-    process.stderr.write(`runlens serve: listening on ${url} (data ${dataDir})\n`);
+    process.stderr.write(`runlens serve: listening on ${url} (${url0 ? `database ${redact(url0)}, ` : ''}data ${dataDir})\n`);
     await new Promise<void>((resolve) => {
       const stop = () => {
         process.stderr.write('runlens serve: stopping (finishing deliveries in flight)\n');
-        svc.close().then(resolve, resolve);
+        svc.close().then(() => store.close()).then(resolve, resolve);
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -1,6 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { SqliteStore } from '../service/store/sqlite.js';
-import { dataDirOf } from '../service/cli-options.js';
+import { dataDirOf, openStore } from '../service/cli-options.js';
 import { toMicros } from '../service/clock.js';
 import { hashToken, newApiToken } from '../service/ids.js';
 import { PERMISSION_SETS } from '../service/http/auth.js';
@@ -12,6 +11,7 @@ interface Args {
   'permission-set': string;
   name: string;
   data?: string;
+  'database-url'?: string;
   format: 'text' | 'json';
 }
 
@@ -25,15 +25,16 @@ export const tokensCommand: CommandModule<object, Args> = {
       .option('permission-set', { type: 'string', demandOption: true, describe: `one of ${PERMISSION_SETS.join(', ')}; writes need account_admin, admin or developer` })
       .option('name', { type: 'string', default: 'api token', describe: 'a label for the token' })
       .option('data', { type: 'string', describe: 'the data folder serve uses; default $RUNLENS_DATA or ./runlens-data' })
+      .option('database-url', { type: 'string', describe: 'PostgreSQL store serve uses (env RUNLENS_DATABASE_URL); instead of --data' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
   handler: async (a) => {
     if (!(PERMISSION_SETS as readonly string[]).includes(a['permission-set'])) {
       throw new UsageError(`--permission-set: unknown "${a['permission-set']}"; use one of ${PERMISSION_SETS.join(', ')}`);
     }
-    const store = new SqliteStore(dataDirOf(a.data));
+    const store = await openStore(a);
     try {
       if (!Number.isInteger(a.account) || !(await store.getAccount(a.account))) {
-        throw new UsageError(`--account: no account ${a.account} in ${dataDirOf(a.data)}; create one with \`runlens accounts create NAME\``);
+        throw new UsageError(`--account: no account ${a.account} in ${a['database-url'] || process.env.RUNLENS_DATABASE_URL ? 'the database' : dataDirOf(a.data)}; create one with \`runlens accounts create NAME\``);
       }
       const token = newApiToken();
       const rec = await store.createToken({ accountId: a.account, permissionSet: a['permission-set'], name: a.name, tokenHash: hashToken(token), now: toMicros(Date.now()) });

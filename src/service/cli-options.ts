@@ -1,6 +1,9 @@
 /** Option parsing shared by the service commands (serve, accounts, tokens); errors name the flag. */
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { SqliteStore } from './store/sqlite.js';
+import { PostgresStore } from './store/postgres.js';
+import type { Store } from './store/types.js';
 
 export const DEFAULT_DATA_DIR = 'runlens-data';
 
@@ -27,4 +30,29 @@ export function parseStepCommands(text: string): string[] {
   const bad = names.find((n) => !/^[A-Za-z0-9._+-]+$/.test(n));
   if (!names.length || bad !== undefined) throw new UsageError(`--step-commands: expected comma-separated executable names (e.g. dbt,runlens), got "${text}"`);
   return names;
+}
+
+export const databaseUrlOf = (url: string | undefined): string | undefined => url || process.env.RUNLENS_DATABASE_URL || undefined;
+
+/** The store the flags name: PostgreSQL with --database-url (or RUNLENS_DATABASE_URL), else SQLite in the data folder. */
+export async function openStore(a: { data?: string; 'database-url'?: string }): Promise<Store> {
+  const url = databaseUrlOf(a['database-url']);
+  if (!url) return new SqliteStore(dataDirOf(a.data));
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError(`--database-url: expected postgres://user@host:port/database, got "${url}"`);
+  try {
+    return await PostgresStore.connect(url);
+  } catch (e) {
+    throw new UsageError(`--database-url: cannot use ${redact(url)}: ${(e as Error).message}`);
+  }
+}
+
+/** A connection URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
 }

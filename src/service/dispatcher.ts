@@ -43,6 +43,7 @@ export class Dispatcher {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private kickQueued = false;
+  private flushing = false;
   private toRecord: { outcome: AttemptOutcome; done: (e?: unknown) => void }[] = [];
   private recording = true;
   private lastPrune = -Infinity;
@@ -174,21 +175,33 @@ export class Dispatcher {
     );
   }
 
-  /** Attempts finishing in the same tick are written in one transaction (one commit, not one each). */
+  /**
+   * Attempts are written in batches, one transaction at a time per dispatcher: what finishes while a
+   * batch is being written goes into the next one. Fewer, larger transactions (and fewer waits on a
+   * busy subscription row) than one per attempt.
+   */
   private queueRecord(outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.toRecord.push({ outcome, done: (e) => (e ? reject(e) : resolve()) });
-      if (this.toRecord.length === 1) {
-        setImmediate(() => {
-          const batch = this.toRecord;
-          this.toRecord = [];
-          this.o.store.recordAttempts(batch.map((b) => b.outcome), this.o.archival).then(
-            () => batch.forEach((b) => b.done()),
-            (e) => batch.forEach((b) => b.done(e)),
-          );
-        });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
       }
     });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.toRecord.length) {
+      const batch = this.toRecord;
+      this.toRecord = [];
+      try {
+        await this.o.store.recordAttempts(batch.map((b) => b.outcome), this.o.archival);
+        batch.forEach((b) => b.done());
+      } catch (e) {
+        batch.forEach((b) => b.done(e));
+      }
+    }
+    this.flushing = false;
   }
 
   /** The test operation: one attempt now, logged like any delivery, never retried. */

@@ -96,7 +96,7 @@ export async function startReceiver(): Promise<{
   deliveries: Delivery[];
   secrets: Map<string, string>;
   hits: (path: string) => number;
-  waitFor: (pred: (d: Delivery[]) => boolean, what?: string) => Promise<void>;
+  waitFor: (pred: (d: Delivery[]) => boolean, what?: string, timeoutMs?: number) => Promise<void>;
   close: () => Promise<void>;
 }> {
   const deliveries: Delivery[] = [];
@@ -139,11 +139,11 @@ export async function startReceiver(): Promise<{
     deliveries,
     secrets,
     hits: (p) => deliveries.filter((d) => d.path.split('?')[0] === p).length,
-    waitFor: (pred, what = 'deliveries') =>
+    waitFor: (pred, what = 'deliveries', timeoutMs = 30_000) =>
       new Promise<void>((resolve, reject) => {
         if (pred(deliveries)) return resolve();
         // No timed assertion: the test's own timeout is the limit; this only reports what was seen.
-        const t = setTimeout(() => reject(new Error(`waiting for ${what}; got ${deliveries.length}: ${deliveries.map((d) => d.path).join(' ')}`)), 30_000);
+        const t = setTimeout(() => reject(new Error(`waiting for ${what}; got ${deliveries.length} deliveries: ${deliveries.slice(0, 20).map((d) => d.path).join(' ')}`)), timeoutMs);
         const l = () => {
           if (pred(deliveries)) {
             clearTimeout(t);
