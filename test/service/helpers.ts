@@ -88,7 +88,7 @@ export interface Delivery {
 
 /**
  * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /redirect 302 to
- * /redirected, /hang never answers, /hang-once never answers the first request; anything else 200. Each delivery's signature is checked with the
+ * /redirected, /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes; anything else 200. Each delivery's signature is checked with the
  * secret registered for its webhookId.
  */
 export async function startReceiver(): Promise<{
@@ -127,6 +127,7 @@ export async function startReceiver(): Promise<{
       const path = (req.url ?? '').split('?')[0];
       if (path === '/fail') res.writeHead(500).end('boom');
       else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
+      else if (path === '/big') res.writeHead(200).end('x'.repeat(50_000));
       else if (path === '/hang') hanging.add(res);
       else if (path === '/hang-once' && deliveries.filter((d) => d.path === '/hang-once').length === 1) hanging.add(res);
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

@@ -416,6 +416,17 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(sub.active).toBe(true); // one failed delivery does not archive
       });
 
+      it('keeps at most 20 KB of a response body in the delivery log', async () => {
+        await boot();
+        const d = await subscribe({ client_url: `${rx.url}/big` });
+        await enqueue();
+        await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'succeeded', 'delivered');
+        const ev = (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0];
+        const [receipt] = (await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`)).json.data;
+        expect(receipt.response_body).toHaveLength(20 * 1024);
+        expect(receipt.http_status_code).toBe('200');
+      });
+
       it('retries a timed-out attempt and stops at the first success', async () => {
         await boot({ deliveryTimeoutMs: 150 });
         const d = await subscribe({ client_url: `${rx.url}/hang-once` });
