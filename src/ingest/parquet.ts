@@ -84,6 +84,32 @@ export function detailMacroSql(): string {
     ELSE json_object(CASE json_keys(p)[1] ${whens} ELSE lower(json_keys(p)[1]) END, json_extract(p, '$.' || json_keys(p)[1])) END;`;
 }
 
+/**
+ * The normalizer's attribute struct read straight from the typed columns (and, for node events, the
+ * outcome detail in json_payload): no JSON is built or parsed for the bulk of the rows.
+ */
+function attrStructSql(shape: ParquetShape): string {
+  const has = (f: string) => shape.attrs.includes(f);
+  const c = (f: string, type = 'VARCHAR') => (has(f) ? `CAST(attributes."${f}" AS ${type})` : `CAST(NULL AS ${type})`);
+  const node = `regexp_extract(event_type, '\\.([A-Za-z0-9_]+)$', 1) IN ('NodeEvaluated', 'NodeProcessed')`;
+  const p = has('json_payload') ? `CASE WHEN ${node} THEN TRY_CAST(attributes.json_payload AS JSON) END` : 'CAST(NULL AS JSON)';
+  const detail = (variant: string) =>
+    `coalesce(json_extract(p, '$.${variant}'), json_extract(p, '$.node_outcome_detail.${variant}'))`;
+  return `(SELECT {
+      'unique_id': ${c('unique_id')}, 'phase': ${c('phase')}, 'last_phase': NULL::VARCHAR,
+      'node_outcome': ${c('node_outcome')}, 'node_skip_reason': ${c('node_skip_reason')}, 'skip_reason': NULL::VARCHAR,
+      'node_skip_upstream_detail': {'upstream_unique_id': json_extract_string(${detail('NodeSkipUpstreamDetail')}, '$.upstream_unique_id')},
+      'upstream_unique_id': NULL::VARCHAR,
+      'node_test_detail': CASE WHEN td IS NOT NULL THEN {'test_outcome': json_extract_string(td, '$.test_outcome'),
+                                                         'failing_rows': TRY_CAST(json_extract_string(td, '$.failing_rows') AS INTEGER)} END,
+      'test_outcome': NULL::VARCHAR, 'failing_rows': NULL::INTEGER,
+      'node_type': ${c('node_type')}, 'name': ${c('name')}, 'relative_path': ${c('relative_path')},
+      'materialization': ${c('materialization')}, 'rows_affected': ${c('rows_affected', 'BIGINT')},
+      'in_selection': TRY_CAST(json_extract_string(p, '$.in_selection') AS BOOLEAN), 'code': ${c('code', 'INTEGER')},
+      'duration_ms': ${c('duration_ms', 'DOUBLE')}
+    } FROM (SELECT ${p} AS p) x, LATERAL (SELECT coalesce(${detail('NodeTestDetail')}, ${detail('TestEvaluationDetail')}) AS td) y)`;
+}
+
 export async function readParquetSql(db: Db, input: InputFile): Promise<string> {
   const shape = await describe(db, input.path);
   const col = (c: string, expr: string) => (shape.top.has(c) ? expr : 'NULL');
@@ -106,6 +132,10 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<string> 
       ${col('severity_text', 'CAST(severity_text AS VARCHAR)')} AS severity_text,
       ${col('status_code', 'CAST(status_code AS INTEGER)')} AS status_code, ${col('status_message', 'status_message')} AS status_message,
       ${col('body', 'body')} AS body, (${links})::JSON AS links,
-      (${shape.top.has('attributes') ? attributesJsonSql(shape) : "'{}'::JSON"}) AS attributes
+      -- Bulk rows (node, query, log events) keep the Parquet layout of their attributes (to_json of the
+      -- struct); the few others (invocation, process, phases, ...) are rebuilt in the JSONL shape.
+      (${shape.top.has('attributes') ? `CASE WHEN regexp_extract(event_type, '\\.([A-Za-z0-9_]+)$', 1) IN ('NodeEvaluated', 'NodeProcessed', 'QueryExecuted', 'LogMessage', 'UserLogMessage', 'CompiledCode')
+         THEN to_json(attributes) ELSE ${attributesJsonSql(shape)} END` : "'{}'::JSON"}) AS attributes,
+      ${shape.top.has('attributes') ? attrStructSql(shape) : 'NULL'} AS a
     FROM read_parquet(${sqlString(input.path)})`;
 }

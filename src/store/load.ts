@@ -102,7 +102,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     await db.run('BEGIN TRANSACTION');
     try {
       const t = performance.now();
-      await db.run(`INSERT INTO record_rows ${normalizeSelect(select)}`, { file_id: fileId });
+      await db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId });
       if (process.env.RUNLENS_TIMING) process.stderr.write(`insert records: ${(performance.now() - t).toFixed(0)} ms\n`);
     } catch (e) {
       const err = translateReadError(e, input);

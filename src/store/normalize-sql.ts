@@ -67,13 +67,14 @@ export function normalizerMacros(): string[] {
 }
 
 /** The attributes the model reads, parsed once per record (json_transform is lenient: odd types become NULL). */
-const ATTR_STRUCT = JSON.stringify({
+export const ATTR_STRUCT_FIELDS = {
   unique_id: 'VARCHAR', phase: 'VARCHAR', last_phase: 'VARCHAR', node_outcome: 'VARCHAR', node_skip_reason: 'VARCHAR',
   skip_reason: 'VARCHAR', node_skip_upstream_detail: { upstream_unique_id: 'VARCHAR' }, upstream_unique_id: 'VARCHAR',
   node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'INTEGER' }, test_outcome: 'VARCHAR', failing_rows: 'INTEGER',
   node_type: 'VARCHAR', name: 'VARCHAR', relative_path: 'VARCHAR', materialization: 'VARCHAR', rows_affected: 'BIGINT',
   in_selection: 'BOOLEAN', code: 'INTEGER', duration_ms: 'DOUBLE',
-});
+} as const;
+const ATTR_STRUCT = JSON.stringify(ATTR_STRUCT_FIELDS);
 
 /** Columns of record_rows after the raw envelope ones, in table order. */
 export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHAR, node_outcome VARCHAR, skip_reason VARCHAR,
@@ -84,7 +85,9 @@ export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHA
  * Wrap a source SELECT in the raw envelope shape (file_id ... attributes, as record_rows) with the
  * normalized columns the model reads. Every input goes through this one function.
  */
-export function normalizeSelect(sourceSql: string): string {
+export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean } = {}): string {
+  // A source may hand over the struct itself (column \`a\`, Parquet's typed columns): no JSON to parse.
+  const a = opts.attrStruct ? 's.a' : `json_transform(attributes, '${ATTR_STRUCT}')`;
   return `SELECT src.* EXCLUDE (a, kind0), kind0 AS kind,
     CASE WHEN kind0 IN ('node_evaluated', 'node_processed', 'query')
          THEN coalesce(a.unique_id, nullif(regexp_extract(span_name, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''))
@@ -103,8 +106,8 @@ export function normalizeSelect(sourceSql: string): string {
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms
-  FROM (SELECT s.*, CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0,
+  FROM (SELECT s.* ${opts.attrStruct ? 'EXCLUDE (a)' : ''}, CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0,
                -- log records keep only their raw attributes: the logs view extracts the few fields it shows
-               CASE WHEN record_type <> 'LogRecord' THEN json_transform(attributes, '${ATTR_STRUCT}') END AS a
+               CASE WHEN record_type <> 'LogRecord' THEN ${a} END AS a
         FROM (${sourceSql}) s) src`;
 }
