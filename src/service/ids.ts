@@ -7,13 +7,22 @@ import { createHash, randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KSUID_EPOCH_S = 1_400_000_000;
 
+/** Big-endian bytes as base62, zero-padded: long division over 16-bit words (cheaper than BigInt). */
 export function base62(bytes: Uint8Array, width: number): string {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  const words: number[] = [];
+  if (bytes.length % 2) words.push(bytes[0]!);
+  for (let i = bytes.length % 2; i < bytes.length; i += 2) words.push((bytes[i]! << 8) | bytes[i + 1]!);
   let out = '';
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 62n)] + out;
-    n /= 62n;
+  let start = 0;
+  while (start < words.length) {
+    let rem = 0;
+    for (let i = start; i < words.length; i++) {
+      const acc = rem * 65536 + words[i]!;
+      words[i] = Math.floor(acc / 62);
+      rem = acc % 62;
+    }
+    out = ALPHABET[rem] + out;
+    while (start < words.length && words[start] === 0) start++;
   }
   return out.padStart(width, '0');
 }

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { isBlockedAddress, checkLiteralHost } from '../../src/service/ssrf.js';
 import { hmacHex, signatureHeaders, verifyStandardWebhook, verifyWebhookSignature } from '../../src/service/signing.js';
 import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
-import { accountIdentifier, eventId, ksuid, subscriptionId } from '../../src/service/ids.js';
+import { accountIdentifier, base62, eventId, ksuid, subscriptionId } from '../../src/service/ids.js';
 import { applyAttempt, activeAfterUpdate, DEFAULT_ARCHIVAL } from '../../src/service/subscription-state.js';
 import { parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
 import type { AttemptOutcome, Subscription } from '../../src/service/store/types.js';
@@ -89,6 +89,9 @@ describe('ids', () => {
     expect(subscriptionId(Date.now())).toMatch(/^wsu_[0-9A-Za-z]{27}$/);
     expect(eventId(Date.now())).toMatch(/^wev_[0-9A-Za-z]{27}$/);
     expect(ksuid(Date.UTC(2020, 0, 1)) < ksuid(Date.UTC(2026, 0, 1))).toBe(true);
+    // the KSUID reference values: all-zero and all-ones 20-byte ids
+    expect(base62(Buffer.alloc(20), 27)).toBe('000000000000000000000000000');
+    expect(base62(Buffer.alloc(20, 255), 27)).toBe('aWgEPTl1tmebfsQzFP4bxwgy80V');
     expect(accountIdentifier(1)).toBe(accountIdentifier(1));
     expect(accountIdentifier(1)).not.toBe(accountIdentifier(2));
   });
