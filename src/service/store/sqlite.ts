@@ -232,11 +232,34 @@ export class SqliteStore implements Store {
 
   async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
     this.db.transaction(() => {
-      for (const o of outcomes) this.recordOne(o, policy);
+      // Each subscription is read once and written once per batch, its attempts applied in order.
+      const subs = new Map<string, { before: Subscription; after: Subscription } | null>();
+      for (const o of outcomes) {
+        const test = this.recordOne(o);
+        if (test === undefined) continue;
+        const id = o.receipt.subscriptionId;
+        if (!subs.has(id)) {
+          const r = this.sql('SELECT * FROM subscriptions WHERE id = ?').get(id) as Row | undefined;
+          subs.set(id, r ? { before: subscriptionFromRow(r), after: subscriptionFromRow(r) } : null);
+        }
+        const s = subs.get(id);
+        if (s) s.after = applyAttempt(s.after, o, policy, test);
+      }
+      for (const s of subs.values()) {
+        if (!s) continue;
+        const { before, after } = s;
+        this.sql(`UPDATE subscriptions SET http_status_code = ?, dispatched_at = ?, consecutive_failures = ?, failing_since = ?,
+          archived = ?, deactivate_reason = ? WHERE id = ?`).run(after.httpStatusCode, after.dispatchedAt, after.consecutiveFailures,
+          after.failingSince, after.archived ? 1 : 0, after.deactivateReason, after.id);
+        if (after.archived && !before.archived) {
+          this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(after.id);
+        }
+      }
     }).immediate();
   }
 
-  private recordOne(o: AttemptOutcome, policy: ArchivalPolicy): void {
+  /** Receipt and event state of one attempt; returns whether it was a test event, undefined when the claim was retaken. */
+  private recordOne(o: AttemptOutcome): boolean | undefined {
     const rc = o.receipt;
     this.sql(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info,
       request_headers, response_body, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -246,17 +269,7 @@ export class SqliteStore implements Store {
     const ev = this.sql(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
       lease_owner = NULL WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
       .get(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, o.owner) as Row | undefined;
-    if (!ev) return; // the claim was retaken by another dispatcher: its own outcome decides
-    const r = this.sql('SELECT * FROM subscriptions WHERE id = ?').get(rc.subscriptionId) as Row | undefined;
-    if (!r) return;
-    const before = subscriptionFromRow(r);
-    const after = applyAttempt(before, o, policy, Boolean(ev?.test));
-    this.sql(`UPDATE subscriptions SET http_status_code = ?, dispatched_at = ?, consecutive_failures = ?, failing_since = ?,
-      archived = ?, deactivate_reason = ? WHERE id = ?`).run(after.httpStatusCode, after.dispatchedAt, after.consecutiveFailures,
-      after.failingSince, after.archived ? 1 : 0, after.deactivateReason, after.id);
-    if (after.archived && !before.archived) {
-      this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(after.id);
-    }
+    return ev ? Boolean(ev.test) : undefined;
   }
 
   async releaseClaims(owner?: string): Promise<number> {
