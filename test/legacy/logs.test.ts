@@ -64,7 +64,7 @@ const head = (cmd: string, inv = INV) => [
 ];
 const tail = (inv = INV) => [ev('CommandCompleted', { completed_at: ts(), elapsed: 3, success: false }, { inv })];
 
-async function migrateLines(lines: object[]) {
+async function migrateLines(lines: (object | string)[]) {
   const file = writeLines(tempDir('runlens-legacy-log-'), 'dbt.log', lines);
   const m = await migrateAndLoad([file]);
   dbs.push(m.db);
