@@ -43,6 +43,18 @@ class Validity {
     if (valid) this.bits[i >> 3]! |= 1 << (i & 7);
     else this.nulls++;
   }
+  /** n more null slots starting at i (bits are already 0) */
+  nullsAt(i: number, n: number): void {
+    const need = (i + n) >> 3;
+    if (need >= this.bits.length) {
+      let len = this.bits.length * 2;
+      while (len <= need) len *= 2;
+      const b = new Uint8Array(len);
+      b.set(this.bits);
+      this.bits = b;
+    }
+    this.nulls += n;
+  }
   bitmap(length: number): Uint8Array | undefined {
     return this.nulls ? this.bits.subarray(0, (length + 7) >> 3) : undefined;
   }
@@ -53,6 +65,8 @@ export interface ColumnBuilder {
   length: number;
   /** null/undefined append a null */
   push(v: unknown): void;
+  /** append nulls until the column has `n` rows (cheap: zeroed buffers already mean null) */
+  padTo(n: number): void;
   finish(): Data;
 }
 
@@ -114,6 +128,12 @@ class LargeStringColumn implements ColumnBuilder {
       this.s.add(v as string);
     }
   }
+  padTo(n: number): void {
+    if (n <= this.length) return;
+    this.valid.nullsAt(this.length, n - this.length);
+    for (let i = this.length; i < n; i++) this.s.addEmpty();
+    this.length = n;
+  }
   finish(): Data {
     return makeData({ type: this.type, length: this.length, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.length), valueOffsets: this.s.offsets64(), data: this.s.data() });
   }
@@ -141,6 +161,12 @@ class DictColumn implements ColumnBuilder {
     this.valid.set(this.length, true);
     this.ids[this.length++] = id;
   }
+  padTo(n: number): void {
+    if (n <= this.length) return;
+    this.ids = grow(this.ids, n);
+    this.valid.nullsAt(this.length, n - this.length);
+    this.length = n;
+  }
   finish(): Data {
     const dict = makeData({ type: new Utf8(), length: this.index.size, nullCount: 0, valueOffsets: this.values.offsets32(), data: this.values.data() });
     return makeData({
@@ -150,19 +176,45 @@ class DictColumn implements ColumnBuilder {
   }
 }
 
+const HEX16 = /^[0-9a-f]{16}$/;
+
 /** 64-bit unsigned values; input is a bigint (or null). */
-class U64Column implements ColumnBuilder {
+export class U64Column implements ColumnBuilder {
   readonly type = new Uint64();
   length = 0;
   private vals = new BigInt64Array(1024);
+  private words = new Uint32Array(this.vals.buffer);
   private valid = new Validity();
   push(v: unknown): void {
-    this.vals = grow(this.vals, this.length + 1);
+    this.reserve();
     if (v === null || v === undefined) this.valid.set(this.length++, false);
     else {
       this.valid.set(this.length, true);
       this.vals[this.length++] = BigInt.asIntN(64, v as bigint);
     }
+  }
+  /** A 16-hex span id, written as two 32-bit words (no BigInt on the hot path). */
+  pushHex(hex: string | null | undefined, field: string): void {
+    this.reserve();
+    if (hex === null || hex === undefined) return this.valid.set(this.length++, false);
+    if (!HEX16.test(hex)) throw new Error(`${field}: not 16 lower-case hex digits: ${JSON.stringify(hex)}`);
+    this.valid.set(this.length, true);
+    const i = this.length++ * 2;
+    // little-endian: low word first
+    this.words[i] = parseInt(hex.slice(8), 16);
+    this.words[i + 1] = parseInt(hex.slice(0, 8), 16);
+  }
+  private reserve(n = this.length + 1): void {
+    if (n > this.vals.length) {
+      this.vals = grow(this.vals, n);
+      this.words = new Uint32Array(this.vals.buffer);
+    }
+  }
+  padTo(n: number): void {
+    if (n <= this.length) return;
+    this.reserve(n);
+    this.valid.nullsAt(this.length, n - this.length);
+    this.length = n;
   }
   finish(): Data {
     const u = new BigUint64Array(this.vals.buffer, 0, this.length);
@@ -183,6 +235,12 @@ class TsColumn implements ColumnBuilder {
       this.valid.set(this.length, true);
       this.vals[this.length++] = v as bigint;
     }
+  }
+  padTo(n: number): void {
+    if (n <= this.length) return;
+    this.vals = grow(this.vals, n);
+    this.valid.nullsAt(this.length, n - this.length);
+    this.length = n;
   }
   finish(): Data {
     // Timestamp data is stored as pairs of 32-bit words in arrow JS.
@@ -206,6 +264,12 @@ class Int32Column implements ColumnBuilder {
       this.vals[this.length++] = v as number;
     }
   }
+  padTo(n: number): void {
+    if (n <= this.length) return;
+    this.vals = grow(this.vals, n);
+    this.valid.nullsAt(this.length, n - this.length);
+    this.length = n;
+  }
   finish(): Data {
     return makeData({ type: this.type as Int32, length: this.length, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.length), data: this.vals.subarray(0, this.length) as Int32Array });
   }
@@ -224,6 +288,12 @@ class BoolColumn implements ColumnBuilder {
       if (v) this.bits[this.length >> 3]! |= 1 << (this.length & 7);
       this.length++;
     }
+  }
+  padTo(n: number): void {
+    if (n <= this.length) return;
+    this.bits = grow(this.bits, (n >> 3) + 1);
+    this.valid.nullsAt(this.length, n - this.length);
+    this.length = n;
   }
   finish(): Data {
     const data = this.bits.subarray(0, (this.length + 7) >> 3);

@@ -184,7 +184,8 @@ export function fitsColumn(kind: ColKind, v: AttrValue): boolean {
     case 'lstr':
       return typeof v === 'string';
     case 'u64':
-      return typeof v === 'string' && U64_RE.test(v) && BigInt(v) <= 0xffffffffffffffffn && String(BigInt(v)) === v;
+      // canonical decimal (no leading zeros) within 2^64-1, so it reads back as the same string
+      return typeof v === 'string' && U64_RE.test(v) && (v.length === 1 || v[0] !== '0') && (v.length < 20 || v <= '18446744073709551615');
     case 'u32':
       return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
     case 'i32':
@@ -198,7 +199,8 @@ export function fitsColumn(kind: ColKind, v: AttrValue): boolean {
 
 /** Attribute column values (by column name) and the json_payload text of one record. */
 export interface SplitAttributes {
-  columns: Map<string, AttrValue>;
+  /** [column, value] pairs */
+  columns: [string, AttrValue][];
   payload: string | null;
 }
 
@@ -214,17 +216,22 @@ function orderedDetail(variant: string, inner: AttrValue): AttrValue {
 /** JSONL attributes -> well-known columns + json_payload for one event. */
 export function splitAttributes(eventKeyName: string | null, attrs: Attributes): SplitAttributes {
   const m = mappingFor(eventKeyName);
-  const columns = new Map<string, AttrValue>();
-  if (m.payload === 'all') return { columns, payload: Object.keys(attrs).length ? JSON.stringify(attrs) : null };
-  const rest: Record<string, AttrValue> = {};
+  const columns: [string, AttrValue][] = [];
+  if (m.payload === 'all') {
+    for (const _ in attrs) return { columns, payload: JSON.stringify(attrs) };
+    return { columns, payload: null };
+  }
+  let rest: Record<string, AttrValue> | null = null;
   let detail: [string, AttrValue] | null = null;
-  for (const k of Object.keys(attrs)) {
+  for (const k in attrs) {
     const v = attrs[k]!;
     const col = m.columns[k];
-    if (col !== undefined && v !== null && fitsColumn(ATTRIBUTE_KIND.get(col)!, v)) columns.set(col, v);
+    if (col !== undefined && v !== null && fitsColumn(ATTRIBUTE_KIND.get(col)!, v)) columns.push([col, v]);
     else if (NODE_DETAIL_VARIANTS[k] && (m.payload === 'node_evaluated' || m.payload === 'node_processed') && !detail) detail = [k, v];
-    else rest[k] = v;
+    else (rest ??= {})[k] = v;
   }
+  if (rest === null && detail === null && m.payload !== 'rest') return { columns, payload: null };
+  rest ??= {};
   let payload: Record<string, AttrValue> | null = null;
   switch (m.payload) {
     case 'rest':

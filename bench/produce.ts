@@ -1,0 +1,95 @@
+/**
+ * Producer bench: generate + write JSONL, and Parquet writing beside DuckDB's own
+ * `COPY ... (FORMAT parquet)` of the same rows, measured in the same run.
+ * Run alone: `npm run build && node dist/bench/produce.js [--records N]`.
+ * Figures are wall-clock and CPU time of this process (the machine may be shared; rows per
+ * CPU-second is the steadier per-core figure).
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { generate } from '../src/produce/generate/index.js';
+import { readJsonlRecords } from '../src/produce/jsonl-io.js';
+import { writeParquetFile } from '../src/produce/parquet-writer.js';
+import type { JsonlRecord } from '../src/produce/record.js';
+
+export interface ProduceBenchResult {
+  generateJsonl: Measure;
+  parquetWrite: Measure;
+  duckdbCopy1Thread: Measure;
+  duckdbCopyAllThreads: Measure;
+  ratioToDuckdb1Thread: number;
+}
+
+interface Measure {
+  records: number;
+  wallMs: number;
+  cpuMs: number;
+  bytes: number;
+}
+
+async function measure(fn: () => Promise<number>, out: string): Promise<Measure> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const records = await fn();
+  const wallMs = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { records, wallMs, cpuMs: (c.user + c.system) / 1000, bytes: statSync(out).size };
+}
+
+const rate = (m: Measure, by: 'wallMs' | 'cpuMs') => Math.round(m.records / (m[by] / 1000));
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+function line(name: string, m: Measure, goal?: string): string {
+  return `${name.padEnd(34)} ${fmt(m.records).padStart(10)} rows  ${(m.wallMs / 1000).toFixed(2).padStart(7)} s  ${fmt(rate(m, 'wallMs')).padStart(10)} rows/s wall  ${fmt(rate(m, 'cpuMs')).padStart(10)} rows/cpu-s  ${(m.bytes / 1e6).toFixed(1).padStart(7)} MB${goal ? `  (${goal})` : ''}`;
+}
+
+export async function runProduceBench(opts: { nodes?: number; log?: (s: string) => void } = {}): Promise<ProduceBenchResult> {
+  const log = opts.log ?? ((s: string) => process.stdout.write(s + '\n'));
+  const dir = mkdtempSync(join(tmpdir(), 'runlens-bench-produce-'));
+  try {
+    const nodes = opts.nodes ?? 40_000;
+    const jsonl = join(dir, 'gen.jsonl');
+    log(`producer bench: generate --nodes ${fmt(nodes)} (one build run), then Parquet of the same records`);
+    const gen = await measure(async () => (await generate({ output: jsonl, nodes, runs: 1, seed: 42, failRate: 0.02 })).records, jsonl);
+    log(line('generate + write JSONL', gen, 'goal >= 200,000 rows/s'));
+
+    // Parquet: records already in memory, so only the writer is timed.
+    const records: JsonlRecord[] = [];
+    for await (const r of readJsonlRecords(jsonl)) records.push(r);
+    const pq = join(dir, 'ours.parquet');
+    const ours = await measure(async () => (await writeParquetFile(records, pq)).records, pq);
+    log(line('writeParquetFile (engine layout)', ours, 'goal >= 300,000 rows/s per core'));
+
+    // DuckDB baseline: the same rows in a DuckDB table (read from our file, so same columns), then COPY.
+    const inst = await DuckDBInstance.create(':memory:');
+    const con = await inst.connect();
+    await con.run(`CREATE TABLE t AS SELECT * FROM read_parquet('${pq.replace(/'/g, "''")}')`);
+    const copy = async (threads: number | null, name: string): Promise<Measure> => {
+      await con.run(threads ? `SET threads = ${threads}` : 'RESET threads');
+      const out = join(dir, name);
+      return measure(async () => {
+        await con.run(`COPY t TO '${out.replace(/'/g, "''")}' (FORMAT parquet, COMPRESSION snappy)`);
+        return records.length;
+      }, out);
+    };
+    const d1 = await copy(1, 'duck1.parquet');
+    const dn = await copy(null, 'duckn.parquet');
+    con.closeSync();
+    inst.closeSync();
+    log(line('DuckDB COPY, 1 thread', d1));
+    log(line('DuckDB COPY, all threads', dn));
+    const ratio = ours.wallMs / d1.wallMs;
+    log(`writeParquetFile / DuckDB COPY (1 thread) wall time: ${ratio.toFixed(2)}x (goal <= 1.5x); CPU: ${(ours.cpuMs / d1.cpuMs).toFixed(2)}x`);
+    return { generateJsonl: gen, parquetWrite: ours, duckdbCopy1Thread: d1, duckdbCopyAllThreads: dn, ratioToDuckdb1Thread: ratio };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const i = process.argv.indexOf('--nodes');
+  await runProduceBench({ nodes: i > 0 ? Number(process.argv[i + 1]) : undefined });
+}
