@@ -1,0 +1,67 @@
+/** One line of the span tree: indent, expander, name, outcome facts, duration, waterfall bar. */
+import { Text } from 'ink';
+import { memo } from 'react';
+import type { TreeRow } from '../../analyze/explore/tree-index.js';
+import { formatDuration } from '../../render/tree-text.js';
+import { fit, fitLeft, waterfall } from '../format.js';
+import { toneOf, toneProps, useTheme } from '../theme.js';
+
+export interface TreeLayout {
+  width: number;
+  nameWidth: number;
+  factsWidth: number;
+  durWidth: number;
+  barWidth: number;
+  totalMs: number;
+}
+
+export function treeLayout(width: number, totalMs: number): TreeLayout {
+  const durWidth = 8;
+  const factsWidth = width >= 100 ? 24 : 16;
+  const rest = Math.max(10, width - durWidth - factsWidth - 3);
+  const barWidth = width >= 90 ? Math.max(10, Math.floor(rest * 0.35)) : 0;
+  const nameWidth = Math.max(10, rest - barWidth);
+  return { width, nameWidth, factsWidth, durWidth, barWidth, totalMs };
+}
+
+/** Short outcome text: error, skipped:upstream, test failed (2), running, ... */
+export function facts(r: TreeRow): string {
+  const out: string[] = [];
+  if (r.test_outcome && r.test_outcome !== 'passed') out.push(`test ${r.test_outcome}${r.failing_rows ? ` (${r.failing_rows})` : ''}`);
+  else if (r.test_outcome === 'passed') out.push('test passed');
+  if (r.node_outcome === 'skipped') out.push(r.skip_reason ? `skipped:${r.skip_reason}` : 'skipped');
+  else if (r.node_outcome && !(r.node_outcome === 'success' && r.test_outcome)) out.push(r.node_outcome);
+  if (!r.node_outcome && r.status_code === 2) out.push('error');
+  if (!r.ended) out.push('running');
+  if (r.orphan) out.push('orphan');
+  return out.join(' ');
+}
+
+export interface RowLineProps {
+  row: TreeRow | undefined;
+  depth: number;
+  expander: 'open' | 'closed' | 'leaf';
+  selected: boolean;
+  match: boolean;
+  layout: TreeLayout;
+}
+
+export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, selected, match, layout }: RowLineProps) {
+  const theme = useTheme();
+  const exp = expander === 'open' ? '▾ ' : expander === 'closed' ? '▸ ' : '  ';
+  const indent = '  '.repeat(Math.min(depth, 30));
+  // a text marker besides inverse video: visible without colour and in screen captures
+  const marker = selected ? '›' : match ? '*' : ' ';
+  if (!row) return <Text dimColor>{fit(`${marker}${indent}${exp}…`, layout.width)}</Text>;
+  const tone = toneOf(row);
+  const name = fit(`${marker}${indent}${exp}${row.name}`, layout.nameWidth);
+  const f = fit(facts(row), layout.factsWidth);
+  const d = fitLeft(row.ended ? formatDuration(row.dur_ms) : 'running', layout.durWidth);
+  const bar = layout.barWidth ? waterfall(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : '';
+  const props = toneProps(theme, tone);
+  return (
+    <Text inverse={selected} bold={match && !selected}>
+      <Text {...(tone === 'skip' ? props : {})}>{name}</Text> <Text {...props}>{f}</Text> {d} <Text {...props}>{bar}</Text>
+    </Text>
+  );
+});

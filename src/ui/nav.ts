@@ -1,0 +1,62 @@
+/**
+ * Navigation and key routing shared by the screens: the App owns a stack of screens (Esc pops
+ * one) and routes each key to the active screen first, then to the global bindings.
+ */
+import { createContext, useContext, useEffect, useRef } from 'react';
+import type { Tabular } from '../render/table.js';
+import type { Db } from '../store/db.js';
+import type { Action, Context } from './keys.js';
+
+export type Screen =
+  | { id: number; type: 'runs' }
+  | { id: number; type: 'tree'; traceId: string; jump?: { uniqueId?: string; spanId?: string } }
+  | { id: number; type: 'results'; title: string; table: Tabular; traceId?: string }
+  | { id: number; type: 'diff'; base: string; head: string };
+
+type NewScreen = Screen extends infer S ? (S extends Screen ? Omit<S, 'id'> : never) : never;
+
+export interface KeyHandler {
+  context(): Context;
+  /** return true when the key was used (else the global map gets it) */
+  onKey(action: Action | undefined, name: string, input: string): boolean;
+}
+
+export interface Nav {
+  db: Db;
+  /** bumped after every load (initial, and each batch while following) */
+  dataVersion: number;
+  loading: boolean;
+  push(s: NewScreen): void;
+  pop(): void;
+  /** the active screen registers its key handler here */
+  setKeys(h: { current: KeyHandler }): void;
+  clearKeys(h: { current: KeyHandler }): void;
+  /** run in the background, with the status line saying what runs */
+  status(text: string | undefined): void;
+}
+
+export const NavContext = createContext<Nav | null>(null);
+
+export function useNav(): Nav {
+  const n = useContext(NavContext);
+  if (!n) throw new Error('useNav outside the explorer App');
+  return n;
+}
+
+/** Register `handler` while `active` (the top screen with no overlay open). */
+export function useKeyHandler(active: boolean, handler: KeyHandler): void {
+  const nav = useNav();
+  const ref = useRef(handler);
+  ref.current = handler;
+  useEffect(() => {
+    if (!active) return;
+    nav.setKeys(ref);
+    return () => nav.clearKeys(ref);
+  }, [active, nav]);
+}
+
+/** Terminal size handed to screens (the App owns resize handling). */
+export interface Size {
+  width: number;
+  height: number;
+}

@@ -1,0 +1,68 @@
+/**
+ * Start the explorer in the terminal: alternate screen, the App painted at once, the input loaded
+ * in the background (or followed). Errors that stop the load end the app and are rethrown for
+ * src/cli.ts to report.
+ */
+import { render } from 'ink';
+import { assertFollowable, Follower } from '../analyze/explore/follow.js';
+import { closeReader, readerFor } from '../analyze/explore/reader.js';
+import { loadPaths, openModel } from '../store/load.js';
+import { App, type LoaderHooks } from './App.js';
+
+export interface ExploreOptions {
+  paths: string[];
+  db?: string;
+  lenient?: boolean;
+  follow?: boolean;
+}
+
+const ENTER_ALT = '\x1b[?1049h\x1b[?25l';
+const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
+
+export async function runExplorer(o: ExploreOptions): Promise<void> {
+  const followFile = o.follow ? assertFollowable(o.paths) : undefined;
+  const db = await openModel(o.db);
+  const reader = await readerFor(db);
+  let follower: Follower | undefined;
+  let fatal: unknown;
+  let loading: Promise<void> = Promise.resolve();
+
+  const loader = (h: LoaderHooks) => {
+    const onProgress = (pr: { file: string; index: number; count: number; fraction: number }) =>
+      h.progress((pr.index + pr.fraction) / Math.max(1, pr.count), pr.file);
+    loading = (async () => {
+      if (followFile) {
+        follower = new Follower(db, followFile, {
+          lenient: o.lenient,
+          onProgress,
+          onLoaded: (n) => h.loaded(`following: +${n} records`),
+          onError: (e) => h.loaded(`follow: ${(e as Error).message}`),
+        });
+        const n = await follower.start();
+        h.loaded(`following ${followFile} (${n} records)`);
+      } else {
+        const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, onProgress }) : undefined;
+        h.loaded(report?.skippedLines ? `skipped ${report.skippedLines} malformed line(s)` : undefined);
+      }
+    })();
+    return loading;
+  };
+
+  process.stdout.write(ENTER_ALT);
+  const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : undefined} onFatal={(e) => {
+    fatal = e;
+    app.unmount();
+  }} />, { maxFps: 60, patchConsole: false, exitOnCtrlC: true });
+  try {
+    await app.waitUntilExit();
+  } finally {
+    process.stdout.write(LEAVE_ALT);
+    await follower?.stop();
+    // quitting mid-load: stop the load before closing the database under it
+    db.conn.interrupt();
+    await loading.catch(() => undefined);
+    closeReader(reader);
+    db.close();
+  }
+  if (fatal) throw fatal;
+}

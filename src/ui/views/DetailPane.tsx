@@ -1,0 +1,71 @@
+/** Detail of the selected span: facts, error, upstream chain, failing rows, file, logs, attributes. */
+import { Box, Text } from 'ink';
+import { attributeLines, type SpanDetail } from '../../analyze/explore/span-detail.js';
+import { formatDuration } from '../../render/tree-text.js';
+import { fit } from '../format.js';
+import { toneOf, toneProps, useTheme, type Tone } from '../theme.js';
+
+interface Line {
+  text: string;
+  tone?: Tone;
+  bold?: boolean;
+}
+
+/** The pane's content as lines (the pane shows a scrolled window of them). */
+export function detailLines(d: SpanDetail, width: number): Line[] {
+  const out: Line[] = [];
+  const wrap = (s: string, tone?: Tone) => {
+    for (const raw of s.split('\n')) {
+      for (let i = 0; i < Math.max(1, raw.length); i += Math.max(10, width)) out.push({ text: raw.slice(i, i + Math.max(10, width)), tone });
+    }
+  };
+  const head = (s: string) => out.push({ text: s, bold: true });
+  head(d.name);
+  out.push({ text: `kind ${d.kind}  span ${d.span_id}${d.parent_span_id ? `  parent ${d.parent_span_id}` : ''}` });
+  if (d.unique_id) out.push({ text: `unique_id ${d.unique_id}` });
+  const outcome = [d.node_outcome, d.skip_reason && `skip ${d.skip_reason}`, d.test_outcome && `test ${d.test_outcome}`].filter(Boolean).join('  ');
+  if (outcome) out.push({ text: `outcome ${outcome}`, tone: toneOf(d) });
+  if (d.failing_rows !== null && d.failing_rows !== undefined) out.push({ text: `failing_rows ${d.failing_rows}`, tone: d.failing_rows > 0 ? 'error' : undefined });
+  if (d.relative_path) out.push({ text: `file ${d.relative_path}` });
+  if (d.phase) out.push({ text: `phase ${d.phase}` });
+  out.push({ text: `duration ${d.ended ? formatDuration(d.duration_ms) : 'running (not ended)'}`, tone: d.ended ? undefined : 'running' });
+  if (d.status_code === 2 || d.status_message) out.push({ text: `status ${d.status_code ?? ''} ${d.status_message ?? ''}`.trim(), tone: d.status_code === 2 ? 'error' : undefined });
+  if (d.error_text) {
+    head('error');
+    wrap(d.error_text, 'error');
+  }
+  if (d.chain.length) {
+    head('upstream chain (u jumps to the root cause)');
+    d.chain.forEach((c, i) => {
+      const what = [c.node_outcome, c.skip_reason, c.test_outcome].filter(Boolean).join('/');
+      out.push({ text: `${'  '.repeat(i)}↳ ${c.unique_id} ${what}${c.root ? '  ← root cause' : ''}`, tone: c.root ? 'error' : 'skip' });
+    });
+  }
+  head(`logs (${d.logCount})`);
+  if (d.logs.length === 0) out.push({ text: '(none)', tone: 'skip' });
+  for (const l of d.logs) {
+    const tone: Tone | undefined = l.severity === 'ERROR' ? 'error' : l.severity === 'WARN' ? 'warn' : undefined;
+    wrap(`+${formatDuration(l.time_ms)} ${l.severity ?? ''} ${l.body || (l.event_type ?? '').split('.').pop()}`, tone);
+  }
+  if (d.logCount > d.logs.length) out.push({ text: `… ${d.logCount - d.logs.length} more (query the logs relation)`, tone: 'skip' });
+  head('attributes');
+  for (const a of attributeLines(d.attributes)) wrap(a);
+  return out;
+}
+
+export function DetailPane(p: { detail: SpanDetail | undefined; loading: boolean; width: number; height: number; scroll: number }) {
+  const theme = useTheme();
+  const inner = Math.max(10, p.width - 2);
+  const lines = p.detail ? detailLines(p.detail, inner) : [{ text: p.loading ? 'loading…' : 'no span selected', tone: 'skip' as Tone }];
+  const scroll = Math.max(0, Math.min(p.scroll, Math.max(0, lines.length - (p.height - 2))));
+  const shown = lines.slice(scroll, scroll + Math.max(1, p.height - 2));
+  return (
+    <Box flexDirection="column" width={p.width} height={p.height} borderStyle="single" borderDimColor>
+      {shown.map((l, i) => (
+        <Text key={i} bold={l.bold} {...toneProps(theme, l.tone ?? 'plain')}>
+          {fit(l.text, inner)}
+        </Text>
+      ))}
+    </Box>
+  );
+}

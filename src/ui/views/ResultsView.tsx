@@ -1,0 +1,81 @@
+/**
+ * Query results (and run diffs) as a scrollable table; Enter on a row that names a node opens its
+ * run tree at that node.
+ */
+import { Box, Text } from 'ink';
+import { useMemo, useState } from 'react';
+import type { Tabular } from '../../render/table.js';
+import { autoColumns, Table } from '../components/Table.js';
+import { fit } from '../format.js';
+import type { Context } from '../keys.js';
+import { moveCursor, scrollTop } from '../list-nav.js';
+import { useKeyHandler, useNav, type Size } from '../nav.js';
+import { toneOf } from '../theme.js';
+
+export interface ResultsViewProps {
+  title: string;
+  table: Tabular;
+  /** the run to jump into when rows carry no trace id */
+  traceId?: string;
+  /** which trace column a jump uses (diff: head_trace) */
+  traceColumn?: string;
+  context?: Context;
+  size: Size;
+  active: boolean;
+}
+
+function rowTone(r: Record<string, unknown>) {
+  const text = ['outcome', 'node_outcome', 'test_outcome', 'head_result', 'change'].map((k) => String(r[k] ?? '')).join(' ');
+  if (/error|failed/.test(text)) return 'error' as const;
+  if (/warned/.test(text)) return 'warn' as const;
+  if (/skipped/.test(text)) return 'skip' as const;
+  return toneOf({});
+}
+
+export function ResultsView({ title, table, traceId, traceColumn, context = 'results', size, active }: ResultsViewProps) {
+  const nav = useNav();
+  const [cursor, setCursor] = useState(0);
+  const [top, setTop] = useState(0);
+  const [col, setCol] = useState(0);
+  const [message, setMessage] = useState<string | undefined>();
+  const height = Math.max(1, size.height - 4);
+  const columns = useMemo(() => autoColumns(table.columns, table.rows), [table]);
+
+  useKeyHandler(active, {
+    context: () => context,
+    onKey(action) {
+      setMessage(undefined);
+      const next = moveCursor(action, cursor, table.rows.length, height);
+      if (next !== undefined) {
+        setCursor(next);
+        setTop(scrollTop(next, top, height, table.rows.length));
+        return true;
+      }
+      if (action === 'left') return setCol((c) => Math.max(0, c - 1)), true;
+      if (action === 'right') return setCol((c) => Math.min(columns.length - 1, c + 1)), true;
+      if (action === 'open') {
+        const r = table.rows[cursor];
+        const uid = r?.unique_id;
+        const trace = String(r?.[traceColumn ?? 'trace_id'] ?? r?.trace_id ?? traceId ?? '');
+        if (typeof uid !== 'string' || !uid) setMessage('this row names no node (no unique_id column)');
+        else if (!trace) setMessage('this row names no run (no trace_id column)');
+        else nav.push({ type: 'tree', traceId: trace, jump: { uniqueId: uid } });
+        return true;
+      }
+      return false;
+    },
+  });
+
+  const status = message ?? `${table.rows.length} row${table.rows.length === 1 ? '' : 's'}${table.rows.length ? `  row ${cursor + 1}` : ''}  columns ${col + 1}-${columns.length} (h/l)  Enter jumps to the node`;
+  return (
+    <Box flexDirection="column">
+      <Text bold>{fit(title, size.width)}</Text>
+      {table.rows.length === 0 ? (
+        <Text dimColor>no rows</Text>
+      ) : (
+        <Table columns={columns} rows={table.rows} cursor={cursor} top={top} height={height} width={size.width} colOffset={col} tone={rowTone} />
+      )}
+      <Text dimColor>{fit(status, size.width)}</Text>
+    </Box>
+  );
+}

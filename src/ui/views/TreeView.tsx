@@ -1,0 +1,342 @@
+/**
+ * Run: the span tree of one trace with waterfall bars on a shared time axis, virtualized (only the
+ * rows on screen are rendered, only rows near the window are fetched), with filters, incremental
+ * search, a detail pane and jump to the root cause of an upstream skip.
+ */
+import { Box, Text } from 'ink';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explore/span-detail.js';
+import {
+  facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, searchPositions, type TreeFilter,
+} from '../../analyze/explore/tree-index.js';
+import { defaultOpen, indexOfPosition, keptMask, nearestIndex, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
+import { fit } from '../format.js';
+import type { Action, Context } from '../keys.js';
+import { moveCursor, scrollTop } from '../list-nav.js';
+import { useKeyHandler, useNav, type Size } from '../nav.js';
+import { TreeRowLine, treeLayout } from '../components/TreeRowLine.js';
+import { DetailPane } from './DetailPane.js';
+import { useRowCache, useTreeShape } from './use-tree-shape.js';
+
+export interface TreeViewProps {
+  traceId: string;
+  jump?: { uniqueId?: string; spanId?: string };
+  size: Size;
+  active: boolean;
+}
+
+function cycle<T>(values: readonly T[], cur: T | undefined): T | undefined {
+  if (values.length === 0) return undefined;
+  const i = cur === undefined ? -1 : values.indexOf(cur);
+  return i + 1 >= values.length ? undefined : values[i + 1];
+}
+
+export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
+  const nav = useNav();
+  const db = nav.db;
+  const cursorPosRef = useRef(0);
+  const { shape, open, error, restoredCursor } = useTreeShape(db, traceId, nav.dataVersion, () => cursorPosRef.current);
+  const [openVer, setOpenVer] = useState(0);
+  const [cursorPos, setCursorPos] = useState(0);
+  cursorPosRef.current = cursorPos;
+  const [filter, setFilter] = useState<TreeFilter>({});
+  const [kept, setKept] = useState<Uint8Array | undefined>();
+  const [facetValues, setFacets] = useState<{ phases: string[]; resourceTypes: string[] }>({ phases: [], resourceTypes: [] });
+  const [search, setSearch] = useState({ editing: false, text: '', matches: [] as number[] });
+  const [detailOpen, setDetailOpen] = useState(false);
+  const [detail, setDetail] = useState<SpanDetail | undefined>();
+  const [detailScroll, setDetailScroll] = useState(0);
+  const [message, setMessage] = useState<string | undefined>();
+  const topRef = useRef(0);
+  const jumped = useRef(false);
+
+  // Layout: the detail pane sits beside the tree on wide terminals, below it on narrow ones.
+  const side = detailOpen && size.width >= 120;
+  const treeWidth = side ? Math.floor(size.width * 0.58) : size.width;
+  const bodyHeight = Math.max(3, size.height - 2);
+  const treeHeight = detailOpen && !side ? Math.max(3, Math.floor(bodyHeight / 2)) : bodyHeight;
+  const listHeight = Math.max(1, treeHeight);
+
+  const visible = useMemo(
+    () => (shape ? visiblePositions(shape, open, filterActive(filter) ? kept : undefined) : new Int32Array(0)),
+    // open is mutated in place; openVer says when
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [shape, open, openVer, kept, filter],
+  );
+  const cursor = visible.length ? nearestIndex(visible, cursorPos) : 0;
+  const top = scrollTop(cursor, topRef.current, listHeight, visible.length);
+  topRef.current = top;
+  const { rows } = useRowCache(db, shape, visible, top, listHeight);
+  const matchSet = useMemo(() => new Set(search.matches), [search.matches]);
+  const selected = visible.length ? rows.get(visible[cursor]!) : undefined;
+
+  const revealAndSelect = (pos: number) => {
+    if (!shape) return;
+    if (filterActive(filter) && kept && !kept[pos]) setFilter({});
+    if (revealPosition(shape, open, pos)) setOpenVer((v) => v + 1);
+    setCursorPos(pos);
+  };
+
+  // After a rebuild (following a file) keep the cursor on the same span.
+  useEffect(() => {
+    if (restoredCursor !== undefined) setCursorPos(restoredCursor);
+  }, [restoredCursor]);
+
+  // First build: jump to the requested node or span (from a query result or a diff row).
+  useEffect(() => {
+    if (!shape || jumped.current) return;
+    jumped.current = true;
+    void facets(db, shape).then(setFacets, () => undefined);
+    if (!jump) return;
+    const find = jump.spanId ? positionOfSpan(db, shape, jump.spanId) : positionOfNode(db, shape, jump.uniqueId ?? '');
+    void find.then((p) => {
+      if (p === undefined) setMessage(`${jump.uniqueId ?? jump.spanId} is not in this run`);
+      else revealAndSelect(p);
+    });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shape]);
+
+  // Filters: matches from DuckDB, plus their ancestors, in a mask.
+  useEffect(() => {
+    if (!shape || !filterActive(filter)) {
+      setKept(undefined);
+      return;
+    }
+    let live = true;
+    void filterPositions(db, shape, filter).then((m) => live && setKept(keptMask(shape, m)), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [db, shape, filter]);
+
+  // Incremental search: a short debounce, then the first match at or after the cursor.
+  useEffect(() => {
+    if (!shape || !search.editing) return;
+    let live = true;
+    const t = setTimeout(() => {
+      void searchPositions(db, shape, search.text).then((m) => {
+        if (!live) return;
+        setSearch((s) => ({ ...s, matches: m }));
+        const next = m.find((p) => p >= cursorPosRef.current) ?? m[0];
+        if (next !== undefined) revealAndSelect(next);
+      }, () => undefined);
+    }, 40);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [db, shape, search.text, search.editing]);
+
+  // Detail of the selected span, once the cursor rests.
+  const selectedSpan = selected?.span_id;
+  useEffect(() => {
+    if (!detailOpen || !selectedSpan) return;
+    let live = true;
+    const t = setTimeout(() => {
+      void spanDetail(db, traceId, selectedSpan).then((d) => {
+        if (!live) return;
+        setDetail(d);
+        setDetailScroll(0);
+      }, () => undefined);
+    }, 60);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
+  }, [db, traceId, detailOpen, selectedSpan]);
+
+  const jumpMatch = (dir: 1 | -1) => {
+    const m = search.matches;
+    if (m.length === 0) return setMessage(search.text ? `no match for "${search.text}"` : 'no search (/ to search)');
+    const next = dir > 0 ? (m.find((p) => p > cursorPos) ?? m[0]!) : ([...m].reverse().find((p) => p < cursorPos) ?? m[m.length - 1]!);
+    revealAndSelect(next);
+  };
+
+  const rootCause = async () => {
+    if (!shape || !selected?.unique_id) return setMessage('not a node');
+    if (selected.skip_reason !== 'upstream') return setMessage('not skipped because of an upstream node');
+    const chain = await upstreamChain(db, traceId, selected.unique_id);
+    const root = chain[chain.length - 1];
+    if (!root) return setMessage('no upstream node recorded');
+    const p = await positionOfNode(db, shape, root.unique_id);
+    if (p === undefined) return setMessage(`root cause ${root.unique_id} is not in this run`);
+    revealAndSelect(p);
+    setMessage(`root cause: ${root.unique_id} (${chain.length} link${chain.length > 1 ? 's' : ''})`);
+  };
+
+  const treeKey = (action: Action | undefined): boolean => {
+    if (!shape) return action !== 'back' && action !== 'quit' && action !== 'help' && action !== 'palette' && action !== undefined;
+    const next = moveCursor(action, cursor, visible.length, listHeight);
+    if (next !== undefined) {
+      setCursorPos(visible[next] ?? 0);
+      return true;
+    }
+    const pos = visible[cursor] ?? 0;
+    const hasKids = shape.size[pos]! > 0;
+    const setOpen = (p: number, v: 0 | 1) => {
+      if (filterActive(filter)) return setMessage('filters show every match: x clears them');
+      open[p] = v;
+      setOpenVer((x) => x + 1);
+    };
+    switch (action) {
+      case 'toggle':
+        if (hasKids) setOpen(pos, open[pos] ? 0 : 1);
+        return true;
+      case 'expand':
+        if (hasKids && !open[pos]) setOpen(pos, 1);
+        else if (hasKids && visible[cursor + 1] !== undefined) setCursorPos(visible[cursor + 1]!);
+        return true;
+      case 'collapse':
+        if (hasKids && open[pos] && !filterActive(filter)) setOpen(pos, 0);
+        else if (shape.parent[pos]! >= 0) setCursorPos(shape.parent[pos]!);
+        return true;
+      case 'expandAll':
+        open.fill(1);
+        setOpenVer((x) => x + 1);
+        return true;
+      case 'collapseAll':
+        open.set(defaultOpen(shape));
+        setOpenVer((x) => x + 1);
+        return true;
+      case 'detail':
+        setDetailOpen((d) => !d);
+        return true;
+      case 'detailDown':
+        setDetailScroll((s) => s + Math.max(1, Math.floor(bodyHeight / 2)));
+        return true;
+      case 'detailUp':
+        setDetailScroll((s) => Math.max(0, s - Math.max(1, Math.floor(bodyHeight / 2))));
+        return true;
+      case 'rootCause':
+        void rootCause().catch((e: unknown) => setMessage((e as Error).message));
+        return true;
+      case 'search':
+        setSearch({ editing: true, text: '', matches: [] });
+        return true;
+      case 'nextMatch':
+        jumpMatch(1);
+        return true;
+      case 'prevMatch':
+        jumpMatch(-1);
+        return true;
+      case 'onlyFailures':
+        setFilter((f) => ({ ...f, onlyFailures: !f.onlyFailures }));
+        return true;
+      case 'cycleOutcome':
+        setFilter((f) => ({ ...f, outcome: cycle(OUTCOME_FILTERS, f.outcome as (typeof OUTCOME_FILTERS)[number]) }));
+        return true;
+      case 'cyclePhase':
+        setFilter((f) => ({ ...f, phase: cycle(facetValues.phases, f.phase) }));
+        return true;
+      case 'cycleResourceType':
+        setFilter((f) => ({ ...f, resourceType: cycle(facetValues.resourceTypes, f.resourceType) }));
+        return true;
+      case 'clearFilters':
+        setFilter({});
+        return true;
+      case 'back':
+        if (detailOpen) {
+          setDetailOpen(false);
+          return true;
+        }
+        if (search.matches.length || search.text) {
+          setSearch({ editing: false, text: '', matches: [] });
+          return true;
+        }
+        return false;
+      default:
+        return false;
+    }
+  };
+
+  const searchKey = (action: Action | undefined, name: string, input: string): boolean => {
+    switch (action) {
+      case 'submit':
+        setSearch((s) => ({ ...s, editing: false }));
+        return true;
+      case 'cancel':
+        setSearch({ editing: false, text: '', matches: [] });
+        return true;
+      case 'erase':
+        setSearch((s) => ({ ...s, text: s.text.slice(0, -1) }));
+        return true;
+      case 'down':
+        jumpMatch(1);
+        return true;
+      case 'up':
+        jumpMatch(-1);
+        return true;
+      case 'quit':
+        return false;
+      default:
+        if (input && !/[\x00-\x1f]/.test(input) && name !== 'tab') setSearch((s) => ({ ...s, text: s.text + input }));
+        return true;
+    }
+  };
+
+  useKeyHandler(active, {
+    context: (): Context => (search.editing ? 'search' : 'tree'),
+    onKey(action, name, input) {
+      setMessage(undefined);
+      return search.editing ? searchKey(action, name, input) : treeKey(action);
+    },
+  });
+
+  const layout = treeLayout(treeWidth, shape?.spanMs ?? 0);
+  const filterText = [
+    filter.onlyFailures && 'only failures',
+    filter.outcome && `outcome=${filter.outcome}`,
+    filter.phase && `phase=${filter.phase}`,
+    filter.resourceType && `type=${filter.resourceType}`,
+  ].filter(Boolean).join(' ');
+  const header = shape
+    ? `run ${traceId.slice(0, 12)}  ${shape.count} spans  ${visible.length} shown${shape.running ? `  ${shape.running} running` : ''}${filterText ? `  filter: ${filterText}` : ''}`
+    : `run ${traceId.slice(0, 12)}  ${error ? `error: ${error}` : 'building tree…'}`;
+  const footer = search.editing
+    ? `/${search.text}▏ ${search.matches.length ? `${search.matches.indexOf(visible[cursor] ?? -1) + 1}/${search.matches.length} matches` : search.text ? 'no match' : ''}`
+    : message ?? (search.matches.length ? `"${search.text}": ${search.matches.length} matches (n/N)` : '');
+
+  const lines = [];
+  for (let i = top; i < Math.min(visible.length, top + listHeight); i++) {
+    const pos = visible[i]!;
+    const kids = shape!.size[pos]! > 0;
+    const isOpen = filterActive(filter) ? true : Boolean(open[pos]);
+    lines.push(
+      <TreeRowLine
+        key={i - top}
+        row={rows.get(pos)}
+        depth={shape!.depth[pos]!}
+        expander={kids ? (isOpen ? 'open' : 'closed') : 'leaf'}
+        selected={i === cursor}
+        match={matchSet.has(pos)}
+        layout={layout}
+      />,
+    );
+  }
+  const tree = (
+    <Box flexDirection="column" width={treeWidth} height={treeHeight}>
+      {lines}
+    </Box>
+  );
+  const pane = detailOpen ? (
+    <DetailPane detail={detail} loading={!detail} width={side ? size.width - treeWidth : size.width} height={side ? bodyHeight : bodyHeight - treeHeight} scroll={detailScroll} />
+  ) : null;
+  return (
+    <Box flexDirection="column">
+      <Text bold>{fit(header, size.width)}</Text>
+      {side ? (
+        <Box flexDirection="row">
+          {tree}
+          {pane}
+        </Box>
+      ) : (
+        <Box flexDirection="column">
+          {tree}
+          {pane}
+        </Box>
+      )}
+      <Text>{fit(footer, size.width)}</Text>
+    </Box>
+  );
+}
