@@ -11,3 +11,6 @@ export { type NodeInfo, type NodeResult, type NodeOutcomeName, type SkipReasonNa
 export { type TelemetrySink, type Level, LEVEL_SEVERITY } from './sinks/types.js';
 export { JsonlSink, jsonlSink, type JsonlSinkOptions } from './sinks/jsonl.js';
 export { ParquetSink, parquetSink, type ParquetSinkOptions } from './sinks/parquet.js';
+export { OtlpSink, otlpSink, type OtlpSinkOptions } from './sinks/otlp.js';
+export { validateFile, validatePaths, formatIssue, type FileReport as ValidationReport, type Issue as ValidationIssue } from './validate.js';
+export { generate, type GenerateOptions, type GenerateResult } from './generate/index.js';
