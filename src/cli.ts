@@ -32,7 +32,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageExit) return exitCode;
     if (e instanceof RunlensError) {
-      if (e.kind !== 'found' || e.message) process.stderr.write(`runlens: ${e.message}\n`);
+      if (e.message) process.stderr.write(`runlens: ${e.message}\n`);
       return exitCodeFor(e.kind);
     }
     process.stderr.write(`runlens: internal error: ${errorMessage(e)}\n`);

@@ -3,37 +3,78 @@ import { resolveTrace } from '../analyze/tree.js';
 import { FoundError, UsageError } from '../errors.js';
 import { REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
+import { OtlpReceiver } from '../ingest/otlp-receiver.js';
+import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { endpointHint, parseDuration, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
-interface Args extends ModelArgs {
+interface Args extends ModelArgs, ReceiveArgs {
   'fail-on'?: string[];
   trace?: string;
   reporter: Reporter;
+  receive: boolean;
+  'until-idle': string;
+  timeout: string;
 }
 
 export const gateCommand: CommandModule<object, Args> = {
   command: 'gate [paths..]',
   describe: 'CI gate: exit 1 when a test failed or a node errored (see --fail-on), 0 when clean, 2 when the input cannot be read',
   builder: (y) =>
-    withModelOptions(y)
+    withReceiveOptions(withModelOptions(y))
       .option('fail-on', {
         type: 'string',
         array: true,
         describe: `what fails the gate (comma or space separated): ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')}`,
       })
       .option('trace', { type: 'string', describe: 'gate one run only (trace id, invocation id or prefix); default every run' })
-      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format' }),
+      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format' })
+      .option('receive', { type: 'boolean', default: false, describe: 'gate on what a run streams over OTLP/HTTP to this process (see --port)' })
+      .option('until-idle', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long' })
+      .option('timeout', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this' })
+      .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):'),
   handler: (a) =>
     withModel(a, async (db) => {
       const failOn = parseFailOn(a['fail-on']);
+      if (a.receive) await receiveUntilIdle(db, a);
       const runs = await db.scalar<number>('SELECT count(*)::INTEGER FROM runs');
       if (runs === 0) throw new UsageError(`no runs in ${(a.paths ?? []).join(', ') || a.db || 'the input'}: nothing to gate`);
       const trace = a.trace ? await resolveTrace(db, a.trace) : undefined;
       const result = await evaluateGate(db, failOn, trace);
       process.stdout.write(renderGate(result, a.reporter));
       if (!result.passed) throw new FoundError('');
-    }),
+    }, { requireInput: !a.receive }),
 };
+
+/** Receive OTLP until the stream has been quiet for --until-idle, then flush into the model. */
+async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
+  const idleMs = parseDuration(a['until-idle'], '--until-idle');
+  const timeoutMs = parseDuration(a.timeout, '--timeout');
+  let last = 0;
+  const rx = new OtlpReceiver({
+    db, host: a.host, port: a.port, maxBodyBytes: Math.round(a['max-body-mb'] * 1024 * 1024), maxQueuedRecords: a['queue-limit'],
+    onReceive: () => (last = Date.now()),
+  });
+  await rx.start();
+  process.stderr.write(`runlens: gate waiting for OTLP on ${rx.url} (${endpointHint(rx.url)}); gates after ${a['until-idle']} of quiet\n`);
+  const started = Date.now();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setInterval(() => {
+        const now = Date.now();
+        if (last && now - last >= idleMs) {
+          clearInterval(t);
+          resolve();
+        } else if (!last && now - started >= timeoutMs) {
+          clearInterval(t);
+          reject(new UsageError(`nothing received on ${rx.url} within ${a.timeout}: nothing to gate`));
+        }
+      }, Math.min(200, idleMs / 4));
+    });
+  } finally {
+    await rx.close();
+  }
+}
 
 export function parseFailOn(raw: string[] | undefined): FailOn[] {
   if (!raw || raw.length === 0) return [...DEFAULT_FAIL_ON];

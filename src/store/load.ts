@@ -11,7 +11,7 @@ import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
 import { parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { readParquetSql } from '../ingest/parquet.js';
-import { Db } from './db.js';
+import { Db, sqlString } from './db.js';
 import { deriveTouched } from './derive.js';
 import { ensureSchema } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
@@ -204,4 +204,40 @@ async function locateBadLines(input: InputFile, max = 20): Promise<BadLine[]> {
   rl.close();
   raw.destroy();
   return out;
+}
+
+/**
+ * A live source (the OTLP receiver): one `files` row for the whole session, then batches appended
+ * from JSONL files the receiver wrote, through the same reader and normalizer as any file.
+ */
+export async function openLiveSource(db: Db, label: string): Promise<number> {
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
+  await db.run(
+    `INSERT INTO files (file_id, path, sha256, size, format, records, first_row) VALUES ($id, $path, $sha, 0, 'otlp', 0, 0)`,
+    { id: fileId, path: label, sha: `live:${label}:${Date.now()}:${fileId}` },
+  );
+  return fileId;
+}
+
+export async function appendJsonlBatch(db: Db, path: string, fileId: number): Promise<void> {
+  const input: InputFile = { path, format: 'jsonl', gzip: false, size: 0, keyStyle: 'snake' };
+  await db.transaction(async () => {
+    await db.run(`INSERT INTO record_rows ${normalizeSelect(readJsonSql(input, { lenient: false }))}`, { file_id: fileId });
+    await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id) WHERE file_id = $id`, { id: fileId });
+    await db.run(`INSERT INTO _touched SELECT DISTINCT trace_id FROM read_json(${sqlString(path)}, format = 'newline_delimited', columns = {trace_id: 'VARCHAR'})`);
+    return true;
+  });
+}
+
+/** Rebuild the derived relations of every trace touched since the last call. */
+export async function deriveTouchedNow(db: Db): Promise<number> {
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  const n = await db.scalar<number>('SELECT count(DISTINCT trace_id)::INTEGER FROM _touched');
+  if (n > 0) {
+    await db.run('CREATE OR REPLACE TEMP TABLE _touched AS SELECT DISTINCT trace_id FROM _touched');
+    await deriveTouched(db);
+    await db.run('DELETE FROM _touched');
+  }
+  return n;
 }

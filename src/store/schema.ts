@@ -57,7 +57,7 @@ const VIEWS = [
   `CREATE OR REPLACE VIEW span_details AS
      SELECT s.*, r.attributes, r.links FROM spans s JOIN record_rows r ON r.rowid = s.record_rowid`,
   `CREATE OR REPLACE VIEW records AS
-     SELECT f.path AS source_file, r.rowid - f.first_row + 1 AS line, r.*
+     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line, r.*
      FROM record_rows r JOIN files f USING (file_id)
      WHERE r.record_type IS NOT NULL`,
 ];

@@ -1,0 +1,30 @@
+/** Options and helpers shared by `receive` and `gate --receive`. */
+import type { Argv } from 'yargs';
+import { UsageError } from '../errors.js';
+
+export interface ReceiveArgs {
+  port: number;
+  host: string;
+  'max-body-mb': number;
+  'queue-limit': number;
+}
+
+export function withReceiveOptions<T>(y: Argv<T>) {
+  return y
+    .option('port', { type: 'number', default: 4318, describe: 'OTLP/HTTP port (0 picks a free one)' })
+    .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
+    .option('max-body-mb', { type: 'number', default: 16, describe: 'largest request body, compressed or not (413 beyond)' })
+    .option('queue-limit', { type: 'number', default: 200_000, describe: 'records waiting for the database beyond which requests get 429' });
+}
+
+/** "5s", "500ms", "2m" or plain seconds -> milliseconds. */
+export function parseDuration(s: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(s.trim());
+  if (!m) throw new UsageError(`${flag}: wants a duration like 5s, 500ms or 2m, got "${s}"`);
+  const n = Number(m[1]);
+  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
+}
+
+export function endpointHint(url: string): string {
+  return `OTEL_EXPORTER_OTLP_ENDPOINT=${url}`;
+}

@@ -1,0 +1,61 @@
+import path from 'node:path';
+import type { CommandModule } from 'yargs';
+import { RunlensError } from '../errors.js';
+import { OtlpReceiver } from '../ingest/otlp-receiver.js';
+import { JsonlSink } from '../produce/sinks/jsonl.js';
+import { ParquetSink } from '../produce/sinks/parquet.js';
+import type { TelemetrySink } from '../produce/sinks/types.js';
+import { openModel } from '../store/load.js';
+import { endpointHint, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
+
+interface Args extends ReceiveArgs {
+  db?: string;
+  jsonl?: string;
+  parquet?: string;
+}
+
+export const receiveCommand: CommandModule<object, Args> = {
+  command: 'receive',
+  describe: 'OTLP/HTTP receiver: live ingest of the engine stream into the model (SIGINT/SIGTERM flush and close)',
+  builder: (y) =>
+    withReceiveOptions(y)
+      .option('db', { type: 'string', describe: 'DuckDB file to write the model to (query it after with --db)' })
+      .option('jsonl', { type: 'string', describe: 'also write conformant JSONL as records arrive' })
+      .option('parquet', { type: 'string', describe: "also write Parquet in the engine's layout when the receiver stops" }),
+  handler: async (a) => {
+    const db = await openModel(a.db);
+    const sinks: TelemetrySink[] = [];
+    // Paths as given (resolved), not the engine's logs/ and target/metadata/ defaults for bare names.
+    if (a.jsonl) sinks.push(new JsonlSink({ path: path.resolve(a.jsonl), append: false, level: 'trace' }));
+    if (a.parquet) sinks.push(new ParquetSink({ path: path.resolve(a.parquet), level: 'trace' }));
+    const log = (s: string) => process.stderr.write(s + '\n');
+    const rx = new OtlpReceiver({
+      db,
+      host: a.host,
+      port: a.port,
+      maxBodyBytes: Math.round(a['max-body-mb'] * 1024 * 1024),
+      maxQueuedRecords: a['queue-limit'],
+      sinks,
+      log,
+    });
+    try {
+      await rx.start();
+    } catch (e) {
+      db.close();
+      throw new RunlensError(`cannot listen on ${a.host}:${a.port}: ${(e as Error).message}`, 'usage');
+    }
+    log(`runlens: receiving OTLP/HTTP on ${rx.url} (/v1/traces, /v1/logs); point the engine at it with ${endpointHint(rx.url)}`);
+    const ticker = setInterval(() => {
+      if (rx.stats.requests) log(`runlens: ${rx.stats.spans} spans, ${rx.stats.logs} logs received (${rx.stats.flushedRecords} in the model)`);
+    }, process.stderr.isTTY && !process.env.CI ? 2000 : 10_000);
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    clearInterval(ticker);
+    await rx.close();
+    db.close();
+    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${a.db ? `; model in ${a.db}` : ''}`);
+    if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');
+  },
+};

@@ -1,0 +1,285 @@
+/**
+ * OTLP/HTTP receiver: POST /v1/traces and /v1/logs, binary protobuf or JSON, optionally gzipped.
+ * Requests are decoded (protobufjs over the OTLP .proto files), turned into JSONL-shaped records
+ * (otlp-records.ts) and queued; a single flusher writes each batch as a JSONL file that DuckDB reads
+ * through the same reader and normalizer as any input file, and rebuilds the derived relations of
+ * the traces it touched. Responses follow the OTLP/HTTP specification.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import protobuf from 'protobufjs';
+import { decodeLogsRequest, decodeTraceRequest, otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
+import { randomIds } from '../produce/ids.js';
+import type { JsonlRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
+import type { TelemetrySink } from '../produce/sinks/types.js';
+import type { Db } from '../store/db.js';
+import { appendJsonlBatch, deriveTouchedNow, openLiveSource } from '../store/load.js';
+import { logsToRecords, spansToRecords } from './otlp-records.js';
+
+export interface ReceiverOptions {
+  db: Db;
+  host?: string;
+  port?: number;
+  /** largest request body accepted, compressed or not (bytes); larger: 413 */
+  maxBodyBytes?: number;
+  /** records waiting for DuckDB beyond which requests get 429 + Retry-After */
+  maxQueuedRecords?: number;
+  /** flush to DuckDB at least this often (ms) and whenever this many records wait */
+  flushIntervalMs?: number;
+  flushRecords?: number;
+  /** rebuild derived relations (spans, nodes, runs) at most this often while receiving (ms) */
+  deriveIntervalMs?: number;
+  /** extra outputs written as records arrive (JSONL) or at close (Parquet) */
+  sinks?: TelemetrySink[];
+  /** called after each accepted request (for --until-idle and live views) */
+  onReceive?: (counts: { spans: number; logs: number }) => void;
+  log?: (line: string) => void;
+}
+
+export interface ReceiverStats {
+  requests: number;
+  spans: number;
+  logs: number;
+  rejected: number;
+  flushedRecords: number;
+  throttled: number;
+}
+
+const StatusType = new protobuf.Type('Status')
+  .add(new protobuf.Field('code', 1, 'int32'))
+  .add(new protobuf.Field('message', 2, 'string'));
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Signal = 'traces' | 'logs';
+
+export class OtlpReceiver {
+  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0 };
+  private app: FastifyInstance;
+  private pending: JsonlRecord[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private timer?: NodeJS.Timeout;
+  private lastDerive = 0;
+  private fileId = 0;
+  private tmp = mkdtempSync(path.join(tmpdir(), 'runlens-receive-'));
+  private batchNo = 0;
+  private closed = false;
+  private ids = randomIds();
+  private readonly o: Required<Omit<ReceiverOptions, 'sinks' | 'onReceive' | 'log'>> & Pick<ReceiverOptions, 'sinks' | 'onReceive' | 'log'>;
+  /** the first failure of a sink, reported once; the other outputs go on */
+  readonly sinkErrors = new Map<string, Error>();
+
+  constructor(opts: ReceiverOptions) {
+    this.o = {
+      host: '127.0.0.1',
+      port: 4318,
+      maxBodyBytes: 16 * 1024 * 1024,
+      maxQueuedRecords: 200_000,
+      flushIntervalMs: 250,
+      flushRecords: 20_000,
+      deriveIntervalMs: 1_000,
+      ...opts,
+    };
+    this.app = Fastify({ bodyLimit: this.o.maxBodyBytes, logger: false });
+    const raw = (_req: FastifyRequest, body: Buffer, done: (e: Error | null, b?: Buffer) => void) => done(null, body);
+    // Only the OTLP encodings: anything else (text/plain included) is 415.
+    this.app.removeAllContentTypeParsers();
+    this.app.addContentTypeParser('application/x-protobuf', { parseAs: 'buffer' }, raw);
+    this.app.addContentTypeParser('application/protobuf', { parseAs: 'buffer' }, raw);
+    this.app.addContentTypeParser('application/json', { parseAs: 'buffer' }, raw);
+    this.app.post('/v1/traces', (req, reply) => this.handle('traces', req, reply));
+    this.app.post('/v1/logs', (req, reply) => this.handle('logs', req, reply));
+    this.app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+      const status = err.statusCode === 413 || err.statusCode === 415 ? err.statusCode : (err.statusCode ?? 500) < 500 ? 400 : 500;
+      this.sendStatus(req, reply, status, err.message);
+    });
+  }
+
+  get address(): { host: string; port: number } {
+    const a = this.app.server.address();
+    return { host: this.o.host, port: typeof a === 'object' && a ? a.port : this.o.port };
+  }
+
+  get url(): string {
+    return `http://${this.address.host}:${this.address.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.fileId = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
+    await this.app.listen({ host: this.o.host, port: this.o.port });
+    this.timer = setInterval(() => void this.flush(false), this.o.flushIntervalMs);
+  }
+
+  private isJson(req: FastifyRequest): boolean {
+    return (req.headers['content-type'] ?? '').startsWith('application/json');
+  }
+
+  private sendStatus(req: FastifyRequest, reply: FastifyReply, status: number, message: string): void {
+    if (status === 429 || status === 503) reply.header('Retry-After', '1');
+    if (this.isJson(req)) {
+      void reply.code(status).type('application/json').send(JSON.stringify({ code: status === 400 ? 3 : status === 429 ? 8 : 13, message }));
+    } else {
+      const body = StatusType.encode(StatusType.create({ code: status === 400 ? 3 : status === 429 ? 8 : 13, message })).finish();
+      void reply.code(status).type('application/x-protobuf').send(Buffer.from(body));
+    }
+  }
+
+  private body(req: FastifyRequest): Buffer {
+    let body = req.body as Buffer | undefined;
+    if (!Buffer.isBuffer(body)) throw new HttpError(400, 'empty request body');
+    const enc = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (enc === 'gzip') {
+      try {
+        // maxOutputLength stops gzip bombs: the decompressed size counts against the same limit.
+        body = gunzipSync(body, { maxOutputLength: this.o.maxBodyBytes });
+      } catch (e) {
+        const tooBig = (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || /too large|exceeds/i.test((e as Error).message);
+        throw new HttpError(tooBig ? 413 : 400, tooBig ? `decompressed body exceeds ${this.o.maxBodyBytes} bytes` : 'invalid gzip body');
+      }
+    } else if (enc !== 'identity') throw new HttpError(415, `unsupported Content-Encoding ${enc} (use gzip or none)`);
+    return body;
+  }
+
+  private decode(signal: Signal, json: boolean, body: Buffer): OtlpTraceRequest | OtlpLogsRequest {
+    if (json) {
+      let obj: unknown;
+      try {
+        obj = JSON.parse(body.toString('utf8'));
+      } catch (e) {
+        throw new HttpError(400, `invalid JSON: ${(e as Error).message}`);
+      }
+      const key = signal === 'traces' ? 'resourceSpans' : 'resourceLogs';
+      if (typeof obj !== 'object' || obj === null || (key in obj && !Array.isArray((obj as Record<string, unknown>)[key]))) {
+        throw new HttpError(400, `not an OTLP ${signal} request: ${key} must be an array`);
+      }
+      return obj as OtlpTraceRequest;
+    }
+    try {
+      return signal === 'traces' ? decodeTraceRequest(body) : decodeLogsRequest(body);
+    } catch (e) {
+      throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);
+    }
+  }
+
+  private async handle(signal: Signal, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const json = this.isJson(req);
+    try {
+      if (this.closed) throw new HttpError(503, 'receiver is shutting down');
+      if (this.pending.length >= this.o.maxQueuedRecords) {
+        this.stats.throttled++;
+        throw new HttpError(429, 'ingest queue is full, retry later');
+      }
+      const decoded = this.decode(signal, json, this.body(req));
+      const conv = signal === 'traces' ? spansToRecords(decoded as OtlpTraceRequest) : logsToRecords(decoded as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()));
+      this.stats.requests++;
+      this.stats.rejected += conv.rejected;
+      if (signal === 'traces') this.stats.spans += conv.records.length;
+      else this.stats.logs += conv.records.length;
+      for (const r of conv.records) this.pending.push(r);
+      this.toSinks(conv.records);
+      this.o.onReceive?.({ spans: signal === 'traces' ? conv.records.length : 0, logs: signal === 'logs' ? conv.records.length : 0 });
+      if (this.pending.length >= this.o.flushRecords) void this.flush(false);
+      const partial = conv.rejected
+        ? { [signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords']: String(conv.rejected), errorMessage: conv.errors.join('; ') }
+        : undefined;
+      if (json) {
+        await reply.code(200).type('application/json').send(JSON.stringify(partial ? { partialSuccess: partial } : {}));
+      } else {
+        const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceResponse' : 'opentelemetry.proto.logs.v1.ExportLogsServiceResponse');
+        const msg = T.fromObject(partial ? { partialSuccess: partial } : {});
+        await reply.code(200).type('application/x-protobuf').send(Buffer.from(T.encode(msg).finish()));
+      }
+    } catch (e) {
+      if (e instanceof HttpError) return this.sendStatus(req, reply, e.status, e.message);
+      throw e;
+    }
+  }
+
+  /** Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd. */
+  private toSinks(records: JsonlRecord[]): void {
+    const sinks = (this.o.sinks ?? []).filter((s) => !this.sinkErrors.has(s.name));
+    if (sinks.length === 0) return;
+    for (const r of records) {
+      const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
+      for (const s of sinks) {
+        if (this.sinkErrors.has(s.name)) continue;
+        try {
+          for (const x of out) if (x.severity_number >= s.minSeverity || x.severity_number === 0) s.write(x);
+        } catch (e) {
+          this.sinkErrors.set(s.name, e as Error);
+          this.o.log?.(`runlens: output ${s.name} failed, the others go on: ${(e as Error).message}`);
+        }
+      }
+    }
+  }
+
+  /** Write what is queued into DuckDB; one flush at a time. */
+  flush(forceDerive: boolean): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        const file = path.join(this.tmp, `batch-${this.batchNo++}.jsonl`);
+        writeFileSync(file, batch.map((r) => JSON.stringify(r)).join('\n') + '\n');
+        try {
+          await appendJsonlBatch(this.o.db, file, this.fileId);
+          this.stats.flushedRecords += batch.length;
+        } finally {
+          rmSync(file, { force: true });
+        }
+      }
+      const now = Date.now();
+      if (forceDerive || now - this.lastDerive >= this.o.deriveIntervalMs) {
+        this.lastDerive = now;
+        await deriveTouchedNow(this.o.db);
+      }
+    });
+    return this.flushing;
+  }
+
+  /** Stop accepting, flush everything into DuckDB, close the outputs. */
+  async close(): Promise<void> {
+    if (this.closed) return this.flushing;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.app.close();
+    await this.flush(true);
+    for (const s of this.o.sinks ?? []) {
+      try {
+        await s.close();
+      } catch (e) {
+        if (!this.sinkErrors.has(s.name)) {
+          this.sinkErrors.set(s.name, e as Error);
+          this.o.log?.(`runlens: output ${s.name} failed: ${(e as Error).message}`);
+        }
+      }
+    }
+    rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+function spanStartOf(r: SpanEndRecord): SpanStartRecord {
+  return {
+    record_type: 'SpanStart',
+    trace_id: r.trace_id,
+    span_id: r.span_id,
+    span_name: r.span_name,
+    parent_span_id: r.parent_span_id,
+    links: null,
+    start_time_unix_nano: r.start_time_unix_nano,
+    severity_number: r.severity_number,
+    severity_text: r.severity_text,
+    event_type: r.event_type,
+    attributes: r.attributes,
+  };
+}

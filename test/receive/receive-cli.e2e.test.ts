@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readRecords } from '../../src/produce/convert.js';
+import { generate } from '../../src/produce/generate/index.js';
+import { OtlpSink } from '../../src/produce/sinks/otlp.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+/** Start the built CLI and resolve once it prints the URL it listens on. */
+function startCli(args: string[]): Promise<{ url: string; done: Promise<{ code: number | null; stderr: string }>; kill: (s: NodeJS.Signals) => void }> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build`);
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  const done = new Promise<{ code: number | null; stderr: string; stdout: string }>((res) => child.on('close', (code) => res({ code, stderr, stdout })));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL printed: ${stderr}`)), 30_000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1]!, done, kill: (s) => child.kill(s) });
+      }
+    });
+    child.on('close', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+}
+
+async function send(jsonl: string, url: string): Promise<void> {
+  const sink = new OtlpSink({ endpoint: url, level: 'trace' });
+  for await (const r of readRecords(jsonl)) sink.write(r);
+  await sink.close();
+}
+
+describe('runlens receive and gate --receive (built CLI)', () => {
+  it('receive writes the model, JSONL and Parquet; SIGTERM flushes so query --db works right after', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 30, seed: 5, failRate: 0.2 });
+    const db = path.join(dir, 'live.duckdb');
+    const out = path.join(dir, 'copy.jsonl');
+    const pq = path.join(dir, 'copy.parquet');
+    const rx = await startCli(['receive', '--port', '0', '--db', db, '--jsonl', out, '--parquet', pq]);
+    await send(jsonl, rx.url);
+    rx.kill('SIGTERM');
+    const r = await rx.done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/stopped \(SIGTERM\): \d+ spans and \d+ logs received, 0 rejected/);
+    const direct = JSON.parse(runCli(['query', 'outcome-summary', jsonl, '--format', 'json']).stdout);
+    const live = JSON.parse(runCli(['query', 'outcome-summary', '--db', db, '--format', 'json']).stdout);
+    expect(live).toEqual(direct);
+    for (const f of [out, pq]) {
+      const v = runCli(['validate', f]);
+      expect(v.code, v.stdout + v.stderr).toBe(0);
+      expect(JSON.parse(runCli(['query', 'outcome-summary', f, '--format', 'json']).stdout)).toEqual(direct);
+    }
+  });
+
+  it('gate --receive --until-idle gates on what a run streamed', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 40, seed: 3, failRate: 0.3 });
+    const expected = runCli(['gate', jsonl]);
+    expect(expected.code).toBe(1);
+    const g = await startCli(['gate', '--receive', '--port', '0', '--until-idle', '1s']);
+    await send(jsonl, g.url);
+    const r = await g.done;
+    expect(r.code).toBe(1);
+    expect((r as unknown as { stdout: string }).stdout).toBe(expected.stdout);
+  });
+});

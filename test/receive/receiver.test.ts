@@ -1,0 +1,167 @@
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { trace, context, SpanStatusCode } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { OtlpReceiver } from '../../src/ingest/otlp-receiver.js';
+import { otlpRoot } from '../../src/otlp/decode.js';
+import { readRecords } from '../../src/produce/convert.js';
+import { generate } from '../../src/produce/generate/index.js';
+import { OtlpSink } from '../../src/produce/sinks/otlp.js';
+import type { Db } from '../../src/store/db.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function startReceiver(opts: Partial<ConstructorParameters<typeof OtlpReceiver>[0]> = {}): Promise<{ rx: OtlpReceiver; db: Db }> {
+  const db = await openModel();
+  const rx = new OtlpReceiver({ db, port: 0, flushIntervalMs: 50, ...opts });
+  await rx.start();
+  cleanups.push(async () => {
+    await rx.close();
+    db.close();
+  });
+  return { rx, db };
+}
+
+const SPAN_COLS = `trace_id, span_id, parent_span_id, span_name, kind, start_ns::VARCHAR AS s, end_ns::VARCHAR AS e, status_code,
+  unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, depth, orphan`;
+
+describe('runlens receive: our own OTLP sink sends a generated run', () => {
+  it('builds the same model as loading the JSONL of that run, except what OTLP cannot carry', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 60, seed: 11, failRate: 0.1 });
+    const { rx, db } = await startReceiver();
+    const sink = new OtlpSink({ endpoint: rx.url, level: 'trace', serviceVersion: '2.0.0-test' });
+    for await (const r of readRecords(jsonl)) sink.write(r);
+    await sink.close();
+    await rx.close();
+
+    const file = await openModel();
+    cleanups.push(() => file.close());
+    await loadPaths(file, [jsonl]);
+    const q = `SELECT ${SPAN_COLS} FROM spans ORDER BY span_id`;
+    const fromFile = await file.all(q);
+    const fromStream = await db.all(q);
+    expect(fromFile.length).toBeGreaterThan(300);
+    expect(fromStream).toEqual(fromFile);
+    const nodes = `SELECT unique_id, kind, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, duration_ms, error_text FROM nodes ORDER BY ALL`;
+    expect(await db.all(nodes)).toEqual(await file.all(nodes));
+    const runs = `SELECT trace_id, invocation_id, command, nodes, success, error, skipped, tests_failed, failed FROM runs`;
+    expect(await db.all(runs)).toEqual(await file.all(runs));
+    const logs = `SELECT trace_id, span_id, time_ns::VARCHAR t, severity_text, body, event_type, unique_id FROM logs ORDER BY ALL`;
+    expect(await db.all(logs)).toEqual(await file.all(logs));
+    // What OTLP cannot carry: SpanStart records (one SpanEnd per span arrives) and event_type on spans (recovered from names).
+    expect(await db.scalar(`SELECT count(*)::INT FROM records WHERE record_type = 'SpanStart'`)).toBe(0);
+    expect(await db.scalar(`SELECT count(*)::INT FROM spans WHERE event_type = ''`)).toBe(0);
+    expect(rx.stats.rejected).toBe(0);
+  });
+});
+
+describe('runlens receive: a client nobody here wrote (the official OpenTelemetry JS SDK)', () => {
+  it('takes spans and logs from the OTLP protobuf exporters intact', async () => {
+    const { rx, db } = await startReceiver();
+    const resource = resourceFromAttributes({ 'service.name': 'dbt-fusion', 'service.version': '2.0.0-sdk' });
+    const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${rx.url}/v1/traces` }))] });
+    const loggerProvider = new LoggerProvider({ resource, processors: [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${rx.url}/v1/logs` }) })] });
+    const tracer = provider.getTracer('dbt-fusion');
+    const logger = loggerProvider.getLogger('dbt-fusion');
+    const inv = tracer.startSpan('dbt invocation (019c97ca-fe1c-76e2-abb1-50e9427e666a)', { attributes: { raw_command: 'dbt build', eval_args: JSON.stringify({ command: 'build' }) } });
+    const ictx = trace.setSpan(context.active(), inv);
+    const phase = tracer.startSpan('Phase: RUN', { attributes: { phase: 'EXECUTION_PHASE_RUN' } }, ictx);
+    const pctx = trace.setSpan(ictx, phase);
+    const node = tracer.startSpan('Node evaluated (test.p.not_null_x)', {
+      attributes: { unique_id: 'test.p.not_null_x', phase: 'EXECUTION_PHASE_RUN', node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: JSON.stringify({ failing_rows: 4, test_outcome: 'TEST_OUTCOME_FAILED' }) },
+    }, pctx);
+    logger.emit({ severityNumber: 17, severityText: 'ERROR', body: 'got 4 results', eventName: 'v1.public.events.fusion.log.LogMessage', attributes: { unique_id: 'test.p.not_null_x', code: 9002 }, context: trace.setSpan(pctx, node) });
+    node.setStatus({ code: SpanStatusCode.OK });
+    node.end();
+    phase.end();
+    inv.end();
+    await provider.forceFlush();
+    await loggerProvider.forceFlush();
+    await provider.shutdown();
+    await loggerProvider.shutdown();
+    await rx.close();
+
+    const traceId = inv.spanContext().traceId;
+    expect(await db.all(`SELECT span_id, parent_span_id, kind FROM spans ORDER BY depth`)).toEqual([
+      { span_id: inv.spanContext().spanId, parent_span_id: null, kind: 'invocation' },
+      { span_id: phase.spanContext().spanId, parent_span_id: inv.spanContext().spanId, kind: 'phase' },
+      { span_id: node.spanContext().spanId, parent_span_id: phase.spanContext().spanId, kind: 'node_evaluated' },
+    ]);
+    expect(await db.one(`SELECT trace_id, unique_id, node_outcome, test_outcome, failing_rows FROM nodes`)).toEqual({
+      trace_id: traceId, unique_id: 'test.p.not_null_x', node_outcome: 'success', test_outcome: 'failed', failing_rows: 4,
+    });
+    expect(await db.one(`SELECT command FROM runs`)).toEqual({ command: 'build' });
+    expect(await db.one(`SELECT span_id, severity_text, body, event_type, unique_id, code FROM logs`)).toEqual({
+      span_id: node.spanContext().spanId, severity_text: 'ERROR', body: 'got 4 results', event_type: 'v1.public.events.fusion.log.LogMessage', unique_id: 'test.p.not_null_x', code: 9002,
+    });
+  });
+});
+
+describe('runlens receive: the OTLP/HTTP protocol', () => {
+  const tid = '5b8efff798038103d269b633813fc60c';
+  const jsonRequest = {
+    resourceSpans: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'dbt-fusion' } }] },
+      scopeSpans: [{ scope: { name: 'dbt-fusion' }, spans: [
+        { traceId: tid, spanId: 'eee19b7ec3c1b174', name: 'Node processed (model.p.a)', kind: 1, startTimeUnixNano: '1772073188904419000', endTimeUnixNano: 1772073189904419000,
+          attributes: [{ key: 'unique_id', value: { stringValue: 'model.p.a' } }, { key: 'node_outcome', value: { stringValue: 'NODE_OUTCOME_ERROR' } }, { key: 'defined_at_line', value: { intValue: 3 } }],
+          status: { code: 2, message: 'error' } },
+        { traceId: 'nothex', spanId: 'x', name: 'bad', startTimeUnixNano: '1' },
+      ] }],
+    }],
+  };
+
+  it('accepts OTLP/JSON from a plain HTTP client and reports partial success', async () => {
+    const { rx, db } = await startReceiver();
+    const res = await fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(jsonRequest) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'span "bad": invalid trace_id, span_id or start time' } });
+    await rx.flush(true);
+    expect(await db.one(`SELECT trace_id, kind, node_outcome, duration_ms, status_code FROM spans`)).toEqual({
+      trace_id: tid, kind: 'node_processed', node_outcome: 'error', duration_ms: 1000, status_code: 2,
+    });
+  });
+
+  it('gzip works; malformed protobuf 400, wrong content type 415, oversize and gzip bombs 413, a full queue 429 with Retry-After', async () => {
+    const { rx } = await startReceiver({ maxBodyBytes: 64 * 1024, maxQueuedRecords: 1, flushIntervalMs: 60_000 });
+    const post = (body: BodyInit, headers: Record<string, string>, p = '/v1/traces') => fetch(`${rx.url}${p}`, { method: 'POST', headers, body });
+    const T = otlpRoot().lookupType('opentelemetry.proto.trace.v1.ExportTraceServiceRequest');
+    const pb = Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.from(tid, 'hex'), spanId: Buffer.from('eee19b7ec3c1b174', 'hex'), name: 'Phase: RUN', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000' }] }] }] })).finish());
+
+    const ok = await post(gzipSync(pb), { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('application/x-protobuf');
+    expect((await ok.arrayBuffer()).byteLength).toBe(0); // empty ExportTraceServiceResponse: full success
+
+    const full = await post(pb, { 'content-type': 'application/x-protobuf' });
+    expect(full.status).toBe(429);
+    expect(full.headers.get('retry-after')).toBe('1');
+    await rx.flush(true);
+
+    const bad = await post(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]), { 'content-type': 'application/x-protobuf' });
+    expect(bad.status).toBe(400);
+    expect((await post('{"resourceSpans": 3}', { 'content-type': 'application/json' })).status).toBe(400);
+    expect((await post('{oops', { 'content-type': 'application/json' })).status).toBe(400);
+    expect((await post('hello', { 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await post(Buffer.alloc(128 * 1024), { 'content-type': 'application/x-protobuf' })).status).toBe(413);
+    const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024));
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    expect((await post(bomb, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' })).status).toBe(413);
+    expect((await post(Buffer.from('not gzip'), { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' })).status).toBe(400);
+    // still serving after all that
+    expect((await post(pb, { 'content-type': 'application/x-protobuf' })).status).toBe(200);
+  });
+});
