@@ -3,7 +3,7 @@
  * query palette, a status line with load progress. Paints at once; data arrives in the background.
  */
 import { Box, Text, useApp, useInput, useStdout } from 'ink';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Db } from '../store/db.js';
 import { HelpOverlay } from './components/HelpOverlay.js';
 import { fit, progressBar } from './format.js';
@@ -138,24 +138,23 @@ export function App(p: AppProps) {
   const dispatchRef = useRef(dispatch);
   dispatchRef.current = dispatch;
 
-  // Keys typed faster than ink reads arrive as one chunk ("jjd"): they are queued and replayed one
-  // per render, so each key sees the state the previous one left.
-  const queue = useRef<string[]>([]);
+  // Keys are queued and handled one per render, so each key sees the state (and the key handler)
+  // left by the previous one, even when keys arrive faster than React renders. Keys typed faster
+  // than ink reads arrive as one chunk ("jjd") and are split here.
+  const queue = useRef<{ input: string; name: string }[]>([]);
   const [tick, setTick] = useState(0);
-  useEffect(() => {
-    const c = queue.current.shift();
-    if (c === undefined) return;
-    dispatchRef.current(c, charName(c));
+  useLayoutEffect(() => {
+    const k = queue.current.shift();
+    if (!k) return;
+    dispatchRef.current(k.input, k.name);
     setTick((t) => t + 1);
   }, [tick]);
 
   useInput((input, key) => {
     if (input.length > 1 && !key.ctrl && !key.meta && !input.includes('\x1b')) {
-      queue.current.push(...input);
-      setTick((t) => t + 1);
-      return;
-    }
-    dispatch(input, keyName(input, key));
+      for (const c of input) queue.current.push({ input: c, name: charName(c) });
+    } else queue.current.push({ input, name: keyName(input, key) });
+    setTick((t) => t + 1);
   });
 
   // One line less than the terminal: a frame as tall as the screen makes ink clear and repaint.

@@ -31,8 +31,8 @@ export const BINDINGS: Binding[] = [
   { action: 'back', keys: ['esc'], contexts: ['global'], help: 'close palette/search/detail/help, else back one level' },
   { action: 'palette', keys: [':'], contexts: ['global'], help: 'saved-query palette' },
 
-  { action: 'up', keys: ['k', 'up'], contexts: [...LISTS, 'palette'], help: 'move up' },
-  { action: 'down', keys: ['j', 'down'], contexts: [...LISTS, 'palette'], help: 'move down' },
+  { action: 'up', keys: ['k', 'up'], contexts: LISTS, help: 'move up' },
+  { action: 'down', keys: ['j', 'down'], contexts: LISTS, help: 'move down' },
   { action: 'pageUp', keys: ['pageup', 'ctrl+b', 'ctrl+u'], contexts: LISTS, help: 'page up' },
   { action: 'pageDown', keys: ['pagedown', 'ctrl+f', 'ctrl+d'], contexts: LISTS, help: 'page down' },
   { action: 'top', keys: ['g', 'home'], contexts: LISTS, help: 'first row' },
@@ -67,6 +67,8 @@ export const BINDINGS: Binding[] = [
   { action: 'erase', keys: ['backspace'], contexts: ['search', 'palette'], help: 'delete a character' },
   { action: 'up', keys: ['up'], contexts: ['search'], help: 'previous match' },
   { action: 'down', keys: ['down'], contexts: ['search'], help: 'next match' },
+  { action: 'up', keys: ['up'], contexts: ['palette'], help: 'previous query' },
+  { action: 'down', keys: ['down'], contexts: ['palette'], help: 'next query' },
 
   { action: 'back', keys: ['esc', '?', 'q'], contexts: ['help'], help: 'close help' },
 ];

@@ -2,7 +2,7 @@
  * Navigation and key routing shared by the screens: the App owns a stack of screens (Esc pops
  * one) and routes each key to the active screen first, then to the global bindings.
  */
-import { createContext, useContext, useEffect, useRef } from 'react';
+import { createContext, useContext, useLayoutEffect, useRef } from 'react';
 import type { Tabular } from '../render/table.js';
 import type { Db } from '../store/db.js';
 import type { Action, Context } from './keys.js';
@@ -48,7 +48,8 @@ export function useKeyHandler(active: boolean, handler: KeyHandler): void {
   const nav = useNav();
   const ref = useRef(handler);
   ref.current = handler;
-  useEffect(() => {
+  // a layout effect: registered before the next key can be read (a passive effect could lag)
+  useLayoutEffect(() => {
     if (!active) return;
     nav.setKeys(ref);
     return () => nav.clearKeys(ref);

@@ -49,3 +49,9 @@ export const KEY = { enter: '\r', esc: '\x1b', down: '\x1b[B', up: '\x1b[A', rig
 export function app(db: Db, width = 140, height = 30) {
   return mount(<App db={db} width={width} height={height} theme={{ color: false }} />);
 }
+
+/** Close after unmounted screens' last queries settle (closing under a running query can crash). */
+export async function closeLater(db: Db | undefined): Promise<void> {
+  await new Promise((r) => setTimeout(r, 300));
+  db?.close();
+}

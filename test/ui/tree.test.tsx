@@ -1,22 +1,132 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
-import { app, haveSample, KEY, sampleDb } from './helpers.js';
+import { app, closeLater, haveSample, KEY, sampleDb } from './helpers.js';
 
-describe.skipIf(!haveSample)('tree screen', () => {
+const FAILED_TEST = 'accepted_values_customers_customer';
+
+describe.skipIf(!haveSample)('run tree screen', () => {
   let db: Db;
   beforeAll(async () => {
     db = await sampleDb();
   });
-  afterAll(() => db?.close());
+  afterAll(() => closeLater(db));
 
-  it('opens a run and moves the cursor', async () => {
-    const t = app(db);
-    await t.until('FAILED');
+  async function openRun(width = 140, height = 30) {
+    const t = app(db, width, height);
+    await t.until('FAILED', 'the runs screen');
     await t.press(KEY.enter);
-    await t.until('323 spans');
+    await t.until(/323 spans +\d+ shown/, 'the tree');
+    await t.until('dbt invocation', 'rows');
+    return t;
+  }
+
+  it('shows the tree open down to the phases, with durations and waterfall bars', async () => {
+    const t = await openRun();
+    const f = t.frame();
+    expect(f).toMatch(/▾ dbt invocation .* error +52\.95s █+/);
+    expect(f).toMatch(/▾ Phase: LOAD_PROJECT +769ms █/);
+    expect(f).toContain('› '); // the cursor marker
+    t.unmount();
+  });
+
+  it('moves with j/k and G/g, collapses and expands with Enter', async () => {
+    const t = await openRun();
     await t.press('j', 'j');
-    const f = await t.until(/› +▾ Phase: LOAD_PROJECT/);
-    expect(f).toContain('Phase: PARSE');
+    await t.until(/› +▾ Phase: LOAD_PROJECT/);
+    await t.press(KEY.enter);
+    await t.until(/› +▸ Phase: LOAD_PROJECT/, 'collapsed phase');
+    expect(t.frame()).not.toContain('GenericOpItem: loading (packages)');
+    await t.press(' ');
+    await t.until('GenericOpItem: loading (packages)', 'expanded again');
+    await t.press('G');
+    await t.until(/› +Artifact: target\/manifest\.json/, 'the last row');
+    await t.press('g');
+    await t.until(/› +dbt process/, 'the first row');
+    t.unmount();
+  });
+
+  it('searches incrementally, jumps with n, and expands to show a match', async () => {
+    const t = await openRun();
+    await t.press('/', ...'stg_locations');
+    await t.until(/\/stg_locations▏ 1\/\d+ matches/, 'search prompt with matches');
+    await t.press(KEY.enter);
+    const f = await t.until(/"stg_locations": \d+ matches \(n\/N\)/);
+    expect(f).toMatch(/› .*stg_locations/);
+    const before = f.split('\n').find((l) => l.startsWith('›'));
+    await t.press('n');
+    await t.until((fr) => fr.split('\n').find((l) => l.startsWith('›')) !== before, 'the next match');
+    expect(t.frame().split('\n').find((l) => l.startsWith('›'))).toMatch(/stg_locations/);
+    t.unmount();
+  });
+
+  it('filters to failures and shows failing rows and the file in the detail pane', async () => {
+    const t = await openRun(150, 40);
+    await t.press('f');
+    await t.until('filter: only failures');
+    const f = await t.until(FAILED_TEST);
+    expect(f).toContain('test failed (2)');
+    expect(f).not.toContain('Asset parsed');
+    // select the failed test and open the detail
+    const lines = f.split('\n');
+    const row = lines.findIndex((l) => l.includes(FAILED_TEST) && l.includes('Node processed'));
+    const first = lines.findIndex((l) => l.startsWith('›'));
+    await t.press(...Array(row - first).fill('j'), 'd');
+    const d = await t.until('failing_rows 2', 'detail pane');
+    expect(d).toContain('file models/marts/customers.yml');
+    expect(d).toContain('attributes');
+    await t.press(KEY.esc);
+    await t.until((fr) => !fr.includes('failing_rows 2'), 'detail closed by Esc');
+    expect(t.frame()).toContain('filter: only failures');
+    await t.press('x');
+    await t.until((fr) => !fr.includes('filter:'), 'filters cleared');
+    t.unmount();
+  });
+
+  it('cycles outcome, phase and resource type filters', async () => {
+    const t = await openRun();
+    await t.press('o');
+    await t.until('filter: outcome=error');
+    await t.press('t');
+    await t.until(/outcome=error type=\w+/);
+    await t.press('x', 'p');
+    await t.until(/filter: phase=\w+/);
+    t.unmount();
+  });
+
+  it('jumps from an upstream skip to its root cause with u', async () => {
+    const t = await openRun(150, 40);
+    await t.press('/', ...'model.jaffle_shop.stg_locations', KEY.enter);
+    await t.until(/"model.jaffle_shop.stg_locations": 4 matches/);
+    // the first matches are its render-phase evaluations; n walks on to the skipped ones
+    const selected = () => t.frame().split('\n').find((l) => l.startsWith('›')) ?? '';
+    for (let i = 0; i < 8 && !/skipped:upstream/.test(selected()); i++) {
+      const before = selected();
+      await t.press('n');
+      await t.until(() => selected() !== before, 'the next match');
+    }
+    expect(selected()).toMatch(/stg_locations.*skipped:upstream/);
+    await t.press('d');
+    await t.until('upstream chain', 'chain in the detail');
+    await t.press('u');
+    const f = await t.until(/root cause: unit_test\.jaffle_shop\.stg_locations\.test_does_location_opened_at_trunc_to_date/);
+    expect(f).toMatch(/› +Node processed \(unit_test\.jaffle_shop\.stg_locations\.te/);
+    t.unmount();
+  });
+
+  it('goes back to the runs screen with Esc', async () => {
+    const t = await openRun();
+    await t.press(KEY.esc);
+    await t.until(/runs \(1\)/);
+    t.unmount();
+  });
+
+  it('adapts to a narrow terminal: no waterfall, detail below the tree', async () => {
+    const t = await openRun(80, 30);
+    const f = t.frame();
+    expect(f).not.toMatch(/█/);
+    for (const l of f.split('\n')) expect(l.length).toBeLessThanOrEqual(80);
+    await t.press('j', 'd');
+    await t.until('kind invocation');
     t.unmount();
   });
 });

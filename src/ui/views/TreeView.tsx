@@ -42,7 +42,8 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const [filter, setFilter] = useState<TreeFilter>({});
   const [kept, setKept] = useState<Uint8Array | undefined>();
   const [facetValues, setFacets] = useState<{ phases: string[]; resourceTypes: string[] }>({ phases: [], resourceTypes: [] });
-  const [search, setSearch] = useState({ editing: false, text: '', matches: [] as number[] });
+  // `done` is the text the matches belong to: a search typed and submitted quickly still runs
+  const [search, setSearch] = useState({ editing: false, text: '', matches: [] as number[], done: '' });
   const [detailOpen, setDetailOpen] = useState(false);
   const [detail, setDetail] = useState<SpanDetail | undefined>();
   const [detailScroll, setDetailScroll] = useState(0);
@@ -111,22 +112,23 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
 
   // Incremental search: a short debounce, then the first match at or after the cursor.
   useEffect(() => {
-    if (!shape || !search.editing) return;
+    if (!shape || search.text === search.done) return;
     let live = true;
+    const text = search.text;
     const t = setTimeout(() => {
-      void searchPositions(db, shape, search.text).then((m) => {
+      void searchPositions(db, shape, text).then((m) => {
         if (!live) return;
-        setSearch((s) => ({ ...s, matches: m }));
+        setSearch((s) => ({ ...s, matches: m, done: text }));
         const next = m.find((p) => p >= cursorPosRef.current) ?? m[0];
         if (next !== undefined) revealAndSelect(next);
       }, () => undefined);
-    }, 40);
+    }, search.editing ? 40 : 0);
     return () => {
       live = false;
       clearTimeout(t);
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [db, shape, search.text, search.editing]);
+  }, [db, shape, search.text, search.done, search.editing]);
 
   // Detail of the selected span, once the cursor rests.
   const selectedSpan = selected?.span_id;
@@ -212,7 +214,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         void rootCause().catch((e: unknown) => setMessage((e as Error).message));
         return true;
       case 'search':
-        setSearch({ editing: true, text: '', matches: [] });
+        setSearch({ editing: true, text: '', matches: [], done: '' });
         return true;
       case 'nextMatch':
         jumpMatch(1);
@@ -241,7 +243,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
           return true;
         }
         if (search.matches.length || search.text) {
-          setSearch({ editing: false, text: '', matches: [] });
+          setSearch({ editing: false, text: '', matches: [], done: '' });
           return true;
         }
         return false;
@@ -256,7 +258,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         setSearch((s) => ({ ...s, editing: false }));
         return true;
       case 'cancel':
-        setSearch({ editing: false, text: '', matches: [] });
+        setSearch({ editing: false, text: '', matches: [], done: '' });
         return true;
       case 'erase':
         setSearch((s) => ({ ...s, text: s.text.slice(0, -1) }));

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generate } from '../../src/produce/generate/index.js';
+import type { Db } from '../../src/store/db.js';
+import { app, closeLater, haveSample, KEY, sampleDb } from './helpers.js';
+
+describe.skipIf(!haveSample)('runs, palette, results, help', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await sampleDb();
+  });
+  afterAll(() => closeLater(db));
+
+  it('lists runs with command, counts and a failure mark', async () => {
+    const t = app(db);
+    const f = await t.until('FAILED');
+    expect(f).toMatch(/FAILED +build +2026-02-26 02:33:08 +52\.95s +48 +43 +1 +4 +1 +0 019c97cafe1c76e2abb150e9427e666a/);
+    t.unmount();
+  });
+
+  it('shows the keys of the current screen with ? (from the key map) and closes with Esc', async () => {
+    const t = app(db);
+    await t.until('FAILED');
+    await t.press('?');
+    const f = await t.until('keys: runs');
+    expect(f).toMatch(/m +mark\/unmark this run/);
+    expect(f).toMatch(/q ctrl\+c +quit/);
+    await t.press(KEY.esc);
+    await t.until('FAILED');
+    t.unmount();
+  });
+
+  it('runs failed-tests from the palette and jumps from a result row to the node', async () => {
+    const t = app(db);
+    await t.until('FAILED');
+    await t.press(':');
+    await t.until('failed-tests');
+    await t.press(...'failed-t');
+    const p = await t.until(/:failed-t▏/);
+    expect(p).not.toContain('slowest-nodes');
+    await t.press(KEY.enter);
+    const r = await t.until(/2 rows  row 1/, 'results');
+    expect(r).toContain(':failed-tests  Tests that ran');
+    expect(r).toMatch(/test\.jaffle_shop\.accepted_values_customers_customer_type.* failed +2/);
+    await t.press(KEY.enter);
+    await t.until(/323 spans/, 'the tree');
+    await t.until(/› +Node processed \(test\.jaffle_shop\.accepted_values_customers_cust/, 'the node selected');
+    await t.press(KEY.esc);
+    await t.until(/2 rows  row 1/, 'back to results');
+    await t.press(KEY.esc);
+    await t.until('FAILED', 'back to runs');
+    t.unmount();
+  });
+
+  it('passes parameters typed after the query name, and shows SQL errors in the palette', async () => {
+    const t = app(db);
+    await t.until('FAILED');
+    await t.press(':', ...'slowest-nodes limit=2', KEY.enter);
+    const r = await t.until(/\d+ rows  row 1/);
+    expect(r).toContain(':slowest-nodes limit=2 ');
+    await t.press(KEY.esc, ':', ...'errors nope=1', KEY.enter);
+    await t.until(/has no parameter "nope"/);
+    await t.press(KEY.esc);
+    await t.until('FAILED');
+    t.unmount();
+  });
+
+  it('q in the palette is text; Esc closes it', async () => {
+    const t = app(db);
+    await t.until('FAILED');
+    await t.press(':', 'q');
+    await t.until(/:q▏/);
+    await t.press(KEY.esc);
+    await t.until((f) => !f.includes(':q▏'));
+    t.unmount();
+  });
+});
+
+describe('diff of two runs', () => {
+  let db: Db;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'runlens-ui-'));
+    const file = path.join(dir, 'two.jsonl');
+    await generate({ output: file, runs: 2, nodes: 30, seed: 7, failRate: 0.2 });
+    db = await sampleDb([file]);
+  });
+  afterAll(async () => {
+    await closeLater(db);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('marks a run, opens another and lists changed nodes', async () => {
+    const t = app(db);
+    await t.until(/runs \(2\)/);
+    await t.press('m');
+    await t.until('base marked');
+    await t.press('j', KEY.enter);
+    const f = await t.until(/diff base \w+ → head \w+: \d+ node\(s\) changed/);
+    expect(f).toMatch(/change +unique_id/);
+    await t.press(KEY.esc);
+    await t.until('base marked');
+    t.unmount();
+  });
+});
