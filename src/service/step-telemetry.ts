@@ -2,7 +2,8 @@
  * Finds the telemetry a step wrote and turns it into the run artifact `telemetry-<n>-otel.parquet`.
  * Where a step's telemetry can be: a file in the folder given to it as RUNLENS_TELEMETRY_DIR; the
  * files named by the engine's own flags (`--otel-parquet-file-name` under target/metadata,
- * `--otel-file-name` under logs); or the engine's default Parquet path, target/metadata/otel.parquet.
+ * `--otel-file-name` under logs); the engine's default Parquet path, target/metadata/otel.parquet; or
+ * the `-o` file of a `runlens` step (generate, convert, record).
  * Parquet is stored as written; JSONL is converted by the producer's convertFile (src/produce).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -56,6 +57,15 @@ export async function findStepTelemetry(argv: string[], cwd: string, telemetryDi
   if (jsonlName) {
     const jsonl = resolve(project, flagValue(argv, '--log-path') ?? 'logs', jsonlName);
     if (await modifiedSince(jsonl, startedMs)) found.push({ path: jsonl, format: 'jsonl' });
+  }
+  // A `runlens generate|convert|record ... -o FILE` step reports its telemetry file as its output. Like
+  // the engine (and runlens's own sinks), a bare name lands in logs/ (JSONL) or target/metadata/ (Parquet).
+  const output = argv[0] === 'runlens' ? (flagValue(argv, '-o') ?? flagValue(argv, '--output')) : undefined;
+  const outputFormat = output ? formatOf(output) : null;
+  if (output && outputFormat) {
+    const bare = !output.includes('/') && !output.includes('\\');
+    const path = !bare ? resolve(cwd, output) : outputFormat === 'jsonl' ? resolve(cwd, 'logs', output) : resolve(cwd, 'target', 'metadata', output);
+    if (await modifiedSince(path, startedMs)) found.push({ path, format: outputFormat });
   }
   return found.find((f) => f.format === 'parquet') ?? found[0] ?? null;
 }

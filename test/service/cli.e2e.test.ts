@@ -109,6 +109,22 @@ describe('service CLI end to end', () => {
     expect(gone.stderr).toMatch(/404.*not found/);
   });
 
+  it('a `runlens generate -o FILE.jsonl` step gets its JSONL converted into the Parquet artifact', async () => {
+    const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
+    const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ name: 'generate', project_id: 1, environment_id: 1, execute_steps: ['runlens generate -o gen.jsonl'] }) })).json() as any;
+    const run = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'gen' }) })).json() as any;
+    const details = await until(async () => {
+      const r = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/runs/${run.data.id}/?include_related=["run_steps"]`, { headers: auth })).json() as any;
+      return r.data.is_complete ? r.data : null;
+    }, 'run complete');
+    expect(details.run_steps[0], JSON.stringify(details.run_steps[0])).toMatchObject({ status: 10, telemetry_artifact: 'telemetry-1-otel.parquet' });
+    const out = join(data, 'gen.parquet');
+    const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', out]);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(readFileSync(out).subarray(0, 4).toString()).toBe('PAR1');
+  });
+
   it('verify exits 0 for a matching signature and 1 for a wrong one', () => {
     const body = '{"eventId":"wev_x"}';
     const sig = hmacHex(body, 'sekrit');
