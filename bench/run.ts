@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 
 const parts: Record<string, () => Promise<unknown>> = {
   core: async () => (await import('./core.js')).runCoreBench(),
+  receive: async () => (await import('./receive.js')).runReceiveBench(),
   service: async () => (await import('./service.js')).runServiceBench(),
 };
 

@@ -11,12 +11,12 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import protobuf from 'protobufjs';
-import { decodeLogsRequest, decodeTraceRequest, otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
+import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
 import { randomIds } from '../produce/ids.js';
 import type { JsonlRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import type { Db } from '../store/db.js';
-import { appendJsonlBatch, deriveTouchedNow, openLiveSource } from '../store/load.js';
+import { appendJsonlBatch, closeLiveSource, deriveTouchedNow, openLiveSource } from '../store/load.js';
 import { logsToRecords, spansToRecords } from './otlp-records.js';
 
 export interface ReceiverOptions {
@@ -70,6 +70,7 @@ export class OtlpReceiver {
   private flushing: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private lastDerive = 0;
+  private lastDeriveMs = 0;
   private fileId = 0;
   private tmp = mkdtempSync(path.join(tmpdir(), 'runlens-receive-'));
   private batchNo = 0;
@@ -165,7 +166,9 @@ export class OtlpReceiver {
       return obj as OtlpTraceRequest;
     }
     try {
-      return signal === 'traces' ? decodeTraceRequest(body) : decodeLogsRequest(body);
+      // The message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
+      const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceRequest' : 'opentelemetry.proto.logs.v1.ExportLogsServiceRequest');
+      return T.decode(body) as unknown as OtlpTraceRequest;
     } catch (e) {
       throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);
     }
@@ -231,17 +234,23 @@ export class OtlpReceiver {
         this.pending = [];
         const file = path.join(this.tmp, `batch-${this.batchNo++}.jsonl`);
         writeFileSync(file, batch.map((r) => JSON.stringify(r)).join('\n') + '\n');
+        const t0 = performance.now();
         try {
-          await appendJsonlBatch(this.o.db, file, this.fileId);
+          await appendJsonlBatch(this.o.db, file, this.fileId, batch.map((r) => r.trace_id));
           this.stats.flushedRecords += batch.length;
+          if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: batch of ${batch.length} in ${(performance.now() - t0).toFixed(0)} ms\n`);
         } finally {
           rmSync(file, { force: true });
         }
       }
+      // A derive rebuilds whole traces: while one long run streams in, rebuilding it every second
+      // would cost more than the ingest. Wait at least ten times the last rebuild's duration.
       const now = Date.now();
-      if (forceDerive || now - this.lastDerive >= this.o.deriveIntervalMs) {
-        this.lastDerive = now;
+      if (forceDerive || now - this.lastDerive >= Math.max(this.o.deriveIntervalMs, 10 * this.lastDeriveMs)) {
         await deriveTouchedNow(this.o.db);
+        this.lastDeriveMs = Date.now() - now;
+        if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: derive in ${this.lastDeriveMs} ms\n`);
+        this.lastDerive = Date.now();
       }
     });
     return this.flushing;
@@ -254,6 +263,7 @@ export class OtlpReceiver {
     if (this.timer) clearInterval(this.timer);
     await this.app.close();
     await this.flush(true);
+    await closeLiveSource(this.o.db, this.fileId);
     for (const s of this.o.sinks ?? []) {
       try {
         await s.close();

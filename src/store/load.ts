@@ -220,14 +220,19 @@ export async function openLiveSource(db: Db, label: string): Promise<number> {
   return fileId;
 }
 
-export async function appendJsonlBatch(db: Db, path: string, fileId: number): Promise<void> {
+export async function appendJsonlBatch(db: Db, path: string, fileId: number, traceIds: Iterable<string>): Promise<void> {
   const input: InputFile = { path, format: 'jsonl', gzip: false, size: 0, keyStyle: 'snake' };
+  const ids = [...new Set(traceIds)].filter((t) => /^[0-9a-f]{32}$/.test(t));
   await db.transaction(async () => {
     await db.run(`INSERT INTO record_rows ${normalizeSelect(readJsonSql(input, { lenient: false }))}`, { file_id: fileId });
-    await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id) WHERE file_id = $id`, { id: fileId });
-    await db.run(`INSERT INTO _touched SELECT DISTINCT trace_id FROM read_json(${sqlString(path)}, format = 'newline_delimited', columns = {trace_id: 'VARCHAR'})`);
+    if (ids.length) await db.run(`INSERT INTO _touched VALUES ${ids.map((t) => `('${t}')`).join(', ')}`);
     return true;
   });
+}
+
+/** Record count of a live source, set when it closes (a count per batch would grow with the data). */
+export async function closeLiveSource(db: Db, fileId: number): Promise<void> {
+  await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id) WHERE file_id = $id`, { id: fileId });
 }
 
 /** Rebuild the derived relations of every trace touched since the last call. */

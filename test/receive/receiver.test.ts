@@ -137,7 +137,7 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
 
   it('gzip works; malformed protobuf 400, wrong content type 415, oversize and gzip bombs 413, a full queue 429 with Retry-After', async () => {
     const { rx } = await startReceiver({ maxBodyBytes: 64 * 1024, maxQueuedRecords: 1, flushIntervalMs: 60_000 });
-    const post = (body: BodyInit, headers: Record<string, string>, p = '/v1/traces') => fetch(`${rx.url}${p}`, { method: 'POST', headers, body });
+    const post = (body: string | Uint8Array, headers: Record<string, string>, p = '/v1/traces') => fetch(`${rx.url}${p}`, { method: 'POST', headers, body });
     const T = otlpRoot().lookupType('opentelemetry.proto.trace.v1.ExportTraceServiceRequest');
     const pb = Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.from(tid, 'hex'), spanId: Buffer.from('eee19b7ec3c1b174', 'hex'), name: 'Phase: RUN', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000' }] }] }] })).finish());
 
