@@ -61,7 +61,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
     // quitting mid-load: stop the load before closing the database under it
     db.conn.interrupt();
     await loading.catch(() => undefined);
-    closeReader(reader);
+    await closeReader(reader);
     db.close();
   }
   if (fatal) throw fatal;

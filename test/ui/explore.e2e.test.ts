@@ -1,0 +1,108 @@
+/**
+ * End to end in a real terminal: tmux runs the built CLI, keys go in with send-keys, the screen
+ * comes back with capture-pane (polled against a deadline, never fixed sleeps).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SAMPLE } from './helpers.js';
+
+const CLI = path.resolve(__dirname, '../../dist/src/cli.js');
+const haveTmux = spawnSync('tmux', ['-V']).status === 0;
+const missing = !haveTmux ? 'tmux is not installed' : !existsSync(SAMPLE) ? `the sample ${SAMPLE} is missing` : !existsSync(CLI) ? `${CLI} is not built (npm run build)` : '';
+if (missing) console.warn(`skipping the explore e2e test: ${missing}`);
+
+const socket = `runlens-e2e-${process.pid}`;
+const session = 'explore';
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+}
+
+function screen(): string {
+  return tmux('capture-pane', '-p', '-t', session);
+}
+
+async function until(test: RegExp | string, what: string, ms = 20_000): Promise<string> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const s = screen();
+    if (typeof test === 'string' ? s.includes(test) : test.test(s)) return s;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** keys one at a time, like a person typing */
+function keys(...k: string[]): void {
+  for (const x of k) tmux('send-keys', '-t', session, x);
+}
+
+function typeText(text: string): void {
+  tmux('send-keys', '-t', session, '-l', text);
+}
+
+describe.skipIf(Boolean(missing))('runlens explore in tmux', () => {
+  afterAll(() => {
+    spawnSync('tmux', ['-L', socket, 'kill-server']);
+  });
+
+  it('opens a run, expands, searches a node, runs failed-tests from the palette, quits', async () => {
+    // A fresh tmux server (own socket) with CI variables removed: ink draws only a final frame in CI.
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k !== 'CI' && k !== 'CONTINUOUS_INTEGRATION' && !k.startsWith('CI_')),
+    );
+    const cmd = `node ${JSON.stringify(CLI)} explore ${JSON.stringify(SAMPLE)}; echo "EXIT=$?"; sleep 600`;
+    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', session, '-x', '140', '-y', '40', cmd], { env: { ...env, NO_COLOR: '1' } });
+
+    // runs screen
+    let s = await until(/FAILED +build/, 'the runs screen');
+    expect(s).toContain('019c97cafe1c76e2abb150e9427e666a');
+
+    // open the run: tree open down to the phases
+    keys('Enter');
+    s = await until(/323 spans/, 'the run tree');
+    await until(/▾ Phase: LOAD_PROJECT/, 'tree rows');
+
+    // collapse then expand a phase
+    keys('j', 'j');
+    await until(/› +▾ Phase: LOAD_PROJECT/, 'cursor on the phase');
+    keys('Enter');
+    s = await until(/› +▸ Phase: LOAD_PROJECT/, 'phase collapsed');
+    expect(s).not.toContain('GenericOpItem: loading (packages)');
+    keys('Enter');
+    await until('GenericOpItem: loading (packages)', 'phase expanded');
+
+    // search a node
+    keys('/');
+    typeText('model.jaffle_shop.customers');
+    keys('Enter');
+    s = await until(/"model\.jaffle_shop\.customers": \d+ matches \(n\/N\)/, 'search result');
+    expect(s).toMatch(/› +Node evaluated \(model\.jaffle_shop\.customers\)/);
+
+    // palette: failed-tests
+    keys(':');
+    await until('upstream-skip-chains', 'the palette');
+    typeText('failed-tests');
+    keys('Enter');
+    s = await until(/2 rows +row 1/, 'failed-tests results');
+    expect(s).toMatch(/test\.jaffle_shop\.accepted_values_customers_customer_type.* failed +2/);
+    expect(s).toMatch(/unit_test\.jaffle_shop\.stg_locations\.test_does_location_open.* error/);
+
+    // Enter jumps to the node in its run tree
+    keys('Enter');
+    await until(/› +Node processed \(test\.jaffle_shop\.accepted_values_customers_cust/, 'jump to the failed test');
+
+    // quit from anywhere
+    keys('q');
+    s = await until(/EXIT=\d+/, 'exit');
+    expect(s).toContain('EXIT=0');
+  });
+
+  it('exits 2 without a terminal, pointing at tree, query and gate', () => {
+    const r = spawnSync('node', [CLI, 'explore', SAMPLE], { encoding: 'utf8', env: { ...process.env, CI: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/runlens tree PATH.*runlens query NAME PATH.*runlens gate PATH/);
+  });
+});
