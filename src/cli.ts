@@ -2,7 +2,7 @@
 /** yargs wiring only: every command lives in src/commands/, errors become exit codes here. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { commands } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import { RunlensError, errorMessage } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 
@@ -26,7 +26,7 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
-  for (const c of commands) parser.command(c);
+  for (const c of await commandsFor(argv)) parser.command(c);
   try {
     await parser.parseAsync();
   } catch (e) {
