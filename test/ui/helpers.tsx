@@ -29,7 +29,14 @@ export async function waitFor(frame: () => string | undefined, test: (f: string)
   }
 }
 
-export function mount(el: ReactElement) {
+export interface Mounted {
+  frame(): string;
+  until(test: string | RegExp | ((f: string) => boolean), what?: string): Promise<string>;
+  press(...keys: string[]): Promise<void>;
+  unmount(): void;
+}
+
+export function mount(el: ReactElement): Mounted {
   const r = render(el);
   const frame = () => r.lastFrame() ?? '';
   const until = (test: string | RegExp | ((f: string) => boolean), what?: string) =>
@@ -41,12 +48,12 @@ export function mount(el: ReactElement) {
       await new Promise((res) => setTimeout(res, 15));
     }
   };
-  return { ...r, frame, until, press };
+  return { frame, until, press, unmount: () => r.unmount() };
 }
 
 export const KEY = { enter: '\r', esc: '\x1b', down: '\x1b[B', up: '\x1b[A', right: '\x1b[C', left: '\x1b[D', backspace: '\x7f', tab: '\t' };
 
-export function app(db: Db, width = 140, height = 30) {
+export function app(db: Db, width = 140, height = 30): Mounted {
   return mount(<App db={db} width={width} height={height} theme={{ color: false }} />);
 }
 
