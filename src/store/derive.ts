@@ -52,7 +52,7 @@ WITH errs AS (
   SELECT trace_id, json_extract_string(attributes, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
   FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IN ${TOUCHED}
     AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
-  GROUP BY ALL HAVING unique_id IS NOT NULL
+  GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
 )
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)), coalesce(s.name, split_part(s.unique_id, '.', -1)),

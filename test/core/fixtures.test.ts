@@ -9,7 +9,7 @@ import { writeParquetFile } from '../../src/produce/parquet-writer.js';
 import type { JsonlRecord } from '../../src/produce/record.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
-import { TRACE, interfaceStyleRun, span, tempDir, writeLines } from '../helpers/fixtures.js';
+import { TRACE, interfaceStyleRun, ns, span, tempDir, writeLines } from '../helpers/fixtures.js';
 
 const dir = tempDir();
 const FUSION_ET = (x: string) => `v1.public.events.fusion.${x}`;
@@ -46,6 +46,18 @@ describe("the interface document's form", () => {
     const revenue = r.rows.find((x) => x.unique_id === 'model.project.revenue')!;
     expect(revenue).toMatchObject({ chain_length: 2, chain: 'model.project.orders -> model.project.customers', root_cause: 'model.project.customers', root_cause_outcome: 'error' });
     expect(await db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.project.customers'`)).toBe('Syntax error near SELEC');
+  });
+
+  it('joins every ERROR line of a node into its error text, one row per node and phase', async () => {
+    const extra = { ...(interfaceStyleRun().at(-1) as Record<string, unknown>), event_id: 'second', time_unix_nano: ns(39.5), body: 'second line' };
+    const db2 = await model([writeLines(dir, 'two-errors.jsonl', [...interfaceStyleRun(), extra])]);
+    try {
+      expect(await db2.all(`SELECT kind, count(*)::INT AS n, any_value(error_text) AS e FROM nodes WHERE unique_id = 'model.project.customers' GROUP BY kind`)).toEqual([
+        { kind: 'evaluated', n: 1, e: 'Syntax error near SELEC\nsecond line' },
+      ]);
+    } finally {
+      db2.close();
+    }
   });
 
   it('gates: default fails on the error and the failed test; --fail-on picks rules', async () => {
