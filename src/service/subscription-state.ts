@@ -1,5 +1,7 @@
 /**
- * Subscription state rules shared by every store: how one delivery attempt changes the failure streak,
+ * Subscription state rules: how one delivery attempt changes the failure streak (SQLite applies this
+ * function; the PostgreSQL store applies the same rules in one SQL statement, see RECORD_ATTEMPTS_SQL,
+ * and the shared suite holds both to them),
  * when a subscription is archived, and what reactivates it.
  */
 import type { ArchivalPolicy, AttemptOutcome, Subscription } from './store/types.js';

@@ -6,7 +6,6 @@
  */
 import pg from 'pg';
 import { accountIdentifier } from '../ids.js';
-import { applyAttempt } from '../subscription-state.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import { eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches } from './rows.js';
 import type {
@@ -277,55 +276,32 @@ export class PostgresStore implements Store {
     return r ? Number(r.t) : null;
   }
 
+  /**
+   * One statement (no transaction held open across round trips, so subscription rows stay locked only
+   * for the statement itself): the receipts; the events (a late outcome from a claim another process
+   * retook does not move its event); then, per subscription, the state rules of subscription-state.ts
+   * applied in SQL to the batch in order, on the row locked in id order (no deadlocks between processes).
+   */
   async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
     if (!outcomes.length) return;
     const rc = outcomes.map((o) => o.receipt);
-    const ids = [...new Set(rc.map((r) => r.subscriptionId))].sort();
-    await this.tx(async (c) => {
-      // One statement: the receipts, the events (a late outcome from a claim another process retook does
-      // not move its event), and the subscriptions locked in id order (no deadlock between dispatchers).
-      const [r] = await this.rows(c, `
-        WITH rec AS (
-          INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info, request_headers,
-            response_body, duration_ms)
-          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[],
-            $10::float8[])
-          RETURNING 1),
-        ev AS (
-          UPDATE events e SET status = v.status, attempts = v.attempts, next_attempt_at = v.next, http_status_code = v.code,
-            lease_until = NULL, lease_owner = NULL
-          FROM unnest($2::text[], $11::text[], $4::int[], $12::bigint[], $6::int[], $13::text[]) AS v(id, status, attempts, next, code, owner)
-          WHERE e.id = v.id AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
-          RETURNING e.id, e.test),
-        subs AS (SELECT * FROM subscriptions WHERE id = ANY($14) ORDER BY id FOR UPDATE)
-        SELECT (SELECT coalesce(json_agg(json_build_array(id, test)), '[]') FROM ev) AS events,
-               (SELECT coalesce(json_agg(subs), '[]') FROM subs) AS subs,
-               (SELECT count(*) FROM rec) AS receipts`,
-      [rc.map((r) => r.id), rc.map((r) => r.eventId), rc.map((r) => r.subscriptionId), rc.map((r) => r.attempt), rc.map((r) => r.dispatchedAt),
-        rc.map((r) => r.httpStatusCode), rc.map((r) => r.errorInfo), rc.map((r) => JSON.stringify(r.requestHeaders)), rc.map((r) => r.responseBody),
-        rc.map((r) => r.durationMs), outcomes.map((o) => (o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending')),
-        outcomes.map((o) => o.nextAttemptAt ?? o.now), outcomes.map((o) => o.owner), ids]);
-      const test = new Map((r!.events as [string, boolean][]).map(([id, t]) => [id, t]));
-      const subs = new Map((r!.subs as Row[]).map((row) => [String(row.id), subscriptionFromRow(row)]));
-      const before = new Map([...subs].map(([k, v]) => [k, v.archived]));
-      for (const o of outcomes) {
-        const s = subs.get(o.receipt.subscriptionId);
-        if (!s || !test.has(o.receipt.eventId)) continue;
-        subs.set(s.id, applyAttempt(s, o, policy, test.get(o.receipt.eventId)!));
+    const values = [
+      rc.map((r) => r.id), rc.map((r) => r.eventId), rc.map((r) => r.subscriptionId), rc.map((r) => r.attempt), rc.map((r) => r.dispatchedAt),
+      rc.map((r) => r.httpStatusCode), rc.map((r) => r.errorInfo), rc.map((r) => JSON.stringify(r.requestHeaders)), rc.map((r) => r.responseBody),
+      rc.map((r) => r.durationMs), outcomes.map((o) => (o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending')),
+      outcomes.map((o) => o.nextAttemptAt ?? o.now), outcomes.map((o) => o.owner), outcomes.map((o) => o.success),
+      outcomes.map((o) => o.nextAttemptAt === null), outcomes.map((o) => o.now), policy.maxConsecutiveFailures, policy.maxFailingMicros,
+    ];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.pool.query(RECORD_ATTEMPTS_SQL, values);
+        return;
+      } catch (e) {
+        // Deadlock or serialization failure: the statement changed nothing; run it again.
+        const code = (e as { code?: string }).code;
+        if ((code !== '40P01' && code !== '40001') || attempt >= 5) throw e;
       }
-      const list = [...subs.values()];
-      await c.query(`UPDATE subscriptions s SET http_status_code = v.code, dispatched_at = v.dispatched, consecutive_failures = v.failures,
-          failing_since = v.since, archived = v.archived, deactivate_reason = v.reason
-        FROM unnest($1::text[], $2::int[], $3::bigint[], $4::int[], $5::bigint[], $6::bool[], $7::text[])
-          AS v(id, code, dispatched, failures, since, archived, reason)
-        WHERE s.id = v.id`,
-      [list.map((s) => s.id), list.map((s) => s.httpStatusCode), list.map((s) => s.dispatchedAt), list.map((s) => s.consecutiveFailures),
-        list.map((s) => s.failingSince), list.map((s) => s.archived), list.map((s) => s.deactivateReason)]);
-      const archivedNow = list.filter((s) => s.archived && !before.get(s.id)).map((s) => s.id);
-      if (archivedNow.length) {
-        await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ANY($1) AND status = 'pending' AND NOT test`, [archivedNow]);
-      }
-    });
+    }
   }
 
   async releaseClaims(owner?: string): Promise<number> {
@@ -358,6 +334,55 @@ export class PostgresStore implements Store {
     });
   }
 }
+
+/** See recordAttempts. $17 = archive after this many failed deliveries, $18 = after this many microseconds. */
+const RECORD_ATTEMPTS_SQL = `
+WITH v AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[],
+    $10::float8[], $11::text[], $12::bigint[], $13::text[], $14::bool[], $15::bool[], $16::bigint[]) WITH ORDINALITY
+    AS v(rid, eid, sub, attempt, dispatched, code, err, headers, body, dur, status, next, owner, success, final, now, ord)),
+rec AS (
+  INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info, request_headers,
+    response_body, duration_ms)
+  SELECT rid, eid, sub, attempt, dispatched, code, err, headers, body, dur FROM v RETURNING 1),
+ev AS (
+  UPDATE events e SET status = v.status, attempts = v.attempt, next_attempt_at = v.next, http_status_code = v.code,
+    lease_until = NULL, lease_owner = NULL
+  FROM v WHERE e.id = v.eid AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
+  RETURNING e.id, e.test),
+m AS (SELECT v.*, ev.test FROM v JOIN ev ON ev.id = v.eid),
+ls AS (SELECT sub, max(ord) FILTER (WHERE success AND NOT test) AS last_succ, max(ord) AS last_any FROM m GROUP BY sub),
+agg AS (
+  SELECT m.sub, ls.last_succ IS NOT NULL AS has_succ,
+    count(*) FILTER (WHERE NOT m.test AND NOT m.success AND m.final AND m.ord > coalesce(ls.last_succ, 0)) AS fails,
+    min(m.dispatched) FILTER (WHERE NOT m.test AND NOT m.success AND m.ord > coalesce(ls.last_succ, 0)) AS first_fail,
+    max(m.now) FILTER (WHERE NOT m.test AND NOT m.success AND m.ord > coalesce(ls.last_succ, 0)) AS last_fail_now,
+    max(m.code) FILTER (WHERE m.ord = ls.last_any) AS last_code,
+    max(m.dispatched) FILTER (WHERE m.ord = ls.last_any) AS last_dispatched
+  FROM m JOIN ls ON ls.sub = m.sub GROUP BY m.sub, ls.last_succ),
+locked AS (SELECT s.* FROM subscriptions s WHERE s.id IN (SELECT sub FROM agg) ORDER BY s.id FOR UPDATE),
+calc AS (
+  SELECT l.id, a.last_code, a.last_dispatched, a.last_fail_now, l.archived AS was_archived, l.deactivate_reason AS old_reason,
+    CASE WHEN a.has_succ THEN a.fails ELSE l.consecutive_failures + a.fails END AS cf,
+    CASE WHEN a.has_succ THEN a.first_fail ELSE coalesce(l.failing_since, a.first_fail) END AS fs
+  FROM locked l JOIN agg a ON a.sub = l.id),
+upd AS (
+  UPDATE subscriptions s SET http_status_code = c.last_code, dispatched_at = c.last_dispatched, consecutive_failures = c.cf,
+    failing_since = c.fs,
+    archived = c.was_archived OR c.cf >= $17 OR (c.fs IS NOT NULL AND c.last_fail_now IS NOT NULL AND c.last_fail_now - c.fs >= $18),
+    deactivate_reason = CASE
+      WHEN c.was_archived THEN c.old_reason
+      WHEN c.cf >= $17 THEN 'archived after ' || c.cf || ' consecutive failed deliveries'
+      WHEN c.fs IS NOT NULL AND c.last_fail_now IS NOT NULL AND c.last_fail_now - c.fs >= $18
+        THEN 'archived after ' || floor((c.last_fail_now - c.fs) / 86400000000) || ' days of failed deliveries'
+      ELSE c.old_reason END
+  FROM calc c WHERE s.id = c.id
+  RETURNING s.id, s.archived),
+cancel AS (
+  UPDATE events SET status = 'cancelled', lease_until = NULL
+  WHERE subscription_id IN (SELECT id FROM upd WHERE archived) AND status = 'pending' AND NOT test AND id NOT IN (SELECT eid FROM v)
+  RETURNING 1)
+SELECT (SELECT count(*) FROM rec) AS receipts, (SELECT count(*) FROM upd) AS subscriptions, (SELECT count(*) FROM cancel) AS cancelled`;
 
 function subValues(s: Subscription): unknown[] {
   return [s.id, s.accountId, s.name, s.description, s.clientUrl, s.active, s.archived, s.deactivateReason, JSON.stringify(s.eventTypes),
