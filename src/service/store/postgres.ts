@@ -356,26 +356,43 @@ agg AS (
   SELECT m.sub, ls.last_succ IS NOT NULL AS has_succ,
     count(*) FILTER (WHERE NOT m.test AND NOT m.success AND m.final AND m.ord > coalesce(ls.last_succ, 0)) AS fails,
     min(m.dispatched) FILTER (WHERE NOT m.test AND NOT m.success AND m.ord > coalesce(ls.last_succ, 0)) AS first_fail,
-    max(m.now) FILTER (WHERE NOT m.test AND NOT m.success AND m.ord > coalesce(ls.last_succ, 0)) AS last_fail_now,
     max(m.code) FILTER (WHERE m.ord = ls.last_any) AS last_code,
     max(m.dispatched) FILTER (WHERE m.ord = ls.last_any) AS last_dispatched
   FROM m JOIN ls ON ls.sub = m.sub GROUP BY m.sub, ls.last_succ),
 locked AS (SELECT s.* FROM subscriptions s WHERE s.id IN (SELECT sub FROM agg) ORDER BY s.id FOR UPDATE),
+-- The streak at each failed attempt, to find where archival was first reached (a later success in the
+-- same batch does not undo it). seg = successes so far; segment 0 continues the stored streak.
+w AS (
+  SELECT m.*, (NOT m.test AND NOT m.success) AS is_fail,
+    count(*) FILTER (WHERE m.success AND NOT m.test) OVER (PARTITION BY m.sub ORDER BY m.ord) AS seg
+  FROM m),
+w2 AS (
+  SELECT w.*,
+    sum(CASE WHEN w.is_fail AND w.final THEN 1 ELSE 0 END) OVER (PARTITION BY w.sub, w.seg ORDER BY w.ord) AS run_fails,
+    min(CASE WHEN w.is_fail THEN w.dispatched END) OVER (PARTITION BY w.sub, w.seg ORDER BY w.ord) AS run_first
+  FROM w),
+trig AS (
+  SELECT w2.sub, w2.ord, w2.now,
+    CASE WHEN w2.seg = 0 THEN l.consecutive_failures ELSE 0 END + w2.run_fails AS cf_at,
+    CASE WHEN w2.seg = 0 THEN coalesce(l.failing_since, w2.run_first) ELSE w2.run_first END AS fs_at
+  FROM w2 JOIN locked l ON l.id = w2.sub WHERE w2.is_fail),
+first_trig AS (
+  SELECT DISTINCT ON (sub) sub, cf_at >= $17 AS by_count, floor((now - fs_at) / 86400000000) AS days
+  FROM trig WHERE cf_at >= $17 OR (fs_at IS NOT NULL AND now - fs_at >= $18)
+  ORDER BY sub, ord),
 calc AS (
-  SELECT l.id, a.last_code, a.last_dispatched, a.last_fail_now, l.archived AS was_archived, l.deactivate_reason AS old_reason,
+  SELECT l.id, a.last_code, a.last_dispatched, l.archived AS was_archived, l.deactivate_reason AS old_reason,
+    ft.sub IS NOT NULL AS reached, ft.by_count, ft.days,
     CASE WHEN a.has_succ THEN a.fails ELSE l.consecutive_failures + a.fails END AS cf,
     CASE WHEN a.has_succ THEN a.first_fail ELSE coalesce(l.failing_since, a.first_fail) END AS fs
-  FROM locked l JOIN agg a ON a.sub = l.id),
+  FROM locked l JOIN agg a ON a.sub = l.id LEFT JOIN first_trig ft ON ft.sub = l.id),
 upd AS (
   UPDATE subscriptions s SET http_status_code = c.last_code, dispatched_at = c.last_dispatched, consecutive_failures = c.cf,
-    failing_since = c.fs,
-    archived = c.was_archived OR c.cf >= $17 OR (c.fs IS NOT NULL AND c.last_fail_now IS NOT NULL AND c.last_fail_now - c.fs >= $18),
+    failing_since = c.fs, archived = c.was_archived OR c.reached,
     deactivate_reason = CASE
-      WHEN c.was_archived THEN c.old_reason
-      WHEN c.cf >= $17 THEN 'archived after ' || c.cf || ' consecutive failed deliveries'
-      WHEN c.fs IS NOT NULL AND c.last_fail_now IS NOT NULL AND c.last_fail_now - c.fs >= $18
-        THEN 'archived after ' || floor((c.last_fail_now - c.fs) / 86400000000) || ' days of failed deliveries'
-      ELSE c.old_reason END
+      WHEN c.was_archived OR NOT c.reached THEN c.old_reason
+      WHEN c.by_count THEN 'archived after ' || $17 || ' consecutive failed deliveries'
+      ELSE 'archived after ' || c.days || ' days of failed deliveries' END
   FROM calc c WHERE s.id = c.id
   RETURNING s.id, s.archived),
 cancel AS (
