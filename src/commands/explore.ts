@@ -24,8 +24,16 @@ export const exploreCommand: CommandModule<object, Args> = {
       );
     }
     if ((a.paths ?? []).length === 0 && !a.db) throw new UsageError('give at least one PATH or --db FILE');
-    // Loaded only here, so other commands never pay for ink and react.
-    const { runExplorer } = await import('../ui/run.js');
-    await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow });
+    const { paintSplash, leaveScreen } = await import('../ui/splash.js');
+    paintSplash([...(a.paths ?? []), ...(a.db ? [a.db] : [])]);
+    try {
+      // React's development build costs several times more per frame; set before react is loaded.
+      process.env.NODE_ENV ??= 'production';
+      // Loaded only here, so other commands never pay for ink and react.
+      const { runExplorer } = await import('../ui/run.js');
+      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow });
+    } finally {
+      leaveScreen();
+    }
   },
 };

@@ -153,8 +153,11 @@ export function App(p: AppProps) {
   useInput((input, key) => {
     if (input.length > 1 && !key.ctrl && !key.meta && !input.includes('\x1b')) {
       for (const c of input) queue.current.push({ input: c, name: charName(c) });
-    } else queue.current.push({ input, name: keyName(input, key) });
-    setTick((t) => t + 1);
+      setTick((t) => t + 1);
+    } else if (queue.current.length) {
+      queue.current.push({ input, name: keyName(input, key) });
+      setTick((t) => t + 1);
+    } else dispatch(input, keyName(input, key)); // the common case: no extra render
   });
 
   // One line less than the terminal: a frame as tall as the screen makes ink clear and repaint.

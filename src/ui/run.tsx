@@ -1,5 +1,5 @@
 /**
- * Start the explorer in the terminal: alternate screen, the App painted at once, the input loaded
+ * Start the explorer in the terminal (the caller has painted the splash on the alternate screen): the App, the input loaded
  * in the background (or followed). Errors that stop the load end the app and are rethrown for
  * src/cli.ts to report.
  */
@@ -15,9 +15,6 @@ export interface ExploreOptions {
   lenient?: boolean;
   follow?: boolean;
 }
-
-const ENTER_ALT = '\x1b[?1049h\x1b[?25l';
-const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
 
 export async function runExplorer(o: ExploreOptions): Promise<void> {
   const followFile = o.follow ? assertFollowable(o.paths) : undefined;
@@ -48,7 +45,8 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
     return loading;
   };
 
-  process.stdout.write(ENTER_ALT);
+  // the splash (src/ui/splash.ts) is on screen: clear it for ink's first frame
+  process.stdout.write('\x1b[H\x1b[2J');
   const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : undefined} onFatal={(e) => {
     fatal = e;
     app.unmount();
@@ -56,7 +54,6 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
   try {
     await app.waitUntilExit();
   } finally {
-    process.stdout.write(LEAVE_ALT);
     await follower?.stop();
     // quitting mid-load: stop the load before closing the database under it
     db.conn.interrupt();
