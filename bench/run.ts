@@ -6,8 +6,17 @@ import { pathToFileURL } from 'node:url';
 
 const parts: Record<string, () => Promise<unknown>> = {
   core: async () => (await import('./core.js')).runCoreBench(),
+  produce: async () => (await import('./produce.js')).runProduceBench(),
+  legacy: async () => (await import('./legacy.js')).runLegacyBench(),
+  explore: async () => (await import('./explore.js')).runExploreBench(),
   receive: async () => (await import('./receive.js')).runReceiveBench(),
-  service: async () => (await import('./service.js')).runServiceBench(),
+  service: async () => {
+    const m = await import('./service.js');
+    await m.runServiceBench();
+    const url = process.env.RUNLENS_BENCH_DATABASE_URL ?? process.env.RUNLENS_TEST_DATABASE_URL;
+    if (url) await m.runPostgresScaleBench(url);
+    else console.log('service: PostgreSQL scale-out skipped: set RUNLENS_BENCH_DATABASE_URL (eval "$(test/service/start-postgres.sh)")');
+  },
 };
 
 export async function main(argv: string[]): Promise<void> {

@@ -7,3 +7,4 @@ export * from './produce/index.js';
 export { openModel, loadPaths, type LoadReport, type LoadOptions } from './store/load.js';
 export { Db } from './store/db.js';
 export { OtlpReceiver, type ReceiverOptions } from './ingest/otlp-receiver.js';
+export { verifyWebhookSignature, verifyStandardWebhook } from './client/verify.js';
