@@ -12,21 +12,41 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * (attributes, links) stay in record_rows, reachable by record_rowid: copying them cost more than
  * the whole read. Orphans (parent not a span of the trace) start their own subtree for depth.
  */
-const SPANS = `
-INSERT INTO spans
-SELECT trace_id, span_id, parent_span_id, span_name, event_type, kind, start_ns, end_ns,
+const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, span_name, event_type, kind, start_ns, end_ns,
   CASE WHEN end_ns IS NOT NULL THEN (end_ns - start_ns) / 1e6 END AS duration_ms,
   ended, false, NULL, status_code, status_message, severity_text, unique_id, phase, node_outcome, skip_reason,
   upstream_unique_id, test_outcome, failing_rows, resource_type, name, relative_path, materialization, rows_affected,
-  in_selection, linked_span_id, attr_duration_ms, record_rowid, file_id
+  in_selection, linked_span_id, attr_duration_ms, record_rowid, file_id`;
+
+/** Safe path: a span may have several SpanEnds (the same run from two inputs): keep one per span. */
+const SPANS_DEDUPE = `
+INSERT INTO spans
+SELECT ${SPAN_COLUMNS}
 FROM (
   SELECT rowid AS record_rowid, * EXCLUDE (end_ns), CASE WHEN record_type = 'SpanEnd' THEN end_ns END AS end_ns,
     record_type = 'SpanEnd' AS ended
   FROM record_rows
   WHERE record_type IN ('SpanStart', 'SpanEnd') AND span_id IS NOT NULL AND trace_id IN ${TOUCHED}
-  -- one row per span: its SpanEnd when there is one (duplicates from a second input collapse too)
   QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY record_type = 'SpanEnd' DESC, file_id, rowid) = 1
 )`;
+
+/**
+ * Fast path when each touched trace came from one input: every SpanEnd is a span, and a SpanStart
+ * only for a span that never ended (an anti-join on keys; a window over all records cost twice as
+ * much). `filter` is empty when every trace in the model was touched (a fresh load).
+ */
+function spansFast(filter: string): string {
+  return `
+INSERT INTO spans
+SELECT ${SPAN_COLUMNS} FROM (
+  SELECT rowid AS record_rowid, *, true AS ended FROM record_rows
+  WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}
+  UNION ALL BY NAME
+  SELECT rowid AS record_rowid, * EXCLUDE (end_ns), NULL AS end_ns, false AS ended FROM record_rows
+  WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
+    AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})
+)`;
+}
 
 /** Orphans: a parent id that is not a span of the same trace. */
 const ORPHANS = `
@@ -118,10 +138,19 @@ SELECT b.trace_id,
 FROM bounds b LEFT JOIN s USING (trace_id)
 LEFT JOIN counts c ON c.trace_id = b.trace_id`;
 
+export interface DeriveOptions {
+  /** every trace in record_rows is in _touched (the model was empty before this load) */
+  fresh?: boolean;
+}
+
 /** Rebuild every derived relation for the traces in `_touched`. */
-export async function deriveTouched(db: Db): Promise<void> {
+export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<void> {
+  // Duplicated spans are only possible when a touched trace came from two inputs (files, batches).
+  const dupTouched = (await db.scalar<number>('SELECT (count(*) - count(DISTINCT trace_id))::INTEGER FROM _touched')) > 0;
+  const existed = !opts.fresh && (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
   for (const t of ['spans', 'nodes', 'node_results', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
-  const steps: [string, string][] = [['spans', SPANS], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
+  const spans = dupTouched || existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
+  const steps: [string, string][] = [['spans', spans], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
   for (const [name, sql] of steps) {
     const t = performance.now();
     await db.run(sql);

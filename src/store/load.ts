@@ -68,12 +68,13 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   const files: FileReport[] = [];
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   await db.run('DELETE FROM _touched');
+  const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   for (const [index, p] of paths.entries()) {
     const input = await detectFile(p);
     files.push(await loadFile(db, input, opts, index, paths.length));
   }
   if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
-    await deriveTouched(db);
+    await deriveTouched(db, { fresh });
     await db.run('DELETE FROM _touched');
   }
   return {
@@ -240,7 +241,6 @@ export async function deriveTouchedNow(db: Db): Promise<number> {
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   const n = await db.scalar<number>('SELECT count(DISTINCT trace_id)::INTEGER FROM _touched');
   if (n > 0) {
-    await db.run('CREATE OR REPLACE TEMP TABLE _touched AS SELECT DISTINCT trace_id FROM _touched');
     await deriveTouched(db);
     await db.run('DELETE FROM _touched');
   }

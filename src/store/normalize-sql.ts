@@ -87,8 +87,10 @@ export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHA
  */
 export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean } = {}): string {
   // A source may hand over the struct itself (column \`a\`, Parquet's typed columns): no JSON to parse.
-  const a = opts.attrStruct ? 's.a' : `json_transform(attributes, '${ATTR_STRUCT}')`;
-  return `SELECT src.* EXCLUDE (a, kind0), kind0 AS kind,
+  // Only the spans the model reads attributes of are parsed: log records keep their raw attributes (the
+  // logs view extracts the few fields it shows), and other spans (assets, artifacts, generic ops) need none.
+  const a = opts.attrStruct ? 'a0' : `json_transform(attributes, '${ATTR_STRUCT}')`;
+  return `SELECT src.* EXCLUDE (a, kind0${opts.attrStruct ? ', a0' : ''}), kind0 AS kind,
     CASE WHEN kind0 IN ('node_evaluated', 'node_processed', 'query')
          THEN coalesce(a.unique_id, nullif(regexp_extract(span_name, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''))
          ELSE a.unique_id END AS unique_id,
@@ -106,8 +108,8 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean 
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms
-  FROM (SELECT s.* ${opts.attrStruct ? 'EXCLUDE (a)' : ''}, CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0,
-               -- log records keep only their raw attributes: the logs view extracts the few fields it shows
-               CASE WHEN record_type <> 'LogRecord' THEN ${a} END AS a
-        FROM (${sourceSql}) s) src`;
+  FROM (SELECT *, CASE WHEN kind0 IN ('node_evaluated', 'node_processed', 'query', 'phase', 'invocation') THEN ${a} END AS a
+        FROM (SELECT s.* ${opts.attrStruct ? 'EXCLUDE (a)' : ''}, ${opts.attrStruct ? 's.a AS a0,' : ''}
+                CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0
+              FROM (${sourceSql}) s)) src`;
 }
