@@ -7,6 +7,19 @@ export function fit(s: string, w: number): string {
   return s + ' '.repeat(w - s.length);
 }
 
+/** Cut to at most `w` columns (an ellipsis marks a cut), no padding. */
+export function cut(s: string, w: number): string {
+  if (w <= 0) return '';
+  return s.length > w ? (w === 1 ? '…' : s.slice(0, w - 1) + '…') : s;
+}
+
+/** The waterfall bar as an offset and its blocks only (no padding to write). */
+export function waterfallSpan(offMs: number, durMs: number | null, totalMs: number, width: number, running = false): { start: number; text: string } {
+  const full = waterfall(offMs, durMs, totalMs, width, running);
+  const start = full.search(/\S/);
+  return { start: Math.max(0, start), text: full.trim() };
+}
+
 export function fitLeft(s: string, w: number): string {
   if (w <= 0) return '';
   if (s.length > w) return s.slice(0, w);

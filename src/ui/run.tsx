@@ -47,13 +47,17 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
 
   // the splash (src/ui/splash.ts) is on screen: clear it for ink's first frame
   process.stdout.write('\x1b[H\x1b[2J');
+  let quit = false;
   const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : undefined} onFatal={(e) => {
+    // a load stopped because the user quit is no error
+    if (quit) return;
     fatal = e;
     app.unmount();
   }} />, { maxFps: 60, patchConsole: false, exitOnCtrlC: true });
   try {
     await app.waitUntilExit();
   } finally {
+    quit = true;
     await follower?.stop();
     // quitting mid-load: stop the load before closing the database under it
     db.conn.interrupt();

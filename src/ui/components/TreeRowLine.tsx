@@ -1,9 +1,9 @@
 /** One line of the span tree: indent, expander, name, outcome facts, duration, waterfall bar. */
-import { Text } from 'ink';
+import { Box, Text } from 'ink';
 import { memo } from 'react';
 import type { TreeRow } from '../../analyze/explore/tree-index.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { fit, fitLeft, waterfall } from '../format.js';
+import { cut, waterfallSpan } from '../format.js';
 import { toneOf, toneProps, useTheme } from '../theme.js';
 
 export interface TreeLayout {
@@ -46,22 +46,39 @@ export interface RowLineProps {
   layout: TreeLayout;
 }
 
+/**
+ * Columns are Boxes of fixed width rather than space padding: ink tokenizes every character it
+ * writes on every frame, so unwritten gaps make each frame cheaper (the hot path while scrolling).
+ */
 export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, selected, match, layout }: RowLineProps) {
   const theme = useTheme();
   const exp = expander === 'open' ? '▾ ' : expander === 'closed' ? '▸ ' : '  ';
   const indent = '  '.repeat(Math.min(depth, 30));
   // a text marker besides inverse video: visible without colour and in screen captures
   const marker = selected ? '›' : match ? '*' : ' ';
-  if (!row) return <Text dimColor>{fit(`${marker}${indent}${exp}…`, layout.width)}</Text>;
+  if (!row) return <Text dimColor>{`${marker}${indent}${exp}…`}</Text>;
   const tone = toneOf(row);
-  const name = fit(`${marker}${indent}${exp}${row.name}`, layout.nameWidth);
-  const f = fit(facts(row), layout.factsWidth);
-  const d = fitLeft(row.ended ? formatDuration(row.dur_ms) : 'running', layout.durWidth);
-  const bar = layout.barWidth ? waterfall(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : '';
   const props = toneProps(theme, tone);
+  const name = cut(`${marker}${indent}${exp}${row.name}`, layout.nameWidth);
+  const f = cut(facts(row), layout.factsWidth);
+  const d = row.ended ? formatDuration(row.dur_ms) : 'running';
+  const bar = layout.barWidth ? waterfallSpan(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : undefined;
   return (
-    <Text inverse={selected} bold={match && !selected}>
-      <Text {...(tone === 'skip' ? props : {})}>{name}</Text> <Text {...props}>{f}</Text> {d} <Text {...props}>{bar}</Text>
-    </Text>
+    <Box height={1} width={layout.width}>
+      <Box width={layout.nameWidth + 1} flexShrink={0}>
+        <Text inverse={selected} bold={match && !selected} {...(tone === 'skip' ? props : {})}>{name}</Text>
+      </Box>
+      <Box width={layout.factsWidth + 1} flexShrink={0}>
+        <Text {...props}>{f}</Text>
+      </Box>
+      <Box width={layout.durWidth + 1} flexShrink={0} justifyContent="flex-end">
+        <Text>{d + ' '}</Text>
+      </Box>
+      {bar && (
+        <Box width={layout.barWidth} paddingLeft={bar.start} flexShrink={0}>
+          <Text {...props}>{bar.text}</Text>
+        </Box>
+      )}
+    </Box>
   );
 });
