@@ -138,26 +138,31 @@ export function App(p: AppProps) {
   const dispatchRef = useRef(dispatch);
   dispatchRef.current = dispatch;
 
-  // Keys are queued and handled one per render, so each key sees the state (and the key handler)
-  // left by the previous one, even when keys arrive faster than React renders. Keys typed faster
-  // than ink reads arrive as one chunk ("jjd") and are split here.
+  // One key per render: a key is handled only after the render of the previous one has committed
+  // (so it sees that state and the key handler that render registered), even when keys arrive
+  // faster than React renders. The common case, a key while nothing is pending, is handled at once,
+  // and its tick re-render is batched with the screen's own update. Keys typed faster than ink reads
+  // arrive as one chunk ("jjd") and are split here.
   const queue = useRef<{ input: string; name: string }[]>([]);
-  const [tick, setTick] = useState(0);
-  useLayoutEffect(() => {
+  const pending = useRef(false);
+  const [, setTick] = useState(0);
+  const handleNext = () => {
     const k = queue.current.shift();
     if (!k) return;
+    pending.current = true;
     dispatchRef.current(k.input, k.name);
     setTick((t) => t + 1);
-  }, [tick]);
+  };
+  useLayoutEffect(() => {
+    pending.current = false;
+    handleNext();
+  });
 
   useInput((input, key) => {
     if (input.length > 1 && !key.ctrl && !key.meta && !input.includes('\x1b')) {
       for (const c of input) queue.current.push({ input: c, name: charName(c) });
-      setTick((t) => t + 1);
-    } else if (queue.current.length) {
-      queue.current.push({ input, name: keyName(input, key) });
-      setTick((t) => t + 1);
-    } else dispatch(input, keyName(input, key)); // the common case: no extra render
+    } else queue.current.push({ input, name: keyName(input, key) });
+    if (!pending.current) handleNext();
   });
 
   // One line less than the terminal: a frame as tall as the screen makes ink clear and repaint.

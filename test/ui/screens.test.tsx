@@ -105,3 +105,24 @@ describe('diff of two runs', () => {
     t.unmount();
   });
 });
+
+describe.skipIf(!haveSample)('help on a small terminal', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await sampleDb();
+  });
+  afterAll(() => closeLater(db));
+
+  it('shows every key of the tree in columns', async () => {
+    const t = app(db, 160, 20);
+    await t.until('FAILED');
+    await t.press(KEY.enter);
+    await t.until('323 spans');
+    await t.press('?');
+    const f = await t.until('keys: tree');
+    for (const help of ['move down', 'jump to the root cause', 'filter by resource type', 'saved-query palette', 'quit']) expect(f).toContain(help);
+    await t.press('q');
+    await t.until('323 spans', 'help closed by q');
+    t.unmount();
+  });
+});
