@@ -148,6 +148,14 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     };
   }, [db, traceId, detailOpen, selectedSpan]);
 
+  // filter values of this trace; a key pressed before they arrived waits for them
+  const withFacets = async () => {
+    if (facetValues.phases.length || facetValues.resourceTypes.length || !shape) return facetValues;
+    const fv = await facets(db, shape);
+    setFacets(fv);
+    return fv;
+  };
+
   const jumpMatch = (dir: 1 | -1) => {
     const m = search.matches;
     if (m.length === 0) return setMessage(search.text ? `no match for "${search.text}"` : 'no search (/ to search)');
@@ -229,10 +237,10 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         setFilter((f) => ({ ...f, outcome: cycle(OUTCOME_FILTERS, f.outcome as (typeof OUTCOME_FILTERS)[number]) }));
         return true;
       case 'cyclePhase':
-        setFilter((f) => ({ ...f, phase: cycle(facetValues.phases, f.phase) }));
+        void withFacets().then((fv) => setFilter((f) => ({ ...f, phase: cycle(fv.phases, f.phase) })));
         return true;
       case 'cycleResourceType':
-        setFilter((f) => ({ ...f, resourceType: cycle(facetValues.resourceTypes, f.resourceType) }));
+        void withFacets().then((fv) => setFilter((f) => ({ ...f, resourceType: cycle(fv.resourceTypes, f.resourceType) })));
         return true;
       case 'clearFilters':
         setFilter({});
