@@ -50,7 +50,9 @@ export function detailLines(d: SpanDetail, width: number): Line[] {
   if (d.logCount > d.logs.length) out.push({ text: `… ${d.logCount - d.logs.length} more (query the logs relation)`, tone: 'skip' });
   head('attributes');
   for (const a of attributeLines(d.attributes)) wrap(a);
-  return out;
+  // wrap, never cut: ids and paths are what the pane is for
+  const w = Math.max(10, width);
+  return out.flatMap((l) => (l.text.length <= w ? [l] : Array.from({ length: Math.ceil(l.text.length / w) }, (_, i) => ({ ...l, text: l.text.slice(i * w, (i + 1) * w) }))));
 }
 
 export function DetailPane(p: { detail: SpanDetail | undefined; loading: boolean; width: number; height: number; scroll: number }) {
