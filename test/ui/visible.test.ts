@@ -31,7 +31,9 @@ describe('visible rows', () => {
   it('shows filter matches with their ancestors, whatever is collapsed', () => {
     const s = shape();
     const open = new Uint8Array(7);
-    expect([...visiblePositions(s, open, keptMask(s, [3]))]).toEqual([0, 1, 2, 3]);
+    const kept = keptMask(s, [3, 2]);
+    expect([...visiblePositions(s, open, kept)]).toEqual([0, 1, 2, 3]);
+    expect([...kept.subarray(0, 4)]).toEqual([2, 2, 2, 1]); // ancestors of a match are open
   });
 
   it('reveals a hidden position by opening its ancestors', () => {

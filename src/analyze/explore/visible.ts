@@ -33,11 +33,12 @@ export function visiblePositions(shape: TreeShape, open: Uint8Array, kept?: Uint
   return out.subarray(0, n);
 }
 
-/** Filter matches plus all their ancestors. */
+/** Filter matches (1) plus all their ancestors (2: a kept row with kept rows below it). */
 export function keptMask(shape: TreeShape, matches: number[]): Uint8Array {
   const kept = new Uint8Array(shape.count);
   for (const m of matches) {
-    for (let p = m; p >= 0 && !kept[p]; p = shape.parent[p]!) kept[p] = 1;
+    if (!kept[m]) kept[m] = 1;
+    for (let p = shape.parent[m]!; p >= 0 && kept[p] !== 2; p = shape.parent[p]!) kept[p] = 2;
   }
   return kept;
 }

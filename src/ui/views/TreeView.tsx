@@ -311,7 +311,8 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   for (let i = top; i < Math.min(visible.length, top + listHeight); i++) {
     const pos = visible[i]!;
     const kids = shape!.size[pos]! > 0;
-    const isOpen = filterActive(filter) ? true : Boolean(open[pos]);
+    // with a filter, a row is open when filtered rows sit below it
+    const isOpen = filterActive(filter) && kept ? kept[pos] === 2 : Boolean(open[pos]);
     lines.push(
       <TreeRowLine
         key={i - top}
