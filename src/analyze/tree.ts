@@ -56,20 +56,26 @@ export async function traceIds(db: Db): Promise<string[]> {
 }
 
 export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
-  const rows = await db.rows<Omit<TreeNode, 'children' | 'name'> & { span_name: string | null }>(
-    `SELECT span_id, parent_span_id, span_name, kind, start_ns::VARCHAR AS start_ns, end_ns::VARCHAR AS end_ns,
-       duration_ms, ended, orphan, status_code, status_message, unique_id, phase, node_outcome, skip_reason,
-       upstream_unique_id, test_outcome, failing_rows, linked_span_id
-     FROM spans WHERE trace_id = $t ORDER BY start_ns, span_id`,
+  // One delimited string from DuckDB, split here straight into tree nodes (no intermediate row objects).
+  const num = (v: string | null) => (v === null ? null : Number(v));
+  const nodes = await db.rowsText<TreeNode>(
+    `SELECT * FROM spans WHERE trace_id = $t`,
+    [
+      'span_id', 'parent_span_id', 'span_name', 'kind', 'start_ns', 'end_ns', 'duration_ms', 'ended', 'orphan', 'status_code',
+      'status_message', 'unique_id', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome',
+      'failing_rows', 'linked_span_id',
+    ],
+    'start_ns, span_id',
     { t: traceId },
+    (f) => ({
+      span_id: f[0]!, parent_span_id: f[1], name: f[2] ?? '(unnamed span)', kind: f[3]!, start_ns: f[4]!, end_ns: f[5],
+      duration_ms: num(f[6]!), ended: f[7] === 'true', orphan: f[8] === 'true', status_code: num(f[9]!), status_message: f[10],
+      unique_id: f[11], phase: f[12], node_outcome: f[13], skip_reason: f[14], upstream_unique_id: f[15], test_outcome: f[16],
+      failing_rows: num(f[17]!), linked_span_id: f[18], children: [],
+    }),
   );
   const byId = new Map<string, TreeNode>();
-  const nodes: TreeNode[] = rows.map((r) => {
-    const { span_name, ...rest } = r;
-    const n: TreeNode = { ...rest, name: span_name ?? '(unnamed span)', children: [] };
-    byId.set(n.span_id, n);
-    return n;
-  });
+  for (const n of nodes) byId.set(n.span_id, n);
   const roots: TreeNode[] = [];
   for (const n of nodes) {
     const p = n.parent_span_id ? byId.get(n.parent_span_id) : undefined;

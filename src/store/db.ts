@@ -56,6 +56,31 @@ export class Db {
     return out;
   }
 
+  /**
+   * Many rows, fastest: DuckDB joins them into one delimited string and JS splits it (creating one
+   * JS string per value through the native API costs ~40 µs a row). `columns` name the result's
+   * columns and how to read them back; values must not contain the ASCII separators 0x1E/0x1F.
+   */
+  async rowsText<T>(
+    sql: string,
+    columns: string[],
+    orderBy: string,
+    params: Record<string, DuckDBValue> | undefined,
+    make: (fields: (string | null)[]) => T,
+  ): Promise<T[]> {
+    const agg = `SELECT string_agg(concat_ws(chr(31), ${columns.map((c) => `coalesce(CAST("${c}" AS VARCHAR), chr(2))`).join(', ')}), chr(30) ORDER BY ${orderBy}) FROM (${sql}) q`;
+    const blob = (await this.conn.runAndReadAll(agg, params)).getRows()[0]?.[0];
+    if (typeof blob !== 'string' || blob === '') return [];
+    const lines = blob.split('\x1e');
+    const out = new Array<T>(lines.length);
+    for (let r = 0; r < lines.length; r++) {
+      const f: (string | null)[] = lines[r]!.split('\x1f');
+      for (let i = 0; i < f.length; i++) if (f[i] === '\x02') f[i] = null;
+      out[r] = make(f);
+    }
+    return out;
+  }
+
   /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
   async table(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
     const r = await this.conn.runAndReadAll(sql, params);
