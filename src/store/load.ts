@@ -52,9 +52,13 @@ export async function openModel(dbPath?: string): Promise<Db> {
   return db;
 }
 
-function sha256File(path: string): Promise<string> {
+/**
+ * Content hash for de-duplicating loads (not a security boundary): MD5 runs ~3x faster than SHA-256
+ * here and hashing runs beside DuckDB's read on the same two cores.
+ */
+function contentHash(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
+    const h = createHash('md5');
     createReadStream(path, { highWaterMark: 1 << 20 })
       .on('data', (c) => h.update(c))
       .on('error', reject)
@@ -89,7 +93,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   const report: FileReport = { path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
-  const hashing = sha256File(input.path);
+  const hashing = contentHash(input.path);
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   const select = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : readJsonSql(input, { lenient });
 

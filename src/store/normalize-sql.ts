@@ -34,12 +34,13 @@ function enumMacro(fn: string, t: EnumTable): string {
 }
 
 function spanKindMacro(): string {
+  // Suffix tests, not a regular expression: this runs on every record.
   const whens = Object.entries(SPAN_KIND_BY_MESSAGE)
-    .map(([msg, kind]) => `WHEN ${sqlString(msg)} THEN ${sqlString(kind)}`)
+    .map(([msg, kind]) => `WHEN ends_with(et, ${sqlString('.' + msg)}) THEN ${sqlString(kind)}`)
     .join(' ');
   // event_type decides; span names are the fallback for inputs without one (OTLP spans, hand-written files).
   return `CREATE OR REPLACE MACRO rl_span_kind(et, nm) AS CASE
-    WHEN et IS NOT NULL AND et <> '' THEN CASE regexp_extract(et, '\\.([A-Za-z0-9_]+)$', 1) ${whens} ELSE 'other' END
+    WHEN et IS NOT NULL AND et <> '' THEN CASE ${whens} ELSE 'other' END
     WHEN regexp_matches(nm, '^Node evaluated \\(|^Node\\(') THEN 'node_evaluated'
     WHEN regexp_matches(nm, '^Node processed \\(') THEN 'node_processed'
     WHEN regexp_matches(nm, '^Phase: |^Phase\\(') THEN 'phase'
