@@ -11,7 +11,7 @@ import { readManifest, type Manifest } from './manifest.js';
 import { migrateRun, type MigrateSummary } from './from-run-results.js';
 import { translateLogFile, type LogFileReport } from './log-file.js';
 import { readRunResults } from './run-results.js';
-import { openSinks, type TestDetailGuard } from './sinks.js';
+import { openSinks, type SharedSink } from './sinks.js';
 
 export type InputKind = 'run_results' | 'log';
 
@@ -56,7 +56,7 @@ export interface MigrateReport {
 }
 
 /** A writer factory over shared sinks; sink failures of every writer are collected. */
-export function writers(sinks: TestDetailGuard[], ids?: IdSource): { writerFor: (version: string) => TelemetryWriter; errors: () => string[] } {
+export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (version: string) => TelemetryWriter; errors: () => string[] } {
   const made: TelemetryWriter[] = [];
   return {
     writerFor: (version) => {

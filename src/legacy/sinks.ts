@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import type { JsonlRecord } from '../produce/record.js';
+import { CountingSink } from '../produce/sinks/counting.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import { otlpSink } from '../produce/sinks/otlp.js';
 import { ParquetSink } from '../produce/sinks/parquet.js';
@@ -20,31 +20,9 @@ export function outFormat(out: string): OutFormat {
   throw new UsageError(`output ${out}: name it *.jsonl or *.parquet (the extension picks the format)`);
 }
 
-export class TestDetailGuard implements TelemetrySink {
-  records = 0;
-  constructor(readonly inner: TelemetrySink) {}
-  get name() {
-    return this.inner.name;
-  }
-  get minSeverity() {
-    return this.inner.minSeverity;
-  }
-  get error() {
-    return this.inner.error;
-  }
-  write(r: JsonlRecord): void {
-    if (r.record_type === 'SpanEnd' && r.attributes.node_test_detail && r.attributes.last_phase && r.attributes.last_phase !== 'EXECUTION_PHASE_RUN' && r.event_type.endsWith('NodeProcessed')) {
-      const { node_test_detail: _drop, ...rest } = r.attributes;
-      r = { ...r, attributes: rest };
-    }
-    this.inner.write(r);
-    this.records++;
-  }
-  drain(): Promise<void> {
-    return this.inner.drain ? this.inner.drain() : Promise.resolve();
-  }
-  /** Writers close their sinks; one output is shared by a writer per run, so only finish() closes it. */
-  close(): Promise<void> {
+/** One output shared by the writers of several runs: writers close their sinks, so only finish() closes it. */
+export class SharedSink extends CountingSink {
+  override close(): Promise<void> {
     return this.drain();
   }
   finish(): Promise<void> {
@@ -59,7 +37,7 @@ export interface SinkOptions {
   level?: 'trace' | 'debug' | 'info';
 }
 
-export function openSinks(out: string, o: SinkOptions = {}): TestDetailGuard[] {
+export function openSinks(out: string, o: SinkOptions = {}): SharedSink[] {
   const format = outFormat(out);
   // Absolute path: the sinks place bare names under logs/ or target/metadata/ like the engine.
   const abs = path.resolve(out);
@@ -67,5 +45,5 @@ export function openSinks(out: string, o: SinkOptions = {}): TestDetailGuard[] {
   const level = o.level ?? 'debug';
   const sinks: TelemetrySink[] = [format === 'jsonl' ? new JsonlSink({ path: abs, append: false, level }) : new ParquetSink({ path: abs, level })];
   if (o.otlp) sinks.push(otlpSink({ level: 'info' }));
-  return sinks.map((s) => new TestDetailGuard(s));
+  return sinks.map((s) => new SharedSink(s));
 }

@@ -534,7 +534,11 @@ export class Node extends SpanHandle {
     const decisive = evs.find((e) => e.outcome === 'NODE_OUTCOME_ERROR' || e.outcome === 'NODE_OUTCOME_CANCELED') ?? evs[evs.length - 1];
     const r = result ?? decisive?.result ?? { outcome: 'success' };
     if (r.errorMessage && result) this.message(r.errorMessage, { severity: 'error', at: o.at });
-    const out = outcomeAttrs(r, this.nodeTypeConst, true);
+    // A test's node-level result carries a test detail only when the test ran (a RUN-phase
+    // evaluation); a test that was only compiled has none. Without evaluations the caller's result decides.
+    const ran = evs.length === 0 || evs.some((e) => e.phase === 'EXECUTION_PHASE_RUN');
+    const out = outcomeAttrs(r, this.nodeTypeConst, ran);
+    if (!ran) delete out.node_test_detail;
     const a: Attributes = { ...this.core.attrs, ...out };
     a.dbt_core_event_code = processedEndCode(this.nodeTypeConst, out);
     if (decisive) a.last_phase = decisive.phase;

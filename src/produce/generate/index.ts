@@ -7,6 +7,7 @@ import { seededIds } from '../ids.js';
 import { JsonlSink } from '../sinks/jsonl.js';
 import { ParquetSink } from '../sinks/parquet.js';
 import type { TelemetrySink } from '../sinks/types.js';
+import { CountingSink } from '../sinks/counting.js';
 import { TelemetryWriter } from '../writer.js';
 import { buildProject } from './project.js';
 import { simulateRun, type RunSummary } from './run.js';
@@ -39,31 +40,6 @@ export interface GenerateResult {
 }
 
 export const DEFAULT_START = 1_772_442_000_000_000_000n; // 2026-03-02T09:00:00Z
-
-/** Counts records on their way to the real sink. */
-class CountingSink implements TelemetrySink {
-  count = 0;
-  constructor(readonly inner: TelemetrySink) {}
-  get name() {
-    return this.inner.name;
-  }
-  get minSeverity() {
-    return this.inner.minSeverity;
-  }
-  get error() {
-    return this.inner.error;
-  }
-  write(r: Parameters<TelemetrySink['write']>[0]): void {
-    this.inner.write(r);
-    this.count++;
-  }
-  drain(): Promise<void> {
-    return this.inner.drain?.() ?? Promise.resolve();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
 
 export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   const format = o.format ?? (o.output.toLowerCase().endsWith('.parquet') ? 'parquet' : 'jsonl');
@@ -98,7 +74,7 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
     rmSync(o.output, { force: true });
     throw sinkError;
   }
-  return { output: o.output, format, runs: summaries, records: sink.count };
+  return { output: o.output, format, runs: summaries, records: sink.records };
 }
 
 export { buildProject, type GenProject, type GenNode } from './project.js';

@@ -1,0 +1,27 @@
+import type { JsonlRecord } from '../record.js';
+import type { TelemetrySink } from './types.js';
+
+/** Passes records to another sink and counts them (generate, migrate and record report the count). */
+export class CountingSink implements TelemetrySink {
+  records = 0;
+  constructor(readonly inner: TelemetrySink) {}
+  get name() {
+    return this.inner.name;
+  }
+  get minSeverity() {
+    return this.inner.minSeverity;
+  }
+  get error() {
+    return this.inner.error;
+  }
+  write(r: JsonlRecord): void {
+    this.inner.write(r);
+    this.records++;
+  }
+  drain(): Promise<void> {
+    return this.inner.drain?.() ?? Promise.resolve();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
