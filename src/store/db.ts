@@ -35,28 +35,6 @@ export class Db {
   }
 
   /**
-   * Many rows, fast: columns come out of DuckDB as JS arrays and are zipped here (the row-object
-   * JSON converter costs ~60 µs a row). 64-bit integers become numbers when exact, else strings;
-   * use it for queries whose columns are strings, numbers and booleans.
-   */
-  async rows<T = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T[]> {
-    const r = await this.conn.runAndReadAll(sql, params);
-    const names = r.columnNames();
-    const cols = r.getColumnsJS() as unknown[][];
-    const n = r.currentRowCount;
-    const out = new Array<T>(n);
-    for (let i = 0; i < n; i++) {
-      const o: Record<string, unknown> = {};
-      for (let c = 0; c < names.length; c++) {
-        const v = cols[c]![i];
-        o[names[c]!] = typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v;
-      }
-      out[i] = o as T;
-    }
-    return out;
-  }
-
-  /**
    * Many rows, fastest: DuckDB joins them into one delimited string and JS splits it (creating one
    * JS string per value through the native API costs ~40 µs a row). `columns` name the result's
    * columns and how to read them back; values must not contain the ASCII separators 0x1E/0x1F.
