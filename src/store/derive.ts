@@ -3,6 +3,7 @@
  * runs inside DuckDB; `_touched(trace_id)` names the traces to rebuild.
  */
 import type { Db } from './db.js';
+import { normalizeSelect } from './normalize-sql.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
@@ -47,6 +48,16 @@ SELECT ${SPAN_COLUMNS} FROM (
     AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})
 )`;
 }
+
+/** Normalized columns of spans that never ended: their SpanStart was not normalized at insert. */
+const UNENDED = `
+UPDATE spans s SET unique_id = n.unique_id, phase = n.phase, node_outcome = n.node_outcome, skip_reason = n.skip_reason,
+  upstream_unique_id = n.upstream_unique_id, test_outcome = n.test_outcome, failing_rows = n.failing_rows,
+  resource_type = n.resource_type, name = n.name, relative_path = n.relative_path, materialization = n.materialization,
+  rows_affected = n.rows_affected, in_selection = n.in_selection, attr_duration_ms = n.attr_duration_ms
+FROM (${normalizeSelect(`SELECT rowid AS record_rowid, record_type, event_type, span_name, links, attributes FROM record_rows
+  WHERE rowid IN (SELECT record_rowid FROM spans WHERE NOT ended AND trace_id IN ${TOUCHED})`, { spanStarts: true })}) n
+WHERE s.record_rowid = n.record_rowid AND NOT s.ended AND s.trace_id IN ${TOUCHED}`;
 
 /** Orphans: a parent id that is not a span of the same trace. */
 const ORPHANS = `
@@ -150,7 +161,7 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   const existed = !opts.fresh && (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
   for (const t of ['spans', 'nodes', 'node_results', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
   const spans = dupTouched || existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
-  const steps: [string, string][] = [['spans', spans], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
+  const steps: [string, string][] = [['spans', spans], ['unended', UNENDED], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
   for (const [name, sql] of steps) {
     const t = performance.now();
     await db.run(sql);

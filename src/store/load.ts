@@ -3,9 +3,9 @@
  * keyed by content hash (the same content loaded twice adds nothing), then the derived relations of
  * the traces it touched are rebuilt.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import xxhashWasm from 'xxhash-wasm';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
@@ -53,17 +53,14 @@ export async function openModel(dbPath?: string): Promise<Db> {
 }
 
 /**
- * Content hash for de-duplicating loads (not a security boundary): MD5 runs ~3x faster than SHA-256
- * here and hashing runs beside DuckDB's read on the same two cores.
+ * Content hash for de-duplicating loads (not a security boundary): XXH64 (WebAssembly, ~2.9 GB/s
+ * here) instead of MD5 (~0.6 GB/s): hashing runs beside DuckDB's read on the same two cores.
  */
-function contentHash(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('md5');
-    createReadStream(path, { highWaterMark: 1 << 20 })
-      .on('data', (c) => h.update(c))
-      .on('error', reject)
-      .on('end', () => resolve(h.digest('hex')));
-  });
+const xxhash = xxhashWasm();
+async function contentHash(path: string): Promise<string> {
+  const h = (await xxhash).create64();
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return `xxh64:${h.digest().toString(16).padStart(16, '0')}`;
 }
 
 /** Load every file named by PATH arguments (files, folders, globs). */

@@ -9,7 +9,7 @@ export const SCHEMA_VERSION = 1;
 
 const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
-  // One row per loaded input; sha256 makes loading the same content twice a no-op.
+  // One row per loaded input; its content hash (column sha256 for old databases; now "xxh64:<hex>") makes loading the same content twice a no-op.
   `CREATE TABLE IF NOT EXISTS files (
      file_id INTEGER PRIMARY KEY, path VARCHAR, sha256 VARCHAR UNIQUE, size BIGINT, format VARCHAR,
      records BIGINT, first_row BIGINT, skipped_lines BIGINT DEFAULT 0, loaded_at TIMESTAMP DEFAULT current_timestamp)`,

@@ -101,6 +101,7 @@ describe('spans that never ended, and orphans', () => {
       ...span({ id: '00000000000000a2', parent: '00000000000000a1', name: 'Phase: RUN', eventType: FUSION_ET('phase.PhaseExecuted'), start: 1, attrs: { phase: 'EXECUTION_PHASE_RUN' } }),
       ...span({ id: '00000000000000a3', parent: '00000000000000ff', name: 'Node evaluated (model.p.lost)', eventType: FUSION_ET('node.NodeEvaluated'), start: 2, end: 3, attrs: { unique_id: 'model.p.lost', phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS' } }),
       ...span({ id: '00000000000000a4', parent: '00000000000000a3', name: 'Query executed (model.p.lost)', eventType: FUSION_ET('query.QueryExecuted'), start: 2.1, end: 2.9 }),
+      ...span({ id: '00000000000000a5', parent: '00000000000000a2', name: 'Node evaluated (model.p.hung)', eventType: FUSION_ET('node.NodeEvaluated'), start: 4, attrs: { unique_id: 'model.p.hung', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' } }),
     ];
     const db = await model([writeLines(dir, 'unended.jsonl', recs)]);
     try {
@@ -109,8 +110,13 @@ describe('spans that never ended, and orphans', () => {
         { span_id: '00000000000000a2', kind: 'phase', ended: false, orphan: false, depth: 1 },
         { span_id: '00000000000000a3', kind: 'node_evaluated', ended: true, orphan: true, depth: 0 },
         { span_id: '00000000000000a4', kind: 'query', ended: true, orphan: false, depth: 1 },
+        { span_id: '00000000000000a5', kind: 'node_evaluated', ended: false, orphan: false, depth: 2 },
       ]);
       expect(await db.scalar(`SELECT end_ns FROM spans WHERE span_id = '00000000000000a2'`)).toBeNull();
+      // Only a SpanStart defines these spans: their attributes are still normalized.
+      expect(await db.one(`SELECT phase FROM spans WHERE span_id = '00000000000000a2'`)).toEqual({ phase: 'run' });
+      expect(await db.one(`SELECT unique_id, phase, resource_type, ended FROM nodes WHERE span_id = '00000000000000a5'`))
+        .toEqual({ unique_id: 'model.p.hung', phase: 'run', resource_type: 'model', ended: false });
     } finally {
       db.close();
     }
