@@ -6,8 +6,8 @@
  * RUNLENS_TEST_DATABASE_URL) set it also measures 1, 2 and 3 `serve` processes on PostgreSQL
  * (runPostgresScaleBench).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -167,6 +167,25 @@ export async function runServiceBench(): Promise<Record<string, number>> {
   return figures;
 }
 
+/** Busy and total CPU time of the whole machine so far, in clock ticks (/proc/stat's first line). */
+function machineCpu(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3]! - (f[4] ?? 0), total };
+}
+
+/** user + system CPU of a running process (and its finished children), from /proc/<pid>/stat. */
+function processCpuMs(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    return ((f[11]! + f[12]!) * 1000) / 100; // utime, stime in USER_HZ (100 on Linux)
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * PostgreSQL scale-out: 10,000 deliveries (1,000 events x 10 subscriptions) already in the outbox, then
  * 1, 2 or 3 `serve` processes (the built CLI) started on the database; the rate is measured from the
@@ -219,10 +238,13 @@ export async function runPostgresScaleBench(baseUrl: string, processes: number[]
         payloadFor: (s, id) => buildPayload(s, id, 'job.run.completed', job, run, at) });
     }
     const finished = new Promise<void>((resolve) => (done = resolve));
+    const cpuAtStart = machineCpu();
     const dir = mkdtempSync(join(tmpdir(), 'runlens-bench-pg-'));
     const children = Array.from({ length: n }, (_, i) =>
       spawn(process.execPath, [cli, 'serve', '--port', '0', '--database-url', url, '--data', join(dir, String(i)), '--allow-private-targets'], { stdio: 'ignore' }));
     await finished;
+    const cpuAtEnd = machineCpu();
+    const serveCpuMs = children.reduce((a, c) => a + processCpuMs(c.pid), 0);
     for (const c of children) c.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await store.close();
@@ -231,11 +253,21 @@ export async function runPostgresScaleBench(baseUrl: string, processes: number[]
     await admin.end();
     rmSync(dir, { recursive: true, force: true });
     out[`postgres_${n}_process_deliveries_per_s`] = Math.round((count - 1) / ((last - first) / 1000));
-    console.log(`  postgres, ${n} serve process${n > 1 ? 'es' : ''}: ${out[`postgres_${n}_process_deliveries_per_s`]} deliveries/s (10,000 deliveries)`);
+    // Where the CPU went: the machine's busy cores over the run (serve + PostgreSQL + receiver + anything
+    // else) and the serve processes' own CPU per delivery. With the cores saturated, more processes cannot help.
+    const busyCores = (cpuAtEnd.busy - cpuAtStart.busy) / ((cpuAtEnd.total - cpuAtStart.total) / cpus().length);
+    out[`postgres_${n}_machine_busy_cores`] = Math.round(busyCores * 100) / 100;
+    out[`postgres_${n}_serve_cpu_ms_per_delivery`] = Math.round((serveCpuMs / 10_000) * 1000) / 1000;
+    console.log(`  postgres, ${n} serve process${n > 1 ? 'es' : ''}: ${out[`postgres_${n}_process_deliveries_per_s`]} deliveries/s (10,000 deliveries); machine busy ${busyCores.toFixed(2)} of ${cpus().length} cores; serve CPU ${out[`postgres_${n}_serve_cpu_ms_per_delivery`]} ms/delivery`);
   }
   const one = out.postgres_1_process_deliveries_per_s;
   const three = out.postgres_3_process_deliveries_per_s;
-  if (one && three) console.log(`  scale-out: 3 processes deliver ${(three / one).toFixed(2)}x one process (goal >= 2x)`);
+  if (one && three) {
+    console.log(`  scale-out: 3 processes deliver ${(three / one).toFixed(2)}x one process (goal >= 2x)`);
+    const busy1 = out.postgres_1_machine_busy_cores!;
+    if (busy1 > cpus().length * 0.75)
+      console.log(`  (one process already kept ${busy1.toFixed(2)} of the machine's ${cpus().length} cores busy: the goal needs more cores than this machine has)`);
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Db } from './db.js';
 import { normalizeSelect } from './normalize-sql.js';
+import { timed } from './timing.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
@@ -161,10 +162,18 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   const existed = !opts.fresh && (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
   for (const t of ['spans', 'nodes', 'node_results', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
   const spans = dupTouched || existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
-  const steps: [string, string][] = [['spans', spans], ['unended', UNENDED], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
-  for (const [name, sql] of steps) {
-    const t = performance.now();
-    await db.run(sql);
-    if (process.env.RUNLENS_TIMING) process.stderr.write(`derive ${name}: ${(performance.now() - t).toFixed(0)} ms\n`);
+  const steps: [string, string][] = [['spans', spans], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
+  const unended = async () =>
+    (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE NOT ended AND trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
+  // Derived rows have no order of their own: unordered inserts run in parallel.
+  await db.run('SET preserve_insertion_order = false');
+  try {
+    for (const [name, sql] of steps) {
+      await timed(`derive ${name}`, () => db.run(sql));
+      // (a scan of record_rows by rowid: only when a span never ended)
+      if (name === 'spans' && (await unended())) await timed('derive unended', () => db.run(UNENDED));
+    }
+  } finally {
+    await db.run('RESET preserve_insertion_order');
   }
 }

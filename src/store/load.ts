@@ -15,6 +15,7 @@ import { Db, sqlString } from './db.js';
 import { deriveTouched } from './derive.js';
 import { ensureSchema } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
+import { timed } from './timing.js';
 
 export interface LoadOptions {
   /** skip malformed lines instead of stopping (they are counted and located) */
@@ -103,9 +104,8 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   try {
     await db.run('BEGIN TRANSACTION');
     try {
-      const t = performance.now();
-      await db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId });
-      if (process.env.RUNLENS_TIMING) process.stderr.write(`insert records: ${(performance.now() - t).toFixed(0)} ms\n`);
+      await timed('insert records', () =>
+        db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId }));
     } catch (e) {
       const err = translateReadError(e, input);
       // DuckDB's line numbers can be off by one: name the first bad line from our own scan.
