@@ -51,7 +51,7 @@ async function describe(db: Db, path: string): Promise<ParquetShape> {
 
 function attributesJsonSql(shape: ParquetShape): string {
   const fields = shape.attrs.filter((f) => f !== 'json_payload');
-  const msg = `regexp_extract(event_type, '\\.([A-Za-z0-9_]+)$', 1)`;
+  const msg = MSG;
   const entry = (f: string) => {
     const renames = Object.entries(RENAMES_BY_MESSAGE).filter(([, r]) => r[f]);
     const key = renames.length
@@ -88,26 +88,44 @@ export function detailMacroSql(): string {
  * The normalizer's attribute struct read straight from the typed columns (and, for node events, the
  * outcome detail in json_payload): no JSON is built or parsed for the bulk of the rows.
  */
+/** The message name (last event_type segment), computed once per row in readParquetSql's inner select. */
+const MSG = '_rl_msg';
+
+/**
+ * The typed attributes the normalizer reads. Plain expressions over columns the inner selects computed
+ * once (_rl_p, _rl_td): a correlated subquery here cost ~10 µs per row, more than the whole read.
+ */
 function attrStructSql(shape: ParquetShape): string {
   const has = (f: string) => shape.attrs.includes(f);
   const c = (f: string, type = 'VARCHAR') => (has(f) ? `CAST(attributes."${f}" AS ${type})` : `CAST(NULL AS ${type})`);
-  const node = `regexp_extract(event_type, '\\.([A-Za-z0-9_]+)$', 1) IN ('NodeEvaluated', 'NodeProcessed')`;
-  const p = has('json_payload') ? `CASE WHEN ${node} THEN TRY_CAST(attributes.json_payload AS JSON) END` : 'CAST(NULL AS JSON)';
-  const detail = (variant: string) =>
-    `coalesce(json_extract(p, '$.${variant}'), json_extract(p, '$.node_outcome_detail.${variant}'))`;
-  return `(SELECT {
+  return `{
       'unique_id': ${c('unique_id')}, 'phase': ${c('phase')}, 'last_phase': NULL::VARCHAR,
       'node_outcome': ${c('node_outcome')}, 'node_skip_reason': ${c('node_skip_reason')}, 'skip_reason': NULL::VARCHAR,
-      'node_skip_upstream_detail': {'upstream_unique_id': json_extract_string(${detail('NodeSkipUpstreamDetail')}, '$.upstream_unique_id')},
+      'node_skip_upstream_detail': {'upstream_unique_id': json_extract_string(${detailSql('NodeSkipUpstreamDetail')}, '$.upstream_unique_id')},
       'upstream_unique_id': NULL::VARCHAR,
-      'node_test_detail': CASE WHEN td IS NOT NULL THEN {'test_outcome': json_extract_string(td, '$.test_outcome'),
-                                                         'failing_rows': TRY_CAST(json_extract_string(td, '$.failing_rows') AS INTEGER)} END,
+      'node_test_detail': CASE WHEN _rl_td IS NOT NULL THEN {'test_outcome': json_extract_string(_rl_td, '$.test_outcome'),
+                                                             'failing_rows': TRY_CAST(json_extract_string(_rl_td, '$.failing_rows') AS INTEGER)} END,
       'test_outcome': NULL::VARCHAR, 'failing_rows': NULL::INTEGER,
       'node_type': ${c('node_type')}, 'name': ${c('name')}, 'relative_path': ${c('relative_path')},
       'materialization': ${c('materialization')}, 'rows_affected': ${c('rows_affected', 'BIGINT')},
-      'in_selection': TRY_CAST(json_extract_string(p, '$.in_selection') AS BOOLEAN), 'code': ${c('code', 'INTEGER')},
+      'in_selection': TRY_CAST(json_extract_string(_rl_p, '$.in_selection') AS BOOLEAN), 'code': ${c('code', 'INTEGER')},
       'duration_ms': ${c('duration_ms', 'DOUBLE')}
-    } FROM (SELECT ${p} AS p) x, LATERAL (SELECT coalesce(${detail('NodeTestDetail')}, ${detail('TestEvaluationDetail')}) AS td) y)`;
+    }`;
+}
+
+/** An externally tagged outcome detail of a node's json_payload, at the top or under node_outcome_detail. */
+const detailSql = (variant: string) =>
+  `coalesce(json_extract(_rl_p, '$.${variant}'), json_extract(_rl_p, '$.node_outcome_detail.${variant}'))`;
+
+/** Innermost select: the message name and a node's json_payload parsed once. */
+function innerSql(shape: ParquetShape, path: string): string {
+  const hasAttrs = shape.top.has('attributes');
+  const p = hasAttrs && shape.attrs.includes('json_payload')
+    ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed') THEN TRY_CAST(attributes.json_payload AS JSON) END`
+    : 'CAST(NULL AS JSON)';
+  const msg = shape.top.has('event_type') ? `regexp_extract(CAST(event_type AS VARCHAR), '\\.([A-Za-z0-9_]+)$', 1)` : 'NULL::VARCHAR';
+  return `(SELECT *, coalesce(${detailSql('NodeTestDetail')}, ${detailSql('TestEvaluationDetail')}) AS _rl_td
+           FROM (SELECT *, ${p} AS _rl_p FROM (SELECT *, ${msg} AS ${MSG} FROM read_parquet(${sqlString(path)}))))`;
 }
 
 export async function readParquetSql(db: Db, input: InputFile): Promise<string> {
@@ -134,8 +152,8 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<string> 
       ${col('body', 'body')} AS body, (${links})::JSON AS links,
       -- Bulk rows (node, query, log events) keep the Parquet layout of their attributes (to_json of the
       -- struct); the few others (invocation, process, phases, ...) are rebuilt in the JSONL shape.
-      (${shape.top.has('attributes') ? `CASE WHEN regexp_extract(event_type, '\\.([A-Za-z0-9_]+)$', 1) IN ('NodeEvaluated', 'NodeProcessed', 'QueryExecuted', 'LogMessage', 'UserLogMessage', 'CompiledCode')
+      (${shape.top.has('attributes') ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed', 'QueryExecuted', 'LogMessage', 'UserLogMessage', 'CompiledCode')
          THEN to_json(attributes) ELSE ${attributesJsonSql(shape)} END` : "'{}'::JSON"}) AS attributes,
       ${shape.top.has('attributes') ? attrStructSql(shape) : 'NULL'} AS a
-    FROM read_parquet(${sqlString(input.path)})`;
+    FROM ${innerSql(shape, input.path)}`;
 }
