@@ -97,12 +97,12 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
 FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
 WHERE s.trace_id IN ${TOUCHED} AND s.kind IN ('node_evaluated', 'node_processed')`;
 
+/** Per (trace, node): the NodeProcessed, else the last-ending evaluation (arg_max: half the cost of a window). */
 const NODE_RESULTS = `
 INSERT INTO node_results
-SELECT * EXCLUDE (rk) FROM (
-  SELECT n.*, row_number() OVER (PARTITION BY trace_id, unique_id
-         ORDER BY (kind = 'processed') DESC, end_ns DESC NULLS LAST, start_ns DESC) AS rk
-  FROM nodes n WHERE trace_id IN ${TOUCHED} AND unique_id IS NOT NULL) WHERE rk = 1`;
+SELECT unnest(arg_max(n, (n.kind = 'processed', coalesce(n.end_ns, -9223372036854775808), coalesce(n.start_ns, -9223372036854775808))))
+FROM nodes n WHERE trace_id IN ${TOUCHED} AND unique_id IS NOT NULL
+GROUP BY trace_id, unique_id`;
 
 const RUNS = `
 INSERT INTO runs
