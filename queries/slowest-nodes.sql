@@ -7,14 +7,23 @@ WITH picked AS (
   WHERE $trace = '' OR starts_with(trace_id, lower(replace($trace, '-', '')))
 ),
 overall AS (
-  SELECT 'overall' AS scope, trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms,
-    row_number() OVER (ORDER BY duration_ms DESC, unique_id) AS rank
-  FROM node_results WHERE duration_ms IS NOT NULL AND trace_id IN (SELECT trace_id FROM picked)
+  -- top-N first (a sort of every node per query cost most of the time), then ranked
+  SELECT 'overall' AS scope, *, row_number() OVER (ORDER BY duration_ms DESC, unique_id) AS rank
+  FROM (SELECT trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms
+        FROM node_results WHERE duration_ms IS NOT NULL AND trace_id IN (SELECT trace_id FROM picked)
+        ORDER BY duration_ms DESC, unique_id LIMIT $limit)
 ),
-per_phase AS (
-  SELECT 'phase:' || coalesce(phase, '?') AS scope, trace_id, unique_id, resource_type, phase, node_outcome, test_outcome,
-    duration_ms, row_number() OVER (PARTITION BY phase ORDER BY duration_ms DESC, unique_id) AS rank
+evaluations AS (
+  SELECT trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms
   FROM nodes WHERE kind = 'evaluated' AND duration_ms IS NOT NULL AND trace_id IN (SELECT trace_id FROM picked)
+),
+-- each phase's N-th longest duration: only evaluations at or above it are ranked (ties kept)
+cut AS (SELECT phase, list_min(max(duration_ms, $limit)) AS ms FROM evaluations GROUP BY phase),
+per_phase AS (
+  SELECT 'phase:' || coalesce(e.phase, '?') AS scope, e.*,
+    row_number() OVER (PARTITION BY e.phase ORDER BY e.duration_ms DESC, e.unique_id) AS rank
+  FROM evaluations e JOIN cut c ON c.phase IS NOT DISTINCT FROM e.phase
+  WHERE e.duration_ms >= c.ms
 )
 SELECT scope, rank::INTEGER AS rank, unique_id, resource_type, phase, node_outcome, test_outcome,
   round(duration_ms, 3) AS duration_ms, trace_id
