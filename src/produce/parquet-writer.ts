@@ -12,7 +12,7 @@ import {
 } from 'apache-arrow';
 import { eventKey } from '../telemetry/event-types.js';
 import { Leaf, ParquetFileWriter, Physical, Repetition, type Logical, type SchemaNode } from './parquet-file.js';
-import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitInto, type ColKind, type ColSpec } from './parquet-layout.js';
+import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColKind, type ColSpec } from './parquet-layout.js';
 import type { AttrValue, JsonlRecord } from './record.js';
 
 export interface ParquetWriteOptions {
@@ -292,19 +292,20 @@ class Rows {
     }
     t.event_type!.str(r.event_type);
 
-    const payload = splitInto(eventKeyCached(r.event_type), r.attributes ?? {}, this.attr);
-    if (payload !== null) {
-      const p = this.l.attrs[0]!;
-      p.at(row);
-      p.str(payload);
+    const split = splitAttributes(eventKeyCached(r.event_type), r.attributes ?? {});
+    const attrs = this.l.attrs;
+    if (split.payload !== null) {
+      attrs[0]!.at(row);
+      attrs[0]!.str(split.payload);
     }
+    for (const [col, v] of split.columns) this.attr(row, col, v);
     this.row++;
   }
 
-  private readonly attr = (col: string, v: AttrValue): void => {
+  private attr(row: number, col: string, v: AttrValue): void {
     const i = this.l.attrIndex.get(col)!;
     const leaf = this.l.attrs[i]!;
-    leaf.at(this.row);
+    leaf.at(row);
     switch (this.l.attrKinds[i]) {
       case 'u64':
         // splitAttributes only gives canonical decimal strings here
@@ -317,7 +318,7 @@ class Rows {
       default:
         return leaf.str(v as string);
     }
-  };
+  }
 }
 
 /**
