@@ -383,6 +383,10 @@ export class Leaf {
     }
     this.n++;
   }
+  /** a null slot (flat optional column) */
+  nul(): void {
+    this.at(this.n + 1);
+  }
   str(s: string): void {
     this.present();
     this.value(s);

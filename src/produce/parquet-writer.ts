@@ -24,7 +24,20 @@ export interface ParquetWriteOptions {
   dictionaryLimit?: number;
 }
 
+const HEX16 = /^[0-9a-f]{16}$/;
 const DEC = /^\d{1,20}$/;
+
+export function spanIdToBigInt(hex: string | null | undefined, field = 'span_id'): bigint | null {
+  if (hex === null || hex === undefined) return null;
+  if (!HEX16.test(hex)) throw new Error(`${field}: not 16 lower-case hex digits: ${JSON.stringify(hex)}`);
+  return BigInt('0x' + hex);
+}
+
+export function nanosToBigInt(s: string | null | undefined, field: string): bigint | null {
+  if (s === null || s === undefined) return null;
+  if (typeof s !== 'string' || !DEC.test(s)) throw new Error(`${field}: not a decimal string: ${JSON.stringify(s)}`);
+  return BigInt(s);
+}
 
 /* ---------------- the Arrow schema (embedded as ARROW:schema) ---------------- */
 
