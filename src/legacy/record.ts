@@ -53,7 +53,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const argv = engineArgv(o.argv);
   const human = o.human ?? process.stderr;
   const manifest = o.manifest ? readManifest(o.manifest) : undefined;
-  const sinks = openSinks(o.out, { otlp: o.otlp });
+  const sinks = await openSinks(o.out, { otlp: o.otlp });
   const { writerFor, errors } = writers(sinks, o.ids);
   const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
   const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined });
