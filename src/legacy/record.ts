@@ -6,13 +6,12 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
-import { feedLines } from './log-file.js';
+import { feedLines, textOf } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
 import { commandOf } from './run-results.js';
@@ -73,10 +72,8 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const timer = setInterval(() => void drain(), o.flushMs ?? 200);
   let lines = 0;
   try {
-    const rl = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-    const r = await feedLines(rl, t, drain, (line) => human.write(line + '\n'), (ev) => {
-      if (ev.level !== 'debug' && ev.msg) human.write(ev.msg + '\n');
-    });
+    // Each chunk's human text is written before its events are translated or the sinks waited for.
+    const r = await feedLines(textOf(child.stdout!), t, { drain, human: (text) => human.write(text) });
     lines = r.lines;
     const { code, signal } = await exited;
     if (interrupted || signal === 'SIGINT') t.interrupt();
