@@ -81,10 +81,11 @@ export function seededIds(seed: number): IdSource {
     }
     return b;
   };
+  const hex8 = (w: number) => HEX[w >>> 24]! + HEX[(w >>> 16) & 0xff]! + HEX[(w >>> 8) & 0xff]! + HEX[w & 0xff]!;
   return {
     spanId() {
       for (;;) {
-        const s = word().toString(16).padStart(8, '0') + word().toString(16).padStart(8, '0');
+        const s = hex8(word()) + hex8(word());
         if (s !== '0000000000000000') return s;
       }
     },

@@ -7,6 +7,8 @@
 
 export type AttrValue = string | number | boolean | null | AttrValue[] | { [k: string]: AttrValue };
 export type Attributes = { [k: string]: AttrValue };
+/** Attributes to add: undefined values are absent. */
+export type AttributesInput = { readonly [k: string]: AttrValue | undefined };
 
 export interface Link {
   trace_id: string;
@@ -118,9 +120,111 @@ function manualSortedJson(v: unknown): string {
   return '{' + parts.join(',') + '}';
 }
 
-/** A copy with keys sorted at every depth (the writer stores attributes this way so serializing is native). */
+/** A copy with keys sorted at every depth. */
 export function sortKeys<T>(v: T): T {
   return sortDeep(v) as T;
+}
+
+/** Non-enumerable memo of an attributes object's engine JSON (spread copies drop it, so edits never see a stale one). */
+const ATTRIBUTES_JSON: unique symbol = Symbol('runlens.attributesJson');
+type WithJson = Attributes & { [ATTRIBUTES_JSON]?: string };
+
+/** The engine's JSON text of an attributes object: the writer's memo when it built one, else sorted serialization. */
+export function attributesJson(a: Attributes): string {
+  return (a as WithJson)[ATTRIBUTES_JSON] ?? sortedJson(a);
+}
+
+// Entries repeat a lot (keys, phases, outcomes, codes): remember the JSON of short ones.
+const entries = new Map<string, Map<AttrValue, string>>();
+function entry(k: string, v: AttrValue): string {
+  if (typeof v === 'object' && v !== null) return `${q(k)}:${sortedJson(v)}`;
+  let m = entries.get(k);
+  if (m === undefined) {
+    if (entries.size >= 512) return `${q(k)}:${q(v)}`;
+    entries.set(k, (m = new Map()));
+  }
+  let e = m.get(v);
+  if (e === undefined) {
+    e = `${q(k)}:${q(v)}`;
+    if (m.size < 256 && (typeof v !== 'string' || v.length <= 64)) m.set(v, e);
+  }
+  return e;
+}
+
+/**
+ * Attributes in engine order (keys ascending) with each entry's JSON text ready. The writer keeps span
+ * attributes this way: adding entries is a merge of two sorted lists, and a record's attribute JSON
+ * is a concatenation of fragments computed once per span (no per-record sort, no re-escaping of SQL).
+ * Values are stored deep-sorted, so the object form is in engine order at every depth too.
+ */
+export class SortedAttrs {
+  private constructor(
+    private readonly keys: readonly string[],
+    private readonly vals: readonly AttrValue[],
+    private readonly frags: readonly string[],
+  ) {}
+
+  static readonly EMPTY = new SortedAttrs([], [], []);
+
+  /** From any attributes object (undefined values are absent). */
+  static of(a: AttributesInput): SortedAttrs {
+    const keys: string[] = [];
+    for (const k in a) if (a[k] !== undefined) keys.push(k);
+    if (keys.length === 0) return SortedAttrs.EMPTY;
+    keys.sort();
+    const vals = new Array<AttrValue>(keys.length);
+    const frags = new Array<string>(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const v = a[keys[i]!]!;
+      vals[i] = typeof v === 'object' && v !== null ? sortKeys(v) : v;
+      frags[i] = entry(keys[i]!, v);
+    }
+    return new SortedAttrs(keys, vals, frags);
+  }
+
+  get(key: string): AttrValue | undefined {
+    const i = this.keys.indexOf(key);
+    return i < 0 ? undefined : this.vals[i];
+  }
+
+  /** These attributes with `extra`'s entries added or replacing (undefined values in `extra` are ignored). */
+  with(extra: AttributesInput | SortedAttrs): SortedAttrs {
+    const b = extra instanceof SortedAttrs ? extra : SortedAttrs.of(extra);
+    if (b.keys.length === 0) return this;
+    if (this.keys.length === 0) return b;
+    const keys: string[] = [];
+    const vals: AttrValue[] = [];
+    const frags: string[] = [];
+    const ak = this.keys;
+    const bk = b.keys;
+    let i = 0;
+    let j = 0;
+    while (i < ak.length || j < bk.length) {
+      const x = ak[i];
+      const y = bk[j];
+      if (y === undefined || (x !== undefined && x < y)) {
+        keys.push(x!);
+        vals.push(this.vals[i]!);
+        frags.push(this.frags[i++]!);
+      } else {
+        if (x === y) i++;
+        keys.push(y);
+        vals.push(b.vals[j]!);
+        frags.push(b.frags[j++]!);
+      }
+    }
+    return new SortedAttrs(keys, vals, frags);
+  }
+
+  /** A new attributes object (keys in engine order) carrying its JSON for the JSONL serializer. */
+  object(): Attributes {
+    const o: Attributes = {};
+    for (let i = 0; i < this.keys.length; i++) o[this.keys[i]!] = this.vals[i]!;
+    let json = '{';
+    for (let i = 0; i < this.frags.length; i++) json += (i ? ',' : '') + this.frags[i];
+    Object.defineProperty(o, ATTRIBUTES_JSON, { value: json + '}' });
+    return o;
+  }
 }
 
 function linksJson(links: Link[] | null | undefined): string {
@@ -128,7 +232,7 @@ function linksJson(links: Link[] | null | undefined): string {
   let s = '[';
   for (let i = 0; i < links.length; i++) {
     const l = links[i]!;
-    s += `${i ? ',' : ''}{"trace_id":${q(l.trace_id)},"span_id":${q(l.span_id)},"attributes":${sortedJson(l.attributes ?? {})}}`;
+    s += `${i ? ',' : ''}{"trace_id":${q(l.trace_id)},"span_id":${q(l.span_id)},"attributes":${attributesJson(l.attributes ?? {})}}`;
   }
   return s + ']';
 }
@@ -138,11 +242,22 @@ function statusJson(st: SpanStatus | null | undefined): string {
   return `{"message":${nullable(st.message)},"code":${st.code}}`;
 }
 
+// Few distinct event types and severities per file: quote each once.
+const quoted = new Map<string, string>();
+function qc(s: string): string {
+  let v = quoted.get(s);
+  if (v === undefined) {
+    v = q(s);
+    if (quoted.size < 1024) quoted.set(s, v);
+  }
+  return v;
+}
+
 /** One JSONL line (without the newline) exactly as the engine writes it. */
 export function serializeRecord(r: JsonlRecord): string {
-  const head = `{"record_type":${q(r.record_type)},"trace_id":${q(r.trace_id)},"span_id":${nullable(r.span_id)},"span_name":${nullable(r.span_name)}`;
-  const tail = `"severity_number":${r.severity_number},"severity_text":${q(r.severity_text)}`;
-  const et = `"event_type":${q(r.event_type)},"attributes":${sortedJson(r.attributes ?? {})}}`;
+  const head = `{"record_type":${qc(r.record_type)},"trace_id":${qc(r.trace_id)},"span_id":${nullable(r.span_id)},"span_name":${nullable(r.span_name)}`;
+  const tail = `"severity_number":${r.severity_number},"severity_text":${qc(r.severity_text)}`;
+  const et = `"event_type":${qc(r.event_type)},"attributes":${attributesJson(r.attributes ?? {})}}`;
   switch (r.record_type) {
     case 'SpanStart':
       return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${q(r.start_time_unix_nano)},${tail},${et}`;

@@ -12,7 +12,7 @@
  * SpanStart is written when a span opens, SpanEnd when it closes; the invocation's end carries the
  * run metrics. Times are nanoseconds (bigint); pass `at` for simulated runs or let the clock decide.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { arch, platform } from 'node:os';
 import { eventType } from '../telemetry/event-types.js';
 import { QueryOutcome } from '../telemetry/enums.js';
@@ -22,7 +22,7 @@ import {
   type NodeInfo, type NodeResult,
 } from './node-attrs.js';
 import { NodeType } from '../telemetry/enums.js';
-import { sortKeys, type Attributes, type JsonlRecord, type Link, type SpanStatus } from './record.js';
+import { SortedAttrs, type Attributes, type AttributesInput, type JsonlRecord, type Link, type SpanStatus } from './record.js';
 import type { TelemetrySink } from './sinks/types.js';
 
 export type SeverityName = 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -188,13 +188,17 @@ export class SpanCore {
   readonly start: bigint;
   end?: bigint;
   ended = false;
-  private sortedAttrs: Attributes = {};
-  /** kept with keys in engine order so the JSONL sink serializes natively */
+  /** in engine order with their JSON ready (records are serialized by concatenation); emptied when the span ends */
+  sorted: SortedAttrs;
   get attrs(): Attributes {
-    return this.sortedAttrs;
+    return this.sorted.object();
   }
   set attrs(a: Attributes) {
-    this.sortedAttrs = sortKeys(a);
+    this.sorted = SortedAttrs.of(a);
+  }
+  /** add or replace attribute entries */
+  update(extra: AttributesInput | SortedAttrs): void {
+    this.sorted = this.sorted.with(extra);
   }
   constructor(
     readonly inv: Invocation,
@@ -202,13 +206,13 @@ export class SpanCore {
     readonly name: string,
     readonly eventKey: string,
     readonly severity: number,
-    attrs: Attributes,
+    attrs: AttributesInput | SortedAttrs,
     at: bigint | undefined,
     spanId?: string,
   ) {
     this.spanId = spanId ?? inv.writer.ids.spanId();
     this.start = at ?? inv.writer.clock();
-    this.attrs = attrs;
+    this.sorted = attrs instanceof SortedAttrs ? attrs : SortedAttrs.of(attrs);
   }
 }
 
@@ -246,7 +250,7 @@ export abstract class SpanHandle {
     const r: JsonlRecord = {
       record_type: 'LogRecord', trace_id: inv.traceId, span_id: this.core.spanId, span_name: this.core.name,
       event_id: inv.writer.ids.uuidv7(Number(at / 1_000_000n)), time_unix_nano: at.toString(), severity_number: num,
-      severity_text: text, body: o.body ?? '', event_type: inv.writer.eventType(o.event ?? 'log.LogMessage'), attributes: sortKeys(o.attributes ?? {}),
+      severity_text: text, body: o.body ?? '', event_type: inv.writer.eventType(o.event ?? 'log.LogMessage'), attributes: SortedAttrs.of(o.attributes ?? {}).object(),
     };
     inv.writer.emit(r, this.core, null, null);
   }
@@ -296,7 +300,7 @@ export abstract class SpanHandle {
 
 export class GenericSpan extends SpanHandle {
   end(o: { attributes?: Attributes; status?: SpanStatus | null; links?: Link[] | null; at?: bigint } = {}): void {
-    if (o.attributes) this.core.attrs = { ...this.core.attrs, ...o.attributes };
+    if (o.attributes) this.core.update(o.attributes);
     this.core.inv.writeEnd(this.core, o.status ?? null, o.links ?? null, o.at);
   }
 }
@@ -342,7 +346,7 @@ export class Invocation extends SpanHandle {
     // The span cores were built against a stand-in; point them at the real handle.
     (proc as { inv: Invocation }).inv = this;
     (core as { inv: Invocation }).inv = this;
-    if (o.parentSpanId) core.attrs = { ...core.attrs, parent_span_id: BigInt('0x' + o.parentSpanId).toString() };
+    if (o.parentSpanId) core.update({ parent_span_id: BigInt('0x' + o.parentSpanId).toString() });
     this.writeStart(proc);
     this.writeStart(core);
   }
@@ -373,6 +377,8 @@ export class Invocation extends SpanHandle {
       links, start_time_unix_nano: s.start.toString(), end_time_unix_nano: s.end.toString(), severity_number: s.severity,
       severity_text: sevText(s.severity), status, event_type: this.writer.eventType(s.eventKey), attributes: s.attrs,
     };
+    // Ended spans are often held until the run ends (node handles): let their attributes go.
+    s.sorted = SortedAttrs.EMPTY;
     this.writer.emit(r, s, s.parent, this.externalParent);
   }
 
@@ -389,13 +395,10 @@ export class Invocation extends SpanHandle {
 
   /** NodeProcessed for one node (spans all its phases). */
   startNode(info: NodeInfo, o: { at?: bigint } = {}): Node {
-    const base = nodeBaseAttrs(info);
-    const attrs = { ...base };
+    // The node's own attributes are serialized once here and reused by all of its records.
+    const base = SortedAttrs.of(nodeBaseAttrs(info));
     const inSel = info.inSelection ?? true;
-    if (inSel) attrs.in_selection = true;
-    attrs.dbt_core_event_code = 'Q024';
-    set(attrs, 'group', info.group);
-    set(attrs, 'source_name', info.sourceName);
+    const attrs = base.with({ dbt_core_event_code: 'Q024', group: info.group, in_selection: inSel ? true : undefined, source_name: info.sourceName });
     const core = new SpanCore(this, this.core, `Node processed (${info.uniqueId})`, 'node.NodeProcessed', 9, attrs, o.at);
     this.writeStart(core);
     return new Node(core, info, inSel, base);
@@ -443,17 +446,12 @@ export class Invocation extends SpanHandle {
     const at = o.at ?? this.writer.clock();
     const metrics = this.metrics(o.autofixSuggestions);
     const errors = Number(metrics.total_errors);
-    const a = this.core.attrs;
-    this.core.attrs = { ...a, eval_args: { ...(a.eval_args as Attributes), ...o.evalArgs }, metrics };
+    this.core.update({ eval_args: { ...(this.core.sorted.get('eval_args') as Attributes), ...o.evalArgs }, metrics });
     const status = o.status !== undefined ? o.status : errors > 0 ? { message: 'Executed with errors', code: 2 } : { message: null, code: 1 };
     this.writeEnd(this.core, status, null, at);
     this.writeEnd(this.process, null, null, at > this.process.start ? at : undefined);
     this.writer.forget(this);
   }
-}
-
-function set(a: Attributes, k: string, v: string | undefined): void {
-  if (v !== undefined) a[k] = v;
 }
 
 function sevText(n: number): string {
@@ -486,7 +484,7 @@ export class Phase extends SpanHandle {
       const error = o.counts?.error ?? this.errored;
       const skipped = o.counts?.skipped ?? this.skipped;
       const total = o.counts?.total ?? this.nodeCount ?? this.evaluated;
-      this.core.attrs = { ...this.core.attrs, node_count_error: u64(error), node_count_skipped: u64(skipped), node_count_total: u64(total) };
+      this.core.update({ node_count_error: u64(error), node_count_skipped: u64(skipped), node_count_total: u64(total) });
       if (o.status === undefined) status = error > 0 ? { message: `${error} nodes errored`, code: 2 } : { message: null, code: 1 };
     }
     this.core.inv.writeEnd(this.core, status, null, o.at);
@@ -504,7 +502,7 @@ interface EvaluationRecord {
 export class Node extends SpanHandle {
   readonly nodeTypeConst: string;
   private readonly evaluations: EvaluationRecord[] = [];
-  constructor(core: SpanCore, readonly info: NodeInfo, readonly inSelection: boolean, private readonly base: Attributes) {
+  constructor(core: SpanCore, readonly info: NodeInfo, readonly inSelection: boolean, private readonly base: SortedAttrs) {
     super(core);
     this.nodeTypeConst = konst(NodeType, info.nodeType);
   }
@@ -513,10 +511,7 @@ export class Node extends SpanHandle {
   }
   /** NodeEvaluated for this node in `phase` (a child of the phase span). */
   evaluate(phase: Phase, o: { at?: bigint } = {}): Evaluation {
-    const attrs = { ...this.base };
-    attrs.phase = phase.phase;
-    const code = evaluatedCode(phase.phase);
-    if (code) attrs.dbt_core_event_code = code;
+    const attrs = this.base.with({ dbt_core_event_code: evaluatedCode(phase.phase), phase: phase.phase });
     const core = new SpanCore(this.core.inv, phase.core, `Node evaluated (${this.info.uniqueId})`, 'node.NodeEvaluated', 5, attrs, o.at);
     this.core.inv.writeStart(core);
     return new Evaluation(core, this, phase);
@@ -539,13 +534,11 @@ export class Node extends SpanHandle {
     const ran = evs.length === 0 || evs.some((e) => e.phase === 'EXECUTION_PHASE_RUN');
     const out = outcomeAttrs(r, this.nodeTypeConst, ran);
     if (!ran) delete out.node_test_detail;
-    const a: Attributes = { ...this.core.attrs, ...out };
-    a.dbt_core_event_code = processedEndCode(this.nodeTypeConst, out);
-    if (decisive) a.last_phase = decisive.phase;
     let ns = 0n;
     for (const e of evs) ns += e.end - e.start;
-    a.duration_ms = u64(ns / 1_000_000n);
-    this.core.attrs = a;
+    this.core.update(SortedAttrs.of(out).with({
+      dbt_core_event_code: processedEndCode(this.nodeTypeConst, out), duration_ms: u64(ns / 1_000_000n), last_phase: decisive?.phase,
+    }));
     this.core.inv.writeEnd(this.core, nodeStatus(out.node_outcome as string | undefined), null, o.at);
     if (this.inSelection) this.core.inv.tally({ nodeTypeShort: this.nodeTypeConst.slice('NODE_TYPE_'.length).toLowerCase(), bucket: bucketOf(out) });
   }
@@ -589,7 +582,7 @@ export class Evaluation extends SpanHandle {
     const out = outcomeAttrs(result, this.node.nodeTypeConst, this.phase.phase === 'EXECUTION_PHASE_RUN');
     // The engine reports a test's detail only for the evaluation that ran it.
     if (!isTestType(this.node.nodeTypeConst) || this.phase.phase !== 'EXECUTION_PHASE_RUN') delete out.node_test_detail;
-    this.core.attrs = { ...this.core.attrs, ...out };
+    this.core.update(out);
     const inv = this.core.inv;
     const link: Link = { trace_id: inv.traceId, span_id: this.node.core.spanId, attributes: {} };
     inv.writeEnd(this.core, nodeStatus(out.node_outcome as string | undefined), [link], o.at);
@@ -608,7 +601,7 @@ export class Query extends SpanHandle {
   static open(parent: SpanCore, q: QueryInfo, phase: string | undefined, uniqueId: string | undefined, at: bigint | undefined): Query {
     const a: Attributes = {
       adapter_type: q.adapterType, dbt_core_event_code: 'E016', query_description: q.description ?? 'execute adapter call', sql: q.sql,
-      sql_hash: createHash('md5').update(q.sql).digest('hex'),
+      sql_hash: hash('md5', q.sql),
     };
     if (phase) a.phase = phase;
     if (uniqueId) a.unique_id = uniqueId;
@@ -618,11 +611,10 @@ export class Query extends SpanHandle {
   }
   end(o: { outcome?: 'success' | 'error' | 'canceled'; queryId?: string; errorMessage?: string; vendorCode?: number; at?: bigint } = {}): void {
     const outcome = konst(QueryOutcome, o.outcome ?? 'success');
-    const a: Attributes = { ...this.core.attrs, dbt_core_event_code: 'E017', query_outcome: outcome };
-    if (o.queryId) a.query_id = o.queryId;
-    if (o.errorMessage) a.query_error_adapter_message = o.errorMessage;
-    if (o.vendorCode !== undefined) a.query_error_vendor_code = o.vendorCode;
-    this.core.attrs = a;
+    this.core.update({
+      dbt_core_event_code: 'E017', query_error_adapter_message: o.errorMessage || undefined, query_error_vendor_code: o.vendorCode,
+      query_id: o.queryId || undefined, query_outcome: outcome,
+    });
     const status = outcome === 'QUERY_OUTCOME_SUCCESS' ? { message: null, code: 1 } : { message: outcome === 'QUERY_OUTCOME_CANCELED' ? 'canceled' : 'error', code: 2 };
     this.core.inv.writeEnd(this.core, status, null, o.at);
   }

@@ -1,6 +1,10 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededIds } from '../../src/produce/ids.js';
 import type { Attributes, JsonlRecord, SpanEndRecord } from '../../src/produce/record.js';
+import { JsonlSink } from '../../src/produce/sinks/jsonl.js';
 import type { TelemetrySink } from '../../src/produce/sinks/types.js';
 import { TelemetryWriter } from '../../src/produce/writer.js';
 import { samplesPresent, sampleLines } from './helpers.js';
@@ -166,5 +170,23 @@ describe('TelemetryWriter', () => {
     }
     const given = new TelemetryWriter({ sinks: [] }).startInvocation({ command: 'run', invocationId: '019c97ca-fe1c-76e2-abb1-50e9427e666a' });
     expect(given.traceId).toBe('019c97cafe1c76e2abb150e9427e666a');
+  });
+
+  it('the JSONL sink writes records as events occur: a quiet run shows them without closing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-jsonl-'));
+    try {
+      const path = join(dir, 'otel.jsonl');
+      const w = new TelemetryWriter({ sinks: [new JsonlSink({ path })], ids: seededIds(3) });
+      const inv = w.startInvocation({ command: 'build', at: T0 });
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && !(existsSync(path) && readFileSync(path, 'utf8').split('\n').length > 2)) await new Promise((r) => setTimeout(r, 50));
+      const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+      expect(lines.map((l) => JSON.parse(l).event_type)).toEqual(['v1.public.events.fusion.process.Process', 'v1.public.events.fusion.invocation.Invocation']);
+      inv.end({ at: T0 + 1n });
+      await w.close();
+      expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

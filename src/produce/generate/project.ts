@@ -3,7 +3,7 @@
  * tests and unit tests wired into a DAG the way a `build` schedules them (children of a model wait
  * for its tests; a model waits for its unit tests). Deterministic for a seed.
  */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { seededRandom } from '../ids.js';
 import type { NodeInfo } from '../node-attrs.js';
 
@@ -37,7 +37,7 @@ const NOUNS = ['customers', 'orders', 'payments', 'products', 'stores', 'supplie
 const COLS = ['id', 'created_at', 'status', 'amount', 'customer_id', 'order_id', 'updated_at', 'type'];
 
 function hash(s: string, n = 64): string {
-  return createHash('sha256').update(s).digest('hex').slice(0, n);
+  return digest('sha256', s).slice(0, n);
 }
 
 export function buildProject(totalNodes: number, seed: number, name = 'acme'): GenProject {

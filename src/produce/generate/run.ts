@@ -179,6 +179,9 @@ export async function simulateRun(w: TelemetryWriter, p: GenProject, o: RunOptio
     if (result.outcome === 'skipped' && result.skipReason === 'upstream') summary.skipped++;
     ev.end(result, { at: e.t });
     if (!handles[e.i]!.ended) handles[e.i]!.end(undefined, { at: e.t + ms(0.03) });
+    // done with this node: let big runs keep only what is still open
+    handles[e.i] = undefined as never;
+    evs[e.i] = undefined as never;
     o.onNode?.();
     await tick();
   }

@@ -22,7 +22,9 @@ export interface JsonlSinkOptions {
   level?: Level;
 }
 
+/** Lines are handed to the stream in chunks of about this size, or after FLUSH_MS at the latest. */
 const FLUSH_AT = 1 << 16;
+const FLUSH_MS = 200;
 
 export class JsonlSink implements TelemetrySink {
   readonly name: string;
@@ -32,6 +34,7 @@ export class JsonlSink implements TelemetrySink {
   private file?: Writable;
   private buf = '';
   private waiting: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private readonly ownsStream: boolean;
 
   constructor(opts: JsonlSinkOptions) {
@@ -61,9 +64,15 @@ export class JsonlSink implements TelemetrySink {
     if (this.error) throw this.error;
     this.buf += serializeRecord(r) + '\n';
     if (this.buf.length >= FLUSH_AT) this.flush();
+    // A quiet run still shows its events within FLUSH_MS (and a crash loses at most that much).
+    else if (!this.timer) this.timer = setTimeout(() => this.flush(), FLUSH_MS).unref();
   }
 
   private flush(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     if (!this.buf) return;
     const ok = this.out.write(this.buf);
     this.buf = '';
