@@ -126,35 +126,38 @@ function* planNodes(run: LegacyRun, results: NodeResult[], compileOnly: boolean,
     const r = run.results[i]!;
     const result = results[i]!;
     const phase = mainPhase(r, compileOnly);
-    const timed = r.timing.filter((t) => t.start !== null && t.end !== null) as { name: string; start: bigint; end: bigint }[];
+    // timings with both ends: the first compile and execute, and the earliest start and latest end
+    let compile: Timed | undefined, execute: Timed | undefined, first: bigint | null = null, last: bigint | null = null;
+    for (const t of r.timing) {
+      if (t.start === null || t.end === null) continue;
+      if (t.name === 'compile') compile ??= t as Timed;
+      else if (t.name === 'execute') execute ??= t as Timed;
+      if (first === null || t.start < first) first = t.start;
+      if (last === null || t.end > last) last = t.end;
+    }
     const evals: PlannedEval[] = [];
-    if (timed.length === 0) {
+    if (first === null || last === null) {
       evals.push({ phase, start: cursor, end: cursor + secondsToNs(r.executionTime), result });
     } else if (phase !== 'run') {
       // compile-only commands and hooks: one evaluation spanning every timing
-      evals.push({ phase, start: min(timed.map((t) => t.start)), end: max(timed.map((t) => t.end)), result });
+      evals.push({ phase, start: first, end: last, result });
+    } else if (compile && execute) {
+      evals.push({ phase: 'render', start: compile.start, end: compile.end, result: { outcome: 'success' } });
+      evals.push({ phase: 'run', start: execute.start, end: execute.end, result });
+    } else if (compile) {
+      // only compiled: an error happened while compiling, anything else still ended here
+      evals.push({ phase: 'render', start: compile.start, end: compile.end, result });
     } else {
-      const compile = timed.find((t) => t.name === 'compile');
-      const execute = timed.find((t) => t.name === 'execute');
-      if (compile && execute) {
-        evals.push({ phase: 'render', start: compile.start, end: compile.end, result: { outcome: 'success' } });
-        evals.push({ phase: 'run', start: execute.start, end: execute.end, result });
-      } else if (compile) {
-        // only compiled: an error happened while compiling, anything else still ended here
-        evals.push({ phase: 'render', start: compile.start, end: compile.end, result });
-      } else {
-        evals.push({ phase: 'run', start: min(timed.map((t) => t.start)), end: max(timed.map((t) => t.end)), result });
-      }
+      evals.push({ phase: 'run', start: first, end: last, result });
     }
     const start = evals[0]!.start;
-    const end = max(evals.map((e) => e.end));
+    const end = evals.length === 1 || evals[0]!.end > evals[1]!.end ? evals[0]!.end : evals[1]!.end;
     if (end > cursor) cursor = end;
     yield { r, start, end, evals };
   }
 }
 
-const min = (xs: bigint[]) => xs.reduce((a, b) => (b < a ? b : a));
-const max = (xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
+type Timed = { name: string; start: bigint; end: bigint };
 
 const EVAL_ARGS = ['select', 'exclude', 'selector', 'target', 'full_refresh', 'fail_fast', 'warn_error', 'indirect_selection', 'state', 'defer', 'threads'];
 

@@ -44,7 +44,11 @@ const RESULT_EVENTS = new Set([
 ]);
 const START_EVENTS = new Set(['LogStartLine', 'LogHookStartLine']);
 const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
-const SEVERITY: Record<string, SeverityName> = { debug: 'debug', info: 'info', warn: 'warn', warning: 'warn', error: 'error' };
+/** level -> writer severity and the original severity text (one per log line: no per-line upper-casing) */
+const SEVERITY = new Map<string, readonly [SeverityName, string]>([
+  ['debug', ['debug', 'DEBUG']], ['info', ['info', 'INFO']], ['warn', ['warn', 'WARN']], ['warning', ['warn', 'WARN']], ['error', ['error', 'ERROR']],
+]);
+const INFO = SEVERITY.get('info')!;
 
 interface NodeState {
   node: Node;
@@ -301,8 +305,8 @@ export class LogTranslator {
     if (!s) return;
     const st = ev.node ? s.nodes.get(ev.node.uniqueId) : undefined;
     const span = st ? (st.run && !st.run.ended ? st.run : st.render && !st.render.ended ? st.render : st.node) : s.inv;
-    const sev = SEVERITY[ev.level] ?? 'info';
-    const attrs: Record<string, string | number> = { dbt_core_event_code: ev.code, legacy_event_name: ev.name, original_severity_text: sev.toUpperCase() };
+    const [sev, sevText] = SEVERITY.get(ev.level) ?? INFO;
+    const attrs: Record<string, string | number> = { dbt_core_event_code: ev.code, legacy_event_name: ev.name, original_severity_text: sevText };
     if (ev.node) attrs.unique_id = ev.node.uniqueId;
     span.log({ event: 'log.LogMessage', severity: sev, body: ev.msg, attributes: attrs, at });
     s.summary.logRecords++;
