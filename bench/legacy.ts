@@ -166,6 +166,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     const rrParse = run(process.execPath, ['-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(rr)}, 'utf8'))`]);
     const mig = run(process.execPath, [CLI, 'migrate', rr, '-o', migrated]);
     const migratedRecords = lineCount(migrated);
+    rmSync(migrated);
     console.log(`legacy: migrate ${results} results -> JSONL (CLI, start-up included): ${fig(mig)}, ${migratedRecords} records (goal < 5 s); reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
 
     const log = path.join(dir, 'dbt.log');
@@ -173,20 +174,23 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     await bigLog(log, lines);
     const replay = path.join(dir, 'replay.mjs');
     writeFileSync(replay, REPLAY);
+    // A fresh output path per run: deleting the previous run's 600 MB file is no part of recording.
     const out = path.join(dir, 'recorded.jsonl');
+    const out2 = path.join(dir, 'recorded-paced.jsonl');
 
     const base1 = run('sh', ['-c', `cat '${log}' > /dev/null`]);
     const parse1 = run(process.execPath, [parseScript, log]);
     const rec1 = run(process.execPath, [CLI, 'record', '-o', out, '--', 'cat', log]);
     const records1 = lineCount(out);
+    rmSync(out);
     const recordUnpaced = { baseline: base1, parseOnly: parse1, record: rec1, records: records1, addedPct: pct(rec1.wallMs, base1.wallMs) };
     console.log(`legacy: record, ${lines} lines unpaced (cat): baseline cat > /dev/null ${fig(base1)}; record ${fig(rec1)}, ${records1} records, added ${recordUnpaced.addedPct.toFixed(0)}%`);
     console.log(`legacy:   floor: node only splitting and JSON.parse-ing the lines ${fig(parse1)} (${(parse1.wallMs / base1.wallMs).toFixed(0)}x cat): under 5% over cat cannot hold unpaced; record / parse-only: ${(rec1.wallMs / parse1.wallMs).toFixed(2)}x wall, ${(rec1.cpuMs / parse1.cpuMs).toFixed(2)}x CPU`);
 
     const rate = o.rate ?? PACED_LINES_PER_SECOND;
     const base2 = run('sh', ['-c', `'${process.execPath}' '${replay}' '${log}' ${rate} > /dev/null`]);
-    const rec2 = run(process.execPath, [CLI, 'record', '-o', out, '--', process.execPath, replay, log, String(rate)]);
-    const records2 = lineCount(out);
+    const rec2 = run(process.execPath, [CLI, 'record', '-o', out2, '--', process.execPath, replay, log, String(rate)]);
+    const records2 = lineCount(out2);
     const recordPaced = { baseline: base2, record: rec2, records: records2, addedPct: pct(rec2.wallMs, base2.wallMs), linesPerSecond: rate };
     console.log(`legacy: record, ${lines} lines replayed at ${rate} lines/s: baseline > /dev/null ${fig(base2)}; record ${fig(rec2)}, ${records2} records, added ${recordPaced.addedPct.toFixed(1)}% wall (goal < 5%), +${s(rec2.cpuMs - base2.cpuMs)} CPU`);
     console.log(`legacy: load average ${load()}`);
