@@ -1,8 +1,9 @@
 /**
  * `record`: run an older-engine command and translate its `--log-format json` stdout live. JSONL
- * is flushed as events arrive (at most ~200 ms behind), Parquet is written when the command ends,
- * OTLP streams through its batch processors. The engine's human text goes to stderr; the child's
- * exit code is returned; on Ctrl-C the child is asked to stop and its in-flight nodes end as canceled.
+ * is flushed as events arrive (the sink writes within ~200 ms), Parquet is written when the command
+ * ends, OTLP streams through its batch processors. The engine's human text goes to stderr as each
+ * chunk of output arrives, before that chunk is translated; the child's exit code is returned; on
+ * Ctrl-C the child is asked to stop and its in-flight nodes end as canceled.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -26,8 +27,6 @@ export interface RecordOptions {
   /** where the engine's human progress goes (default process.stderr) */
   human?: Writable;
   ids?: IdSource;
-  /** flush interval for the JSONL sink, ms (default 200) */
-  flushMs?: number;
 }
 
 export interface RecordResult {
@@ -69,7 +68,6 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     if (!process.stdin.isTTY) child.kill('SIGINT');
   };
   process.on('SIGINT', onSigint);
-  const timer = setInterval(() => void drain(), o.flushMs ?? 200);
   let lines = 0;
   try {
     // Each chunk's human text is written before its events are translated or the sinks waited for.
@@ -80,7 +78,6 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     else t.end();
     return finish(code, signal);
   } finally {
-    clearInterval(timer);
     process.off('SIGINT', onSigint);
     await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
     const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
