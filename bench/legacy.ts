@@ -186,6 +186,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     const recordUnpaced = { baseline: base1, parseOnly: parse1, record: rec1, records: records1, addedPct: pct(rec1.wallMs, base1.wallMs) };
     console.log(`legacy: record, ${lines} lines unpaced (cat): baseline cat > /dev/null ${fig(base1)}; record ${fig(rec1)}, ${records1} records, added ${recordUnpaced.addedPct.toFixed(0)}%`);
     console.log(`legacy:   floor: node only splitting and JSON.parse-ing the lines ${fig(parse1)} (${(parse1.wallMs / base1.wallMs).toFixed(0)}x cat): under 5% over cat cannot hold unpaced; record / parse-only: ${(rec1.wallMs / parse1.wallMs).toFixed(2)}x wall, ${(rec1.cpuMs / parse1.cpuMs).toFixed(2)}x CPU`);
+    console.log(`legacy:   record translates ${Math.round(lines / (rec1.cpuMs / 1000)).toLocaleString('en-US')} lines per CPU-second: the fastest live stream it keeps up with on one free core`);
 
     const rate = o.rate ?? PACED_LINES_PER_SECOND;
     const base2 = run('sh', ['-c', `'${process.execPath}' '${replay}' '${log}' ${rate} > /dev/null`]);
