@@ -20,6 +20,8 @@ export interface ParquetWriteOptions {
   batchRows?: number;
   /** rows per Parquet row group (parquet-rs default 1,048,576) */
   rowGroupRows?: number;
+  /** dictionary bytes per text column chunk before the rest of it is written PLAIN (default 64 MiB) */
+  dictionaryLimit?: number;
 }
 
 const HEX16 = /^[0-9a-f]{16}$/;
@@ -94,7 +96,7 @@ function arrowSchemaMetadata(): string {
 
 /* ---------------- the Parquet schema and its leaves ---------------- */
 
-function parquetLeaf(c: ColSpec, path: string[], maxDef: number, maxRep: number): { node: SchemaNode; leaf: Leaf } {
+function parquetLeaf(c: ColSpec, path: string[], maxDef: number, maxRep: number, dictLimit?: number): { node: SchemaNode; leaf: Leaf } {
   let physical: Physical;
   let logical: Logical | undefined;
   switch (c.kind) {
@@ -127,7 +129,7 @@ function parquetLeaf(c: ColSpec, path: string[], maxDef: number, maxRep: number)
   // Every text column is dictionary-encoded but the always-unique event ids: hashing a string costs far
   // less than compressing it, and span names, SQL, paths and checksums repeat (SpanStart and SpanEnd).
   const dictionary = physical === Physical.BYTE_ARRAY && c.name !== 'event_id';
-  return { node, leaf: new Leaf(path, physical, maxDef, maxRep, dictionary) };
+  return { node, leaf: new Leaf(path, physical, maxDef, maxRep, dictionary, dictLimit) };
 }
 
 class Layout {
@@ -139,15 +141,15 @@ class Layout {
   readonly attrKinds: ColKind[] = ATTRIBUTE_COLUMNS.map((c) => c.kind);
   readonly attrIndex = new Map(ATTRIBUTE_COLUMNS.map((c, i) => [c.name, i]));
 
-  constructor() {
+  constructor(dictLimit?: number) {
     for (const c of TOP_COLUMNS) {
-      const { node, leaf } = parquetLeaf(c, [c.name], c.nullable ? 1 : 0, 0);
+      const { node, leaf } = parquetLeaf(c, [c.name], c.nullable ? 1 : 0, 0, dictLimit);
       this.schema.push(node);
       this.leaves.push(leaf);
       this.top[c.name] = leaf;
       if (c.name === 'parent_span_id') {
         // links: optional LIST of optional struct items (max definition 3, +1 for a nullable field)
-        const kids = LINK_COLUMNS.map((lc) => parquetLeaf(lc, ['links', 'list', 'item', lc.name], lc.nullable ? 4 : 3, 1));
+        const kids = LINK_COLUMNS.map((lc) => parquetLeaf(lc, ['links', 'list', 'item', lc.name], lc.nullable ? 4 : 3, 1, dictLimit));
         this.schema.push({
           name: 'links', repetition: Repetition.OPTIONAL, logical: { kind: 'list' },
           children: [{ name: 'list', repetition: Repetition.REPEATED, children: [{ name: 'item', repetition: Repetition.OPTIONAL, children: kids.map((k) => k.node) }] }],
@@ -158,7 +160,7 @@ class Layout {
         }
       }
     }
-    const kids = ATTRIBUTE_COLUMNS.map((c) => parquetLeaf(c, ['attributes', c.name], 1, 0));
+    const kids = ATTRIBUTE_COLUMNS.map((c) => parquetLeaf(c, ['attributes', c.name], 1, 0, dictLimit));
     this.schema.push({ name: 'attributes', repetition: Repetition.REQUIRED, children: kids.map((k) => k.node) });
     for (const k of kids) {
       this.leaves.push(k.leaf);
@@ -349,7 +351,7 @@ export async function writeParquetFile(
   const fh = await open(tmp, 'w');
   let count = 0;
   try {
-    const layout = new Layout();
+    const layout = new Layout(opts.dictionaryLimit);
     const file = new ParquetFileWriter(layout.schema, layout.leaves, [['ARROW:schema', arrowSchemaMetadata()]], async (parts) => {
       await fh.writev(parts);
     }, 'runlens');

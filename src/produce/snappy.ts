@@ -37,7 +37,7 @@ function emitLiteral(src: Uint8Array, from: number, len: number, dst: Uint8Array
     dst[op++] = (n >>> 8) & 0xff;
     dst[op++] = n >>> 16;
   }
-  if (len < 16) for (let i = 0; i < len; i++) dst[op + i] = src[from + i]!;
+  if (len < 64) for (let i = 0; i < len; i++) dst[op + i] = src[from + i]!;
   else dst.set(src.subarray(from, from + len), op);
   return op + len;
 }
@@ -91,6 +91,8 @@ function compressFragment(src: Uint8Array, start: number, end: number, dst: Uint
       for (;;) {
         const base = ip;
         let matched = 4;
+        // four bytes at a time, then the tail
+        while (ip + matched + 4 <= end && load32(src, ip + matched) === load32(src, candidate + matched)) matched += 4;
         while (ip + matched < end && src[ip + matched] === src[candidate + matched]) matched++;
         ip += matched;
         op = emitCopy(base - candidate, matched, dst, op);

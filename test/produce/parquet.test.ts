@@ -64,6 +64,10 @@ describe('Parquet writer', () => {
     const pq = join(tmp.dir, 'groups.parquet');
     await writeParquetFile(recs, pq, { batchRows: 7, rowGroupRows: 50 });
     expect(await readBack(pq)).toEqual(readFileSync(jsonl, 'utf8').split('\n').filter(Boolean));
+    // dictionaries that outgrow their limit go on PLAIN within the same column chunk
+    const plain = join(tmp.dir, 'plain-after-dict.parquet');
+    await writeParquetFile(recs, plain, { batchRows: 16, dictionaryLimit: 200 });
+    expect(await readBack(plain)).toEqual(readFileSync(jsonl, 'utf8').split('\n').filter(Boolean));
     const groups = await duck<{ n: number }>(`SELECT count(DISTINCT row_group_id)::INT AS n FROM parquet_metadata('${pq}')`);
     expect(groups[0]!.n).toBe(Math.ceil(recs.length / 50));
     const empty = join(tmp.dir, 'empty.parquet');
