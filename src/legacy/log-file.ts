@@ -58,8 +58,9 @@ export class LineSplitter {
 
 export interface FeedOptions {
   /**
-   * The sinks' backpressure, waited for between chunks every DRAIN_EVERY lines: waiting after every
-   * 64 KB chunk left the process idle during each file write.
+   * The sinks' backpressure. Started every DRAIN_EVERY lines and waited for only when the previous
+   * one is still pending by then: the stream is held back only while a sink is really behind, not
+   * for each file write in flight (waiting on those idled migrate and delayed record's human text).
    */
   drain?: () => Promise<void>;
   /**
@@ -80,6 +81,7 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   let events: LegacyEvent[] = [];
   let text = '';
   let drained = 0;
+  let draining: Promise<void> | null = null;
   const onLine = (line: string) => {
     n++;
     if (line.length === 0) return;
@@ -104,11 +106,14 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
     flush();
     if (o.drain && n - drained >= DRAIN_EVERY) {
       drained = n;
-      await o.drain();
+      if (draining) await draining;
+      draining = o.drain();
+      draining.catch(() => undefined); // rethrown when awaited
     }
   }
   split.end(onLine);
   flush();
+  if (draining) await draining;
   return { lines: n, badLines: bad };
 }
 
