@@ -19,6 +19,15 @@ export interface LegacyBenchResult {
   migrate100k: Run & { records: number; parseReference: Run };
   recordUnpaced: { baseline: Run; parseOnly: Run; record: Run; records: number; addedPct: number };
   recordPaced: { baseline: Run; record: Run; records: number; addedPct: number; linesPerSecond: number };
+  /** ms from an engine writing an info line to its text reaching record's stderr reader, vs the engine piped straight to it */
+  humanLatency: { record: Latency; direct: Latency; linesPerSecond: number };
+}
+
+export interface Latency {
+  lines: number;
+  p50: number;
+  p99: number;
+  max: number;
 }
 
 const T0 = Date.UTC(2026, 0, 5, 10);
@@ -107,6 +116,46 @@ for await (const chunk of createReadStream(process.argv[2], { encoding: 'utf8', 
 }
 `;
 
+/** A live engine for latency: every 10 ms, one tick of debug chatter plus one info line whose message is its send time. */
+const LATENCY_ENGINE = `
+const [rate, ticks] = process.argv.slice(2).map(Number);
+const perTick = Math.max(2, Math.round(rate / 100));
+const ev = (name, level, msg, data) => JSON.stringify({ data, info: { category: '', code: 'Q000', extra: {}, invocation_id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', level, msg, name, pid: 7, thread: 'Thread-1', ts: new Date().toISOString() } }) + '\\n';
+process.stdout.write(ev('MainReportVersion', 'info', 'Running with dbt=1.9.0', { version: '=1.9.0', log_version: 3 }));
+let tick = 0;
+const iv = setInterval(() => {
+  const node = { node_info: { unique_id: 'model.p.m_' + tick, resource_type: 'model', node_name: 'm_' + tick, node_path: 'm.sql', materialized: 'table', node_status: 'started' } };
+  let s = '';
+  for (let k = 1; k < perTick; k++) s += ev('SQLQuery', 'debug', 'On model.p.m_' + tick + ': select ' + k, { ...node, sql: 'select ' + k });
+  process.stdout.write(s + ev('LogStartLine', 'info', 'sent=' + Date.now(), node));
+  if (++tick >= ticks) clearInterval(iv);
+}, 10);
+`;
+
+/** Reads the human text (or the raw stream) and prints the delay of every "sent=" line as JSON. */
+const LATENCY_READER = `
+let rest = '';
+const d = [];
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (c) => {
+  const now = Date.now();
+  const ls = (rest + c).split('\\n');
+  rest = ls.pop();
+  for (const l of ls) { const m = /sent=(\\d+)/.exec(l); if (m) d.push(now - Number(m[1])); }
+});
+process.stdin.on('end', () => {
+  d.sort((a, b) => a - b);
+  const p = (q) => d[Math.min(d.length - 1, Math.floor(q * d.length))] ?? -1;
+  console.log(JSON.stringify({ lines: d.length, p50: p(0.5), p99: p(0.99), max: d[d.length - 1] ?? -1 }));
+});
+`;
+
+function latency(pipeline: string): Latency {
+  const r = spawnSync('sh', ['-c', pipeline], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  if (r.status !== 0) throw new Error(`${pipeline} exited ${r.status}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Latency;
+}
+
 export interface Run {
   wallMs: number;
   /** user + system CPU of the command and every process it waited for (all cores) */
@@ -194,8 +243,20 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     const records2 = lineCount(out2);
     const recordPaced = { baseline: base2, record: rec2, records: records2, addedPct: pct(rec2.wallMs, base2.wallMs), linesPerSecond: rate };
     console.log(`legacy: record, ${lines} lines replayed at ${rate} lines/s: baseline > /dev/null ${fig(base2)}; record ${fig(rec2)}, ${records2} records, added ${recordPaced.addedPct.toFixed(1)}% wall (goal < 5%), +${s(rec2.cpuMs - base2.cpuMs)} CPU`);
+
+    // Transparency: how long an info line takes from the engine to record's human output (stderr).
+    const le = path.join(dir, 'latency-engine.mjs');
+    const lr = path.join(dir, 'latency-reader.mjs');
+    writeFileSync(le, LATENCY_ENGINE);
+    writeFileSync(lr, LATENCY_READER);
+    const engine = `'${process.execPath}' '${le}' ${rate} 1000`;
+    const direct = latency(`${engine} | '${process.execPath}' '${lr}'`);
+    const viaRecord = latency(`'${process.execPath}' '${CLI}' record -o '${path.join(dir, 'latency.jsonl')}' -- ${engine} 2>&1 >/dev/null | '${process.execPath}' '${lr}'`);
+    const ms = (l: Latency) => `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.lines} lines)`;
+    console.log(`legacy: record's human text, engine at ${rate} lines/s for 10 s: ${ms(viaRecord)}; engine piped straight to the same reader: ${ms(direct)}`);
+    const humanLatency = { record: viaRecord, direct, linesPerSecond: rate };
     console.log(`legacy: load average ${load()}`);
-    return { migrate100k: { ...mig, records: migratedRecords, parseReference: rrParse }, recordUnpaced, recordPaced };
+    return { migrate100k: { ...mig, records: migratedRecords, parseReference: rrParse }, recordUnpaced, recordPaced, humanLatency };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
