@@ -215,22 +215,31 @@ function orderedDetail(variant: string, inner: AttrValue): AttrValue {
 
 /** JSONL attributes -> well-known columns + json_payload for one event. */
 export function splitAttributes(eventKeyName: string | null, attrs: Attributes): SplitAttributes {
-  const m = mappingFor(eventKeyName);
   const columns: [string, AttrValue][] = [];
+  const payload = splitInto(eventKeyName, attrs, (col, v) => columns.push([col, v]));
+  return { columns, payload };
+}
+
+/**
+ * The same split, handing each column value to `column` as it is found (the Parquet writer's path:
+ * no per-row arrays); returns the json_payload text.
+ */
+export function splitInto(eventKeyName: string | null, attrs: Attributes, column: (col: string, v: AttrValue) => void): string | null {
+  const m = mappingFor(eventKeyName);
   if (m.payload === 'all') {
-    for (const _ in attrs) return { columns, payload: JSON.stringify(attrs) };
-    return { columns, payload: null };
+    for (const _ in attrs) return JSON.stringify(attrs);
+    return null;
   }
   let rest: Record<string, AttrValue> | null = null;
   let detail: [string, AttrValue] | null = null;
   for (const k in attrs) {
     const v = attrs[k]!;
     const col = m.columns[k];
-    if (col !== undefined && v !== null && fitsColumn(ATTRIBUTE_KIND.get(col)!, v)) columns.push([col, v]);
+    if (col !== undefined && v !== null && fitsColumn(ATTRIBUTE_KIND.get(col)!, v)) column(col, v);
     else if (NODE_DETAIL_VARIANTS[k] && (m.payload === 'node_evaluated' || m.payload === 'node_processed') && !detail) detail = [k, v];
     else (rest ??= {})[k] = v;
   }
-  if (rest === null && detail === null && m.payload !== 'rest') return { columns, payload: null };
+  if (rest === null && detail === null && m.payload !== 'rest') return null;
   rest ??= {};
   let payload: Record<string, AttrValue> | null = null;
   switch (m.payload) {
@@ -263,7 +272,7 @@ export function splitAttributes(eventKeyName: string | null, attrs: Attributes):
       break;
     }
   }
-  return { columns, payload: payload ? JSON.stringify(payload) : null };
+  return payload ? JSON.stringify(payload) : null;
 }
 
 /**

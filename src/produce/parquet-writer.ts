@@ -12,7 +12,7 @@ import {
 } from 'apache-arrow';
 import { eventKey } from '../telemetry/event-types.js';
 import { Leaf, ParquetFileWriter, Physical, Repetition, type Logical, type SchemaNode } from './parquet-file.js';
-import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColKind, type ColSpec } from './parquet-layout.js';
+import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitInto, type ColKind, type ColSpec } from './parquet-layout.js';
 import type { AttrValue, JsonlRecord } from './record.js';
 
 export interface ParquetWriteOptions {
@@ -24,20 +24,7 @@ export interface ParquetWriteOptions {
   dictionaryLimit?: number;
 }
 
-const HEX16 = /^[0-9a-f]{16}$/;
 const DEC = /^\d{1,20}$/;
-
-export function spanIdToBigInt(hex: string | null | undefined, field = 'span_id'): bigint | null {
-  if (hex === null || hex === undefined) return null;
-  if (!HEX16.test(hex)) throw new Error(`${field}: not 16 lower-case hex digits: ${JSON.stringify(hex)}`);
-  return BigInt('0x' + hex);
-}
-
-export function nanosToBigInt(s: string | null | undefined, field: string): bigint | null {
-  if (s === null || s === undefined) return null;
-  if (typeof s !== 'string' || !DEC.test(s)) throw new Error(`${field}: not a decimal string: ${JSON.stringify(s)}`);
-  return BigInt(s);
-}
 
 /* ---------------- the Arrow schema (embedded as ARROW:schema) ---------------- */
 
@@ -305,20 +292,19 @@ class Rows {
     }
     t.event_type!.str(r.event_type);
 
-    const split = splitAttributes(eventKeyCached(r.event_type), r.attributes ?? {});
-    const attrs = this.l.attrs;
-    if (split.payload !== null) {
-      attrs[0]!.at(row);
-      attrs[0]!.str(split.payload);
+    const payload = splitInto(eventKeyCached(r.event_type), r.attributes ?? {}, this.attr);
+    if (payload !== null) {
+      const p = this.l.attrs[0]!;
+      p.at(row);
+      p.str(payload);
     }
-    for (const [col, v] of split.columns) this.attr(row, col, v);
     this.row++;
   }
 
-  private attr(row: number, col: string, v: AttrValue): void {
+  private readonly attr = (col: string, v: AttrValue): void => {
     const i = this.l.attrIndex.get(col)!;
     const leaf = this.l.attrs[i]!;
-    leaf.at(row);
+    leaf.at(this.row);
     switch (this.l.attrKinds[i]) {
       case 'u64':
         // splitAttributes only gives canonical decimal strings here
@@ -331,7 +317,7 @@ class Rows {
       default:
         return leaf.str(v as string);
     }
-  }
+  };
 }
 
 /**
