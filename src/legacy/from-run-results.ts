@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InputError, errorMessage } from '../errors.js';
-import type { NodeInfo, NodeResult } from '../produce/node-attrs.js';
+import type { NodeResult } from '../produce/node-attrs.js';
 import type { Phase, TelemetryWriter } from '../produce/writer.js';
 import type { Attributes } from '../produce/record.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
@@ -34,7 +34,7 @@ interface PlannedEval {
 }
 
 interface PlannedNode {
-  info: NodeInfo;
+  r: LegacyResult;
   start: bigint;
   end: bigint;
   evals: PlannedEval[];
@@ -58,7 +58,17 @@ function invocationIdOf(run: LegacyRun): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): { nodes: PlannedNode[]; start: bigint; end: bigint } {
+interface Plan {
+  /** each result's outcome, upstream culprit included */
+  results: NodeResult[];
+  compileOnly: boolean;
+  start: bigint;
+  end: bigint;
+  /** per phase: first evaluation start, last evaluation end, evaluations */
+  bounds: Map<string, { start: bigint; end: bigint; count: number }>;
+}
+
+function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): Plan {
   const command = run.command;
   const compileOnly = command !== null && COMPILE_ONLY.has(command);
   const outcomes = run.results.map((r, i) => {
@@ -70,55 +80,84 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
   });
   const culprits = new Set<string>();
   run.results.forEach((r, i) => CULPRIT_OUTCOMES(outcomes[i]!.mapping) && culprits.add(r.uniqueId));
-
-  const elapsed = secondsToNs(run.elapsedS);
-  let invStart = run.startedAt ?? (run.generatedAt !== null ? run.generatedAt - elapsed : null);
-  for (const r of run.results) for (const t of r.timing) if (t.start !== null && (invStart === null || t.start < invStart)) invStart = t.start;
-  invStart ??= 0n;
-  let cursor = invStart;
-  const nodes: PlannedNode[] = [];
-  run.results.forEach((r, i) => {
-    const { mapping, result } = outcomes[i]!;
+  const results = outcomes.map(({ mapping, result }, i) => {
+    const r = run.results[i]!;
     if (mapping.skip_reason === 'upstream') {
       const up = culpritOf(r.uniqueId, r.message, culprits, manifest && ((id) => nearestUpstream(manifest, id, (x) => culprits.has(x))));
       if (up) result.upstreamUniqueId = up;
       else summary.upstreamUnknown++;
     }
     summary.outcomes[mapping.node_outcome] = (summary.outcomes[mapping.node_outcome] ?? 0) + 1;
+    return result;
+  });
+
+  const elapsed = secondsToNs(run.elapsedS);
+  let invStart = run.startedAt ?? (run.generatedAt !== null ? run.generatedAt - elapsed : null);
+  for (const r of run.results) for (const t of r.timing) if (t.start !== null && (invStart === null || t.start < invStart)) invStart = t.start;
+  invStart ??= 0n;
+  // Phases open at their first evaluation, in time order, and close after their last.
+  const bounds: Plan['bounds'] = new Map();
+  let cursor = invStart;
+  for (const n of planNodes(run, results, compileOnly, invStart)) {
+    if (n.end > cursor) cursor = n.end;
+    for (const e of n.evals) {
+      const b = bounds.get(e.phase);
+      if (!b) bounds.set(e.phase, { start: e.start, end: e.end, count: 1 });
+      else {
+        if (e.start < b.start) b.start = e.start;
+        if (e.end > b.end) b.end = e.end;
+        b.count++;
+      }
+    }
+  }
+  let invEnd = run.generatedAt ?? cursor;
+  if (cursor > invEnd) invEnd = cursor;
+  return { results, compileOnly, start: invStart, end: invEnd, bounds };
+}
+
+/**
+ * Each node's evaluations in result order; nodes without timing (skips) start where the results
+ * before them ended. A generator walked twice (phase bounds, then writing) so that the planned
+ * nodes of a 100k-result run are never all held at once.
+ */
+function* planNodes(run: LegacyRun, results: NodeResult[], compileOnly: boolean, invStart: bigint): Generator<PlannedNode> {
+  let cursor = invStart;
+  for (let i = 0; i < run.results.length; i++) {
+    const r = run.results[i]!;
+    const result = results[i]!;
     const phase = mainPhase(r, compileOnly);
-    const timed = r.timing.filter((t) => t.start !== null && t.end !== null) as { name: string; start: bigint; end: bigint }[];
+    // timings with both ends: the first compile and execute, and the earliest start and latest end
+    let compile: Timed | undefined, execute: Timed | undefined, first: bigint | null = null, last: bigint | null = null;
+    for (const t of r.timing) {
+      if (t.start === null || t.end === null) continue;
+      if (t.name === 'compile') compile ??= t as Timed;
+      else if (t.name === 'execute') execute ??= t as Timed;
+      if (first === null || t.start < first) first = t.start;
+      if (last === null || t.end > last) last = t.end;
+    }
     const evals: PlannedEval[] = [];
-    if (timed.length === 0) {
+    if (first === null || last === null) {
       evals.push({ phase, start: cursor, end: cursor + secondsToNs(r.executionTime), result });
     } else if (phase !== 'run') {
       // compile-only commands and hooks: one evaluation spanning every timing
-      evals.push({ phase, start: min(timed.map((t) => t.start)), end: max(timed.map((t) => t.end)), result });
+      evals.push({ phase, start: first, end: last, result });
+    } else if (compile && execute) {
+      evals.push({ phase: 'render', start: compile.start, end: compile.end, result: { outcome: 'success' } });
+      evals.push({ phase: 'run', start: execute.start, end: execute.end, result });
+    } else if (compile) {
+      // only compiled: an error happened while compiling, anything else still ended here
+      evals.push({ phase: 'render', start: compile.start, end: compile.end, result });
     } else {
-      const compile = timed.find((t) => t.name === 'compile');
-      const execute = timed.find((t) => t.name === 'execute');
-      if (compile && execute) {
-        evals.push({ phase: 'render', start: compile.start, end: compile.end, result: { outcome: 'success' } });
-        evals.push({ phase: 'run', start: execute.start, end: execute.end, result });
-      } else if (compile) {
-        // only compiled: an error happened while compiling, anything else still ended here
-        evals.push({ phase: 'render', start: compile.start, end: compile.end, result });
-      } else {
-        evals.push({ phase: 'run', start: min(timed.map((t) => t.start)), end: max(timed.map((t) => t.end)), result });
-      }
+      evals.push({ phase: 'run', start: first, end: last, result });
     }
     const start = evals[0]!.start;
-    const end = max(evals.map((e) => e.end));
+    const end = evals.length === 1 || evals[0]!.end > evals[1]!.end ? evals[0]!.end : evals[1]!.end;
     if (end > cursor) cursor = end;
-    const info = nodeInfo(r.uniqueId, manifest?.nodes.get(r.uniqueId));
-    nodes.push({ info, start, end, evals });
-  });
-  let invEnd = run.generatedAt ?? cursor;
-  if (cursor > invEnd) invEnd = cursor;
-  return { nodes, start: invStart, end: invEnd };
+    yield { r, start, end, evals };
+  }
 }
 
-const min = (xs: bigint[]) => xs.reduce((a, b) => (b < a ? b : a));
-const max = (xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
+type Timed = { name: string; start: bigint; end: bigint };
 
 const EVAL_ARGS = ['select', 'exclude', 'selector', 'target', 'full_refresh', 'fail_fast', 'warn_error', 'indirect_selection', 'state', 'defer', 'threads'];
 
@@ -145,29 +184,17 @@ export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: 
     evalArgs: { ...evalArgs(run.args), ...(run.dbtVersion ? { legacy_dbt_version: run.dbtVersion } : {}) },
   });
   summary.traceId = inv.traceId;
-  // Phases open at their first evaluation, in time order, and close after their last.
-  const bounds = new Map<string, { start: bigint; end: bigint; count: number }>();
-  for (const n of p.nodes)
-    for (const e of n.evals) {
-      const b = bounds.get(e.phase);
-      if (!b) bounds.set(e.phase, { start: e.start, end: e.end, count: 1 });
-      else {
-        if (e.start < b.start) b.start = e.start;
-        if (e.end > b.end) b.end = e.end;
-        b.count++;
-      }
-    }
   const phases = new Map<string, Phase>();
-  for (const [name, b] of [...bounds].sort((x, y) => (x[1].start < y[1].start ? -1 : x[1].start > y[1].start ? 1 : 0)))
+  for (const [name, b] of [...p.bounds].sort((x, y) => (x[1].start < y[1].start ? -1 : x[1].start > y[1].start ? 1 : 0)))
     phases.set(name, inv.startPhase(name, { nodeCount: b.count, at: b.start }));
   let k = 0;
-  for (const n of p.nodes) {
-    const node = inv.startNode(n.info, { at: n.start });
+  for (const n of planNodes(run, p.results, p.compileOnly, p.start)) {
+    const node = inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start });
     for (const e of n.evals) node.evaluate(phases.get(e.phase)!, { at: e.start }).end(e.result, { at: e.end });
     node.end(undefined, { at: n.end });
     if (++k % 2000 === 0) await w.drain();
   }
-  for (const [name, ph] of phases) ph.end({ at: bounds.get(name)!.end });
+  for (const [name, ph] of phases) ph.end({ at: p.bounds.get(name)!.end });
   inv.end({ at: p.end });
   await w.drain();
   return summary;

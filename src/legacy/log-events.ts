@@ -67,7 +67,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
     if (!data.node_info && isObj(o.node_info)) data = { ...data, node_info: o.node_info };
   } else return null;
   if (msg.includes('\x1b')) msg = msg.replace(ANSI, '');
-  const ev: LegacyEvent = { name, code, level, msg, ts: tsNs(ts), invocationId: typeof inv === 'string' && inv ? inv : null, data };
+  const ev: LegacyEvent = { name, code, level, msg, ts: isoToNs(ts), invocationId: typeof inv === 'string' && inv ? inv : null, data };
   const ni = data.node_info;
   if (isObj(ni) && typeof ni.unique_id === 'string' && ni.unique_id) {
     const rel = isObj(ni.node_relation) ? ni.node_relation : {};
@@ -78,22 +78,4 @@ export function parseEventLine(line: string): LegacyEvent | null {
     };
   }
   return ev;
-}
-
-// Consecutive lines share the same second most of the time: reuse its parse.
-let lastSecond = '';
-let lastSecondNs = 0n;
-function tsNs(v: unknown): bigint | null {
-  if (typeof v !== 'string' || v.length < 20) return isoToNs(v);
-  const sec = v.slice(0, 19);
-  if (sec === lastSecond && (v[19] === '.' || v[19] === 'Z') && v.endsWith('Z')) {
-    const frac = v[19] === '.' ? v.slice(20, -1) : '';
-    if (/^\d{0,9}$/.test(frac)) return lastSecondNs + (frac ? BigInt(frac.padEnd(9, '0')) : 0n);
-  }
-  const ns = isoToNs(v);
-  if (ns !== null) {
-    lastSecond = sec;
-    lastSecondNs = ns - (ns % 1_000_000_000n);
-  }
-  return ns;
 }

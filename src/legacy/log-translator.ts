@@ -44,7 +44,11 @@ const RESULT_EVENTS = new Set([
 ]);
 const START_EVENTS = new Set(['LogStartLine', 'LogHookStartLine']);
 const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
-const SEVERITY: Record<string, SeverityName> = { debug: 'debug', info: 'info', warn: 'warn', warning: 'warn', error: 'error' };
+/** level -> writer severity and the original severity text (one per log line: no per-line upper-casing) */
+const SEVERITY = new Map<string, readonly [SeverityName, string]>([
+  ['debug', ['debug', 'DEBUG']], ['info', ['info', 'INFO']], ['warn', ['warn', 'WARN']], ['warning', ['warn', 'WARN']], ['error', ['error', 'ERROR']],
+]);
+const INFO = SEVERITY.get('info')!;
 
 interface NodeState {
   node: Node;
@@ -65,7 +69,8 @@ interface PhaseState {
 
 class InvocationState {
   inv: Invocation;
-  nodes = new Map<string, NodeState>();
+  /** null once the node ended: its spans are written, and holding 100k finished nodes' handles made long streams slow */
+  nodes = new Map<string, NodeState | null>();
   phases = new Map<string, PhaseState>();
   culprits = new Set<string>();
   last: bigint;
@@ -159,17 +164,21 @@ export class LogTranslator {
     const n = ev.node;
     switch (ev.name) {
       case 'NodeStart':
-        if (n) this.open(s, n, at).debugLifecycle = true;
+        if (n) {
+          const st = this.open(s, n, at);
+          if (st) st.debugLifecycle = true;
+        }
         return;
       case 'NodeCompiling':
         if (n && !this.isHook(n) && !this.compileOnly(s)) {
           const st = this.open(s, n, at);
-          st.render ??= st.node.evaluate(this.phase(s, 'render', at), { at });
+          if (st) st.render ??= st.node.evaluate(this.phase(s, 'render', at), { at });
         }
         return;
       case 'NodeExecuting':
         if (n && !this.isHook(n) && !this.compileOnly(s)) {
           const st = this.open(s, n, at);
+          if (!st) return;
           if (st.render && !st.render.ended) this.endEval(s, st.render, 'render', { outcome: 'success' }, at);
           st.run ??= st.node.evaluate(this.phase(s, 'run', at), { at });
         }
@@ -188,7 +197,7 @@ export class LogTranslator {
         if (n) {
           const st = this.open(s, n, at);
           // Skipped without NodeStart (on-run-start failed, or the info stream): this line is the result.
-          if (!st.debugLifecycle) this.finish(s, { ...n, status: 'skipped' }, ev, at);
+          if (st && !st.debugLifecycle) this.finish(s, { ...n, status: 'skipped' }, ev, at);
         }
         break;
       case 'LogCancelLine':
@@ -211,8 +220,8 @@ export class LogTranslator {
         if (n && START_EVENTS.has(ev.name)) this.open(s, n, at);
         else if (n && RESULT_EVENTS.has(ev.name)) {
           const st = this.open(s, n, at);
-          if (typeof ev.data.num_failures === 'number') st.failures = ev.data.num_failures;
-          if (!st.debugLifecycle) this.finish(s, n, ev, at);
+          if (st && typeof ev.data.num_failures === 'number') st.failures = ev.data.num_failures;
+          if (st && !st.debugLifecycle) this.finish(s, n, ev, at);
         }
     }
     if (!STRUCTURAL.has(ev.name)) this.log(ev, at);
@@ -244,9 +253,10 @@ export class LogTranslator {
     if (at > p.last) p.last = at;
   }
 
-  private open(s: InvocationState, n: LegacyNodeInfo, at: bigint): NodeState {
+  /** The node's state, opened at its first line; null once it ended. */
+  private open(s: InvocationState, n: LegacyNodeInfo, at: bigint): NodeState | null {
     let st = s.nodes.get(n.uniqueId);
-    if (!st) {
+    if (st === undefined) {
       const info = nodeInfo(n.uniqueId, { name: n.name, relativePath: n.path, materialized: n.materialized, database: n.database, schema: n.schema, alias: n.alias, resourceType: n.resourceType });
       st = { node: s.inv.startNode(info, { at }), uid: n.uniqueId, resourceType: n.resourceType || n.uniqueId.split('.')[0]!, debugLifecycle: false };
       s.nodes.set(n.uniqueId, st);
@@ -258,7 +268,7 @@ export class LogTranslator {
   /** The node's result: NodeFinished (debug stream), a result line or a skip line (info stream). */
   private finish(s: InvocationState, n: LegacyNodeInfo, ev: LegacyEvent, at: bigint): void {
     const st = this.open(s, n, at);
-    if (st.node.ended) return;
+    if (!st) return;
     const rr = (ev.data.run_result ?? {}) as Record<string, unknown>;
     let status = typeof rr.status === 'string' && rr.status ? rr.status : n.status;
     if (!known(status)) status = typeof ev.data.status === 'string' && known(ev.data.status) ? ev.data.status : ev.level === 'error' ? 'error' : 'success';
@@ -286,6 +296,7 @@ export class LogTranslator {
       this.endEval(s, st.node.evaluate(this.phase(s, main, at), { at }), main, result, at);
     }
     st.node.end(undefined, { at });
+    s.nodes.set(st.uid, null);
     s.summary.outcomes[mapping.node_outcome] = (s.summary.outcomes[mapping.node_outcome] ?? 0) + 1;
   }
 
@@ -293,9 +304,9 @@ export class LogTranslator {
     const s = this.cur;
     if (!s) return;
     const st = ev.node ? s.nodes.get(ev.node.uniqueId) : undefined;
-    const span = st && !st.node.ended ? (st.run && !st.run.ended ? st.run : st.render && !st.render.ended ? st.render : st.node) : s.inv;
-    const sev = SEVERITY[ev.level] ?? 'info';
-    const attrs: Record<string, string | number> = { dbt_core_event_code: ev.code, legacy_event_name: ev.name, original_severity_text: sev.toUpperCase() };
+    const span = st ? (st.run && !st.run.ended ? st.run : st.render && !st.render.ended ? st.render : st.node) : s.inv;
+    const [sev, sevText] = SEVERITY.get(ev.level) ?? INFO;
+    const attrs: Record<string, string | number> = { dbt_core_event_code: ev.code, legacy_event_name: ev.name, original_severity_text: sevText };
     if (ev.node) attrs.unique_id = ev.node.uniqueId;
     span.log({ event: 'log.LogMessage', severity: sev, body: ev.msg, attributes: attrs, at });
     s.summary.logRecords++;
@@ -321,7 +332,7 @@ export class LogTranslator {
     if (at < s.last) at = s.last;
     const canceled: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
     for (const st of s.nodes.values()) {
-      if (st.node.ended) continue;
+      if (!st) continue;
       for (const [e, ph] of [[st.render, 'render'], [st.run, 'run']] as const) if (e && !e.ended) this.endEval(s, e, ph, canceled, at);
       if (!st.render && !st.run) {
         const main = /^operation\./.test(st.uid) ? (/on-run-end/.test(st.uid) ? 'on_run_end' : 'on_run_start') : this.compileOnly(s) ? 'render' : 'run';

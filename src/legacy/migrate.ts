@@ -72,7 +72,7 @@ export async function migrateFiles(files: string[], o: MigrateOptions): Promise<
   const manifest: Manifest | undefined = o.manifest ? readManifest(o.manifest) : undefined;
   const kinds = files.map((f) => [f, inputKind(f)] as const);
   const runs = kinds.map(([f, kind]) => (kind === 'run_results' ? readRunResults(f) : null));
-  const sinks = openSinks(o.out, { otlp: o.otlp });
+  const sinks = await openSinks(o.out, { otlp: o.otlp });
   const { writerFor, errors } = writers(sinks, o.ids);
   const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
   const out: FileSummary[] = [];

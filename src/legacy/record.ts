@@ -1,18 +1,18 @@
 /**
  * `record`: run an older-engine command and translate its `--log-format json` stdout live. JSONL
- * is flushed as events arrive (at most ~200 ms behind), Parquet is written when the command ends,
- * OTLP streams through its batch processors. The engine's human text goes to stderr; the child's
- * exit code is returned; on Ctrl-C the child is asked to stop and its in-flight nodes end as canceled.
+ * is flushed as events arrive (the sink writes within ~200 ms), Parquet is written when the command
+ * ends, OTLP streams through its batch processors. The engine's human text goes to stderr as each
+ * chunk of output arrives, before that chunk is translated; the child's exit code is returned; on
+ * Ctrl-C the child is asked to stop and its in-flight nodes end as canceled.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
-import { feedLines } from './log-file.js';
+import { feedLines, textOf } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
 import { commandOf } from './run-results.js';
@@ -27,8 +27,6 @@ export interface RecordOptions {
   /** where the engine's human progress goes (default process.stderr) */
   human?: Writable;
   ids?: IdSource;
-  /** flush interval for the JSONL sink, ms (default 200) */
-  flushMs?: number;
 }
 
 export interface RecordResult {
@@ -53,7 +51,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const argv = engineArgv(o.argv);
   const human = o.human ?? process.stderr;
   const manifest = o.manifest ? readManifest(o.manifest) : undefined;
-  const sinks = openSinks(o.out, { otlp: o.otlp });
+  const sinks = await openSinks(o.out, { otlp: o.otlp });
   const { writerFor, errors } = writers(sinks, o.ids);
   const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
   const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined });
@@ -70,20 +68,16 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     if (!process.stdin.isTTY) child.kill('SIGINT');
   };
   process.on('SIGINT', onSigint);
-  const timer = setInterval(() => void drain(), o.flushMs ?? 200);
   let lines = 0;
   try {
-    const rl = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-    const r = await feedLines(rl, t, drain, (line) => human.write(line + '\n'), (ev) => {
-      if (ev.level !== 'debug' && ev.msg) human.write(ev.msg + '\n');
-    });
+    // Each chunk's human text is written before its events are translated or the sinks waited for.
+    const r = await feedLines(textOf(child.stdout!), t, { drain, human: (text) => human.write(text) });
     lines = r.lines;
     const { code, signal } = await exited;
     if (interrupted || signal === 'SIGINT') t.interrupt();
     else t.end();
     return finish(code, signal);
   } finally {
-    clearInterval(timer);
     process.off('SIGINT', onSigint);
     await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
     const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];

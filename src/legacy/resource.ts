@@ -5,19 +5,43 @@
 import type { NodeInfo } from '../produce/node-attrs.js';
 import { NodeMaterialization, NodeType, normalizeEnum } from '../telemetry/enums.js';
 
-export const resourceTypeOf = (uniqueId: string): string => uniqueId.split('.', 1)[0] ?? '';
+export const resourceTypeOf = (uniqueId: string): string => {
+  const dot = uniqueId.indexOf('.');
+  return dot < 0 ? uniqueId : uniqueId.slice(0, dot);
+};
+
+/** A few distinct values (resource types, materializations) each normalized once, not once per node. */
+function memo(f: (v: string) => string | undefined): (v: string) => string | undefined {
+  const seen = new Map<string, string | undefined>();
+  return (v) => {
+    if (seen.has(v)) return seen.get(v);
+    const r = f(v);
+    if (seen.size < 1000) seen.set(v, r);
+    return r;
+  };
+}
 
 /** The engine's NodeType for a legacy resource type; unknown types stay unspecified instead of failing. */
-export function nodeTypeOf(resourceType: string): string {
+export const nodeTypeOf = memo((resourceType) => {
   const rt = resourceType === 'sql_operation' ? 'operation' : resourceType;
   const short = normalizeEnum(NodeType, rt);
   return short && NodeType.entries.some((e) => e.short === short) ? short : 'unspecified';
-}
+}) as (resourceType: string) => string;
+
+/** A known materialization's short name, undefined for a custom one. */
+const materializationOf = memo((m) => {
+  const short = normalizeEnum(NodeMaterialization, m);
+  return short && NodeMaterialization.entries.some((e) => e.short === short) ? short : undefined;
+});
 
 /** Name as the engine shows it: the third part of the id (tests carry a hash after it). */
 export function nameOf(uniqueId: string): string {
-  const parts = uniqueId.split('.');
-  return parts.length >= 3 ? parts[2]! : parts[parts.length - 1]!;
+  const a = uniqueId.indexOf('.');
+  if (a < 0) return uniqueId;
+  const b = uniqueId.indexOf('.', a + 1);
+  if (b < 0) return uniqueId.slice(a + 1);
+  const c = uniqueId.indexOf('.', b + 1);
+  return c < 0 ? uniqueId.slice(b + 1) : uniqueId.slice(b + 1, c);
 }
 
 export interface NodeDescription {
@@ -37,8 +61,8 @@ export function nodeInfo(uniqueId: string, d: NodeDescription = {}): NodeInfo {
   if (d.schema) info.schema = d.schema;
   if (d.alias) info.identifier = d.alias;
   if (d.materialized) {
-    const m = normalizeEnum(NodeMaterialization, d.materialized);
-    if (m && NodeMaterialization.entries.some((e) => e.short === m)) info.materialization = m;
+    const m = materializationOf(d.materialized);
+    if (m) info.materialization = m;
     else {
       info.materialization = 'custom';
       info.customMaterialization = d.materialized;

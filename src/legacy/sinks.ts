@@ -7,8 +7,6 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { CountingSink } from '../produce/sinks/counting.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
-import { otlpSink } from '../produce/sinks/otlp.js';
-import { ParquetSink } from '../produce/sinks/parquet.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { UsageError } from '../errors.js';
 
@@ -37,13 +35,19 @@ export interface SinkOptions {
   level?: 'trace' | 'debug' | 'info';
 }
 
-export function openSinks(out: string, o: SinkOptions = {}): SharedSink[] {
+/**
+ * The Parquet (parquet-wasm, Arrow) and OTLP (OpenTelemetry SDK) sinks are imported only when asked
+ * for: loading them costs about 0.7 s of start-up, which a JSONL `record` would add to every command.
+ */
+export async function openSinks(out: string, o: SinkOptions = {}): Promise<SharedSink[]> {
   const format = outFormat(out);
   // Absolute path: the sinks place bare names under logs/ or target/metadata/ like the engine.
   const abs = path.resolve(out);
-  rmSync(abs, { force: true });
   const level = o.level ?? 'debug';
-  const sinks: TelemetrySink[] = [format === 'jsonl' ? new JsonlSink({ path: abs, append: false, level }) : new ParquetSink({ path: abs, level })];
-  if (o.otlp) sinks.push(otlpSink({ level: 'info' }));
+  const parquet = format === 'parquet' ? (await import('../produce/sinks/parquet.js')).ParquetSink : undefined;
+  const otlp = o.otlp ? (await import('../produce/sinks/otlp.js')).otlpSink : undefined;
+  rmSync(abs, { force: true });
+  const sinks: TelemetrySink[] = [parquet ? new parquet({ path: abs, level }) : new JsonlSink({ path: abs, append: false, level })];
+  if (otlp) sinks.push(otlp({ level: 'info' }));
   return sinks.map((s) => new SharedSink(s));
 }

@@ -56,20 +56,29 @@ export class UnknownStatusError extends Error {
 
 const COMPILE_ONLY_COMMANDS = new Set(['compile', 'generate', 'docs', 'show']);
 
+const ROWS = new Map<string, { rows: StatusMapping[]; plain: StatusMapping[] }>();
+for (const m of STATUS_MAP) {
+  const e = ROWS.get(m.status) ?? { rows: [], plain: [] };
+  e.rows.push(m);
+  if (m.when === undefined) e.plain.push(m);
+  ROWS.set(m.status, e);
+}
+
 /** Map one older-engine status onto the new outcomes; throws UnknownStatusError for statuses not in the table. */
 export function mapStatus(statusIn: string, ctx: StatusContext = {}): StatusMapping {
-  const status = statusIn.trim().toLowerCase().replace(/_/g, ' ').replace(/^noop$/, 'no-op').replace(/^no op$/, 'no-op');
+  // Statuses as the artifacts write them need no normalization (a migration maps one per node).
+  const status = ROWS.has(statusIn) ? statusIn : statusIn.trim().toLowerCase().replace(/_/g, ' ').replace(/^noop$/, 'no-op').replace(/^no op$/, 'no-op');
   const rt = ctx.resourceType?.toLowerCase();
   const isTest = rt !== undefined && TEST_RESOURCE_TYPES.has(rt);
-  const rows = STATUS_MAP.filter((m) => m.status === status);
-  if (rows.length === 0) throw new UnknownStatusError(statusIn);
+  const entry = ROWS.get(status);
+  if (!entry) throw new UnknownStatusError(statusIn);
+  const { rows, plain } = entry;
   const pick = (when: StatusMapping['when']) => rows.find((m) => m.when === when);
   const msg = ctx.message ?? '';
   if (status === 'skipped' && /fail_fast|fail-fast/i.test(msg)) return pick('fail_fast')!;
   if (status === 'success' && ctx.command && COMPILE_ONLY_COMMANDS.has(ctx.command)) return pick('compile_only')!;
   if (status === 'success' && msg.trim().toUpperCase() === 'NO-OP') return pick('no_op_message')!;
   if ((status === 'pass' || status === 'warn') && rt === 'source') return pick('freshness')!;
-  const plain = rows.filter((m) => m.when === undefined);
   // pass/warn/fail are test statuses; given for a non-test they still mean the test outcome.
   return plain.find((m) => m.appliesTo === (isTest ? 'test' : 'node')) ?? plain.find((m) => m.appliesTo === 'any') ?? plain[0]!;
 }

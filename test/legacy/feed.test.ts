@@ -1,0 +1,59 @@
+/** How a JSON log stream is cut into lines and passed on: the human side of each chunk first, then its events. */
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { LineSplitter, feedLines } from '../../src/legacy/log-file.js';
+import type { LegacyEvent } from '../../src/legacy/log-events.js';
+import type { LogTranslator } from '../../src/legacy/log-translator.js';
+
+async function readlineLines(chunks: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for await (const l of createInterface({ input: Readable.from(chunks.length ? chunks : ['']), crlfDelay: Infinity })) out.push(l);
+  return out;
+}
+
+function splitterLines(chunks: string[]): string[] {
+  const out: string[] = [];
+  const s = new LineSplitter();
+  for (const c of chunks) s.push(c, (l) => out.push(l));
+  s.end((l) => out.push(l));
+  return out;
+}
+
+const line = (name: string, level: string, msg: string) => JSON.stringify({ data: {}, info: { name, code: 'X', level, msg, invocation_id: 'i', ts: '2026-01-05T10:00:00.000000Z' } });
+
+describe('log stream input', () => {
+  it('lines end at \\n, \\r\\n and a lone \\r, as readline splits them, however the chunks fall', async () => {
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const parts = ['a', '{"x":1}', '\r', '\n', '\r\n', ''];
+    for (let k = 0; k < 400; k++) {
+      let text = '';
+      for (let i = rnd(10); i > 0; i--) text += parts[rnd(parts.length)];
+      const chunks: string[] = [];
+      for (let i = 0; i < text.length; ) {
+        const j = i + 1 + rnd(5);
+        chunks.push(text.slice(i, j));
+        i = j;
+      }
+      expect(splitterLines(chunks), JSON.stringify(chunks)).toEqual(await readlineLines(chunks));
+    }
+  });
+
+  it("a chunk's human text (non-JSON lines as they are, messages of non-debug events) is passed on before its events are translated", async () => {
+    const order: string[] = [];
+    const t = { feed: (ev: LegacyEvent) => order.push(`feed ${ev.name}`) } as unknown as LogTranslator;
+    const chunk1 = [line('MainReportVersion', 'info', 'Running with dbt=1.9.0'), 'plain text', line('NodeStart', 'debug', 'NodeStart'), ''].join('\n');
+    const chunk2 = [line('LogStartLine', 'info', '1 of 1 START'), '{not json'].join('\n');
+    const r = await feedLines(Readable.from([chunk1, chunk2]), t, { human: (text) => order.push(`human ${JSON.stringify(text)}`) });
+    expect(order).toEqual([
+      `human ${JSON.stringify('Running with dbt=1.9.0\nplain text\n')}`,
+      'feed MainReportVersion',
+      'feed NodeStart',
+      `human ${JSON.stringify('1 of 1 START\n')}`,
+      'feed LogStartLine',
+      `human ${JSON.stringify('{not json\n')}`, // the last line, unended, once the stream ends
+    ]);
+    expect(r).toEqual({ lines: 5, badLines: 2 });
+  });
+});
