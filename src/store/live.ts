@@ -1,0 +1,176 @@
+/**
+ * A live source (the OTLP receiver): one `files` row for the whole session, then batches of records
+ * in the raw envelope shape handed over as columns. DuckDB's appender copies them into a staging
+ * table and the one normalizer (normalizeSelect) moves them into record_rows, as for any file:
+ * serializing batches as JSONL for read_json cost more than the rest of the ingest together.
+ *
+ * Each string crosses into DuckDB by its own native call (about 1 µs), so few do: span ids travel
+ * as the unsigned integers of their 8 bytes (as in Parquet), and strings that repeat (record type,
+ * trace id, event type, severity) as codes of a dictionary kept for the session.
+ */
+import { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { Db } from './db.js';
+import { deriveTouched } from './derive.js';
+import { normalizeSelect } from './normalize-sql.js';
+
+/** A record in the raw envelope shape (jsonl.ts reads the same fields from a line). */
+export interface LiveRow {
+  record_type: 'SpanEnd' | 'LogRecord';
+  trace_id: string;
+  /** the id's 8 bytes as an unsigned integer */
+  span_id: bigint | null;
+  parent_span_id: bigint | null;
+  span_name: string | null;
+  event_type: string;
+  event_id: string | null;
+  start_ns: bigint | null;
+  end_ns: bigint | null;
+  time_ns: bigint | null;
+  severity_number: number;
+  severity_text: string;
+  status_code: number | null;
+  status_message: string | null;
+  body: string | null;
+  /** JSON text */
+  links: string | null;
+  /** JSON text */
+  attributes: string;
+}
+
+type Name = keyof LiveRow;
+/** columns in readJsonSql's order; `dict`: sent as a code of the session's dictionary */
+const COLUMNS: [Name, DuckDBType, 'dict' | 'id' | 'json' | ''][] = [
+  ['record_type', INTEGER, 'dict'], ['trace_id', INTEGER, 'dict'], ['span_id', UBIGINT, 'id'], ['parent_span_id', UBIGINT, 'id'],
+  ['span_name', VARCHAR, ''], ['event_type', INTEGER, 'dict'], ['event_id', VARCHAR, ''], ['start_ns', BIGINT, ''],
+  ['end_ns', BIGINT, ''], ['time_ns', BIGINT, ''], ['severity_number', INTEGER, ''], ['severity_text', INTEGER, 'dict'],
+  ['status_code', INTEGER, ''], ['status_message', VARCHAR, ''], ['body', VARCHAR, ''], ['links', VARCHAR, 'json'],
+  ['attributes', VARCHAR, 'json'],
+];
+/** DuckDB's vector size: the most rows one data chunk holds. */
+const CHUNK = 2048;
+
+/** Records gathered for one append (the rows of one or more requests). */
+export class LiveRows {
+  readonly rows: LiveRow[] = [];
+  get length(): number {
+    return this.rows.length;
+  }
+  push(r: LiveRow): void {
+    this.rows.push(r);
+  }
+  append(o: LiveRows): void {
+    for (const r of o.rows) this.rows.push(r);
+  }
+}
+
+/** A hex span id from its integer form (outputs write hex). */
+export function hexSpanId(v: bigint | null): string | null {
+  return v === null ? null : v.toString(16).padStart(16, '0');
+}
+
+export interface LiveSource {
+  fileId: number;
+  dict: Map<string, number>;
+}
+
+export async function openLiveSource(db: Db, label: string): Promise<LiveSource> {
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  await db.run(`CREATE OR REPLACE TEMP TABLE _live_rows (${COLUMNS.map(([n, t]) => `${n} ${t.toString()}`).join(', ')})`);
+  await db.run('CREATE OR REPLACE TEMP TABLE _live_dict (code INTEGER, value VARCHAR)');
+  const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
+  await db.run(
+    `INSERT INTO files (file_id, path, sha256, size, format, records, first_row) VALUES ($id, $path, $sha, 0, 'otlp', 0, 0)`,
+    { id: fileId, path: label, sha: `live:${label}:${Date.now()}:${fileId}` },
+  );
+  return { fileId, dict: new Map() };
+}
+
+/** The staging rows decoded back into the envelope columns, in readJsonSql's order. */
+const STAGED = `SELECT CAST($file_id AS INTEGER) AS file_id, ${COLUMNS.map(([n, , how]) =>
+  how === 'dict' ? `d_${n}.value AS ${n}` : how === 'id' ? `printf('%016x', r.${n}) AS ${n}` : how === 'json' ? `CAST(r.${n} AS JSON) AS ${n}` : `r.${n}`,
+).join(', ')}
+FROM _live_rows r ${COLUMNS.filter(([, , how]) => how === 'dict').map(([n]) => `LEFT JOIN _live_dict d_${n} ON d_${n}.code = r.${n}`).join(' ')}`;
+
+/** Append rows to a live source and mark their traces for the next derive. */
+export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): Promise<void> {
+  const rows = batch.rows;
+  if (rows.length === 0) return;
+  // A dictionary grows with the traces of the session; start over rather than let it grow without end.
+  if (src.dict.size > 100_000) {
+    src.dict.clear();
+    await db.run('DELETE FROM _live_dict');
+  }
+  const fresh: [number, string][] = [];
+  const code = (s: string): number => {
+    let c = src.dict.get(s);
+    if (c === undefined) {
+      c = src.dict.size;
+      src.dict.set(s, c);
+      fresh.push([c, s]);
+    }
+    return c;
+  };
+  const T = [performance.now()];
+  const appender = await db.conn.createAppender('_live_rows', 'main', 'temp');
+  try {
+    for (let at = 0; at < rows.length; at += CHUNK) {
+      const n = Math.min(CHUNK, rows.length - at);
+      const chunk = DuckDBDataChunk.create(COLUMNS.map(([, t]) => t), n);
+      COLUMNS.forEach(([name, , how], i) => {
+        const values = new Array<DuckDBValue>(n);
+        for (let j = 0; j < n; j++) {
+          const v = rows[at + j]![name];
+          values[j] = how === 'dict' ? code(v as string) : (v as DuckDBValue);
+        }
+        chunk.setColumnValues(i, values);
+      });
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+  if (fresh.length) {
+    const dictAppender = await db.conn.createAppender('_live_dict', 'main', 'temp');
+    try {
+      for (const [c, s] of fresh) {
+        dictAppender.appendInteger(c);
+        dictAppender.appendVarchar(s);
+        dictAppender.endRow();
+      }
+      dictAppender.flushSync();
+    } finally {
+      dictAppender.closeSync();
+    }
+  }
+  T.push(performance.now());
+  await db.transaction(async () => {
+    await db.run(`INSERT INTO record_rows ${normalizeSelect(STAGED)}`, { file_id: src.fileId });
+    T.push(performance.now());
+    await db.run(`INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id`);
+    return true;
+  });
+  T.push(performance.now());
+  await db.run('DELETE FROM _live_rows');
+  T.push(performance.now());
+  if (process.env.RUNLENS_TIMING) {
+    const [append, insert, commit, clear] = T.slice(1).map((t, i) => (t - T[i]!).toFixed(0));
+    process.stderr.write(`live: ${rows.length} rows: append ${append} ms, insert ${insert} ms, commit ${commit} ms, clear ${clear} ms\n`);
+  }
+}
+
+/** Record count of a live source, set when it closes (a count per batch would grow with the data). */
+export async function closeLiveSource(db: Db, src: LiveSource): Promise<void> {
+  await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id) WHERE file_id = $id`, { id: src.fileId });
+}
+
+/** Rebuild the derived relations of every trace touched since the last call; returns how many. */
+export async function deriveTouchedNow(db: Db): Promise<number> {
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  const n = await db.scalar<number>('SELECT count(DISTINCT trace_id)::INTEGER FROM _touched');
+  if (n > 0) {
+    await deriveTouched(db);
+    await db.run('DELETE FROM _touched');
+  }
+  return n;
+}
