@@ -66,6 +66,12 @@ function keyPrefix(k: string): string {
 class Members {
   keys: string[] = [];
   vals: string[] = [];
+  /** reused from span to span: fewer short-lived objects */
+  reset(): this {
+    this.keys.length = 0;
+    this.vals.length = 0;
+    return this;
+  }
   set(k: string, v: string): void {
     const i = this.keys.indexOf(k);
     if (i >= 0) this.vals[i] = v;
@@ -145,8 +151,8 @@ function anyValue(w: Wire, end: number, parseJsonText: boolean, key: string): st
           const t = w.uint32();
           if (t === ((1 << 3) | 2)) {
             const ke = w.sub();
-            const [k, v] = keyValue(w, ke, false);
-            m.set(k, v);
+            const v = keyValue(w, ke, false);
+            m.set(kvKey, v);
             w.pos = ke;
           } else w.skip(t & 7);
         }
@@ -213,8 +219,11 @@ class KeyCache {
 /** one cache per parseJsonText setting: the same bytes make different JSON with and without it */
 const keyCaches = [new KeyCache(), new KeyCache()];
 
-/** KeyValue (w.pos..end) -> key (code location keys back to file/line) and value as JSON text. */
-function keyValue(w: Wire, end: number, parseJsonText: boolean): [string, string] {
+/** the key of the last keyValue() (a module variable, not a tuple per attribute) */
+let kvKey = '';
+
+/** KeyValue (w.pos..end) -> its value as JSON text; its key (code location keys back to file/line) in kvKey. */
+function keyValue(w: Wire, end: number, parseJsonText: boolean): string {
   let ks = -1;
   let ke = -1;
   let vs = -1;
@@ -233,7 +242,9 @@ function keyValue(w: Wire, end: number, parseJsonText: boolean): [string, string
   }
   const buf = w.buf;
   const k = ks < 0 ? keyCaches[0]!.entry(buf, 0, 0) : keyCaches[parseJsonText ? 1 : 0]!.entry(buf, ks, ke);
-  if (vs < 0) return [k.key, 'null'];
+  // set before each return: a nested kvlist value reads keys of its own
+  kvKey = k.key;
+  if (vs < 0) return 'null';
   const values = k.values;
   const cacheable = values !== null && ve - vs <= MAX_VALUE_BYTES;
   if (cacheable) {
@@ -241,13 +252,14 @@ function keyValue(w: Wire, end: number, parseJsonText: boolean): [string, string
     for (const v of values) {
       if (sameBytes(v.bytes, buf, vs, ve)) {
         k.hits++;
-        return [k.key, v.json];
+        return v.json;
       }
     }
   }
   w.pos = vs;
   // code locations are never JSON text
   const json = anyValue(w, ve, parseJsonText && (k.key !== 'file' && k.key !== 'line'), k.key);
+  kvKey = k.key;
   if (cacheable) {
     if (k.lookups >= 256 && k.hits < k.lookups / 2) k.values = null;
     else {
@@ -255,7 +267,7 @@ function keyValue(w: Wire, end: number, parseJsonText: boolean): [string, string
       k.next = (k.next + 1) % VALUES_PER_KEY;
     }
   }
-  return [k.key, json];
+  return json;
 }
 
 /** A JSON string value's text, or undefined for other values. */
@@ -322,6 +334,8 @@ function eachItem(buf: Buffer, item: (w: Wire, end: number) => void): void {
 export function spansToRows(buf: Buffer): Converted {
   const out: Converted = { rows: new LiveRows(), rejected: 0, errors: [] };
   const traceIds = new TraceIds();
+  const spanAttrs = new Members();
+  const linkAttrs = new Members();
   eachItem(buf, (w, end) => {
     let traceId: string | null = null;
     let spanId: bigint | null = null;
@@ -333,7 +347,7 @@ export function spansToRows(buf: Buffer): Converted {
     let message = '';
     let et: string | undefined;
     let dbtEt: string | undefined;
-    const attrs = new Members();
+    const attrs = spanAttrs.reset();
     let links: string[] | null = null;
     while (w.pos < end) {
       const tag = w.uint32();
@@ -359,17 +373,17 @@ export function spansToRows(buf: Buffer): Converted {
           break;
         case (9 << 3) | 2: {
           const e = w.sub();
-          const [k, v] = keyValue(w, e, true);
+          const v = keyValue(w, e, true);
           w.pos = e;
           // event_type is not a span attribute in the engine's output: it only names the event
-          if (k === 'event_type') et = v;
-          else if (k === 'dbt.event_type') dbtEt = v;
-          else attrs.set(k, v);
+          if (kvKey === 'event_type') et = v;
+          else if (kvKey === 'dbt.event_type') dbtEt = v;
+          else attrs.set(kvKey, v);
           break;
         }
         case (13 << 3) | 2: {
           const e = w.sub();
-          (links ??= []).push(link(w, e));
+          (links ??= []).push(link(w, e, linkAttrs.reset()));
           w.pos = e;
           break;
         }
@@ -404,18 +418,17 @@ export function spansToRows(buf: Buffer): Converted {
   return out;
 }
 
-function link(w: Wire, end: number): string {
+function link(w: Wire, end: number, attrs: Members): string {
   let traceId = '';
   let spanId = '';
-  const attrs = new Members();
   while (w.pos < end) {
     const tag = w.uint32();
     if (tag === ((1 << 3) | 2)) traceId = w.hex();
     else if (tag === ((2 << 3) | 2)) spanId = w.hex();
     else if (tag === ((4 << 3) | 2)) {
       const e = w.sub();
-      const [k, v] = keyValue(w, e, true);
-      attrs.set(k, v);
+      const v = keyValue(w, e, true);
+      attrs.set(kvKey, v);
       w.pos = e;
     } else w.skip(tag & 7);
   }
@@ -460,11 +473,11 @@ export function logsToRows(buf: Buffer, newEventId: () => string): Converted {
         }
         case (6 << 3) | 2: {
           const e = w.sub();
-          const [k, v] = keyValue(w, e, false);
+          const v = keyValue(w, e, false);
           w.pos = e;
           // the engine's event id travels as an attribute; it is the record's own field
-          if (k === 'event_id') eventId = jsonString(v);
-          else attrs.set(k, v);
+          if (kvKey === 'event_id') eventId = jsonString(v);
+          else attrs.set(kvKey, v);
           break;
         }
         case (9 << 3) | 2:
