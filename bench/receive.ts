@@ -105,6 +105,12 @@ export async function runReceiveBench(opts: { nodes?: number } = {}): Promise<vo
       `receive: baseline: DuckDB load of the same records from JSONL ${s(loadMs)} s wall, ${s(loadCpu)} s CPU = ${rate(cr.spans, loadMs)} spans/s; ` +
         `receiver/baseline: wall ${((closed - first) / loadMs).toFixed(2)}x, CPU ${(rxCpu / loadCpu).toFixed(2)}x (+ client ${(cr.sendCpuMs / loadCpu).toFixed(2)}x)`,
     );
+    // The machine is shared: wall time shows what this run got, CPU time what the work costs.
+    const perSpan = (ms: number) => ((ms * 1000) / cr.spans).toFixed(1);
+    console.log(
+      `receive: CPU per span: receiver ${perSpan(rxCpu)} µs (${perSpan(ingestCpu)} µs before the final derive), client ${perSpan(cr.sendCpuMs)} µs, ` +
+        `baseline ${perSpan(loadCpu)} µs; on 2 otherwise idle cores that is at most ${rate(cr.spans, (rxCpu + cr.sendCpuMs) / 2)} spans/s through the model`,
+    );
     console.log(`receive: load average after ${load()}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
