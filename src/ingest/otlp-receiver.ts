@@ -128,7 +128,7 @@ export class OtlpReceiver {
   async start(): Promise<void> {
     this.source = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
     await this.app.listen({ host: this.o.host, port: this.o.port });
-    this.timer = setInterval(() => void this.flush(false), this.o.flushIntervalMs);
+    this.timer = setInterval(() => this.flushInBackground(), this.o.flushIntervalMs);
   }
 
   private isJson(req: FastifyRequest): boolean {
@@ -207,7 +207,7 @@ export class OtlpReceiver {
         this.toSinks(conv.rows);
       }
       this.o.onReceive?.({ spans: signal === 'traces' ? n : 0, logs: signal === 'logs' ? n : 0 });
-      if (this.pendingCount >= this.o.flushRecords) void this.flush(false);
+      if (this.pendingCount >= this.o.flushRecords) this.flushInBackground();
       const partial = conv.rejected
         ? { [signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords']: String(conv.rejected), errorMessage: conv.errors.join('; ') }
         : undefined;
@@ -252,7 +252,8 @@ export class OtlpReceiver {
    * streams in, rebuilding it often would cost more than the ingest.
    */
   flush(force: boolean): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
+    // a failed flush is reported to its caller; the next one starts afresh
+    this.flushing = this.flushing.catch(() => undefined).then(async () => {
       if (this.pendingCount > 0) {
         const batches = this.pending;
         this.pending = [];
@@ -277,6 +278,11 @@ export class OtlpReceiver {
       }
     });
     return this.flushing;
+  }
+
+  /** A flush nobody waits for: its failure is logged, never an unhandled rejection that ends the process. */
+  private flushInBackground(): void {
+    this.flush(false).catch((e: unknown) => this.o.log?.(`runlens: receive: writing to the database failed: ${(e as Error).message}`));
   }
 
   /** Stop accepting, flush everything into DuckDB, close the outputs. */

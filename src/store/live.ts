@@ -115,47 +115,55 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
     return c;
   };
   const T = [performance.now()];
-  const appender = await db.conn.createAppender('_live_rows', 'main', 'temp');
   try {
-    for (let at = 0; at < rows.length; at += CHUNK) {
-      const n = Math.min(CHUNK, rows.length - at);
-      const chunk = DuckDBDataChunk.create(COLUMNS.map(([, t]) => t), n);
-      COLUMNS.forEach(([name, , how], i) => {
-        const values = new Array<DuckDBValue>(n);
-        for (let j = 0; j < n; j++) {
-          const v = rows[at + j]![name];
-          values[j] = how === 'dict' ? code(v as string) : (v as DuckDBValue);
-        }
-        chunk.setColumnValues(i, values);
-      });
-      appender.appendDataChunk(chunk);
-    }
-    appender.flushSync();
-  } finally {
-    appender.closeSync();
-  }
-  if (fresh.length) {
-    const dictAppender = await db.conn.createAppender('_live_dict', 'main', 'temp');
+    const appender = await db.conn.createAppender('_live_rows', 'main', 'temp');
     try {
-      for (const [c, s] of fresh) {
-        dictAppender.appendInteger(c);
-        dictAppender.appendVarchar(s);
-        dictAppender.endRow();
+      for (let at = 0; at < rows.length; at += CHUNK) {
+        const n = Math.min(CHUNK, rows.length - at);
+        const chunk = DuckDBDataChunk.create(COLUMNS.map(([, t]) => t), n);
+        COLUMNS.forEach(([name, , how], i) => {
+          const values = new Array<DuckDBValue>(n);
+          for (let j = 0; j < n; j++) {
+            const v = rows[at + j]![name];
+            values[j] = how === 'dict' ? code(v as string) : (v as DuckDBValue);
+          }
+          chunk.setColumnValues(i, values);
+        });
+        appender.appendDataChunk(chunk);
       }
-      dictAppender.flushSync();
+      appender.flushSync();
     } finally {
-      dictAppender.closeSync();
+      appender.closeSync();
     }
-  }
-  T.push(performance.now());
-  await db.transaction(async () => {
-    await db.run(`INSERT INTO record_rows ${normalizeSelect(STAGED)}`, { file_id: src.fileId });
+    if (fresh.length) {
+      const dictAppender = await db.conn.createAppender('_live_dict', 'main', 'temp');
+      try {
+        for (const [c, s] of fresh) {
+          dictAppender.appendInteger(c);
+          dictAppender.appendVarchar(s);
+          dictAppender.endRow();
+        }
+        dictAppender.flushSync();
+      } finally {
+        dictAppender.closeSync();
+      }
+    }
     T.push(performance.now());
-    await db.run(`INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id`);
-    return true;
-  });
-  T.push(performance.now());
-  await db.run('DELETE FROM _live_rows');
+    await db.transaction(async () => {
+      await db.run(`INSERT INTO record_rows ${normalizeSelect(STAGED)}`, { file_id: src.fileId });
+      T.push(performance.now());
+      await db.run(`INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id`);
+      return true;
+    });
+    T.push(performance.now());
+  } catch (e) {
+    // This batch is lost; the dictionary may no longer match its table: start it over.
+    src.dict.clear();
+    await db.run('DELETE FROM _live_dict').catch(() => undefined);
+    throw e;
+  } finally {
+    await db.run('DELETE FROM _live_rows');
+  }
   T.push(performance.now());
   if (process.env.RUNLENS_TIMING) {
     const [append, insert, commit, clear] = T.slice(1).map((t, i) => (t - T[i]!).toFixed(0));

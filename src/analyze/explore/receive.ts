@@ -15,7 +15,7 @@ export interface LiveHooks {
 export async function receiveLive(db: Db, opts: Omit<ReceiverOptions, 'db'>, hooks: LiveHooks): Promise<OtlpReceiver> {
   const note = () => `OTLP on ${rx.url}: ${rx.stats.spans.toLocaleString('en-US')} spans, ${rx.stats.logs.toLocaleString('en-US')} logs` +
     (rx.stats.rejected ? `, ${rx.stats.rejected} rejected` : '');
-  const rx: OtlpReceiver = new OtlpReceiver({ ...opts, db, onDerived: () => hooks.loaded(note()) });
+  const rx: OtlpReceiver = new OtlpReceiver({ ...opts, db, onDerived: () => hooks.loaded(note()), log: (line) => hooks.loaded(line) });
   try {
     await rx.start();
   } catch (e) {
