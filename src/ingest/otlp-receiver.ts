@@ -231,7 +231,7 @@ export class OtlpReceiver {
     const sinks = (this.o.sinks ?? []).filter((s) => !this.sinkErrors.has(s.name));
     if (sinks.length === 0) return;
     for (let i = 0; i < rows.length; i++) {
-      const r = rowToRecord(rows.rows[i]!);
+      const r = rowToRecord(rows.row(i));
       const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
       for (const s of sinks) {
         if (this.sinkErrors.has(s.name)) continue;
@@ -258,7 +258,7 @@ export class OtlpReceiver {
         const batches = this.pending;
         this.pending = [];
         this.pendingCount = 0;
-        const rows = batches.length === 1 ? batches[0]! : batches.reduce((all, b) => (all.append(b), all), new LiveRows());
+        const rows = batches.length === 1 ? batches[0]! : batches.reduce((all, b) => (all.append(b), all), new LiveRows(rowsIn(batches)));
         const t0 = performance.now();
         await appendLiveRows(this.o.db, this.source!, rows);
         this.stats.flushedRecords += rows.length;
@@ -304,6 +304,10 @@ export class OtlpReceiver {
       }
     }
   }
+}
+
+function rowsIn(batches: LiveRows[]): number {
+  return batches.reduce((n, b) => n + b.length, 0);
 }
 
 function spanStartOf(r: SpanEndRecord): SpanStartRecord {

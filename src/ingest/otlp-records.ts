@@ -80,10 +80,15 @@ class Members {
       this.vals.push(v);
     }
   }
+  /**
+   * One flat string: built with += it was a tree of small string objects per span, retained until
+   * DuckDB took the batch and copied by every young-generation GC meanwhile.
+   */
   json(): string {
-    let s = '{';
-    for (let i = 0; i < this.keys.length; i++) s += (i ? ',' : '') + keyPrefix(this.keys[i]!) + this.vals[i];
-    return s + '}';
+    const parts = ['{'];
+    for (let i = 0; i < this.keys.length; i++) parts.push(i ? ',' : '', keyPrefix(this.keys[i]!), this.vals[i]!);
+    parts.push('}');
+    return parts.join('');
   }
 }
 

@@ -36,7 +36,7 @@ describe('OTLP protobuf -> records', () => {
     const { rows, rejected } = spansToRows(traces([span, { traceId: hex(TID), spanId: Buffer.alloc(0), name: 'no id', startTimeUnixNano: '1' }]));
     expect(rejected).toBe(1);
     expect(rows.length).toBe(1);
-    const r = rowToRecord(rows.rows[0]!);
+    const r = rowToRecord(rows.row(0));
     expect(r).toMatchObject({
       record_type: 'SpanEnd', trace_id: TID, span_id: 'eee19b7ec3c1b174', parent_span_id: null, span_name: 'Node evaluated (test.p.t)',
       start_time_unix_nano: '1772073188904419000', end_time_unix_nano: '1772073189904419000', event_type: 'v1.public.events.fusion.node.NodeEvaluated',
@@ -62,7 +62,7 @@ describe('OTLP protobuf -> records', () => {
     };
     const { rows, rejected } = logsToRows(jsonToProtobuf('logs', json), () => 'generated');
     expect(rejected).toBe(1);
-    expect(rows.rows.map(rowToRecord)).toEqual([
+    expect([rows.row(0), rows.row(1)].map(rowToRecord)).toEqual([
       { record_type: 'LogRecord', trace_id: TID, span_id: 'eee19b7ec3c1b174', span_name: null, event_id: 'e-1', time_unix_nano: '1772073189904419000',
         severity_number: 17, severity_text: 'ERROR', body: 'got 4 results', event_type: 'v1.public.events.fusion.log.LogMessage', attributes: { unique_id: 'test.p.t' } },
       { record_type: 'LogRecord', trace_id: TID, span_id: null, span_name: null, event_id: 'generated', time_unix_nano: '1772073189904419001',
