@@ -1,20 +1,29 @@
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
 import { withModelOptions, type ModelArgs } from './model-args.js';
+import { receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
-interface Args extends ModelArgs {
+interface Args extends ModelArgs, ReceiveArgs {
   follow?: boolean;
+  receive?: boolean;
 }
 
 export const exploreCommand: CommandModule<object, Args> = {
   command: 'explore [paths..]',
   describe: 'interactive terminal explorer: runs, span trees, details, saved queries, diffs',
   builder: (y) =>
-    withModelOptions(y).option('follow', {
-      type: 'boolean',
-      default: false,
-      describe: 'tail a JSONL file that is still being written and update the view live',
-    }),
+    withReceiveOptions(withModelOptions(y))
+      .option('follow', {
+        type: 'boolean',
+        default: false,
+        describe: 'tail a JSONL file that is still being written and update the view live',
+      })
+      .option('receive', {
+        type: 'boolean',
+        default: false,
+        describe: 'receive OTLP/HTTP in this process (see --port) and show runs as their spans arrive',
+      })
+      .group(['receive', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live runs (--receive):'),
   handler: async (a) => {
     // ink writes only the final frame when stdout is not a terminal or CI is set: nothing to explore.
     if (!process.stdout.isTTY || !process.stdin.isTTY || process.env.CI) {
@@ -23,15 +32,16 @@ export const exploreCommand: CommandModule<object, Args> = {
           'for scripts use `runlens tree PATH`, `runlens query NAME PATH` or `runlens gate PATH`',
       );
     }
-    if ((a.paths ?? []).length === 0 && !a.db) throw new UsageError('give at least one PATH or --db FILE');
+    if (a.receive && a.follow) throw new UsageError('--receive and --follow do not go together');
+    if ((a.paths ?? []).length === 0 && !a.db && !a.receive) throw new UsageError('give at least one PATH or --db FILE (or --receive)');
     const { paintSplash, leaveScreen } = await import('../ui/splash.js');
-    paintSplash([...(a.paths ?? []), ...(a.db ? [a.db] : [])]);
+    paintSplash([...(a.paths ?? []), ...(a.db ? [a.db] : []), ...(a.receive ? [`OTLP on ${a.host}:${a.port}`] : [])]);
     try {
       // React's development build costs several times more per frame; set before react is loaded.
       process.env.NODE_ENV ??= 'production';
       // Loaded only here, so other commands never pay for ink and react.
       const { runExplorer } = await import('../ui/run.js');
-      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow });
+      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow, receive: a.receive ? receiverOptions(a) : undefined });
     } finally {
       leaveScreen();
     }

@@ -6,7 +6,7 @@ import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rul
 import { OtlpReceiver } from '../ingest/otlp-receiver.js';
 import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
-import { endpointHint, parseDuration, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
+import { endpointHint, parseDuration, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
 interface Args extends ModelArgs, ReceiveArgs {
   'fail-on'?: string[];
@@ -52,7 +52,7 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
   const timeoutMs = parseDuration(a.timeout, '--timeout');
   let last = 0;
   const rx = new OtlpReceiver({
-    db, host: a.host, port: a.port, maxBodyBytes: Math.round(a['max-body-mb'] * 1024 * 1024), maxQueuedRecords: a['queue-limit'],
+    db, ...receiverOptions(a),
     onReceive: () => (last = Date.now()),
   });
   await rx.start();

@@ -17,6 +17,11 @@ export function withReceiveOptions<T>(y: Argv<T>) {
     .option('queue-limit', { type: 'number', default: 200_000, describe: 'records waiting for the database beyond which requests get 429' });
 }
 
+/** The receiver's network and queue settings from the shared options. */
+export function receiverOptions(a: ReceiveArgs): { host: string; port: number; maxBodyBytes: number; maxQueuedRecords: number } {
+  return { host: a.host, port: a.port, maxBodyBytes: Math.round(a['max-body-mb'] * 1024 * 1024), maxQueuedRecords: a['queue-limit'] };
+}
+
 /** "5s", "500ms", "2m" or plain seconds -> milliseconds. */
 export function parseDuration(s: string, flag: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(s.trim());

@@ -6,7 +6,7 @@ import { JsonlSink } from '../produce/sinks/jsonl.js';
 import { ParquetSink } from '../produce/sinks/parquet.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { openModel } from '../store/load.js';
-import { endpointHint, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
+import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
 interface Args extends ReceiveArgs {
   db?: string;
@@ -31,10 +31,7 @@ export const receiveCommand: CommandModule<object, Args> = {
     const log = (s: string) => process.stderr.write(s + '\n');
     const rx = new OtlpReceiver({
       db,
-      host: a.host,
-      port: a.port,
-      maxBodyBytes: Math.round(a['max-body-mb'] * 1024 * 1024),
-      maxQueuedRecords: a['queue-limit'],
+      ...receiverOptions(a),
       sinks,
       log,
     });

@@ -1,23 +1,21 @@
 /**
  * OTLP/HTTP receiver: POST /v1/traces and /v1/logs, binary protobuf or JSON, optionally gzipped.
- * Requests are decoded (protobufjs over the OTLP .proto files), turned into JSONL-shaped records
- * (otlp-records.ts) and queued; a single flusher writes each batch as a JSONL file that DuckDB reads
- * through the same reader and normalizer as any input file, and rebuilds the derived relations of
- * the traces it touched. Responses follow the OTLP/HTTP specification.
+ * Requests are read straight from the protobuf wire into record columns (otlp-records.ts) and
+ * queued; a single flusher appends each batch to DuckDB, where the same normalizer as for any input
+ * file makes the model's rows, and rebuilds the derived relations of the traces it touched when the
+ * stream pauses or on a timer (a rebuild covers whole traces, so it must not follow every batch).
+ * Responses follow the OTLP/HTTP specification.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import protobuf from 'protobufjs';
-import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
+import { otlpRoot } from '../otlp/decode.js';
 import { randomIds } from '../produce/ids.js';
 import type { JsonlRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import type { Db } from '../store/db.js';
-import { appendJsonlBatch, closeLiveSource, deriveTouchedNow, openLiveSource } from '../store/load.js';
-import { logsToRecords, spansToRecords } from './otlp-records.js';
+import { appendLiveRows, closeLiveSource, deriveTouchedNow, LiveRows, openLiveSource, type LiveSource } from '../store/live.js';
+import { jsonToProtobuf, logsToRows, rowToRecord, spansToRows, type Converted } from './otlp-records.js';
 
 export interface ReceiverOptions {
   db: Db;
@@ -30,12 +28,18 @@ export interface ReceiverOptions {
   /** flush to DuckDB at least this often (ms) and whenever this many records wait */
   flushIntervalMs?: number;
   flushRecords?: number;
-  /** rebuild derived relations (spans, nodes, runs) at most this often while receiving (ms) */
+  /**
+   * rebuild derived relations (spans, nodes, runs) once nothing arrived for `deriveIdleMs`, and while
+   * a stream goes on at most every `deriveIntervalMs` (longer when rebuilds take long)
+   */
   deriveIntervalMs?: number;
+  deriveIdleMs?: number;
   /** extra outputs written as records arrive (JSONL) or at close (Parquet) */
   sinks?: TelemetrySink[];
-  /** called after each accepted request (for --until-idle and live views) */
+  /** called after each accepted request (for --until-idle) */
   onReceive?: (counts: { spans: number; logs: number }) => void;
+  /** called after the derived relations were rebuilt (live views refresh) */
+  onDerived?: (traces: number) => void;
   log?: (line: string) => void;
 }
 
@@ -47,6 +51,8 @@ export interface ReceiverStats {
   flushedRecords: number;
   throttled: number;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 const StatusType = new protobuf.Type('Status')
   .add(new protobuf.Field('code', 1, 'int32'))
@@ -66,17 +72,20 @@ type Signal = 'traces' | 'logs';
 export class OtlpReceiver {
   readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0 };
   private app: FastifyInstance;
-  private pending: JsonlRecord[] = [];
+  private pending: LiveRows[] = [];
+  private pendingCount = 0;
+  /** records in the model whose traces were not derived since */
+  private underived = 0;
   private flushing: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private lastDerive = 0;
   private lastDeriveMs = 0;
-  private fileId = 0;
-  private tmp = mkdtempSync(path.join(tmpdir(), 'runlens-receive-'));
-  private batchNo = 0;
+  private lastReceive = 0;
+  private source?: LiveSource;
   private closed = false;
   private ids = randomIds();
-  private readonly o: Required<Omit<ReceiverOptions, 'sinks' | 'onReceive' | 'log'>> & Pick<ReceiverOptions, 'sinks' | 'onReceive' | 'log'>;
+  private readonly o: Required<Omit<ReceiverOptions, 'sinks' | 'onReceive' | 'onDerived' | 'log'>> &
+    Pick<ReceiverOptions, 'sinks' | 'onReceive' | 'onDerived' | 'log'>;
   /** the first failure of a sink, reported once; the other outputs go on */
   readonly sinkErrors = new Map<string, Error>();
 
@@ -89,6 +98,7 @@ export class OtlpReceiver {
       flushIntervalMs: 250,
       flushRecords: 20_000,
       deriveIntervalMs: 1_000,
+      deriveIdleMs: 300,
       ...opts,
     };
     this.app = Fastify({ bodyLimit: this.o.maxBodyBytes, logger: false });
@@ -116,9 +126,9 @@ export class OtlpReceiver {
   }
 
   async start(): Promise<void> {
-    this.fileId = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
+    this.source = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
     await this.app.listen({ host: this.o.host, port: this.o.port });
-    this.timer = setInterval(() => void this.flush(false), this.o.flushIntervalMs);
+    this.timer = setInterval(() => this.flushInBackground(), this.o.flushIntervalMs);
   }
 
   private isJson(req: FastifyRequest): boolean {
@@ -151,7 +161,7 @@ export class OtlpReceiver {
     return body;
   }
 
-  private decode(signal: Signal, json: boolean, body: Buffer): OtlpTraceRequest | OtlpLogsRequest {
+  private decode(signal: Signal, json: boolean, body: Buffer): Converted {
     if (json) {
       let obj: unknown;
       try {
@@ -163,12 +173,14 @@ export class OtlpReceiver {
       if (typeof obj !== 'object' || obj === null || (key in obj && !Array.isArray((obj as Record<string, unknown>)[key]))) {
         throw new HttpError(400, `not an OTLP ${signal} request: ${key} must be an array`);
       }
-      return obj as OtlpTraceRequest;
+      try {
+        body = jsonToProtobuf(signal, obj as Record<string, unknown>);
+      } catch (e) {
+        throw new HttpError(400, `not an OTLP ${signal} request: ${(e as Error).message}`);
+      }
     }
     try {
-      // The message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
-      const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceRequest' : 'opentelemetry.proto.logs.v1.ExportLogsServiceRequest');
-      return T.decode(body) as unknown as OtlpTraceRequest;
+      return signal === 'traces' ? spansToRows(body) : logsToRows(body, () => this.ids.uuidv7(Date.now()));
     } catch (e) {
       throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);
     }
@@ -178,29 +190,35 @@ export class OtlpReceiver {
     const json = this.isJson(req);
     try {
       if (this.closed) throw new HttpError(503, 'receiver is shutting down');
-      if (this.pending.length >= this.o.maxQueuedRecords) {
+      if (this.pendingCount >= this.o.maxQueuedRecords) {
         this.stats.throttled++;
         throw new HttpError(429, 'ingest queue is full, retry later');
       }
-      const decoded = this.decode(signal, json, this.body(req));
-      const conv = signal === 'traces' ? spansToRecords(decoded as OtlpTraceRequest) : logsToRecords(decoded as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()));
+      const conv = this.decode(signal, json, this.body(req));
+      const n = conv.rows.length;
       this.stats.requests++;
       this.stats.rejected += conv.rejected;
-      if (signal === 'traces') this.stats.spans += conv.records.length;
-      else this.stats.logs += conv.records.length;
-      for (const r of conv.records) this.pending.push(r);
-      this.toSinks(conv.records);
-      this.o.onReceive?.({ spans: signal === 'traces' ? conv.records.length : 0, logs: signal === 'logs' ? conv.records.length : 0 });
-      if (this.pending.length >= this.o.flushRecords) void this.flush(false);
+      if (signal === 'traces') this.stats.spans += n;
+      else this.stats.logs += n;
+      this.lastReceive = Date.now();
+      if (n) {
+        this.pending.push(conv.rows);
+        this.pendingCount += n;
+        this.toSinks(conv.rows);
+      }
+      this.o.onReceive?.({ spans: signal === 'traces' ? n : 0, logs: signal === 'logs' ? n : 0 });
+      if (this.pendingCount >= this.o.flushRecords) this.flushInBackground();
       const partial = conv.rejected
         ? { [signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords']: String(conv.rejected), errorMessage: conv.errors.join('; ') }
         : undefined;
       if (json) {
         await reply.code(200).type('application/json').send(JSON.stringify(partial ? { partialSuccess: partial } : {}));
+      } else if (!partial) {
+        // an empty Export…ServiceResponse: full success
+        await reply.code(200).type('application/x-protobuf').send(EMPTY);
       } else {
         const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceResponse' : 'opentelemetry.proto.logs.v1.ExportLogsServiceResponse');
-        const msg = T.fromObject(partial ? { partialSuccess: partial } : {});
-        await reply.code(200).type('application/x-protobuf').send(Buffer.from(T.encode(msg).finish()));
+        await reply.code(200).type('application/x-protobuf').send(Buffer.from(T.encode(T.fromObject({ partialSuccess: partial })).finish()));
       }
     } catch (e) {
       if (e instanceof HttpError) return this.sendStatus(req, reply, e.status, e.message);
@@ -209,10 +227,11 @@ export class OtlpReceiver {
   }
 
   /** Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd. */
-  private toSinks(records: JsonlRecord[]): void {
+  private toSinks(rows: LiveRows): void {
     const sinks = (this.o.sinks ?? []).filter((s) => !this.sinkErrors.has(s.name));
     if (sinks.length === 0) return;
-    for (const r of records) {
+    for (let i = 0; i < rows.length; i++) {
+      const r = rowToRecord(rows.row(i));
       const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
       for (const s of sinks) {
         if (this.sinkErrors.has(s.name)) continue;
@@ -226,34 +245,44 @@ export class OtlpReceiver {
     }
   }
 
-  /** Write what is queued into DuckDB; one flush at a time. */
-  flush(forceDerive: boolean): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      if (this.pending.length > 0) {
-        const batch = this.pending;
+  /**
+   * Write what is queued into DuckDB; one flush at a time. Derive when asked (`force`: before a
+   * query or close), when the stream paused, or while it goes on at most every deriveIntervalMs and
+   * ten times the last rebuild's duration: a rebuild covers whole traces, so while one long run
+   * streams in, rebuilding it often would cost more than the ingest.
+   */
+  flush(force: boolean): Promise<void> {
+    // a failed flush is reported to its caller; the next one starts afresh
+    this.flushing = this.flushing.catch(() => undefined).then(async () => {
+      if (this.pendingCount > 0) {
+        const batches = this.pending;
         this.pending = [];
-        const file = path.join(this.tmp, `batch-${this.batchNo++}.jsonl`);
-        writeFileSync(file, batch.map((r) => JSON.stringify(r)).join('\n') + '\n');
+        this.pendingCount = 0;
+        const rows = batches.length === 1 ? batches[0]! : batches.reduce((all, b) => (all.append(b), all), new LiveRows(rowsIn(batches)));
         const t0 = performance.now();
-        try {
-          await appendJsonlBatch(this.o.db, file, this.fileId, batch.map((r) => r.trace_id));
-          this.stats.flushedRecords += batch.length;
-          if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: batch of ${batch.length} in ${(performance.now() - t0).toFixed(0)} ms\n`);
-        } finally {
-          rmSync(file, { force: true });
-        }
+        await appendLiveRows(this.o.db, this.source!, rows);
+        this.stats.flushedRecords += rows.length;
+        this.underived += rows.length;
+        if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: batch of ${rows.length} in ${(performance.now() - t0).toFixed(0)} ms\n`);
       }
-      // A derive rebuilds whole traces: while one long run streams in, rebuilding it every second
-      // would cost more than the ingest. Wait at least ten times the last rebuild's duration.
+      if (this.underived === 0) return;
       const now = Date.now();
-      if (forceDerive || now - this.lastDerive >= Math.max(this.o.deriveIntervalMs, 10 * this.lastDeriveMs)) {
-        await deriveTouchedNow(this.o.db);
+      const idle = now - this.lastReceive >= this.o.deriveIdleMs && this.pendingCount === 0;
+      if (force || idle || now - this.lastDerive >= Math.max(this.o.deriveIntervalMs, 10 * this.lastDeriveMs)) {
+        this.underived = 0;
+        const traces = await deriveTouchedNow(this.o.db);
         this.lastDeriveMs = Date.now() - now;
-        if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: derive in ${this.lastDeriveMs} ms\n`);
         this.lastDerive = Date.now();
+        if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: derive in ${this.lastDeriveMs} ms\n`);
+        this.o.onDerived?.(traces);
       }
     });
     return this.flushing;
+  }
+
+  /** A flush nobody waits for: its failure is logged, never an unhandled rejection that ends the process. */
+  private flushInBackground(): void {
+    this.flush(false).catch((e: unknown) => this.o.log?.(`runlens: receive: writing to the database failed: ${(e as Error).message}`));
   }
 
   /** Stop accepting, flush everything into DuckDB, close the outputs. */
@@ -263,7 +292,7 @@ export class OtlpReceiver {
     if (this.timer) clearInterval(this.timer);
     await this.app.close();
     await this.flush(true);
-    await closeLiveSource(this.o.db, this.fileId);
+    if (this.source) await closeLiveSource(this.o.db, this.source);
     for (const s of this.o.sinks ?? []) {
       try {
         await s.close();
@@ -274,8 +303,11 @@ export class OtlpReceiver {
         }
       }
     }
-    rmSync(this.tmp, { recursive: true, force: true });
   }
+}
+
+function rowsIn(batches: LiveRows[]): number {
+  return batches.reduce((n, b) => n + b.length, 0);
 }
 
 function spanStartOf(r: SpanEndRecord): SpanStartRecord {

@@ -1,11 +1,13 @@
 /**
  * Start the explorer in the terminal (the caller has painted the splash on the alternate screen): the App, the input loaded
- * in the background (or followed). Errors that stop the load end the app and are rethrown for
+ * in the background (or followed, or received over OTLP). Errors that stop the load end the app and are rethrown for
  * src/cli.ts to report.
  */
 import { render } from 'ink';
 import { assertFollowable, Follower } from '../analyze/explore/follow.js';
+import { receiveLive } from '../analyze/explore/receive.js';
 import { closeReader, readerFor } from '../analyze/explore/reader.js';
+import type { OtlpReceiver, ReceiverOptions } from '../ingest/otlp-receiver.js';
 import { loadPaths, openModel } from '../store/load.js';
 import { App, type LoaderHooks } from './App.js';
 
@@ -14,6 +16,8 @@ export interface ExploreOptions {
   db?: string;
   lenient?: boolean;
   follow?: boolean;
+  /** receive OTLP/HTTP into the model while exploring */
+  receive?: Omit<ReceiverOptions, 'db'>;
 }
 
 export async function runExplorer(o: ExploreOptions): Promise<void> {
@@ -21,6 +25,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
   const db = await openModel(o.db);
   const reader = await readerFor(db);
   let follower: Follower | undefined;
+  let receiver: OtlpReceiver | undefined;
   let fatal: unknown;
   let loading: Promise<void> = Promise.resolve();
 
@@ -39,7 +44,8 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
         h.loaded(`following ${followFile} (${n} records)`);
       } else {
         const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, onProgress }) : undefined;
-        h.loaded(report?.skippedLines ? `skipped ${report.skippedLines} malformed line(s)` : undefined);
+        if (o.receive) receiver = await receiveLive(db, o.receive, h);
+        else h.loaded(report?.skippedLines ? `skipped ${report.skippedLines} malformed line(s)` : undefined);
       }
     })();
     return loading;
@@ -48,7 +54,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
   // the splash (src/ui/splash.ts) is on screen: clear it for ink's first frame
   process.stdout.write('\x1b[H\x1b[2J');
   let quit = false;
-  const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : undefined} onFatal={(e) => {
+  const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : o.receive ? 'receive' : undefined} onFatal={(e) => {
     // a load stopped because the user quit is no error
     if (quit) return;
     fatal = e;
@@ -59,6 +65,9 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
   } finally {
     quit = true;
     await follower?.stop();
+    // what was received is flushed (and kept, with --db) before the database closes
+    await loading.catch(() => undefined);
+    await receiver?.close().catch(() => undefined);
     // quitting mid-load: stop the load before closing the database under it
     db.conn.interrupt();
     await loading.catch(() => undefined);

@@ -60,6 +60,16 @@ describe('runlens receive: our own OTLP sink sends a generated run', () => {
     expect(await db.all(runs)).toEqual(await file.all(runs));
     const logs = `SELECT trace_id, span_id, time_ns::VARCHAR t, severity_text, body, event_type, unique_id FROM logs ORDER BY ALL`;
     expect(await db.all(logs)).toEqual(await file.all(logs));
+    // Attributes and links arrive as they were written, except what OTLP does not carry: null values,
+    // and `line` without `file` (it travels as code.line.number beside code.file.path only).
+    const attrs = `SELECT record_type, span_id, attributes::VARCHAR AS a, links::VARCHAR AS l FROM record_rows WHERE record_type IN ('SpanEnd', 'LogRecord') ORDER BY span_id, time_ns, body`;
+    const parsed = (rows: Record<string, unknown>[]) =>
+      rows.map((r) => {
+        const a = JSON.parse(r.a as string, (_k, v: unknown) => (v === null ? undefined : v)) as Record<string, unknown>;
+        if (!('file' in a)) delete a['line'];
+        return { ...r, a, l: r.l === null ? null : JSON.parse(r.l as string) };
+      });
+    expect(parsed(await db.all(attrs))).toEqual(parsed(await file.all(attrs)));
     // What OTLP cannot carry: SpanStart records (one SpanEnd per span arrives) and event_type on spans (recovered from names).
     expect(await db.scalar(`SELECT count(*)::INT FROM records WHERE record_type = 'SpanStart'`)).toBe(0);
     expect(await db.scalar(`SELECT count(*)::INT FROM spans WHERE event_type = ''`)).toBe(0);

@@ -6,6 +6,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readRecords } from '../../src/produce/convert.js';
+import { generate } from '../../src/produce/generate/index.js';
+import { OtlpSink } from '../../src/produce/sinks/otlp.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { SAMPLE } from './helpers.js';
 
 const CLI = path.resolve(__dirname, '../../dist/src/cli.js');
@@ -20,14 +24,14 @@ function tmux(...args: string[]): string {
   return execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
 }
 
-function screen(): string {
-  return tmux('capture-pane', '-p', '-t', session);
+function screen(target = session): string {
+  return tmux('capture-pane', '-p', '-t', target);
 }
 
-async function until(test: RegExp | string, what: string, ms = 20_000): Promise<string> {
+async function until(test: RegExp | string, what: string, ms = 20_000, target = session): Promise<string> {
   const end = Date.now() + ms;
   for (;;) {
-    const s = screen();
+    const s = screen(target);
     if (typeof test === 'string' ? s.includes(test) : test.test(s)) return s;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -48,11 +52,12 @@ describe.skipIf(Boolean(missing))('runlens explore in tmux', () => {
     spawnSync('tmux', ['-L', socket, 'kill-server']);
   });
 
+  // A fresh tmux server (own socket) with CI variables removed: ink draws only a final frame in CI.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'CI' && k !== 'CONTINUOUS_INTEGRATION' && !k.startsWith('CI_')),
+  );
+
   it('opens a run, expands, searches a node, runs failed-tests from the palette, quits', async () => {
-    // A fresh tmux server (own socket) with CI variables removed: ink draws only a final frame in CI.
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => k !== 'CI' && k !== 'CONTINUOUS_INTEGRATION' && !k.startsWith('CI_')),
-    );
     const cmd = `node ${JSON.stringify(CLI)} explore ${JSON.stringify(SAMPLE)}; echo "EXIT=$?"; sleep 600`;
     execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', session, '-x', '140', '-y', '40', cmd], { env: { ...env, NO_COLOR: '1' } });
 
@@ -101,8 +106,31 @@ describe.skipIf(Boolean(missing))('runlens explore in tmux', () => {
   });
 
   it('exits 2 without a terminal, pointing at tree, query and gate', () => {
-    const r = spawnSync('node', [CLI, 'explore', SAMPLE], { encoding: 'utf8', env: { ...process.env, CI: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/runlens tree PATH.*runlens query NAME PATH.*runlens gate PATH/);
+    for (const args of [[SAMPLE], ['--receive', '--port', '0']]) {
+      const r = spawnSync('node', [CLI, 'explore', ...args], { encoding: 'utf8', env: { ...process.env, CI: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/runlens tree PATH.*runlens query NAME PATH.*runlens gate PATH/);
+    }
+  });
+
+  it('explore --receive shows a run streamed to it over OTLP, and keeps it in --db', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 40, seed: 3, failRate: 0.3 });
+    const db = path.join(dir, 'live.duckdb');
+    const target = 'receive';
+    const cmd = `node ${JSON.stringify(CLI)} explore --receive --port 0 --db ${JSON.stringify(db)}; echo "EXIT=$?"; sleep 600`;
+    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', target, '-x', '140', '-y', '40', cmd], { env: { ...env, NO_COLOR: '1' } });
+    const s = await until(/OTLP on http:\/\/127\.0\.0\.1:\d+: 0 spans/, 'the receiver address', 20_000, target);
+    const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(s)![1]!;
+    const sink = new OtlpSink({ endpoint: url, level: 'trace' });
+    for await (const r of readRecords(jsonl)) sink.write(r);
+    await sink.close();
+    await until(/FAILED +build/, 'the streamed run', 20_000, target);
+    tmux('send-keys', '-t', target, 'q');
+    expect(await until(/EXIT=\d+/, 'exit', 20_000, target)).toContain('EXIT=0');
+    const q = spawnSync('node', [CLI, 'runs', '--db', db, '--format', 'json'], { encoding: 'utf8' });
+    expect(q.status, q.stderr).toBe(0);
+    expect(JSON.parse(q.stdout)).toMatchObject([{ command: 'build', failed: true }]);
   });
 });

@@ -1,0 +1,27 @@
+/**
+ * `explore --receive`: an OTLP receiver writing into the explorer's model. Screens refresh each time
+ * the derived relations are rebuilt (when the stream pauses, and about every second while it goes on).
+ */
+import { RunlensError } from '../../errors.js';
+import { OtlpReceiver, type ReceiverOptions } from '../../ingest/otlp-receiver.js';
+import type { Db } from '../../store/db.js';
+
+export interface LiveHooks {
+  /** the model changed (screens refresh); `note` is shown in the status line */
+  loaded(note?: string): void;
+}
+
+/** Start receiving; the caller closes the receiver (which flushes what arrived) before the database. */
+export async function receiveLive(db: Db, opts: Omit<ReceiverOptions, 'db'>, hooks: LiveHooks): Promise<OtlpReceiver> {
+  const note = () => `OTLP on ${rx.url}: ${rx.stats.spans.toLocaleString('en-US')} spans, ${rx.stats.logs.toLocaleString('en-US')} logs` +
+    (rx.stats.rejected ? `, ${rx.stats.rejected} rejected` : '');
+  const rx: OtlpReceiver = new OtlpReceiver({ ...opts, db, onDerived: () => hooks.loaded(note()), log: (line) => hooks.loaded(line) });
+  try {
+    await rx.start();
+  } catch (e) {
+    await rx.close().catch(() => undefined);
+    throw new RunlensError(`cannot listen on ${opts.host ?? '127.0.0.1'}:${opts.port ?? 4318}: ${(e as Error).message}`, 'usage');
+  }
+  hooks.loaded(note());
+  return rx;
+}

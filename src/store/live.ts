@@ -1,0 +1,276 @@
+/**
+ * A live source (the OTLP receiver): one `files` row for the whole session, then batches of records
+ * in the raw envelope shape handed over as columns. DuckDB's appender copies them into a staging
+ * table and the one normalizer (normalizeSelect) moves them into record_rows, as for any file:
+ * serializing batches as JSONL for read_json cost more than the rest of the ingest together.
+ *
+ * Each string crosses into DuckDB by its own native call (about 1 µs), so few do: span ids travel
+ * as the unsigned integers of their 8 bytes (as in Parquet), and strings that repeat (record type,
+ * trace id, event type, severity) as codes of a dictionary kept for the session.
+ */
+import { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { Db } from './db.js';
+import { deriveTouched } from './derive.js';
+import { normalizeSelect } from './normalize-sql.js';
+
+/** A record in the raw envelope shape (jsonl.ts reads the same fields from a line). */
+export interface LiveRow {
+  record_type: 'SpanEnd' | 'LogRecord';
+  trace_id: string;
+  /** the id's 8 bytes as an unsigned integer */
+  span_id: bigint | null;
+  parent_span_id: bigint | null;
+  span_name: string | null;
+  event_type: string;
+  event_id: string | null;
+  start_ns: bigint | null;
+  end_ns: bigint | null;
+  time_ns: bigint | null;
+  severity_number: number;
+  severity_text: string;
+  status_code: number | null;
+  status_message: string | null;
+  body: string | null;
+  /** JSON text */
+  links: string | null;
+  /** JSON text */
+  attributes: string;
+}
+
+type Name = keyof LiveRow;
+/** columns in readJsonSql's order; `dict`: sent as a code of the session's dictionary */
+const COLUMNS: [Name, DuckDBType, 'dict' | 'id' | 'json' | ''][] = [
+  ['record_type', INTEGER, 'dict'], ['trace_id', INTEGER, 'dict'], ['span_id', UBIGINT, 'id'], ['parent_span_id', UBIGINT, 'id'],
+  ['span_name', VARCHAR, ''], ['event_type', INTEGER, 'dict'], ['event_id', VARCHAR, ''], ['start_ns', BIGINT, ''],
+  ['end_ns', BIGINT, ''], ['time_ns', BIGINT, ''], ['severity_number', INTEGER, ''], ['severity_text', INTEGER, 'dict'],
+  ['status_code', INTEGER, ''], ['status_message', VARCHAR, ''], ['body', VARCHAR, ''], ['links', VARCHAR, 'json'],
+  ['attributes', VARCHAR, 'json'],
+];
+/** DuckDB's vector size: the most rows one data chunk holds. */
+const CHUNK = 2048;
+
+const BIG = ['span_id', 'parent_span_id', 'start_ns', 'end_ns', 'time_ns'] as const;
+const NUM = ['severity_number', 'status_code'] as const;
+type StrName = Exclude<Name, (typeof BIG)[number] | (typeof NUM)[number]>;
+const STR = COLUMNS.map(([n]) => n).filter((n) => !(BIG as readonly string[]).includes(n) && !(NUM as readonly string[]).includes(n)) as StrName[];
+
+/**
+ * Records gathered for one append (the rows of one or more requests), as columns: rows wait for
+ * DuckDB for a while, and as objects (with a BigInt per time and id) they were copied by every
+ * young-generation GC until promoted, a fifth of the receiver's main thread. Numbers live in
+ * typed arrays (0 and NaN stand for null: a time or id of 0 means "none" in OTLP).
+ */
+export class LiveRows {
+  private n = 0;
+  private big = {} as Record<(typeof BIG)[number], BigUint64Array>;
+  private num = {} as Record<(typeof NUM)[number], Float64Array>;
+  private str = {} as Record<StrName, (string | null)[]>;
+
+  constructor(capacity = 512) {
+    for (const c of BIG) this.big[c] = new BigUint64Array(capacity);
+    for (const c of NUM) this.num[c] = new Float64Array(capacity);
+    for (const c of STR) this.str[c] = [];
+  }
+
+  get length(): number {
+    return this.n;
+  }
+
+  private reserve(extra: number): void {
+    const cap = this.big.span_id.length;
+    if (this.n + extra <= cap) return;
+    const size = Math.max(this.n + extra, cap * 2);
+    for (const c of BIG) {
+      const a = new BigUint64Array(size);
+      a.set(this.big[c].subarray(0, this.n));
+      this.big[c] = a;
+    }
+    for (const c of NUM) {
+      const a = new Float64Array(size);
+      a.set(this.num[c].subarray(0, this.n));
+      this.num[c] = a;
+    }
+  }
+
+  /** spelled out field by field: a loop over column names cost as much as decoding the span */
+  push(r: LiveRow): void {
+    this.reserve(1);
+    const i = this.n++;
+    const { big, num, str } = this;
+    big.span_id[i] = r.span_id ?? 0n;
+    big.parent_span_id[i] = r.parent_span_id ?? 0n;
+    big.start_ns[i] = r.start_ns ?? 0n;
+    big.end_ns[i] = r.end_ns ?? 0n;
+    big.time_ns[i] = r.time_ns ?? 0n;
+    num.severity_number[i] = r.severity_number;
+    num.status_code[i] = r.status_code ?? NaN;
+    str.record_type.push(r.record_type);
+    str.trace_id.push(r.trace_id);
+    str.span_name.push(r.span_name);
+    str.event_type.push(r.event_type);
+    str.event_id.push(r.event_id);
+    str.severity_text.push(r.severity_text);
+    str.status_message.push(r.status_message);
+    str.body.push(r.body);
+    str.links.push(r.links);
+    str.attributes.push(r.attributes);
+  }
+
+  append(o: LiveRows): void {
+    this.reserve(o.n);
+    for (const c of BIG) this.big[c].set(o.big[c].subarray(0, o.n), this.n);
+    for (const c of NUM) this.num[c].set(o.num[c].subarray(0, o.n), this.n);
+    for (const c of STR) {
+      const to = this.str[c];
+      for (const v of o.str[c]) to.push(v);
+    }
+    this.n += o.n;
+  }
+
+  /** one column's values [at, at + n) as DuckDB values */
+  values(name: Name, at: number, n: number): (string | number | bigint | null)[] {
+    const out = new Array<string | number | bigint | null>(n);
+    if ((BIG as readonly string[]).includes(name)) {
+      const a = this.big[name as (typeof BIG)[number]];
+      for (let j = 0; j < n; j++) {
+        const v = a[at + j]!;
+        out[j] = v === 0n ? null : v;
+      }
+    } else if ((NUM as readonly string[]).includes(name)) {
+      const a = this.num[name as (typeof NUM)[number]];
+      for (let j = 0; j < n; j++) {
+        const v = a[at + j]!;
+        out[j] = Number.isNaN(v) ? null : v;
+      }
+    } else {
+      const a = this.str[name as StrName];
+      for (let j = 0; j < n; j++) out[j] = a[at + j]!;
+    }
+    return out;
+  }
+
+  row(i: number): LiveRow {
+    return Object.fromEntries(COLUMNS.map(([c]) => [c, this.values(c, i, 1)[0]])) as unknown as LiveRow;
+  }
+}
+
+/** A hex span id from its integer form (outputs write hex). */
+export function hexSpanId(v: bigint | null): string | null {
+  return v === null ? null : v.toString(16).padStart(16, '0');
+}
+
+export interface LiveSource {
+  fileId: number;
+  dict: Map<string, number>;
+}
+
+export async function openLiveSource(db: Db, label: string): Promise<LiveSource> {
+  // DuckDB checkpoints (and compresses, in memory too) whenever 16 MB were written since the last:
+  // with batches arriving all the time that was a stall of seconds every few batches, 40% of the
+  // ingest. Checkpoint far less often; closing the database still checkpoints.
+  await db.run("SET checkpoint_threshold = '1GB'");
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  await db.run(`CREATE OR REPLACE TEMP TABLE _live_rows (${COLUMNS.map(([n, t]) => `${n} ${t.toString()}`).join(', ')})`);
+  await db.run('CREATE OR REPLACE TEMP TABLE _live_dict (code INTEGER, value VARCHAR)');
+  const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
+  await db.run(
+    `INSERT INTO files (file_id, path, sha256, size, format, records, first_row) VALUES ($id, $path, $sha, 0, 'otlp', 0, 0)`,
+    { id: fileId, path: label, sha: `live:${label}:${Date.now()}:${fileId}` },
+  );
+  return { fileId, dict: new Map() };
+}
+
+/** The staging rows decoded back into the envelope columns, in readJsonSql's order. */
+const STAGED = `SELECT CAST($file_id AS INTEGER) AS file_id, ${COLUMNS.map(([n, , how]) =>
+  how === 'dict' ? `d_${n}.value AS ${n}` : how === 'id' ? `printf('%016x', r.${n}) AS ${n}` : how === 'json' ? `CAST(r.${n} AS JSON) AS ${n}` : `r.${n}`,
+).join(', ')}
+FROM _live_rows r ${COLUMNS.filter(([, , how]) => how === 'dict').map(([n]) => `LEFT JOIN _live_dict d_${n} ON d_${n}.code = r.${n}`).join(' ')}`;
+
+/** Append rows to a live source and mark their traces for the next derive. */
+export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): Promise<void> {
+  const rows = batch;
+  if (rows.length === 0) return;
+  // A dictionary grows with the traces of the session; start over rather than let it grow without end.
+  if (src.dict.size > 100_000) {
+    src.dict.clear();
+    await db.run('DELETE FROM _live_dict');
+  }
+  const fresh: [number, string][] = [];
+  const code = (s: string): number => {
+    let c = src.dict.get(s);
+    if (c === undefined) {
+      c = src.dict.size;
+      src.dict.set(s, c);
+      fresh.push([c, s]);
+    }
+    return c;
+  };
+  const T = [performance.now()];
+  try {
+    const appender = await db.conn.createAppender('_live_rows', 'main', 'temp');
+    try {
+      for (let at = 0; at < rows.length; at += CHUNK) {
+        const n = Math.min(CHUNK, rows.length - at);
+        const chunk = DuckDBDataChunk.create(COLUMNS.map(([, t]) => t), n);
+        COLUMNS.forEach(([name, , how], i) => {
+          const values = rows.values(name, at, n);
+          if (how === 'dict') for (let j = 0; j < n; j++) values[j] = code(values[j] as string);
+          chunk.setColumnValues(i, values as DuckDBValue[]);
+        });
+        appender.appendDataChunk(chunk);
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    if (fresh.length) {
+      const dictAppender = await db.conn.createAppender('_live_dict', 'main', 'temp');
+      try {
+        for (const [c, s] of fresh) {
+          dictAppender.appendInteger(c);
+          dictAppender.appendVarchar(s);
+          dictAppender.endRow();
+        }
+        dictAppender.flushSync();
+      } finally {
+        dictAppender.closeSync();
+      }
+    }
+    T.push(performance.now());
+    await db.transaction(async () => {
+      await db.run(`INSERT INTO record_rows ${normalizeSelect(STAGED)}`, { file_id: src.fileId });
+      T.push(performance.now());
+      await db.run(`INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id`);
+      return true;
+    });
+    T.push(performance.now());
+  } catch (e) {
+    // This batch is lost; the dictionary may no longer match its table: start it over.
+    src.dict.clear();
+    await db.run('DELETE FROM _live_dict').catch(() => undefined);
+    throw e;
+  } finally {
+    await db.run('DELETE FROM _live_rows');
+  }
+  T.push(performance.now());
+  if (process.env.RUNLENS_TIMING) {
+    const [append, insert, commit, clear] = T.slice(1).map((t, i) => (t - T[i]!).toFixed(0));
+    process.stderr.write(`live: ${rows.length} rows: append ${append} ms, insert ${insert} ms, commit ${commit} ms, clear ${clear} ms\n`);
+  }
+}
+
+/** Record count of a live source, set when it closes (a count per batch would grow with the data). */
+export async function closeLiveSource(db: Db, src: LiveSource): Promise<void> {
+  await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id) WHERE file_id = $id`, { id: src.fileId });
+}
+
+/** Rebuild the derived relations of every trace touched since the last call; returns how many. */
+export async function deriveTouchedNow(db: Db): Promise<number> {
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  const n = await db.scalar<number>('SELECT count(DISTINCT trace_id)::INTEGER FROM _touched');
+  if (n > 0) {
+    await deriveTouched(db);
+    await db.run('DELETE FROM _touched');
+  }
+  return n;
+}

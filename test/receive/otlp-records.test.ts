@@ -1,0 +1,79 @@
+/** The receiver's protobuf reader: OTLP values -> the engine's JSONL attribute shapes, read straight from the wire. */
+import { describe, expect, it } from 'vitest';
+import { jsonToProtobuf, logsToRows, rowToRecord, spansToRows } from '../../src/ingest/otlp-records.js';
+import { otlpRoot } from '../../src/otlp/decode.js';
+
+const TID = '5b8efff798038103d269b633813fc60c';
+const hex = (s: string) => Buffer.from(s, 'hex');
+
+function traces(spans: object[]): Buffer {
+  const T = otlpRoot().lookupType('opentelemetry.proto.trace.v1.ExportTraceServiceRequest');
+  return Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'dbt-fusion' } }] }, scopeSpans: [{ scope: { name: 'x' }, spans }] }] })).finish());
+}
+
+const kv = (key: string, value: object) => ({ key, value });
+
+describe('OTLP protobuf -> records', () => {
+  it('maps every AnyValue kind, nested JSON text, code locations, repeated keys and event_type', () => {
+    const span = {
+      traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), parentSpanId: hex('0000000000000000'), name: 'Node evaluated (test.p.t)', kind: 1,
+      traceState: 'x=1', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000',
+      attributes: [
+        kv('small', { intValue: 7 }), kv('neg', { intValue: -3 }), kv('big', { intValue: '9007199254740993' }), kv('i32max', { intValue: 2 ** 31 }),
+        kv('d', { doubleValue: 1.5 }), kv('b', { boolValue: true }), kv('bytes', { bytesValue: Buffer.from('hi') }),
+        kv('arr', { arrayValue: { values: [{ stringValue: 'a' }, { intValue: 1 }, {}] } }),
+        kv('map', { kvlistValue: { values: [kv('code.file.path', { stringValue: 'f.sql' }), kv('k', { stringValue: '{"not":"parsed"}' })] } }),
+        kv('node_test_detail', { stringValue: '{"failing_rows": 4, "test_outcome": "TEST_OUTCOME_FAILED"}' }),
+        kv('broken', { stringValue: '{nope' }), kv('sql', { stringValue: '[1]' }), kv('empty', {}),
+        kv('code.file.path', { stringValue: 'models/a.sql' }), kv('code.line.number', { intValue: 12 }),
+        kv('dup', { stringValue: 'first' }), kv('dup', { stringValue: 'last' }),
+        kv('event_type', { stringValue: 'v1.public.events.fusion.node.NodeEvaluated' }),
+      ],
+      events: [{ timeUnixNano: '1', name: 'ignored' }],
+      links: [{ traceId: hex(TID), spanId: hex('1111111111111111'), attributes: [kv('n', { intValue: 1 })] }],
+      status: { code: 2, message: 'boom' },
+    };
+    const { rows, rejected } = spansToRows(traces([span, { traceId: hex(TID), spanId: Buffer.alloc(0), name: 'no id', startTimeUnixNano: '1' }]));
+    expect(rejected).toBe(1);
+    expect(rows.length).toBe(1);
+    const r = rowToRecord(rows.row(0));
+    expect(r).toMatchObject({
+      record_type: 'SpanEnd', trace_id: TID, span_id: 'eee19b7ec3c1b174', parent_span_id: null, span_name: 'Node evaluated (test.p.t)',
+      start_time_unix_nano: '1772073188904419000', end_time_unix_nano: '1772073189904419000', event_type: 'v1.public.events.fusion.node.NodeEvaluated',
+      status: { code: 2, message: 'boom' }, links: [{ trace_id: TID, span_id: '1111111111111111', attributes: { n: 1 } }],
+    });
+    expect(r.attributes).toEqual({
+      small: 7, neg: -3, big: '9007199254740993', i32max: '2147483648', d: 1.5, b: true, bytes: Buffer.from('hi').toString('base64'),
+      arr: ['a', 1, null], map: { file: 'f.sql', k: '{"not":"parsed"}' },
+      node_test_detail: { failing_rows: 4, test_outcome: 'TEST_OUTCOME_FAILED' }, broken: '{nope', sql: '[1]', empty: null,
+      file: 'models/a.sql', line: 12, dup: 'last',
+    });
+    expect(Object.keys(r.attributes).indexOf('dup')).toBe(Object.keys(r.attributes).length - 1);
+  });
+
+  it('logs: body, event_name, event_id attribute, span id; OTLP/JSON takes the same path (hex ids, numeric times)', () => {
+    const json = {
+      resourceLogs: [{ scopeLogs: [{ logRecords: [
+        { timeUnixNano: 1772073189904419000, severityNumber: 'SEVERITY_NUMBER_ERROR', body: { stringValue: 'got 4 results' }, traceId: TID, spanId: 'eee19b7ec3c1b174',
+          eventName: 'v1.public.events.fusion.log.LogMessage', attributes: [kv('event_id', { stringValue: 'e-1' }), kv('unique_id', { stringValue: 'test.p.t' })] },
+        { observedTimeUnixNano: '1772073189904419001', body: { kvlistValue: { values: [kv('a', { intValue: 1 })] } }, traceId: TID },
+        { timeUnixNano: '1', body: { stringValue: 'no trace' } },
+      ] }] }],
+    };
+    const { rows, rejected } = logsToRows(jsonToProtobuf('logs', json), () => 'generated');
+    expect(rejected).toBe(1);
+    expect([rows.row(0), rows.row(1)].map(rowToRecord)).toEqual([
+      { record_type: 'LogRecord', trace_id: TID, span_id: 'eee19b7ec3c1b174', span_name: null, event_id: 'e-1', time_unix_nano: '1772073189904419000',
+        severity_number: 17, severity_text: 'ERROR', body: 'got 4 results', event_type: 'v1.public.events.fusion.log.LogMessage', attributes: { unique_id: 'test.p.t' } },
+      { record_type: 'LogRecord', trace_id: TID, span_id: null, span_name: null, event_id: 'generated', time_unix_nano: '1772073189904419001',
+        severity_number: 0, severity_text: 'INFO', body: '{"a":1}', event_type: '', attributes: {} },
+    ]);
+  });
+
+  it('truncated or garbled protobuf throws (the receiver answers 400)', () => {
+    const good = traces([{ traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Phase: RUN', startTimeUnixNano: '1' }]);
+    expect(() => spansToRows(good.subarray(0, good.length - 3))).toThrow();
+    expect(() => spansToRows(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]))).toThrow();
+    expect(() => jsonToProtobuf('traces', { resourceSpans: [{ scopeSpans: 'x' }] })).toThrow();
+  });
+});
