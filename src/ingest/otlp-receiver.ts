@@ -9,13 +9,13 @@
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import protobuf from 'protobufjs';
-import { otlpRoot } from '../otlp/decode.js';
+import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
 import { randomIds } from '../produce/ids.js';
-import type { JsonlRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
+import type { JsonlRecord, LogRecordRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import type { Db } from '../store/db.js';
 import { appendLiveRows, closeLiveSource, deriveTouchedNow, LiveRows, openLiveSource, type LiveSource } from '../store/live.js';
-import { jsonToProtobuf, logsToRows, rowToRecord, spansToRows, type Converted } from './otlp-records.js';
+import { logsToRecords, recordsToRows, spansToRecords, type Converted } from './otlp-records.js';
 
 export interface ReceiverOptions {
   db: Db;
@@ -161,7 +161,8 @@ export class OtlpReceiver {
     return body;
   }
 
-  private decode(signal: Signal, json: boolean, body: Buffer): Converted {
+  private decode(signal: Signal, json: boolean, body: Buffer): Converted<SpanEndRecord | LogRecordRecord> {
+    let req: OtlpTraceRequest | OtlpLogsRequest;
     if (json) {
       let obj: unknown;
       try {
@@ -173,16 +174,22 @@ export class OtlpReceiver {
       if (typeof obj !== 'object' || obj === null || (key in obj && !Array.isArray((obj as Record<string, unknown>)[key]))) {
         throw new HttpError(400, `not an OTLP ${signal} request: ${key} must be an array`);
       }
+      req = obj as OtlpTraceRequest | OtlpLogsRequest;
+    } else {
       try {
-        body = jsonToProtobuf(signal, obj as Record<string, unknown>);
+        // protobufjs over the OTLP .proto schema; the message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
+        const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceRequest' : 'opentelemetry.proto.logs.v1.ExportLogsServiceRequest');
+        req = T.decode(body) as unknown as OtlpTraceRequest | OtlpLogsRequest;
       } catch (e) {
-        throw new HttpError(400, `not an OTLP ${signal} request: ${(e as Error).message}`);
+        throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);
       }
     }
     try {
-      return signal === 'traces' ? spansToRows(body) : logsToRows(body, () => this.ids.uuidv7(Date.now()));
+      return signal === 'traces'
+        ? spansToRecords(req as OtlpTraceRequest)
+        : logsToRecords(req as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()));
     } catch (e) {
-      throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);
+      throw new HttpError(400, `not an OTLP ${signal} request: ${(e as Error).message}`);
     }
   }
 
@@ -195,16 +202,17 @@ export class OtlpReceiver {
         throw new HttpError(429, 'ingest queue is full, retry later');
       }
       const conv = this.decode(signal, json, this.body(req));
-      const n = conv.rows.length;
+      const rows = recordsToRows(conv.records);
+      const n = rows.length;
       this.stats.requests++;
       this.stats.rejected += conv.rejected;
       if (signal === 'traces') this.stats.spans += n;
       else this.stats.logs += n;
       this.lastReceive = Date.now();
       if (n) {
-        this.pending.push(conv.rows);
+        this.pending.push(rows);
         this.pendingCount += n;
-        this.toSinks(conv.rows);
+        this.toSinks(conv.records);
       }
       this.o.onReceive?.({ spans: signal === 'traces' ? n : 0, logs: signal === 'logs' ? n : 0 });
       if (this.pendingCount >= this.o.flushRecords) this.flushInBackground();
@@ -227,11 +235,10 @@ export class OtlpReceiver {
   }
 
   /** Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd. */
-  private toSinks(rows: LiveRows): void {
+  private toSinks(records: JsonlRecord[]): void {
     const sinks = (this.o.sinks ?? []).filter((s) => !this.sinkErrors.has(s.name));
     if (sinks.length === 0) return;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rowToRecord(rows.row(i));
+    for (const r of records) {
       const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
       for (const s of sinks) {
         if (this.sinkErrors.has(s.name)) continue;

@@ -1,18 +1,14 @@
 /**
- * OTLP requests -> records in the engine's JSONL shape (as columns, LiveRows), so received data goes
- * through the same normalizer as files. What OTLP loses is recovered where it can be
+ * OTLP requests (decoded protobuf or OTLP/JSON) -> records in the engine's JSONL shape, so received
+ * data goes through the same normalizer as files. What OTLP loses is recovered where it can be
  * (reference/telemetry.md section 4): event_type from span names (spans) or event_name (logs),
  * nested attributes from their JSON text, `code.file.path`/`code.line.number` back to file/line.
- * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd.
- *
- * Protobuf is read straight from the wire (src/otlp/wire.ts) and attributes are written as JSON text
- * as they are read; OTLP/JSON requests are first re-encoded as protobuf, so both take one path.
+ * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd. recordsToRows hands
+ * them to the live source as columns (DuckDB's appender), not as JSONL text to parse again.
  */
-import type { Type } from 'protobufjs';
-import { otlpRoot } from '../otlp/decode.js';
-import { Wire } from '../otlp/wire.js';
-import type { JsonlRecord, LogRecordRecord, SpanEndRecord } from '../produce/record.js';
-import { hexSpanId, LiveRows, type LiveRow } from '../store/live.js';
+import type { OtlpAnyValue, OtlpKeyValue, OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
+import { attributesJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord } from '../produce/record.js';
+import { LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
 
 /** Span name patterns the engine generates (telemetry.md 1.2), most specific first. */
@@ -41,532 +37,219 @@ const STRING_KEYS = new Set(['sql', 'vars', 'content', 'body', 'query_descriptio
 
 const SEVERITY_TEXT: Record<number, string> = { 1: 'TRACE', 5: 'DEBUG', 9: 'INFO', 13: 'WARN', 17: 'ERROR' };
 
-/** event_type from an explicit `event_type`/`dbt.event_type` attribute, else from the span name. */
-export function recoverSpanEventType(name: string, explicit: string | undefined): { eventType: string | null; severity: number } {
-  if (explicit?.startsWith('v1.')) return { eventType: explicit, severity: 9 };
+export function recoverSpanEventType(name: string, attrs: Attributes): { eventType: string | null; severity: number } {
+  const explicit = attrs['event_type'] ?? attrs['dbt.event_type'];
+  if (typeof explicit === 'string' && explicit.startsWith('v1.')) return { eventType: explicit, severity: 9 };
   for (const [re, et, sev] of NAME_PATTERNS) if (re.test(name)) return { eventType: eventType(et), severity: sev };
   return { eventType: null, severity: 9 };
 }
 
-// ---- attributes as JSON text -------------------------------------------------------------------
-
-const quoted = new Map<string, string>();
-/** `"key":` for a JSON object; keys repeat on every span, so they are quoted once */
-function keyPrefix(k: string): string {
-  let q = quoted.get(k);
-  if (q === undefined) {
-    if (quoted.size > 10_000) quoted.clear();
-    q = JSON.stringify(k) + ':';
-    quoted.set(k, q);
-  }
-  return q;
-}
-
-/** An object's members in arrival order; a repeated key keeps its place and takes the last value, as in JS. */
-class Members {
-  keys: string[] = [];
-  vals: string[] = [];
-  /** reused from span to span: fewer short-lived objects */
-  reset(): this {
-    this.keys.length = 0;
-    this.vals.length = 0;
-    return this;
-  }
-  set(k: string, v: string): void {
-    const i = this.keys.indexOf(k);
-    if (i >= 0) this.vals[i] = v;
-    else {
-      this.keys.push(k);
-      this.vals.push(v);
-    }
-  }
-  /**
-   * One flat string: built with += it was a tree of small string objects per span, retained until
-   * DuckDB took the batch and copied by every young-generation GC meanwhile.
-   */
-  json(): string {
-    const parts = ['{'];
-    for (let i = 0; i < this.keys.length; i++) parts.push(i ? ',' : '', keyPrefix(this.keys[i]!), this.vals[i]!);
-    parts.push('}');
-    return parts.join('');
-  }
-}
-
-function isJson(s: string): boolean {
-  try {
-    JSON.parse(s);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * AnyValue (w.pos..end) as JSON text. Span attributes carry nested values as JSON text, which is
- * kept as JSON when it parses (`parseJsonText`). int64: the engine writes 64-bit values as strings,
- * 32-bit ones as numbers, so small values become numbers.
+ * Both shapes are read without conversion passes: protobufjs messages straight from decode (ids as
+ * bytes, 64-bit values as Long, the AnyValue oneof named by its virtual `value` property) and OTLP/JSON
+ * objects (ids as hex, 64-bit values as strings or numbers). Converting messages with toObject first
+ * cost three times the decode itself.
  */
-function anyValue(w: Wire, end: number, parseJsonText: boolean, key: string): string {
-  let out = 'null';
-  while (w.pos < end) {
-    const tag = w.uint32();
-    const wt = tag & 7;
-    switch (tag >>> 3) {
-      case 1:
-        if (wt !== 2) break;
-        {
-          const s = w.string();
-          out = parseJsonText && (s[0] === '{' || s[0] === '[') && !STRING_KEYS.has(key) && isJson(s) ? s : JSON.stringify(s);
-        }
-        continue;
-      case 2:
-        if (wt !== 0) break;
-        out = w.uint32() ? 'true' : 'false';
-        continue;
-      case 3: {
-        if (wt !== 0) break;
-        const v = w.smallInt64();
-        out = typeof v === 'number' || (v < 2n ** 31n && v > -(2n ** 31n)) ? String(v) : `"${v}"`;
-        continue;
-      }
-      case 4:
-        if (wt !== 1) break;
-        out = JSON.stringify(w.double());
-        continue;
-      case 5: {
-        if (wt !== 2) break;
-        const e = w.sub();
-        const items: string[] = [];
-        while (w.pos < e) {
-          const t = w.uint32();
-          if (t === ((1 << 3) | 2)) {
-            const ie = w.sub();
-            items.push(anyValue(w, ie, false, ''));
-            w.pos = ie;
-          } else w.skip(t & 7);
-        }
-        out = '[' + items.join(',') + ']';
-        continue;
-      }
-      case 6: {
-        if (wt !== 2) break;
-        const e = w.sub();
-        const m = new Members();
-        while (w.pos < e) {
-          const t = w.uint32();
-          if (t === ((1 << 3) | 2)) {
-            const ke = w.sub();
-            const v = keyValue(w, ke, false);
-            m.set(kvKey, v);
-            w.pos = ke;
-          } else w.skip(t & 7);
-        }
-        out = m.json();
-        continue;
-      }
-      case 7:
-        if (wt !== 2) break;
-        out = '"' + w.base64() + '"';
-        continue;
-    }
-    w.skip(wt);
+function which(v: OtlpAnyValue): keyof OtlpAnyValue | undefined {
+  const named = (v as { value?: unknown }).value;
+  if (typeof named === 'string') return named as keyof OtlpAnyValue;
+  for (const k of ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const) {
+    // own properties only: a decoded message's defaults live on its prototype (an empty AnyValue is null, not "")
+    if (Object.hasOwn(v, k) && (v as Record<string, unknown>)[k] !== undefined) return k;
   }
-  return out;
+  return undefined;
 }
 
-/**
- * Attribute keys, and the values of keys whose values repeat (materialization, node_type, phase,
- * schema ...), recognized by their bytes: decoding and quoting the same short strings on every span
- * was most of the decoding time. Values that do not repeat (names, checksums) stop being cached.
- */
-interface KeyEntry {
-  bytes: Buffer;
-  key: string;
-  values: { bytes: Buffer; json: string }[] | null;
-  next: number;
-  lookups: number;
-  hits: number;
-}
-
-const MAX_VALUE_BYTES = 64;
-const VALUES_PER_KEY = 16;
-
-function sameBytes(a: Buffer, b: Buffer, s: number, e: number): boolean {
-  if (a.length !== e - s) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[s + i]) return false;
-  return true;
-}
-
-class KeyCache {
-  private byHash = new Map<number, KeyEntry[]>();
-  private size = 0;
-
-  entry(buf: Buffer, s: number, e: number): KeyEntry {
-    const n = e - s;
-    const h = n === 0 ? 0 : n * 65_599 + buf[s]! * 257 + buf[e - 1]! * 31 + buf[s + (n >> 1)]!;
-    let list = this.byHash.get(h);
-    if (list) for (const k of list) if (sameBytes(k.bytes, buf, s, e)) return k;
-    if (this.size > 4096) {
-      this.byHash.clear();
-      this.size = 0;
-      list = undefined;
-    }
-    const raw = buf.toString('utf8', s, e);
-    const key = raw === 'code.file.path' ? 'file' : raw === 'code.line.number' ? 'line' : raw;
-    const k: KeyEntry = { bytes: Buffer.from(buf.subarray(s, e)), key, values: [], next: 0, lookups: 0, hits: 0 };
-    if (list) list.push(k);
-    else this.byHash.set(h, [k]);
-    this.size++;
-    return k;
-  }
-}
-
-/** one cache per parseJsonText setting: the same bytes make different JSON with and without it */
-const keyCaches = [new KeyCache(), new KeyCache()];
-
-/** the key of the last keyValue() (a module variable, not a tuple per attribute) */
-let kvKey = '';
-
-/** KeyValue (w.pos..end) -> its value as JSON text; its key (code location keys back to file/line) in kvKey. */
-function keyValue(w: Wire, end: number, parseJsonText: boolean): string {
-  let ks = -1;
-  let ke = -1;
-  let vs = -1;
-  let ve = -1;
-  while (w.pos < end) {
-    const tag = w.uint32();
-    if (tag === ((1 << 3) | 2)) {
-      ke = w.sub();
-      ks = w.pos;
-      w.pos = ke;
-    } else if (tag === ((2 << 3) | 2)) {
-      ve = w.sub();
-      vs = w.pos;
-      w.pos = ve;
-    } else w.skip(tag & 7);
-  }
-  const buf = w.buf;
-  const k = ks < 0 ? keyCaches[0]!.entry(buf, 0, 0) : keyCaches[parseJsonText ? 1 : 0]!.entry(buf, ks, ke);
-  // set before each return: a nested kvlist value reads keys of its own
-  kvKey = k.key;
-  if (vs < 0) return 'null';
-  const values = k.values;
-  const cacheable = values !== null && ve - vs <= MAX_VALUE_BYTES;
-  if (cacheable) {
-    k.lookups++;
-    for (const v of values) {
-      if (sameBytes(v.bytes, buf, vs, ve)) {
-        k.hits++;
-        return v.json;
+function scalar(v: OtlpAnyValue | undefined, parseJsonText: boolean, key: string): AttrValue {
+  if (!v) return null;
+  const k = which(v);
+  if (k === 'stringValue') {
+    const s = String(v.stringValue ?? "");
+    if (parseJsonText && !STRING_KEYS.has(key) && (s.startsWith('{') || s.startsWith('['))) {
+      try {
+        return JSON.parse(s) as AttrValue;
+      } catch {
+        return s;
       }
     }
+    return s;
   }
-  w.pos = vs;
-  // code locations are never JSON text
-  const json = anyValue(w, ve, parseJsonText && (k.key !== 'file' && k.key !== 'line'), k.key);
-  kvKey = k.key;
-  if (cacheable) {
-    if (k.lookups >= 256 && k.hits < k.lookups / 2) k.values = null;
-    else {
-      values[k.next] = { bytes: Buffer.from(buf.subarray(vs, ve)), json };
-      k.next = (k.next + 1) % VALUES_PER_KEY;
-    }
+  if (k === 'boolValue') return Boolean(v.boolValue);
+  // int64 travels as a string in protobuf-decoded form and as string or number in OTLP/JSON;
+  // the engine writes 64-bit values as strings, 32-bit ones as numbers: small values become numbers.
+  if (k === 'intValue') {
+    const str = String(v.intValue);
+    const n = Number(str);
+    return Number.isSafeInteger(n) && Math.abs(n) < 2 ** 31 ? n : str;
   }
-  return json;
+  if (k === 'doubleValue') return Number(v.doubleValue);
+  if (k === 'arrayValue') return (v.arrayValue?.values ?? []).map((x) => scalar(x, false, ''));
+  if (k === 'kvlistValue') return attributes(v.kvlistValue?.values, false);
+  if (k === 'bytesValue') return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue as unknown as Uint8Array).toString('base64');
+  return null;
 }
 
-/** A JSON string value's text, or undefined for other values. */
-function jsonString(v: string | undefined): string | undefined {
-  return v !== undefined && v.startsWith('"') ? (JSON.parse(v) as string) : undefined;
+function attributes(kvs: OtlpKeyValue[] | undefined, parseJsonText: boolean): Attributes {
+  const o: Attributes = {};
+  for (const kv of kvs ?? []) {
+    if (kv.key === 'code.file.path') o['file'] = scalar(kv.value, false, kv.key);
+    else if (kv.key === 'code.line.number') o['line'] = scalar(kv.value, false, kv.key);
+    else o[kv.key] = scalar(kv.value, parseJsonText, kv.key);
+  }
+  return o;
 }
 
-// ---- spans and logs ----------------------------------------------------------------------------
+const HEX16 = /^[0-9a-f]{16}$/;
+const HEX32 = /^[0-9a-f]{32}$/;
 
-export interface Converted {
-  rows: LiveRows;
+/** Ids: hex from OTLP/JSON or from the protobuf decoder; empty or all-zero ids mean "none". */
+function id(v: string | Uint8Array | undefined): string | null {
+  if (!v || v.length === 0) return null;
+  const s = typeof v === 'string' ? v.toLowerCase() : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
+  return /^0+$/.test(s) ? null : s;
+}
+
+/** Long (protobufjs), number or decimal string -> decimal string; zero means unset. */
+function nanos(v: unknown): string | null {
+  if (v === undefined || v === null || v === '') return null;
+  const s = String(v);
+  return /^\d+$/.test(s) && s !== '0' ? s : null;
+}
+
+function statusCode(code: string | number | undefined): number {
+  if (code === undefined) return 0;
+  if (typeof code === 'number') return code;
+  if (/^\d+$/.test(code)) return Number(code);
+  return code.endsWith('_OK') ? 1 : code.endsWith('_ERROR') ? 2 : 0;
+}
+
+function severityNumber(v: string | number | undefined): number {
+  if (v === undefined) return 0;
+  if (typeof v === 'number') return v;
+  if (/^\d+$/.test(v)) return Number(v);
+  const name = v.replace(/^SEVERITY_NUMBER_/, '').replace(/\d+$/, '');
+  return { TRACE: 1, DEBUG: 5, INFO: 9, WARN: 13, ERROR: 17, FATAL: 21 }[name] ?? 0;
+}
+
+export interface Converted<T> {
+  records: T[];
   rejected: number;
   errors: string[];
 }
 
-/** Ids: empty or all-zero ids mean "none". */
-function idOrNull(hex: string): string | null {
-  return hex.length === 0 || /^0+$/.test(hex) ? null : hex;
-}
-
-/** Trace ids as hex; the spans of one request nearly always share one, so it is decoded once. */
-class TraceIds {
-  private last = Buffer.alloc(0);
-  private lastHex: string | null = null;
-  read(w: Wire): string | null {
-    const end = w.sub();
-    const start = w.pos;
-    w.pos = end;
-    if (!sameBytes(this.last, w.buf, start, end)) {
-      this.last = Buffer.from(w.buf.subarray(start, end));
-      const hex = idOrNull(w.buf.toString('hex', start, end));
-      this.lastHex = hex?.length === 32 ? hex : null;
+export function spansToRecords(req: OtlpTraceRequest): Converted<SpanEndRecord> {
+  const out: Converted<SpanEndRecord> = { records: [], rejected: 0, errors: [] };
+  for (const rs of req.resourceSpans ?? []) {
+    for (const ss of rs.scopeSpans ?? []) {
+      for (const s of ss.spans ?? []) {
+        const traceId = id(s.traceId);
+        const spanId = id(s.spanId);
+        const start = nanos(s.startTimeUnixNano);
+        if (!traceId || !HEX32.test(traceId) || !spanId || !HEX16.test(spanId) || !start) {
+          out.rejected++;
+          if (out.errors.length < 5) out.errors.push(`span "${s.name}": invalid trace_id, span_id or start time`);
+          continue;
+        }
+        const attrs = attributes(s.attributes, true);
+        const { eventType: et, severity } = recoverSpanEventType(s.name ?? '', attrs);
+        delete attrs['event_type'];
+        delete attrs['dbt.event_type'];
+        const code = statusCode(s.status?.code as string | number | undefined);
+        const parent = id(s.parentSpanId);
+        out.records.push({
+          record_type: 'SpanEnd',
+          trace_id: traceId,
+          span_id: spanId,
+          span_name: s.name ?? '',
+          parent_span_id: parent,
+          links: s.links?.length
+            ? s.links.map((l) => ({ trace_id: id(l.traceId) ?? '', span_id: id(l.spanId) ?? '', attributes: attributes(l.attributes, true) }))
+            : null,
+          start_time_unix_nano: start,
+          end_time_unix_nano: nanos(s.endTimeUnixNano) ?? start,
+          severity_number: severity,
+          severity_text: SEVERITY_TEXT[severity] ?? 'INFO',
+          status: code === 0 && !s.status?.message ? null : { message: s.status?.message || null, code },
+          event_type: et ?? '',
+          attributes: attrs,
+        });
+      }
     }
-    return this.lastHex;
   }
-}
-
-function reject(out: Converted, message: string): void {
-  out.rejected++;
-  if (out.errors.length < 5) out.errors.push(message);
-}
-
-/** Walk ResourceX (field 1 of the request) -> ScopeX (field 2) -> items (field 2), calling `item` for each. */
-function eachItem(buf: Buffer, item: (w: Wire, end: number) => void): void {
-  const w = new Wire(buf);
-  const nested = (end: number, depth: number): void => {
-    while (w.pos < end) {
-      const tag = w.uint32();
-      const want = depth === 0 ? (1 << 3) | 2 : (2 << 3) | 2;
-      if (tag !== want) {
-        w.skip(tag & 7);
-        continue;
-      }
-      const e = w.sub();
-      if (depth === 2) item(w, e);
-      else nested(e, depth + 1);
-      w.pos = e;
-    }
-  };
-  nested(buf.length, 0);
-}
-
-/** ExportTraceServiceRequest (protobuf) -> one SpanEnd row per valid span. */
-export function spansToRows(buf: Buffer): Converted {
-  const out: Converted = { rows: new LiveRows(), rejected: 0, errors: [] };
-  const traceIds = new TraceIds();
-  const spanAttrs = new Members();
-  const linkAttrs = new Members();
-  eachItem(buf, (w, end) => {
-    let traceId: string | null = null;
-    let spanId: bigint | null = null;
-    let parent: bigint | null = null;
-    let name = '';
-    let start = 0n;
-    let stop = 0n;
-    let code = 0;
-    let message = '';
-    let et: string | undefined;
-    let dbtEt: string | undefined;
-    const attrs = spanAttrs.reset();
-    let links: string[] | null = null;
-    while (w.pos < end) {
-      const tag = w.uint32();
-      switch (tag) {
-        case (1 << 3) | 2:
-          traceId = traceIds.read(w);
-          break;
-        case (2 << 3) | 2:
-          spanId = w.id64();
-          break;
-        case (4 << 3) | 2:
-          // a parent id of another length than 8 bytes (invalid OTLP) makes a root span
-          parent = w.id64();
-          break;
-        case (5 << 3) | 2:
-          name = w.string();
-          break;
-        case (7 << 3) | 1:
-          start = w.fixed64();
-          break;
-        case (8 << 3) | 1:
-          stop = w.fixed64();
-          break;
-        case (9 << 3) | 2: {
-          const e = w.sub();
-          const v = keyValue(w, e, true);
-          w.pos = e;
-          // event_type is not a span attribute in the engine's output: it only names the event
-          if (kvKey === 'event_type') et = v;
-          else if (kvKey === 'dbt.event_type') dbtEt = v;
-          else attrs.set(kvKey, v);
-          break;
-        }
-        case (13 << 3) | 2: {
-          const e = w.sub();
-          (links ??= []).push(link(w, e, linkAttrs.reset()));
-          w.pos = e;
-          break;
-        }
-        case (15 << 3) | 2: {
-          const e = w.sub();
-          while (w.pos < e) {
-            const t = w.uint32();
-            if (t === ((2 << 3) | 2)) message = w.string();
-            else if (t === ((3 << 3) | 0)) code = w.uint32();
-            else w.skip(t & 7);
-          }
-          break;
-        }
-        default:
-          w.skip(tag & 7);
-      }
-    }
-    if (!traceId || !spanId || start === 0n) {
-      return reject(out, `span "${name}": invalid trace_id, span_id or start time`);
-    }
-    const explicit = jsonString(et !== undefined && et !== 'null' ? et : dbtEt);
-    const { eventType: evt, severity } = recoverSpanEventType(name, explicit);
-    const hasStatus = code !== 0 || message !== '';
-    out.rows.push({
-      record_type: 'SpanEnd', trace_id: traceId, span_id: spanId, parent_span_id: parent, span_name: name,
-      event_type: evt ?? '', event_id: null, start_ns: start, end_ns: stop === 0n ? start : stop, time_ns: null,
-      severity_number: severity, severity_text: SEVERITY_TEXT[severity] ?? 'INFO',
-      status_code: hasStatus ? code : null, status_message: hasStatus && message ? message : null, body: null,
-      links: links ? '[' + links.join(',') + ']' : null, attributes: attrs.json(),
-    });
-  });
   return out;
 }
 
-function link(w: Wire, end: number, attrs: Members): string {
-  let traceId = '';
-  let spanId = '';
-  while (w.pos < end) {
-    const tag = w.uint32();
-    if (tag === ((1 << 3) | 2)) traceId = w.hex();
-    else if (tag === ((2 << 3) | 2)) spanId = w.hex();
-    else if (tag === ((4 << 3) | 2)) {
-      const e = w.sub();
-      const v = keyValue(w, e, true);
-      attrs.set(kvKey, v);
-      w.pos = e;
-    } else w.skip(tag & 7);
-  }
-  return `{"trace_id":${JSON.stringify(idOrNull(traceId) ?? '')},"span_id":${JSON.stringify(idOrNull(spanId) ?? '')},"attributes":${attrs.json()}}`;
-}
-
-/** ExportLogsServiceRequest (protobuf) -> one LogRecord row per valid log record. */
-export function logsToRows(buf: Buffer, newEventId: () => string): Converted {
-  const out: Converted = { rows: new LiveRows(), rejected: 0, errors: [] };
-  const traceIds = new TraceIds();
-  eachItem(buf, (w, end) => {
-    let time = 0n;
-    let observed = 0n;
-    let sev = 0;
-    let sevText = '';
-    let body = 'null';
-    let traceId: string | null = null;
-    let spanId: bigint | null = null;
-    let eventName = '';
-    let eventId: string | undefined;
-    const attrs = new Members();
-    while (w.pos < end) {
-      const tag = w.uint32();
-      switch (tag) {
-        case (1 << 3) | 1:
-          time = w.fixed64();
-          break;
-        case (11 << 3) | 1:
-          observed = w.fixed64();
-          break;
-        case (2 << 3) | 0:
-          sev = w.uint32();
-          break;
-        case (3 << 3) | 2:
-          sevText = w.string();
-          break;
-        case (5 << 3) | 2: {
-          const e = w.sub();
-          body = anyValue(w, e, false, 'body');
-          w.pos = e;
-          break;
+export function logsToRecords(req: OtlpLogsRequest, newEventId: () => string): Converted<LogRecordRecord> {
+  const out: Converted<LogRecordRecord> = { records: [], rejected: 0, errors: [] };
+  for (const rl of req.resourceLogs ?? []) {
+    for (const sl of rl.scopeLogs ?? []) {
+      for (const l of sl.logRecords ?? []) {
+        const traceId = id(l.traceId);
+        const time = nanos(l.timeUnixNano) ?? nanos(l.observedTimeUnixNano);
+        if (!traceId || !HEX32.test(traceId) || !time) {
+          // The engine's logs always carry a trace; a log without one cannot join a run.
+          out.rejected++;
+          if (out.errors.length < 5) out.errors.push('log record: missing trace_id or time');
+          continue;
         }
-        case (6 << 3) | 2: {
-          const e = w.sub();
-          const v = keyValue(w, e, false);
-          w.pos = e;
-          // the engine's event id travels as an attribute; it is the record's own field
-          if (kvKey === 'event_id') eventId = jsonString(v);
-          else attrs.set(kvKey, v);
-          break;
-        }
-        case (9 << 3) | 2:
-          traceId = traceIds.read(w);
-          break;
-        case (10 << 3) | 2:
-          spanId = w.id64();
-          break;
-        case (12 << 3) | 2:
-          eventName = w.string();
-          break;
-        default:
-          w.skip(tag & 7);
+        const sev = severityNumber(l.severityNumber as string | number | undefined);
+        const body = scalar(l.body, false, 'body');
+        const attrs = attributes(l.attributes, false);
+        const eventId = typeof attrs['event_id'] === 'string' ? (attrs['event_id'] as string) : newEventId();
+        delete attrs['event_id'];
+        const spanId = id(l.spanId);
+        out.records.push({
+          record_type: 'LogRecord',
+          trace_id: traceId,
+          span_id: spanId && HEX16.test(spanId) ? spanId : null,
+          span_name: null,
+          event_id: eventId,
+          time_unix_nano: time,
+          severity_number: sev,
+          severity_text: l.severityText || SEVERITY_TEXT[sev] || 'INFO',
+          body: typeof body === 'string' ? body : body === null ? '' : JSON.stringify(body),
+          event_type: l.eventName ?? '',
+          attributes: attrs,
+        });
       }
     }
-    const t = time !== 0n ? time : observed;
-    // The engine's logs always carry a trace; a log without one cannot join a run.
-    if (!traceId || t === 0n) return reject(out, 'log record: missing trace_id or time');
-    out.rows.push({
-      record_type: 'LogRecord', trace_id: traceId, span_id: spanId, parent_span_id: null, span_name: null,
-      event_type: eventName, event_id: eventId ?? newEventId(), start_ns: null, end_ns: null, time_ns: t,
-      severity_number: sev, severity_text: sevText || SEVERITY_TEXT[sev] || 'INFO',
-      status_code: null, status_message: null, body: body === 'null' ? '' : (jsonString(body) ?? body), links: null,
-      attributes: attrs.json(),
-    });
-  });
+  }
   return out;
 }
 
-// ---- OTLP/JSON -----------------------------------------------------------------------------------
-
-type Obj = Record<string, unknown>;
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v.filter((x) => x && typeof x === 'object') as Obj[]) : []);
-
-/** OTLP/JSON ids are hex (not protobuf JSON's base64); times may be numbers whose digits must survive. */
-function fixJson(o: Obj, ids: string[], times: string[]): void {
-  for (const k of ids) if (typeof o[k] === 'string') o[k] = Buffer.from(o[k] as string, 'hex');
-  for (const k of times) if (typeof o[k] === 'number') o[k] = String(o[k]);
+/** An id's 16 hex digits as the unsigned integer of its 8 bytes (how the live source stores ids). */
+function id64(hex: string | null): bigint | null {
+  return hex && HEX16.test(hex) ? BigInt(`0x${hex}`) : null;
 }
 
-/**
- * An OTLP/JSON request as protobuf, for the one decoding path. Throws (TypeError, from protobufjs)
- * when it is not an OTLP request.
- */
-export function jsonToProtobuf(signal: 'traces' | 'logs', req: Obj): Buffer {
-  if (signal === 'traces') {
-    for (const rs of list(req.resourceSpans)) {
-      for (const ss of list(rs.scopeSpans)) {
-        for (const s of list(ss.spans)) {
-          fixJson(s, ['traceId', 'spanId', 'parentSpanId'], ['startTimeUnixNano', 'endTimeUnixNano']);
-          for (const l of list(s.links)) fixJson(l, ['traceId', 'spanId'], []);
-        }
-      }
-    }
-  } else {
-    for (const rl of list(req.resourceLogs)) {
-      for (const sl of list(rl.scopeLogs)) for (const l of list(sl.logRecords)) fixJson(l, ['traceId', 'spanId'], ['timeUnixNano', 'observedTimeUnixNano']);
-    }
-  }
-  const T: Type = otlpRoot().lookupType(
-    signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceRequest' : 'opentelemetry.proto.logs.v1.ExportLogsServiceRequest',
-  );
-  return Buffer.from(T.encode(T.fromObject(req)).finish());
-}
+const big = (ns: string | null | undefined) => (ns ? BigInt(ns) : null);
 
-// ---- rows back to records (for the --jsonl and --parquet outputs) ---------------------------------
-
-export function rowToRecord(r: LiveRow): JsonlRecord {
-  const attributes = JSON.parse(r.attributes ?? '{}') as SpanEndRecord['attributes'];
-  if (r.record_type === 'LogRecord') {
-    const log: LogRecordRecord = {
-      record_type: 'LogRecord', trace_id: r.trace_id, span_id: hexSpanId(r.span_id), span_name: null, event_id: r.event_id!,
-      time_unix_nano: String(r.time_ns), severity_number: r.severity_number, severity_text: r.severity_text,
-      body: r.body ?? '', event_type: r.event_type ?? '', attributes,
-    };
-    return log;
+/** Converted records as the live source's columns; attribute and link JSON as the JSONL writer spells it. */
+export function recordsToRows(records: (SpanEndRecord | LogRecordRecord)[]): LiveRows {
+  const rows = new LiveRows(records.length);
+  for (const r of records) {
+    const span = r.record_type === 'SpanEnd';
+    rows.push({
+      record_type: r.record_type,
+      trace_id: r.trace_id,
+      span_id: id64(r.span_id),
+      parent_span_id: span ? id64(r.parent_span_id) : null,
+      span_name: r.span_name,
+      event_type: r.event_type,
+      event_id: span ? null : r.event_id,
+      start_ns: span ? big(r.start_time_unix_nano) : null,
+      end_ns: span ? big(r.end_time_unix_nano) : null,
+      time_ns: span ? null : big(r.time_unix_nano),
+      severity_number: r.severity_number,
+      severity_text: r.severity_text,
+      status_code: span && r.status ? r.status.code : null,
+      status_message: span && r.status ? r.status.message : null,
+      body: span ? null : r.body,
+      links: span && r.links
+        ? `[${r.links.map((l) => `{"trace_id":${JSON.stringify(l.trace_id)},"span_id":${JSON.stringify(l.span_id)},"attributes":${attributesJson(l.attributes ?? {})}}`).join(',')}]`
+        : null,
+      attributes: attributesJson(r.attributes ?? {}),
+    });
   }
-  const span: SpanEndRecord = {
-    record_type: 'SpanEnd', trace_id: r.trace_id, span_id: hexSpanId(r.span_id)!, span_name: r.span_name ?? '',
-    parent_span_id: hexSpanId(r.parent_span_id), links: r.links ? (JSON.parse(r.links) as SpanEndRecord['links']) : null,
-    start_time_unix_nano: String(r.start_ns), end_time_unix_nano: String(r.end_ns),
-    severity_number: r.severity_number, severity_text: r.severity_text,
-    status: r.status_code === null ? null : { message: r.status_message, code: r.status_code },
-    event_type: r.event_type ?? '', attributes,
-  };
-  return span;
+  return rows;
 }

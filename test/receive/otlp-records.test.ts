@@ -1,7 +1,11 @@
-/** The receiver's protobuf reader: OTLP values -> the engine's JSONL attribute shapes, read straight from the wire. */
+/** OTLP requests (protobufjs-decoded or OTLP/JSON) -> the engine's JSONL record and attribute shapes. */
 import { describe, expect, it } from 'vitest';
-import { jsonToProtobuf, logsToRows, rowToRecord, spansToRows } from '../../src/ingest/otlp-records.js';
-import { otlpRoot } from '../../src/otlp/decode.js';
+import { logsToRecords, recordsToRows, spansToRecords } from '../../src/ingest/otlp-records.js';
+import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../../src/otlp/decode.js';
+import { hexSpanId } from '../../src/store/live.js';
+
+const decodeTraces = (b: Buffer) =>
+  otlpRoot().lookupType('opentelemetry.proto.trace.v1.ExportTraceServiceRequest').decode(b) as unknown as OtlpTraceRequest;
 
 const TID = '5b8efff798038103d269b633813fc60c';
 const hex = (s: string) => Buffer.from(s, 'hex');
@@ -33,10 +37,10 @@ describe('OTLP protobuf -> records', () => {
       links: [{ traceId: hex(TID), spanId: hex('1111111111111111'), attributes: [kv('n', { intValue: 1 })] }],
       status: { code: 2, message: 'boom' },
     };
-    const { rows, rejected } = spansToRows(traces([span, { traceId: hex(TID), spanId: Buffer.alloc(0), name: 'no id', startTimeUnixNano: '1' }]));
+    const { records, rejected } = spansToRecords(decodeTraces(traces([span, { traceId: hex(TID), spanId: Buffer.alloc(0), name: 'no id', startTimeUnixNano: '1' }])));
     expect(rejected).toBe(1);
-    expect(rows.length).toBe(1);
-    const r = rowToRecord(rows.row(0));
+    expect(records.length).toBe(1);
+    const r = records[0]!;
     expect(r).toMatchObject({
       record_type: 'SpanEnd', trace_id: TID, span_id: 'eee19b7ec3c1b174', parent_span_id: null, span_name: 'Node evaluated (test.p.t)',
       start_time_unix_nano: '1772073188904419000', end_time_unix_nano: '1772073189904419000', event_type: 'v1.public.events.fusion.node.NodeEvaluated',
@@ -48,7 +52,13 @@ describe('OTLP protobuf -> records', () => {
       node_test_detail: { failing_rows: 4, test_outcome: 'TEST_OUTCOME_FAILED' }, broken: '{nope', sql: '[1]', empty: null,
       file: 'models/a.sql', line: 12, dup: 'last',
     });
-    expect(Object.keys(r.attributes).indexOf('dup')).toBe(Object.keys(r.attributes).length - 1);
+    // handed to DuckDB as columns: ids as the integers of their 8 bytes, attributes as engine-order JSON
+    const row = recordsToRows(records).row(0);
+    expect(hexSpanId(row.span_id)).toBe('eee19b7ec3c1b174');
+    expect(row.parent_span_id).toBeNull();
+    expect(row.start_ns).toBe(1772073188904419000n);
+    expect(JSON.parse(row.attributes)).toEqual(r.attributes);
+    expect(JSON.parse(row.links!)).toEqual(r.links);
   });
 
   it('logs: body, event_name, event_id attribute, span id; OTLP/JSON takes the same path (hex ids, numeric times)', () => {
@@ -60,9 +70,9 @@ describe('OTLP protobuf -> records', () => {
         { timeUnixNano: '1', body: { stringValue: 'no trace' } },
       ] }] }],
     };
-    const { rows, rejected } = logsToRows(jsonToProtobuf('logs', json), () => 'generated');
+    const { records, rejected } = logsToRecords(json as unknown as OtlpLogsRequest, () => 'generated');
     expect(rejected).toBe(1);
-    expect([rows.row(0), rows.row(1)].map(rowToRecord)).toEqual([
+    expect(records).toEqual([
       { record_type: 'LogRecord', trace_id: TID, span_id: 'eee19b7ec3c1b174', span_name: null, event_id: 'e-1', time_unix_nano: '1772073189904419000',
         severity_number: 17, severity_text: 'ERROR', body: 'got 4 results', event_type: 'v1.public.events.fusion.log.LogMessage', attributes: { unique_id: 'test.p.t' } },
       { record_type: 'LogRecord', trace_id: TID, span_id: null, span_name: null, event_id: 'generated', time_unix_nano: '1772073189904419001',
@@ -72,8 +82,7 @@ describe('OTLP protobuf -> records', () => {
 
   it('truncated or garbled protobuf throws (the receiver answers 400)', () => {
     const good = traces([{ traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Phase: RUN', startTimeUnixNano: '1' }]);
-    expect(() => spansToRows(good.subarray(0, good.length - 3))).toThrow();
-    expect(() => spansToRows(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]))).toThrow();
-    expect(() => jsonToProtobuf('traces', { resourceSpans: [{ scopeSpans: 'x' }] })).toThrow();
+    expect(() => decodeTraces(good.subarray(0, good.length - 3))).toThrow();
+    expect(() => decodeTraces(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]))).toThrow();
   });
 });
