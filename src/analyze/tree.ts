@@ -4,8 +4,9 @@
  */
 import { UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
+import type { OutcomeColumns } from '../store/outcome-columns.js';
 
-export interface TreeNode {
+export interface TreeNode extends OutcomeColumns {
   span_id: string;
   parent_span_id: string | null;
   name: string;
@@ -18,12 +19,6 @@ export interface TreeNode {
   status_code: number | null;
   status_message: string | null;
   unique_id: string | null;
-  phase: string | null;
-  node_outcome: string | null;
-  skip_reason: string | null;
-  upstream_unique_id: string | null;
-  test_outcome: string | null;
-  failing_rows: number | null;
   /** NodeEvaluated -> the NodeProcessed span of the same node (its link) */
   linked_span_id: string | null;
   children: TreeNode[];

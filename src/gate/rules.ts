@@ -1,20 +1,15 @@
 /** Gate rules: which node results fail a CI run. */
 import type { Db } from '../store/db.js';
+import type { OutcomeColumns } from '../store/outcome-columns.js';
 
 export const FAIL_ON = ['test-failed', 'test-warned', 'error', 'skipped', 'canceled'] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 export const DEFAULT_FAIL_ON: FailOn[] = ['test-failed', 'error'];
 
-export interface GateNode {
+export interface GateNode extends OutcomeColumns {
   trace_id: string;
   unique_id: string;
   resource_type: string | null;
-  phase: string | null;
-  node_outcome: string | null;
-  skip_reason: string | null;
-  upstream_unique_id: string | null;
-  test_outcome: string | null;
-  failing_rows: number | null;
   relative_path: string | null;
   duration_ms: number | null;
   error_text: string | null;

@@ -1,7 +1,7 @@
 /**
  * OTLP/HTTP receiver: POST /v1/traces and /v1/logs, binary protobuf or JSON, optionally gzipped.
- * Requests are read straight from the protobuf wire into record columns (otlp-records.ts) and
- * queued; a single flusher appends each batch to DuckDB, where the same normalizer as for any input
+ * Requests are decoded by protobufjs over the OTLP .proto schema (or read as OTLP/JSON), converted to
+ * the engine's records and then to columns (otlp-records.ts), and queued; a single flusher appends each batch to DuckDB, where the same normalizer as for any input
  * file makes the model's rows, and rebuilds the derived relations of the traces it touched when the
  * stream pauses or on a timer (a rebuild covers whole traces, so it must not follow every batch).
  * Responses follow the OTLP/HTTP specification.

@@ -84,15 +84,12 @@ export function detailMacroSql(): string {
     ELSE json_object(CASE json_keys(p)[1] ${whens} ELSE lower(json_keys(p)[1]) END, json_extract(p, '$.' || json_keys(p)[1])) END;`;
 }
 
-/**
- * The normalizer's attribute struct read straight from the typed columns (and, for node events, the
- * outcome detail in json_payload): no JSON is built or parsed for the bulk of the rows.
- */
 /** The message name (last event_type segment), computed once per row in readParquetSql's inner select. */
 const MSG = '_rl_msg';
 
 /**
- * The typed attributes the normalizer reads. Plain expressions over columns the inner selects computed
+ * The normalizer's attribute struct read straight from the typed columns (and, for node events, the
+ * outcome detail in json_payload): no JSON is built or parsed for the bulk of the rows. Plain expressions over columns the inner selects computed
  * once (_rl_p, _rl_td): a correlated subquery here cost ~10 µs per row, more than the whole read.
  */
 function attrStructSql(shape: ParquetShape): string {

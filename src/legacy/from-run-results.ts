@@ -15,8 +15,9 @@ import { nodeInfo, resourceTypeOf } from './resource.js';
 import type { LegacyResult, LegacyRun } from './run-results.js';
 import { secondsToNs } from './time.js';
 
+/** What a translated run became (run_results.json here; log-translator.ts adds what logs tell). */
 export interface MigrateSummary {
-  file: string;
+  file?: string;
   traceId: string;
   invocationId: string;
   command: string;

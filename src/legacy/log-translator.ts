@@ -14,15 +14,9 @@ import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo } from './resource.js';
 import type { LegacyEvent, LegacyNodeInfo } from './log-events.js';
 import { isoToNs } from './time.js';
+import type { MigrateSummary } from './from-run-results.js';
 
-export interface LogSummary {
-  file?: string;
-  traceId: string;
-  invocationId: string;
-  command: string;
-  nodes: number;
-  outcomes: Record<string, number>;
-  upstreamUnknown: number;
+export interface LogSummary extends MigrateSummary {
   logRecords: number;
   interrupted: boolean;
   completed: boolean;

@@ -3,8 +3,8 @@
  * It names the culprit of an upstream skip: the nearest upstream node that errored or failed,
  * found breadth-first so the closest root cause wins (skips cascade through skipped nodes).
  */
-import { readFileSync } from 'node:fs';
-import { InputError, errorMessage } from '../errors.js';
+import { InputError } from '../errors.js';
+import { readJsonDocument } from './json-document.js';
 import type { NodeDescription } from './resource.js';
 
 export interface Manifest {
@@ -16,12 +16,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const SECTIONS = ['nodes', 'sources', 'exposures', 'metrics', 'saved_queries', 'semantic_models', 'unit_tests', 'functions'];
 
 export function readManifest(file: string): Manifest {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InputError(`not a readable manifest.json: ${errorMessage(e)}`, file);
-  }
+  const doc = readJsonDocument(file, 'manifest.json');
   if (!isObj(doc) || !isObj(doc.nodes)) throw new InputError('missing nodes (is this a manifest.json?)', file, undefined, 'nodes');
   return parseManifest(doc);
 }

@@ -3,8 +3,8 @@
  * batch_results, partial success, no-op, reused, invocation_started_at, overload_results) read into
  * one lenient shape. Unknown fields are ignored; only what the translation needs is checked.
  */
-import { readFileSync } from 'node:fs';
-import { InputError, errorMessage } from '../errors.js';
+import { InputError } from '../errors.js';
+import { readJsonDocument } from './json-document.js';
 import { isoToNs } from './time.js';
 
 export interface Timing {
@@ -59,12 +59,7 @@ export function commandOf(line: string | null | undefined): string | null {
 }
 
 export function readRunResults(file: string): LegacyRun {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new InputError(`not a readable run_results.json: ${errorMessage(e)}`, file);
-  }
+  const doc = readJsonDocument(file, 'run_results.json');
   return parseRunResults(doc, file);
 }
 

@@ -5,6 +5,7 @@
  * positions on screen, so a 100k-span trace never crosses into JS as objects.
  */
 import type { Db } from '../../store/db.js';
+import type { OutcomeColumns } from '../../store/outcome-columns.js';
 
 export const KINDS = ['process', 'invocation', 'phase', 'node_processed', 'node_evaluated', 'query', 'other'] as const;
 export type SpanKind = (typeof KINDS)[number];
@@ -25,7 +26,7 @@ export interface TreeShape {
   running: number;
 }
 
-export interface TreeRow {
+export interface TreeRow extends OutcomeColumns {
   pos: number;
   span_id: string;
   name: string;
@@ -37,12 +38,6 @@ export interface TreeRow {
   status_code: number | null;
   status_message: string | null;
   unique_id: string | null;
-  phase: string | null;
-  node_outcome: string | null;
-  skip_reason: string | null;
-  upstream_unique_id: string | null;
-  test_outcome: string | null;
-  failing_rows: number | null;
   resource_type: string | null;
   relative_path: string | null;
 }
