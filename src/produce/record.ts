@@ -66,8 +66,20 @@ export type RecordType = JsonlRecord['record_type'];
 
 const q = JSON.stringify;
 
+/**
+ * A JSON string literal. Ids, times and most names need no escaping: checking that in a loop costs
+ * about a third of calling JSON.stringify for each one (measured), and they are most of a record.
+ */
+function str(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return q(s);
+  }
+  return '"' + s + '"';
+}
+
 function nullable(v: string | null | undefined): string {
-  return v === null || v === undefined ? 'null' : q(v);
+  return v === null || v === undefined ? 'null' : str(v);
 }
 
 /** Are object keys in ascending order at every depth (so native JSON.stringify already writes engine order)? */
@@ -125,13 +137,9 @@ export function sortKeys<T>(v: T): T {
   return sortDeep(v) as T;
 }
 
-/** Non-enumerable memo of an attributes object's engine JSON (spread copies drop it, so edits never see a stale one). */
-const ATTRIBUTES_JSON: unique symbol = Symbol('runlens.attributesJson');
-type WithJson = Attributes & { [ATTRIBUTES_JSON]?: string };
-
-/** The engine's JSON text of an attributes object: the writer's memo when it built one, else sorted serialization. */
+/** The engine's JSON text of an attributes object (keys sorted at every depth). */
 export function attributesJson(a: Attributes): string {
-  return (a as WithJson)[ATTRIBUTES_JSON] ?? sortedJson(a);
+  return sortedJson(a);
 }
 
 // Entries repeat a lot (keys, phases, outcomes, codes): remember the JSON of short ones.
@@ -216,14 +224,18 @@ export class SortedAttrs {
     return new SortedAttrs(keys, vals, frags);
   }
 
-  /** A new attributes object (keys in engine order) carrying its JSON for the JSONL serializer. */
+  /** A new attributes object (keys in engine order). */
   object(): Attributes {
     const o: Attributes = {};
     for (let i = 0; i < this.keys.length; i++) o[this.keys[i]!] = this.vals[i]!;
+    return o;
+  }
+
+  /** The engine's JSON text of these attributes: a concatenation of the entries' ready fragments. */
+  json(): string {
     let json = '{';
     for (let i = 0; i < this.frags.length; i++) json += (i ? ',' : '') + this.frags[i];
-    Object.defineProperty(o, ATTRIBUTES_JSON, { value: json + '}' });
-    return o;
+    return json + '}';
   }
 }
 
@@ -232,7 +244,7 @@ function linksJson(links: Link[] | null | undefined): string {
   let s = '[';
   for (let i = 0; i < links.length; i++) {
     const l = links[i]!;
-    s += `${i ? ',' : ''}{"trace_id":${q(l.trace_id)},"span_id":${q(l.span_id)},"attributes":${attributesJson(l.attributes ?? {})}}`;
+    s += `${i ? ',' : ''}{"trace_id":${str(l.trace_id)},"span_id":${str(l.span_id)},"attributes":${attributesJson(l.attributes ?? {})}}`;
   }
   return s + ']';
 }
@@ -253,17 +265,20 @@ function qc(s: string): string {
   return v;
 }
 
-/** One JSONL line (without the newline) exactly as the engine writes it. */
-export function serializeRecord(r: JsonlRecord): string {
+/**
+ * One JSONL line (without the newline) exactly as the engine writes it. `attributesText` is the
+ * attributes' engine JSON when the caller has it ready (the writer does), else it is computed.
+ */
+export function serializeRecord(r: JsonlRecord, attributesText?: string): string {
   const head = `{"record_type":${qc(r.record_type)},"trace_id":${qc(r.trace_id)},"span_id":${nullable(r.span_id)},"span_name":${nullable(r.span_name)}`;
   const tail = `"severity_number":${r.severity_number},"severity_text":${qc(r.severity_text)}`;
-  const et = `"event_type":${qc(r.event_type)},"attributes":${attributesJson(r.attributes ?? {})}}`;
+  const et = `"event_type":${qc(r.event_type)},"attributes":${attributesText ?? attributesJson(r.attributes ?? {})}}`;
   switch (r.record_type) {
     case 'SpanStart':
-      return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${q(r.start_time_unix_nano)},${tail},${et}`;
+      return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},${tail},${et}`;
     case 'SpanEnd':
-      return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${q(r.start_time_unix_nano)},"end_time_unix_nano":${q(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
+      return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},"end_time_unix_nano":${str(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
     case 'LogRecord':
-      return `${head},"event_id":${q(r.event_id)},"time_unix_nano":${q(r.time_unix_nano)},${tail},"body":${q(r.body ?? '')},${et}`;
+      return `${head},"event_id":${str(r.event_id)},"time_unix_nano":${str(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
   }
 }

@@ -86,11 +86,14 @@ export class TelemetryWriter {
   private readonly onSinkError: (sink: string, error: Error) => void;
   private readonly open = new Set<Invocation>();
   private closed = false;
+  /** does a live sink read attribute objects (one without writeJson)? */
+  private objectsNeeded: boolean;
   /** sink name -> error, for callers that want to know after the run */
   readonly sinkErrors = new Map<string, Error>();
 
   constructor(opts: TelemetryWriterOptions) {
     this.slots = opts.sinks.map((sink) => ({ sink, failed: false }));
+    this.objectsNeeded = this.slots.some((s) => !s.sink.writeJson);
     this.ids = opts.ids ?? randomIds();
     this.clock = opts.clock ?? defaultClock();
     this.pkg = opts.package ?? 'dbt';
@@ -119,8 +122,17 @@ export class TelemetryWriter {
     this.open.delete(inv);
   }
 
-  /** @internal send one record to every live sink, re-pointing parents past spans a sink filters out. */
-  emit(r: JsonlRecord, span: SpanCore | null, parent: SpanCore | null, externalParent: string | null): void {
+  /** @internal a record's `attributes`: the object when a sink reads it, else the placeholder */
+  attributesOf(a: SortedAttrs): Attributes {
+    return this.objectsNeeded ? a.object() : NOT_BUILT;
+  }
+
+  /**
+   * @internal send one record to every live sink, re-pointing parents past spans a sink filters out.
+   * `attrs` are the record's attributes; sinks with writeJson get their JSON text.
+   */
+  emit(r: JsonlRecord, attrs: SortedAttrs, span: SpanCore | null, parent: SpanCore | null, externalParent: string | null): void {
+    let json: string | undefined;
     for (const slot of this.slots) {
       if (slot.failed) continue;
       const s = slot.sink;
@@ -138,7 +150,8 @@ export class TelemetryWriter {
         if (kept !== parent) out = { ...r, parent_span_id: kept?.spanId ?? externalParent };
       }
       try {
-        s.write(out);
+        if (s.writeJson) s.writeJson(out, (json ??= attrs.json()));
+        else s.write(out);
       } catch (e) {
         this.fail(slot, e as Error);
       }
@@ -148,6 +161,7 @@ export class TelemetryWriter {
   private fail(slot: SinkSlot, e: Error): void {
     if (slot.failed) return;
     slot.failed = true;
+    this.objectsNeeded = this.slots.some((s) => !s.failed && !s.sink.writeJson);
     this.sinkErrors.set(slot.sink.name, e);
     this.onSinkError(slot.sink.name, e);
   }
@@ -176,6 +190,9 @@ export class TelemetryWriter {
     );
   }
 }
+
+/** `attributes` of records whose sinks all take attribute JSON (see TelemetrySink.writeJson) */
+const NOT_BUILT: Attributes = Object.freeze({}) as Attributes;
 
 function keptAncestor(s: SpanCore | null, min: number): SpanCore | null {
   while (s && s.severity < min) s = s.parent;
@@ -247,12 +264,13 @@ export abstract class SpanHandle {
     const inv = this.core.inv;
     const [num, text] = SEVERITY[o.severity ?? 'info'];
     const at = o.at ?? inv.writer.clock();
+    const attrs = SortedAttrs.of(o.attributes ?? {});
     const r: JsonlRecord = {
       record_type: 'LogRecord', trace_id: inv.traceId, span_id: this.core.spanId, span_name: this.core.name,
       event_id: inv.writer.ids.uuidv7(Number(at / 1_000_000n)), time_unix_nano: at.toString(), severity_number: num,
-      severity_text: text, body: o.body ?? '', event_type: inv.writer.eventType(o.event ?? 'log.LogMessage'), attributes: SortedAttrs.of(o.attributes ?? {}).object(),
+      severity_text: text, body: o.body ?? '', event_type: inv.writer.eventType(o.event ?? 'log.LogMessage'), attributes: inv.writer.attributesOf(attrs),
     };
-    inv.writer.emit(r, this.core, null, null);
+    inv.writer.emit(r, attrs, this.core, null, null);
   }
 
   /** An engine message (LogMessage) at the given level: errors carry code and original severity. */
@@ -314,7 +332,7 @@ export interface InvocationEndOptions {
   autofixSuggestions?: number;
 }
 
-interface NodeTally {
+export interface NodeTally {
   nodeTypeShort: string;
   bucket: 'success' | 'warn' | 'error' | 'reused' | 'skipped' | 'canceled' | 'no_op';
 }
@@ -361,9 +379,9 @@ export class Invocation extends SpanHandle {
     const r: JsonlRecord = {
       record_type: 'SpanStart', trace_id: this.traceId, span_id: s.spanId, span_name: s.name,
       parent_span_id: s.parent?.spanId ?? this.externalParent, links: null, start_time_unix_nano: s.start.toString(),
-      severity_number: s.severity, severity_text: sevText(s.severity), event_type: this.writer.eventType(s.eventKey), attributes: s.attrs,
+      severity_number: s.severity, severity_text: sevText(s.severity), event_type: this.writer.eventType(s.eventKey), attributes: this.writer.attributesOf(s.sorted),
     };
-    this.writer.emit(r, s, s.parent, this.externalParent);
+    this.writer.emit(r, s.sorted, s, s.parent, this.externalParent);
   }
 
   /** @internal */
@@ -372,14 +390,15 @@ export class Invocation extends SpanHandle {
     s.ended = true;
     s.end = at ?? this.writer.clock();
     if (s.end < s.start) s.end = s.start;
+    const attrs = s.sorted;
     const r: JsonlRecord = {
       record_type: 'SpanEnd', trace_id: this.traceId, span_id: s.spanId, span_name: s.name, parent_span_id: s.parent?.spanId ?? this.externalParent,
       links, start_time_unix_nano: s.start.toString(), end_time_unix_nano: s.end.toString(), severity_number: s.severity,
-      severity_text: sevText(s.severity), status, event_type: this.writer.eventType(s.eventKey), attributes: s.attrs,
+      severity_text: sevText(s.severity), status, event_type: this.writer.eventType(s.eventKey), attributes: this.writer.attributesOf(attrs),
     };
     // Ended spans are often held until the run ends (node handles): let their attributes go.
     s.sorted = SortedAttrs.EMPTY;
-    this.writer.emit(r, s, s.parent, this.externalParent);
+    this.writer.emit(r, attrs, s, s.parent, this.externalParent);
   }
 
   startPhase(phase: string, o: { nodeCount?: number; at?: bigint } = {}): Phase {
@@ -422,6 +441,11 @@ export class Invocation extends SpanHandle {
     this.tallies.push(t);
   }
 
+  /** @internal the selected nodes seen so far (a helper thread hands its part's to the main thread) */
+  get tallied(): readonly NodeTally[] {
+    return this.tallies;
+  }
+
   /** The metrics the invocation's SpanEnd carries (computed from selected nodes). */
   metrics(autofix = 0): Attributes {
     const typeCounts: Record<string, number> = {};
@@ -458,6 +482,12 @@ function sevText(n: number): string {
   return n >= 17 ? 'ERROR' : n >= 13 ? 'WARN' : n >= 9 ? 'INFO' : n >= 5 ? 'DEBUG' : 'TRACE';
 }
 
+export interface PhaseCounts {
+  evaluated: number;
+  errored: number;
+  skipped: number;
+}
+
 export class Phase extends SpanHandle {
   private evaluated = 0;
   private errored = 0;
@@ -467,6 +497,16 @@ export class Phase extends SpanHandle {
   }
   protected override context() {
     return { phase: this.phase };
+  }
+  /** @internal evaluations seen so far, by kind (a helper thread hands its part's to the main thread) */
+  get counted(): PhaseCounts {
+    return { evaluated: this.evaluated, errored: this.errored, skipped: this.skipped };
+  }
+  /** @internal add evaluations counted elsewhere */
+  addCounted(c: PhaseCounts): void {
+    this.evaluated += c.evaluated;
+    this.errored += c.errored;
+    this.skipped += c.skipped;
   }
   /** @internal */
   count(outcome: string | undefined): void {

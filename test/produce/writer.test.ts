@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededIds } from '../../src/produce/ids.js';
-import type { Attributes, JsonlRecord, SpanEndRecord } from '../../src/produce/record.js';
+import { serializeRecord, type Attributes, type JsonlRecord, type SpanEndRecord } from '../../src/produce/record.js';
 import { JsonlSink } from '../../src/produce/sinks/jsonl.js';
 import type { TelemetrySink } from '../../src/produce/sinks/types.js';
 import { TelemetryWriter } from '../../src/produce/writer.js';
@@ -185,6 +185,43 @@ describe('TelemetryWriter', () => {
       inv.end({ at: T0 + 1n });
       await w.close();
       expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a JSONL sink alone (attributes as JSON text, no objects) writes the bytes it writes beside an object-reading sink', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-jsonl-'));
+    try {
+      // Text that needs escaping, non-ASCII and a surrogate pair, in names, bodies and attributes.
+      const scenario = async (sinks: TelemetrySink[]) => {
+        const w = new TelemetryWriter({ sinks, ids: seededIds(8) });
+        const inv = w.startInvocation({ command: 'build', at: T0, evalArgs: { select: ['a "b"', 'ü'] } });
+        const run = inv.startPhase('run', { nodeCount: 1, at: T0 });
+        const n = inv.startNode({ uniqueId: 'model.p.m\\"x"', nodeType: 'model', relativePath: 'models/ü.sql' }, { at: T0 });
+        const ev = n.evaluate(run, { at: T0 });
+        ev.message('line one\nline "two" \u{1F680}', { severity: 'error', at: T0 + 1n });
+        ev.compiledCode('select \'\t\' as "c"', 'models/m.sql', { at: T0 + 2n });
+        const q = ev.startQuery({ sql: 'select 1 -- é', adapterType: 'duckdb' }, { at: T0 + 3n });
+        q.end({ outcome: 'error', errorMessage: 'bad\u0001', at: T0 + 4n });
+        ev.end({ outcome: 'error', errorMessage: 'Database Error "x"' }, { at: T0 + 5n });
+        n.end(undefined, { at: T0 + 6n });
+        run.end({ at: T0 + 7n });
+        inv.end({ at: T0 + 8n });
+        await w.close();
+      };
+      const alone = join(dir, 'alone.jsonl');
+      const beside = join(dir, 'beside.jsonl');
+      const mem = new MemorySink('mem');
+      await scenario([new JsonlSink({ path: alone })]);
+      await scenario([new JsonlSink({ path: beside }), mem]);
+      const text = readFileSync(alone, 'utf8');
+      expect(readFileSync(beside, 'utf8')).toBe(text);
+      const lines = text.trimEnd().split('\n');
+      expect(lines).toHaveLength(mem.records.length);
+      // the JSON-text path serializes what the object path holds, in the engine's bytes
+      expect(lines).toEqual(mem.records.map((r) => serializeRecord(r)));
+      expect(lines.map((l) => JSON.parse(l))).toEqual(mem.records);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,16 @@ import type { TelemetrySink } from './types.js';
 /** Passes records to another sink and counts them (generate, migrate and record report the count). */
 export class CountingSink implements TelemetrySink {
   records = 0;
-  constructor(readonly inner: TelemetrySink) {}
+  /** present only when the inner sink has it: the writer checks for it */
+  readonly writeJson?: (r: JsonlRecord, attributesJson: string) => void;
+  constructor(readonly inner: TelemetrySink) {
+    if (inner.writeJson) {
+      this.writeJson = (r, json) => {
+        inner.writeJson!(r, json);
+        this.records++;
+      };
+    }
+  }
   get name() {
     return this.inner.name;
   }

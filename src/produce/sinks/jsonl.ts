@@ -2,7 +2,7 @@
  * JSONL sink: one line per record as events occur, the engine's bytes. File mode follows
  * `--otel-file-name` (under the log path, appended); stream mode follows `--log-format otel` (stdout).
  */
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
@@ -23,7 +23,7 @@ export interface JsonlSinkOptions {
 }
 
 /** Lines are handed to the stream in chunks of about this size, or after FLUSH_MS at the latest. */
-const FLUSH_AT = 1 << 16;
+const CHUNK_BYTES = 1 << 17;
 const FLUSH_MS = 200;
 
 export class JsonlSink implements TelemetrySink {
@@ -32,7 +32,10 @@ export class JsonlSink implements TelemetrySink {
   error?: Error;
   private out: Writable;
   private file?: Writable;
-  private buf = '';
+  // Lines are encoded straight into a byte chunk: a long string of joined lines costs a flatten
+  // and a second copy when the stream converts it (measured ~12% of a migrate).
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private pos = 0;
   private waiting: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly ownsStream: boolean;
@@ -61,9 +64,26 @@ export class JsonlSink implements TelemetrySink {
   }
 
   write(r: JsonlRecord): void {
+    this.writeLine(serializeRecord(r));
+  }
+
+  writeJson(r: JsonlRecord, attributesJson: string): void {
+    this.writeLine(serializeRecord(r, attributesJson));
+  }
+
+  private writeLine(line: string): void {
     if (this.error) throw this.error;
-    this.buf += serializeRecord(r) + '\n';
-    if (this.buf.length >= FLUSH_AT) this.flush();
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; a line that might not fit goes out on its own.
+    if (this.pos + line.length * 3 + 1 > this.chunk.length) {
+      this.flush();
+      if (line.length * 3 + 1 > this.chunk.length) {
+        this.send(Buffer.from(line + '\n'));
+        return;
+      }
+    }
+    this.pos += this.chunk.write(line, this.pos);
+    this.chunk[this.pos++] = 10;
+    if (this.pos >= CHUNK_BYTES / 2) this.flush();
     // A quiet run still shows its events within FLUSH_MS (and a crash loses at most that much).
     else if (!this.timer) this.timer = setTimeout(() => this.flush(), FLUSH_MS).unref();
   }
@@ -73,11 +93,28 @@ export class JsonlSink implements TelemetrySink {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (!this.buf) return;
-    const ok = this.out.write(this.buf);
-    this.buf = '';
+    if (this.pos === 0) return;
+    // The stream keeps the bytes it was given: hand over this chunk and start a new one.
+    const bytes = this.chunk.subarray(0, this.pos);
+    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.pos = 0;
+    this.send(bytes);
+  }
+
+  private send(bytes: Buffer): void {
+    const ok = this.out.write(bytes);
     if (!ok && !this.waiting) {
       this.waiting = new Promise<void>((res) => this.out.once('drain', () => res())).finally(() => (this.waiting = null));
+    }
+  }
+
+  /** Append a file of ready JSONL lines (a helper thread's part of a run) after what was written so far. */
+  async appendFile(path: string): Promise<void> {
+    this.flush();
+    for await (const chunk of createReadStream(path)) {
+      if (this.error) throw this.error;
+      this.send(chunk as Buffer);
+      if (this.waiting) await this.waiting;
     }
   }
 
