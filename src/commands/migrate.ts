@@ -8,6 +8,7 @@ interface Args {
   manifest?: string;
   'export-to-otlp': boolean;
   format: 'text' | 'json';
+  jobs?: number;
 }
 
 const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ');
@@ -38,10 +39,15 @@ export const migrateCommand: CommandModule<object, Args> = {
       .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'output file; the extension picks the format: .jsonl or .parquet' })
       .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const })
+      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' })
+      .check((a) => {
+        if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new Error(`--jobs: a whole number of 1 or more, got ${a.jobs}`);
+        return true;
+      }),
   handler: async (a) => {
     outFormat(a.out);
-    const r = await migrateFiles(a.files, { out: a.out, manifest: a.manifest, otlp: a['export-to-otlp'] });
+    const r = await migrateFiles(a.files, { out: a.out, manifest: a.manifest, otlp: a['export-to-otlp'], jobs: a.jobs });
     if (a.format === 'json') process.stdout.write(JSON.stringify(r) + '\n');
     else process.stdout.write(renderMigrateReport(r));
   },

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { InputError, errorMessage } from '../errors.js';
 import type { NodeResult } from '../produce/node-attrs.js';
-import type { Phase, TelemetryWriter } from '../produce/writer.js';
+import type { Invocation, NodeTally, Phase, PhaseCounts, TelemetryWriter } from '../produce/writer.js';
 import type { Attributes } from '../produce/record.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
@@ -174,29 +174,103 @@ function evalArgs(args: Record<string, unknown>): Attributes {
   return a;
 }
 
-/** Write one run through the writer (the caller owns and closes the writer). */
-export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: Manifest): Promise<MigrateSummary> {
-  const invocationId = invocationIdOf(run);
-  const command = run.command ?? 'unknown';
-  const summary: MigrateSummary = { file: run.file, traceId: '', invocationId, command, nodes: run.results.length, outcomes: {}, upstreamUnknown: 0 };
+/** A run's nodes written by helper threads, after the ones the calling thread writes. */
+export interface RunSplit {
+  /** how many of the first nodes the calling thread writes itself */
+  own: number;
+  /**
+   * Start writing the other nodes, under the run's already written process, invocation and phase
+   * spans (`headIds`, in that order). `finish` resolves once their records follow the caller's in the
+   * output, with their counts for the phase and invocation ends.
+   */
+  start(headIds: string[]): { finish(): Promise<PartCounts[]> };
+}
+
+/** What the nodes written elsewhere add to the phase and invocation ends. */
+export interface PartCounts {
+  phases: Record<string, PhaseCounts>;
+  tallies: NodeTally[];
+}
+
+interface OpenRun {
+  p: Plan;
+  inv: Invocation;
+  phases: Map<string, Phase>;
+}
+
+function newSummary(run: LegacyRun): MigrateSummary {
+  return { file: run.file, traceId: '', invocationId: invocationIdOf(run), command: run.command ?? 'unknown', nodes: run.results.length, outcomes: {}, upstreamUnknown: 0 };
+}
+
+/** Plan the run and write its head: process and invocation spans, then each phase's start. */
+function openRun(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): OpenRun {
   const p = plan(run, manifest, summary);
+  const command = summary.command;
   const inv = w.startInvocation({
-    command, invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`,
+    command, invocationId: summary.invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`,
     evalArgs: { ...evalArgs(run.args), ...(run.dbtVersion ? { legacy_dbt_version: run.dbtVersion } : {}) },
   });
   summary.traceId = inv.traceId;
   const phases = new Map<string, Phase>();
   for (const [name, b] of [...p.bounds].sort((x, y) => (x[1].start < y[1].start ? -1 : x[1].start > y[1].start ? 1 : 0)))
     phases.set(name, inv.startPhase(name, { nodeCount: b.count, at: b.start }));
-  let k = 0;
-  for (const n of planNodes(run, p.results, p.compileOnly, p.start)) {
-    const node = inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start });
-    for (const e of n.evals) node.evaluate(phases.get(e.phase)!, { at: e.start }).end(e.result, { at: e.end });
+  return { p, inv, phases };
+}
+
+/** The span ids of a run's head, in the order a writer draws them (see replayIds). */
+function headIds(o: OpenRun): string[] {
+  return [o.inv.process.spanId, o.inv.spanId, ...[...o.phases.values()].map((ph) => ph.spanId)];
+}
+
+/** Write nodes [from, to) of the run. */
+async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, o: OpenRun, from: number, to: number): Promise<void> {
+  let i = 0;
+  for (const n of planNodes(run, o.p.results, o.p.compileOnly, o.p.start)) {
+    if (i >= to) break;
+    if (i++ < from) continue;
+    const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start });
+    for (const e of n.evals) node.evaluate(o.phases.get(e.phase)!, { at: e.start }).end(e.result, { at: e.end });
     node.end(undefined, { at: n.end });
-    if (++k % 2000 === 0) await w.drain();
+    if (i % 2000 === 0) await w.drain();
   }
-  for (const [name, ph] of phases) ph.end({ at: p.bounds.get(name)!.end });
-  inv.end({ at: p.end });
+}
+
+/**
+ * Write one run through the writer (the caller owns and closes the writer). With `split`, helper
+ * threads write the later nodes and this thread the first `split.own`.
+ */
+export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: Manifest, split?: RunSplit): Promise<MigrateSummary> {
+  const summary = newSummary(run);
+  const o = openRun(w, run, manifest, summary);
+  const n = run.results.length;
+  const helpers = split && split.own < n ? split.start(headIds(o)) : undefined;
+  await writeNodes(w, run, manifest, o, 0, helpers ? split!.own : n);
+  if (helpers) {
+    await w.drain();
+    for (const part of await helpers.finish()) {
+      for (const [name, c] of Object.entries(part.phases)) o.phases.get(name)?.addCounted(c);
+      for (const t of part.tallies) o.inv.tally(t);
+    }
+  }
+  for (const [name, ph] of o.phases) ph.end({ at: o.p.bounds.get(name)!.end });
+  o.inv.end({ at: o.p.end });
   await w.drain();
   return summary;
 }
+
+/**
+ * A helper thread's part of a run: nodes [from, to) under head spans re-created with the main
+ * thread's ids (its writer must draw them first: replayIds). The head's own records are the main
+ * thread's to write: the helper's sink drops them (see HEAD_EVENT_KEYS).
+ */
+export async function migrateRunPart(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, from: number, to: number): Promise<PartCounts> {
+  const o = openRun(w, run, manifest, newSummary(run));
+  await writeNodes(w, run, manifest, o, from, to);
+  await w.drain();
+  const phases: Record<string, PhaseCounts> = {};
+  for (const [name, ph] of o.phases) phases[name] = ph.counted;
+  return { phases, tallies: [...o.inv.tallied] };
+}
+
+/** Event keys of a run's head spans, which only the main thread writes. */
+export const HEAD_EVENT_KEYS: ReadonlySet<string> = new Set(['process.Process', 'invocation.Invocation', 'phase.PhaseExecuted']);

@@ -4,6 +4,7 @@
  * over one shared set of sinks. The kind of each input is told from its first line.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import path from 'node:path';
 import { InputError, errorMessage } from '../errors.js';
 import { TelemetryWriter } from '../produce/writer.js';
 import type { IdSource } from '../produce/ids.js';
@@ -11,7 +12,8 @@ import { readManifest, type Manifest } from './manifest.js';
 import { migrateRun, type MigrateSummary } from './from-run-results.js';
 import { translateLogFile, type LogFileReport } from './log-file.js';
 import { readRunResults } from './run-results.js';
-import { openSinks, type SharedSink } from './sinks.js';
+import { openSinks, outFormat, type SharedSink } from './sinks.js';
+import { jobsFor, RunHelpers } from './parallel-run.js';
 
 export type InputKind = 'run_results' | 'log';
 
@@ -42,6 +44,8 @@ export interface MigrateOptions {
   manifest?: string;
   ids?: IdSource;
   otlp?: boolean;
+  /** threads per run_results.json (default: up to 4 for files of 8 MiB and more; JSONL output only) */
+  jobs?: number;
 }
 
 export type FileSummary = ({ kind: 'run_results' } & MigrateSummary) | ({ kind: 'log' } & LogFileReport);
@@ -71,21 +75,37 @@ export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (vers
 export async function migrateFiles(files: string[], o: MigrateOptions): Promise<MigrateReport> {
   const manifest: Manifest | undefined = o.manifest ? readManifest(o.manifest) : undefined;
   const kinds = files.map((f) => [f, inputKind(f)] as const);
-  const runs = kinds.map(([f, kind]) => (kind === 'run_results' ? readRunResults(f) : null));
-  const sinks = await openSinks(o.out, { otlp: o.otlp });
-  const { writerFor, errors } = writers(sinks, o.ids);
-  const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
+  // Helper threads start first: they parse their file while this thread does.
+  const helpers = new Map<number, RunHelpers>();
+  const splittable = !o.otlp && outFormat(o.out) === 'jsonl';
   const out: FileSummary[] = [];
   try {
     for (const [i, [f, kind]] of kinds.entries()) {
-      if (kind === 'run_results') {
-        const run = runs[i]!;
-        out.push({ kind, ...(await migrateRun(writerFor(run.dbtVersion ?? 'unknown'), run, manifest)) });
-      } else out.push({ kind, ...(await translateLogFile(f, { manifest, writerFor }, drain)) });
+      const jobs = splittable && kind === 'run_results' ? jobsFor(f, o.jobs) : 1;
+      if (jobs > 1) helpers.set(i, new RunHelpers(f, jobs, { out: path.resolve(o.out), manifest: o.manifest, ids: o.ids }));
     }
+    const runs = kinds.map(([f, kind]) => (kind === 'run_results' ? readRunResults(f) : null));
+    const sinks = await openSinks(o.out, { otlp: o.otlp });
+    const { writerFor, errors } = writers(sinks, o.ids);
+    const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
+    try {
+      for (const [i, [f, kind]] of kinds.entries()) {
+        if (kind === 'run_results') {
+          const run = runs[i]!;
+          const split = helpers.get(i)?.split(run.results.length, sinks[0]!);
+          out.push({ kind, ...(await migrateRun(writerFor(run.dbtVersion ?? 'unknown'), run, manifest, split)) });
+        } else out.push({ kind, ...(await translateLogFile(f, { manifest, writerFor }, drain)) });
+      }
+    } finally {
+      await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
+    }
+    return report(o, sinks, out, errors, manifest);
   } finally {
-    await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
+    await Promise.all([...helpers.values()].map((h) => h.abort()));
   }
+}
+
+function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[], manifest: Manifest | undefined): MigrateReport {
   const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
   if (failed.length) throw new InputError(`writing failed: ${[...new Set(failed)].join('; ')}`, o.out);
   const upstreamUnknown = out.reduce((n, f) => n + (f.kind === 'run_results' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);

@@ -93,6 +93,18 @@ export function seededIds(seed: number): IdSource {
   };
 }
 
+/**
+ * These span ids first, then `then`'s: a helper thread writing part of a run re-creates the run's
+ * process, invocation and phase spans with the ids the main thread gave them.
+ */
+export function replayIds(first: readonly string[], then: IdSource): IdSource {
+  let i = 0;
+  return {
+    spanId: () => (i < first.length ? first[i++]! : then.spanId()),
+    uuidv7: (unixMs) => then.uuidv7(unixMs),
+  };
+}
+
 /** trace_id for an invocation UUID: the same 128 bits as 32 hex digits. */
 export function traceIdOf(invocationId: string): string {
   const hex = invocationId.replace(/-/g, '').toLowerCase();

@@ -1,0 +1,120 @@
+/**
+ * One big run_results.json written by several threads. The main thread writes the run's head
+ * (process, invocation, phase starts), the first part of the nodes and the ends; each helper
+ * thread (run-worker.ts) parses the file itself, writes a later part of the nodes under the head's
+ * span ids to a file beside the output, and the main thread appends those files in order. The
+ * output is the sequential one, except that span ids are drawn per part.
+ * Only for JSONL output (a Parquet file or an OTLP stream has one writer) and compiled code (the
+ * worker runs dist/…/run-worker.js; from TypeScript sources, as under vitest, runs stay sequential).
+ */
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { IdSource } from '../produce/ids.js';
+import { JsonlSink } from '../produce/sinks/jsonl.js';
+import type { CountingSink } from '../produce/sinks/counting.js';
+import type { PartCounts, RunSplit } from './from-run-results.js';
+
+/** Files smaller than this are written by one thread: starting a thread and parsing again costs more. */
+export const PARALLEL_MIN_BYTES = 8 << 20;
+const MAX_JOBS = 4;
+const WORKER = new URL('./run-worker.js', import.meta.url);
+
+/** What a helper thread is given. */
+export interface PartJob {
+  file: string;
+  manifest?: string;
+  /** this helper's part (1..parts-1; part 0 is the main thread's) */
+  part: number;
+  parts: number;
+  tmp: string;
+  /** seed for the part's span ids (repeatable runs), else random */
+  seed?: number;
+}
+
+/** What a helper thread answers. */
+export interface PartDone {
+  counts: PartCounts;
+  records: number;
+}
+
+/** Nodes [from, to) of part k of n nodes in `parts` parts. */
+export function partRange(n: number, k: number, parts: number): [number, number] {
+  return [Math.floor((n * k) / parts), Math.floor((n * (k + 1)) / parts)];
+}
+
+/** Threads for a file: `jobs` when given, else every core (up to 4) for big files; 1 without a compiled worker. */
+export function jobsFor(file: string, jobs?: number): number {
+  if (!existsSync(fileURLToPath(WORKER))) return 1;
+  const j = jobs ?? (statSync(file).size >= PARALLEL_MIN_BYTES ? Math.min(availableParallelism(), MAX_JOBS) : 1);
+  return Math.max(1, Math.floor(j));
+}
+
+interface Helper {
+  worker: Worker;
+  tmp: string;
+  done: Promise<PartDone>;
+}
+
+/**
+ * Helper threads for one file, started before the main thread parses it (they parse in parallel).
+ * `split(n)` gives migrateRun its share; `abort()` stops them and removes their files.
+ */
+export class RunHelpers {
+  private readonly helpers: Helper[] = [];
+
+  constructor(
+    readonly file: string,
+    readonly parts: number,
+    o: { out: string; manifest?: string; ids?: IdSource },
+  ) {
+    for (let part = 1; part < parts; part++) {
+      const tmp = `${o.out}.part${part}.${process.pid}.tmp`;
+      // Seeded runs stay repeatable: each part's ids come from a seed drawn from the main ids.
+      const seed = o.ids ? parseInt(o.ids.spanId().slice(0, 8), 16) + part : undefined;
+      const job: PartJob = { file, manifest: o.manifest, part, parts, tmp, seed };
+      const worker = new Worker(WORKER, { workerData: job });
+      const done = new Promise<PartDone>((resolve, reject) => {
+        worker.once('message', (m: PartDone) => resolve(m));
+        worker.once('error', reject);
+        worker.once('exit', (code) => reject(new Error(`helper thread for part ${part} of ${file} exited (code ${code}) before finishing`)));
+      });
+      done.catch(() => undefined); // awaited in finish(); an early failure must not be unhandled
+      this.helpers.push({ worker, tmp, done });
+    }
+  }
+
+  /** migrateRun's share of a run of n nodes; the helpers' lines are appended to `out`'s JSONL sink. */
+  split(n: number, out: CountingSink): RunSplit {
+    if (!(out.inner instanceof JsonlSink)) throw new Error('a run is split between threads only for JSONL output');
+    const sink = out.inner;
+    return {
+      own: partRange(n, 0, this.parts)[1],
+      start: (headIds) => {
+        for (const h of this.helpers) h.worker.postMessage({ headIds });
+        return { finish: () => this.finish(sink, out) };
+      },
+    };
+  }
+
+  private async finish(sink: JsonlSink, counter: CountingSink): Promise<PartCounts[]> {
+    const counts: PartCounts[] = [];
+    try {
+      for (const h of this.helpers) {
+        const r = await h.done;
+        await sink.appendFile(h.tmp);
+        counter.records += r.records;
+        counts.push(r.counts);
+      }
+    } finally {
+      await this.abort();
+    }
+    return counts;
+  }
+
+  async abort(): Promise<void> {
+    await Promise.all(this.helpers.map((h) => h.worker.terminate()));
+    for (const h of this.helpers) rmSync(h.tmp, { force: true });
+  }
+}

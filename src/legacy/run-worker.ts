@@ -1,0 +1,65 @@
+/** A helper thread of parallel-run.ts: one part of a run's nodes into a file of JSONL lines. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { randomIds, replayIds, seededIds } from '../produce/ids.js';
+import { eventKey } from '../telemetry/event-types.js';
+import { JsonlSink } from '../produce/sinks/jsonl.js';
+import type { TelemetrySink } from '../produce/sinks/types.js';
+import type { JsonlRecord } from '../produce/record.js';
+import { TelemetryWriter } from '../produce/writer.js';
+import { HEAD_EVENT_KEYS, migrateRunPart } from './from-run-results.js';
+import { readManifest } from './manifest.js';
+import { partRange, type PartDone, type PartJob } from './parallel-run.js';
+import { readRunResults } from './run-results.js';
+
+/** Drops the head's records (the main thread writes those) and counts the rest. */
+class PartSink implements TelemetrySink {
+  private readonly head = new Map<string, boolean>();
+  records = 0;
+  constructor(private readonly inner: JsonlSink) {}
+  get name() {
+    return this.inner.name;
+  }
+  get minSeverity() {
+    return this.inner.minSeverity;
+  }
+  get error() {
+    return this.inner.error;
+  }
+  private isHead(eventType: string): boolean {
+    let h = this.head.get(eventType);
+    if (h === undefined) this.head.set(eventType, (h = HEAD_EVENT_KEYS.has(eventKey(eventType) ?? '')));
+    return h;
+  }
+  write(r: JsonlRecord): void {
+    if (this.isHead(r.event_type)) return;
+    this.inner.write(r);
+    this.records++;
+  }
+  writeJson(r: JsonlRecord, attributesJson: string): void {
+    if (this.isHead(r.event_type)) return;
+    this.inner.writeJson(r, attributesJson);
+    this.records++;
+  }
+  drain(): Promise<void> {
+    return this.inner.drain();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+const job = workerData as PartJob;
+const run = readRunResults(job.file);
+const manifest = job.manifest ? readManifest(job.manifest) : undefined;
+const [from, to] = partRange(run.results.length, job.part, job.parts);
+const headIds = await new Promise<string[]>((resolve) => parentPort!.once('message', (m: { headIds: string[] }) => resolve(m.headIds)));
+const sink = new PartSink(new JsonlSink({ path: job.tmp, append: false, level: 'debug' }));
+const ids = replayIds(headIds, job.seed !== undefined ? seededIds(job.seed) : randomIds());
+// A failing sink is reported by throwing: the main thread turns it into the migrate's error.
+const w = new TelemetryWriter({ sinks: [sink], ids, package: 'dbt', version: run.dbtVersion ?? 'unknown', onSinkError: () => undefined });
+const counts = await migrateRunPart(w, run, manifest, from, to);
+await sink.close();
+const failed = sink.error ?? [...w.sinkErrors.values()][0];
+if (failed) throw failed;
+const done: PartDone = { counts, records: sink.records };
+parentPort!.postMessage(done);
