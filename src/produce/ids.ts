@@ -31,15 +31,19 @@ function hexOf(bytes: Uint8Array, from: number, to: number): string {
   return s;
 }
 
-function formatUuidv7(unixMs: number, rand: Uint8Array): string {
-  const b = new Uint8Array(16);
+// One scratch buffer: ids are made synchronously, and a typed array per id showed in profiles.
+const UUID_BYTES = new Uint8Array(16);
+
+/** UUIDv7 text from a time and 10 random bytes at `rand[off..off+10)`. */
+function formatUuidv7(unixMs: number, rand: Uint8Array, off: number): string {
+  const b = UUID_BYTES;
   // 48-bit big-endian millisecond timestamp
   let ms = Math.max(0, Math.floor(unixMs));
   for (let i = 5; i >= 0; i--) {
     b[i] = ms % 256;
     ms = Math.floor(ms / 256);
   }
-  b.set(rand.subarray(0, 10), 6);
+  for (let i = 0; i < 10; i++) b[6 + i] = rand[off + i]!;
   b[6] = (b[6]! & 0x0f) | 0x70; // version 7
   b[8] = (b[8]! & 0x3f) | 0x80; // RFC 4122 variant
   return `${hexOf(b, 0, 4)}-${hexOf(b, 4, 6)}-${hexOf(b, 6, 8)}-${hexOf(b, 8, 10)}-${hexOf(b, 10, 16)}`;
@@ -49,23 +53,27 @@ function formatUuidv7(unixMs: number, rand: Uint8Array): string {
 export function randomIds(): IdSource {
   let pool = randomBytes(4096);
   let pos = pool.length;
-  const take = (n: number): Uint8Array => {
+  // offset of n fresh bytes in the pool (no view per id)
+  const take = (n: number): number => {
     if (pos + n > pool.length) {
       pool = randomBytes(4096);
       pos = 0;
     }
-    const out = pool.subarray(pos, pos + n);
     pos += n;
-    return out;
+    return pos - n;
   };
   return {
     spanId() {
       for (;;) {
-        const s = hexOf(take(8), 0, 8);
+        const at = take(8);
+        const s = hexOf(pool, at, at + 8);
         if (s !== '0000000000000000') return s;
       }
     },
-    uuidv7: (unixMs) => formatUuidv7(unixMs, take(10)),
+    uuidv7: (unixMs) => {
+      const at = take(10);
+      return formatUuidv7(unixMs, pool, at);
+    },
   };
 }
 
@@ -73,8 +81,9 @@ export function randomIds(): IdSource {
 export function seededIds(seed: number): IdSource {
   const rnd = seededRandom(seed ^ 0x9e3779b9);
   const word = () => Math.floor(rnd() * 4294967296);
+  const scratch = new Uint8Array(12);
   const w8 = (n: number) => {
-    const b = new Uint8Array(n);
+    const b = scratch;
     for (let i = 0; i < n; i += 4) {
       const w = word();
       for (let j = 0; j < 4 && i + j < n; j++) b[i + j] = (w >>> (8 * j)) & 0xff;
@@ -89,7 +98,7 @@ export function seededIds(seed: number): IdSource {
         if (s !== '0000000000000000') return s;
       }
     },
-    uuidv7: (unixMs) => formatUuidv7(unixMs, w8(10)),
+    uuidv7: (unixMs) => formatUuidv7(unixMs, w8(10), 0),
   };
 }
 

@@ -143,20 +143,27 @@ export function attributesJson(a: Attributes): string {
 }
 
 // Entries repeat a lot (keys, phases, outcomes, codes): remember the JSON of short ones.
-const entries = new Map<string, Map<AttrValue, string>>();
+interface KeyEntries {
+  /** `"key":` */
+  prefix: string;
+  /** entry text by value, for short values (most repeat: phases, outcomes, codes, names) */
+  values: Map<AttrValue, string>;
+}
+const entries = new Map<string, KeyEntries>();
 function entry(k: string, v: AttrValue): string {
-  if (typeof v === 'object' && v !== null) return `${q(k)}:${sortedJson(v)}`;
-  let m = entries.get(k);
-  if (m === undefined) {
-    if (entries.size >= 512) return `${q(k)}:${q(v)}`;
-    entries.set(k, (m = new Map()));
-  }
-  let e = m.get(v);
+  let e = entries.get(k);
   if (e === undefined) {
-    e = `${q(k)}:${q(v)}`;
-    if (m.size < 256 && (typeof v !== 'string' || v.length <= 64)) m.set(v, e);
+    if (entries.size >= 512) return `${str(k)}:${typeof v === 'object' && v !== null ? sortedJson(v) : q(v)}`;
+    entries.set(k, (e = { prefix: str(k) + ':', values: new Map() }));
   }
-  return e;
+  if (typeof v === 'object' && v !== null) return e.prefix + sortedJson(v);
+  if (typeof v === 'string' && v.length > 64) return e.prefix + str(v);
+  let t = e.values.get(v);
+  if (t === undefined) {
+    t = e.prefix + (typeof v === 'string' ? str(v) : q(v));
+    if (e.values.size < 256) e.values.set(v, t);
+  }
+  return t;
 }
 
 /**
