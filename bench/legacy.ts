@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,7 +16,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const CLI = path.join(ROOT, 'dist/src/cli.js');
 
 export interface LegacyBenchResult {
-  migrate100k: Run & { records: number; parseReference: Run };
+  /** default threads (up to 4 for a file this size, one per core) */
+  migrate100k: Run & { records: number; parseReference: Run; oneThread: Run };
   recordUnpaced: { baseline: Run; parseOnly: Run; record: Run; records: number; addedPct: number };
   recordPaced: { baseline: Run; record: Run; records: number; addedPct: number; linesPerSecond: number };
   /** ms from an engine writing an info line to its text reaching record's stderr reader, vs the engine piped straight to it */
@@ -213,10 +214,12 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     writeFileSync(parseScript, PARSE_ONLY);
     console.log(`legacy: load average ${load()} (2 cores shared: compare CPU times and ratios within this run)`);
     const rrParse = run(process.execPath, ['-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(rr)}, 'utf8'))`]);
+    const mig1 = run(process.execPath, [CLI, 'migrate', rr, '-o', migrated, '--jobs', '1']);
+    rmSync(migrated);
     const mig = run(process.execPath, [CLI, 'migrate', rr, '-o', migrated]);
     const migratedRecords = lineCount(migrated);
     rmSync(migrated);
-    console.log(`legacy: migrate ${results} results -> JSONL (CLI, start-up included): ${fig(mig)}, ${migratedRecords} records (goal < 5 s); reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
+    console.log(`legacy: migrate ${results} results -> JSONL (CLI, start-up included): ${fig(mig)} with the default threads (${Math.min(availableParallelism(), 4)} here), ${migratedRecords} records (goal < 5 s); --jobs 1: ${fig(mig1)}; reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
 
     const log = path.join(dir, 'dbt.log');
     const lines = o.lines ?? 1_000_000;
@@ -256,7 +259,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     console.log(`legacy: record's human text, engine at ${rate} lines/s for 10 s: ${ms(viaRecord)}; engine piped straight to the same reader: ${ms(direct)}`);
     const humanLatency = { record: viaRecord, direct, linesPerSecond: rate };
     console.log(`legacy: load average ${load()}`);
-    return { migrate100k: { ...mig, records: migratedRecords, parseReference: rrParse }, recordUnpaced, recordPaced, humanLatency };
+    return { migrate100k: { ...mig, records: migratedRecords, parseReference: rrParse, oneThread: mig1 }, recordUnpaced, recordPaced, humanLatency };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
