@@ -15,7 +15,7 @@ import type { JsonlRecord, LogRecordRecord, SpanEndRecord, SpanStartRecord } fro
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import type { Db } from '../store/db.js';
 import { appendLiveRows, closeLiveSource, deriveTouchedNow, LiveRows, openLiveSource, type LiveSource } from '../store/live.js';
-import { logsToRecords, recordsToRows, spansToRecords, type Converted } from './otlp-records.js';
+import { logsToRows, rowsToRecords, spansToRows, type ConvertedRows } from './otlp-records.js';
 
 export interface ReceiverOptions {
   db: Db;
@@ -161,7 +161,7 @@ export class OtlpReceiver {
     return body;
   }
 
-  private decode(signal: Signal, json: boolean, body: Buffer): Converted<SpanEndRecord | LogRecordRecord> {
+  private decode(signal: Signal, json: boolean, body: Buffer): ConvertedRows {
     let req: OtlpTraceRequest | OtlpLogsRequest;
     if (json) {
       let obj: unknown;
@@ -186,8 +186,8 @@ export class OtlpReceiver {
     }
     try {
       return signal === 'traces'
-        ? spansToRecords(req as OtlpTraceRequest)
-        : logsToRecords(req as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()));
+        ? spansToRows(req as OtlpTraceRequest)
+        : logsToRows(req as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()));
     } catch (e) {
       throw new HttpError(400, `not an OTLP ${signal} request: ${(e as Error).message}`);
     }
@@ -202,7 +202,7 @@ export class OtlpReceiver {
         throw new HttpError(429, 'ingest queue is full, retry later');
       }
       const conv = this.decode(signal, json, this.body(req));
-      const rows = recordsToRows(conv.records);
+      const rows = conv.rows;
       const n = rows.length;
       this.stats.requests++;
       this.stats.rejected += conv.rejected;
@@ -212,7 +212,7 @@ export class OtlpReceiver {
       if (n) {
         this.pending.push(rows);
         this.pendingCount += n;
-        this.toSinks(conv.records);
+        this.toSinks(rows);
       }
       this.o.onReceive?.({ spans: signal === 'traces' ? n : 0, logs: signal === 'logs' ? n : 0 });
       if (this.pendingCount >= this.o.flushRecords) this.flushInBackground();
@@ -235,10 +235,10 @@ export class OtlpReceiver {
   }
 
   /** Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd. */
-  private toSinks(records: JsonlRecord[]): void {
+  private toSinks(rows: LiveRows): void {
     const sinks = (this.o.sinks ?? []).filter((s) => !this.sinkErrors.has(s.name));
     if (sinks.length === 0) return;
-    for (const r of records) {
+    for (const r of rowsToRecords(rows)) {
       const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
       for (const s of sinks) {
         if (this.sinkErrors.has(s.name)) continue;
