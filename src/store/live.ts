@@ -231,7 +231,9 @@ export async function openLiveSource(db: Db, label: string): Promise<LiveSource>
   // ingest. Checkpoint far less often; closing the database still checkpoints.
   await db.run("SET checkpoint_threshold = '1GB'");
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
-  await db.run(`CREATE OR REPLACE TEMP TABLE _live_rows (${COLUMNS.map(([n, t]) => `${n} ${t.toString()}`).join(', ')})`);
+  // JSON columns take the appender's VARCHAR as it is: the text is ours (JSON.stringify), valid by
+  // construction, and a cast at insert would parse every attributes object once more.
+  await db.run(`CREATE OR REPLACE TEMP TABLE _live_rows (${COLUMNS.map(([n, t, how]) => `${n} ${how === 'json' ? 'JSON' : t.toString()}`).join(', ')})`);
   await db.run('CREATE OR REPLACE TEMP TABLE _live_dict (code INTEGER, value VARCHAR)');
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   await db.run(
@@ -243,7 +245,7 @@ export async function openLiveSource(db: Db, label: string): Promise<LiveSource>
 
 /** The staging rows decoded back into the envelope columns, in readJsonSql's order. */
 const STAGED = `SELECT CAST($file_id AS INTEGER) AS file_id, ${COLUMNS.map(([n, , how]) =>
-  how === 'dict' ? `d_${n}.value AS ${n}` : how === 'id' ? `printf('%016x', r.${n}) AS ${n}` : how === 'json' ? `CAST(r.${n} AS JSON) AS ${n}` : `r.${n}`,
+  how === 'dict' ? `d_${n}.value AS ${n}` : how === 'id' ? `printf('%016x', r.${n}) AS ${n}` : `r.${n}`,
 ).join(', ')}
 FROM _live_rows r ${COLUMNS.filter(([, , how]) => how === 'dict').map(([n]) => `LEFT JOIN _live_dict d_${n} ON d_${n}.code = r.${n}`).join(' ')}`;
 
