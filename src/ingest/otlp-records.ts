@@ -3,12 +3,14 @@
  * data goes through the same normalizer as files. What OTLP loses is recovered where it can be
  * (reference/telemetry.md section 4): event_type from span names (spans) or event_name (logs),
  * nested attributes from their JSON text, `code.file.path`/`code.line.number` back to file/line.
- * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd. recordsToRows hands
- * them to the live source as columns (DuckDB's appender), not as JSONL text to parse again.
+ * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd. Requests are converted
+ * straight into the live source's columns (DuckDB's appender): not as JSONL text to parse again, nor
+ * through record objects (a BigInt per id and time, an attributes object serialized afterwards), which
+ * cost more than the decode. Outputs (--jsonl, --parquet) get records rebuilt from the rows.
  */
 import type { OtlpAnyValue, OtlpKeyValue, OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
-import { attributesJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord } from '../produce/record.js';
-import { LiveRows } from '../store/live.js';
+import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord } from '../produce/record.js';
+import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
 
 /** Span name patterns the engine generates (telemetry.md 1.2), most specific first. */
@@ -38,7 +40,10 @@ const STRING_KEYS = new Set(['sql', 'vars', 'content', 'body', 'query_descriptio
 const SEVERITY_TEXT: Record<number, string> = { 1: 'TRACE', 5: 'DEBUG', 9: 'INFO', 13: 'WARN', 17: 'ERROR' };
 
 export function recoverSpanEventType(name: string, attrs: Attributes): { eventType: string | null; severity: number } {
-  const explicit = attrs['event_type'] ?? attrs['dbt.event_type'];
+  return recoverEventType(name, attrs['event_type'] ?? attrs['dbt.event_type']);
+}
+
+function recoverEventType(name: string, explicit: AttrValue | undefined): { eventType: string | null; severity: number } {
   if (typeof explicit === 'string' && explicit.startsWith('v1.')) return { eventType: explicit, severity: 9 };
   for (const [re, et, sev] of NAME_PATTERNS) if (re.test(name)) return { eventType: eventType(et), severity: sev };
   return { eventType: null, severity: 9 };
@@ -137,119 +142,278 @@ export interface Converted<T> {
   errors: string[];
 }
 
-export function spansToRecords(req: OtlpTraceRequest): Converted<SpanEndRecord> {
-  const out: Converted<SpanEndRecord> = { records: [], rejected: 0, errors: [] };
+export interface ConvertedRows {
+  rows: LiveRows;
+  rejected: number;
+  errors: string[];
+}
+
+/** Values of the attributes a converter takes out of the attributes text (set by attributesText). */
+const taken: { eventType: AttrValue | undefined; dbtEventType: AttrValue | undefined; eventId: AttrValue | undefined } = {
+  eventType: undefined,
+  dbtEventType: undefined,
+  eventId: undefined,
+};
+const keysBuf: string[] = [];
+const fragsBuf: string[] = [];
+
+/** `"key":` of attribute keys seen (they repeat on every span); bounded, keys are the sender's choice. */
+const keyPrefix = new Map<string, string>();
+
+/** One entry's JSON text as the JSONL writer spells it (nested keys sorted). */
+function entryText(key: string, v: AttrValue): string {
+  let k = keyPrefix.get(key);
+  if (k === undefined) {
+    k = `${JSON.stringify(key)}:`;
+    if (keyPrefix.size < 4096) keyPrefix.set(key, k);
+  }
+  // values are mostly distinct (names, ids, SQL): no cache, JSON.stringify of a string is cheap
+  return k + (typeof v === 'object' && v !== null ? sortedJson(v) : JSON.stringify(v));
+}
+
+/**
+ * Attributes as the engine's JSON text (keys ascending, a repeated key's last value wins), made of
+ * one fragment per entry rather than an object serialized afterwards. `take`: the keys a span
+ * (event_type, dbt.event_type) or a log record (event_id) carries apart, left in `taken`.
+ */
+function attributesText(kvs: OtlpKeyValue[] | undefined, parseJsonText: boolean, take: 'span' | 'log' | null): string {
+  taken.eventType = taken.dbtEventType = taken.eventId = undefined;
+  if (!kvs || kvs.length === 0) return '{}';
+  const keys = keysBuf;
+  const frags = fragsBuf;
+  keys.length = 0;
+  frags.length = 0;
+  let sorted = true;
+  for (let j = 0; j < kvs.length; j++) {
+    const kv = kvs[j]!;
+    let key = kv.key ?? '';
+    let parse = parseJsonText;
+    if (key === 'code.file.path') (key = 'file'), (parse = false);
+    else if (key === 'code.line.number') (key = 'line'), (parse = false);
+    // an object's __proto__ is no attribute (assigning one was ignored when attributes were objects)
+    else if (key === '__proto__') continue;
+    const v = scalar(kv.value, parse, key);
+    if (take === 'span' && (key === 'event_type' || key === 'dbt.event_type')) {
+      if (key === 'event_type') taken.eventType = v;
+      else taken.dbtEventType = v;
+      continue;
+    }
+    if (take === 'log' && key === 'event_id') {
+      taken.eventId = v;
+      continue;
+    }
+    if (keys.length > 0 && !(keys[keys.length - 1]! < key)) sorted = false;
+    keys.push(key);
+    frags.push(entryText(key, v));
+  }
+  if (sorted) return `{${frags.join(',')}}`;
+  // Out of order or repeated keys: a stable sort keeps repeats in arrival order, the last one wins.
+  const order = keys.map((_, k) => k).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+  const out: string[] = [];
+  for (let k = 0; k < order.length; k++) {
+    if (k + 1 < order.length && keys[order[k + 1]!] === keys[order[k]!]) continue;
+    out.push(frags[order[k]!]!);
+  }
+  return `{${out.join(',')}}`;
+}
+
+const ZEROS = /^0+$/;
+
+/** The trace id of the previous span: a request's spans mostly share one, so its hex is made once. */
+let lastTraceBytes: Uint8Array | null = null;
+let lastTraceHex = '';
+
+/** A trace id (16 bytes, or hex in OTLP/JSON) as lower-case hex; null when missing, malformed or all zero. */
+function traceIdHex(v: string | Uint8Array | undefined): string | null {
+  if (v instanceof Uint8Array) {
+    if (v.length !== 16) return null;
+    const last = lastTraceBytes;
+    if (last !== null) {
+      let same = true;
+      for (let k = 0; k < 16; k++) if (v[k] !== last[k]) (same = false), (k = 16);
+      if (same) return lastTraceHex;
+    }
+    const s = Buffer.from(v.buffer, v.byteOffset, 16).toString('hex');
+    if (ZEROS.test(s)) return null;
+    // a copy: the request's buffer is not ours to keep
+    lastTraceBytes = Uint8Array.from(v);
+    lastTraceHex = s;
+    return s;
+  }
+  const s = id(v);
+  return s && HEX32.test(s) ? s : null;
+}
+
+/** Is this a span id: 8 bytes (or 16 hex digits) not all zero? */
+function isSpanId(v: string | Uint8Array | undefined): boolean {
+  if (v instanceof Uint8Array) {
+    if (v.length !== 8) return false;
+    for (let k = 0; k < 8; k++) if (v[k] !== 0) return true;
+    return false;
+  }
+  const s = id(v);
+  return s !== null && HEX16.test(s);
+}
+
+function setSpanId(rows: LiveRows, c: 'span_id' | 'parent_span_id', i: number, v: string | Uint8Array | undefined): void {
+  if (!isSpanId(v)) return;
+  if (v instanceof Uint8Array) rows.setIdBytes(c, i, v);
+  else rows.setBigValue(c, i, BigInt(`0x${v!}`));
+}
+
+interface LongLike {
+  low: number;
+  high: number;
+  unsigned: boolean;
+}
+
+/** Is a time set: a protobufjs Long, or (OTLP/JSON) a number or decimal string, not zero? */
+function hasNanos(v: unknown): boolean {
+  if (v !== null && typeof v === 'object') {
+    const l = v as LongLike;
+    return (l.low | l.high) !== 0 && (l.unsigned || l.high >= 0);
+  }
+  return nanos(v) !== null;
+}
+
+function setNanos(rows: LiveRows, c: 'start_ns' | 'end_ns' | 'time_ns', i: number, v: unknown): void {
+  if (v !== null && typeof v === 'object') {
+    const l = v as LongLike;
+    rows.setWords(c, i, l.low >>> 0, l.high >>> 0);
+  } else rows.setBigValue(c, i, BigInt(nanos(v)!));
+}
+
+/** Link JSON as the JSONL writer spells it. */
+function linksText(links: { traceId: string | Uint8Array; spanId: string | Uint8Array; attributes?: OtlpKeyValue[] }[]): string {
+  return `[${links
+    .map((l) => `{"trace_id":${JSON.stringify(id(l.traceId) ?? '')},"span_id":${JSON.stringify(id(l.spanId) ?? '')},"attributes":${attributesText(l.attributes, true, null)}}`)
+    .join(',')}]`;
+}
+
+/** An ExportTraceServiceRequest (decoded or OTLP/JSON) as SpanEnd rows of the live source. */
+export function spansToRows(req: OtlpTraceRequest): ConvertedRows {
+  let n = 0;
+  for (const rs of req.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) n += ss.spans?.length ?? 0;
+  const rows = new LiveRows(Math.max(1, n));
+  const out: ConvertedRows = { rows, rejected: 0, errors: [] };
   for (const rs of req.resourceSpans ?? []) {
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
-        const traceId = id(s.traceId);
-        const spanId = id(s.spanId);
-        const start = nanos(s.startTimeUnixNano);
-        if (!traceId || !HEX32.test(traceId) || !spanId || !HEX16.test(spanId) || !start) {
+        const traceId = traceIdHex(s.traceId);
+        if (!traceId || !isSpanId(s.spanId) || !hasNanos(s.startTimeUnixNano)) {
           out.rejected++;
           if (out.errors.length < 5) out.errors.push(`span "${s.name}": invalid trace_id, span_id or start time`);
           continue;
         }
-        const attrs = attributes(s.attributes, true);
-        const { eventType: et, severity } = recoverSpanEventType(s.name ?? '', attrs);
-        delete attrs['event_type'];
-        delete attrs['dbt.event_type'];
+        const i = rows.addRow();
+        const name = s.name ?? '';
+        rows.setStr('record_type', i, 'SpanEnd');
+        rows.setStr('trace_id', i, traceId);
+        setSpanId(rows, 'span_id', i, s.spanId);
+        setSpanId(rows, 'parent_span_id', i, s.parentSpanId);
+        rows.setStr('span_name', i, name);
+        setNanos(rows, 'start_ns', i, s.startTimeUnixNano);
+        setNanos(rows, 'end_ns', i, hasNanos(s.endTimeUnixNano) ? s.endTimeUnixNano : s.startTimeUnixNano);
+        rows.setStr('attributes', i, attributesText(s.attributes, true, 'span'));
+        const { eventType: et, severity } = recoverEventType(name, taken.eventType ?? taken.dbtEventType);
+        rows.setStr('event_type', i, et ?? '');
+        rows.setNum('severity_number', i, severity);
+        rows.setStr('severity_text', i, SEVERITY_TEXT[severity] ?? 'INFO');
         const code = statusCode(s.status?.code as string | number | undefined);
-        const parent = id(s.parentSpanId);
-        out.records.push({
-          record_type: 'SpanEnd',
-          trace_id: traceId,
-          span_id: spanId,
-          span_name: s.name ?? '',
-          parent_span_id: parent,
-          links: s.links?.length
-            ? s.links.map((l) => ({ trace_id: id(l.traceId) ?? '', span_id: id(l.spanId) ?? '', attributes: attributes(l.attributes, true) }))
-            : null,
-          start_time_unix_nano: start,
-          end_time_unix_nano: nanos(s.endTimeUnixNano) ?? start,
-          severity_number: severity,
-          severity_text: SEVERITY_TEXT[severity] ?? 'INFO',
-          status: code === 0 && !s.status?.message ? null : { message: s.status?.message || null, code },
-          event_type: et ?? '',
-          attributes: attrs,
-        });
+        if (code !== 0 || s.status?.message) {
+          rows.setNum('status_code', i, code);
+          rows.setStr('status_message', i, s.status?.message || null);
+        }
+        if (s.links?.length) rows.setStr('links', i, linksText(s.links));
       }
     }
   }
   return out;
 }
 
-export function logsToRecords(req: OtlpLogsRequest, newEventId: () => string): Converted<LogRecordRecord> {
-  const out: Converted<LogRecordRecord> = { records: [], rejected: 0, errors: [] };
+/** An ExportLogsServiceRequest (decoded or OTLP/JSON) as LogRecord rows of the live source. */
+export function logsToRows(req: OtlpLogsRequest, newEventId: () => string): ConvertedRows {
+  let n = 0;
+  for (const rl of req.resourceLogs ?? []) for (const sl of rl.scopeLogs ?? []) n += sl.logRecords?.length ?? 0;
+  const rows = new LiveRows(Math.max(1, n));
+  const out: ConvertedRows = { rows, rejected: 0, errors: [] };
   for (const rl of req.resourceLogs ?? []) {
     for (const sl of rl.scopeLogs ?? []) {
       for (const l of sl.logRecords ?? []) {
-        const traceId = id(l.traceId);
-        const time = nanos(l.timeUnixNano) ?? nanos(l.observedTimeUnixNano);
-        if (!traceId || !HEX32.test(traceId) || !time) {
+        const traceId = traceIdHex(l.traceId);
+        const time = hasNanos(l.timeUnixNano) ? l.timeUnixNano : hasNanos(l.observedTimeUnixNano) ? l.observedTimeUnixNano : undefined;
+        if (!traceId || time === undefined) {
           // The engine's logs always carry a trace; a log without one cannot join a run.
           out.rejected++;
           if (out.errors.length < 5) out.errors.push('log record: missing trace_id or time');
           continue;
         }
+        const i = rows.addRow();
         const sev = severityNumber(l.severityNumber as string | number | undefined);
         const body = scalar(l.body, false, 'body');
-        const attrs = attributes(l.attributes, false);
-        const eventId = typeof attrs['event_id'] === 'string' ? (attrs['event_id'] as string) : newEventId();
-        delete attrs['event_id'];
-        const spanId = id(l.spanId);
-        out.records.push({
-          record_type: 'LogRecord',
-          trace_id: traceId,
-          span_id: spanId && HEX16.test(spanId) ? spanId : null,
-          span_name: null,
-          event_id: eventId,
-          time_unix_nano: time,
-          severity_number: sev,
-          severity_text: l.severityText || SEVERITY_TEXT[sev] || 'INFO',
-          body: typeof body === 'string' ? body : body === null ? '' : JSON.stringify(body),
-          event_type: l.eventName ?? '',
-          attributes: attrs,
-        });
+        rows.setStr('record_type', i, 'LogRecord');
+        rows.setStr('trace_id', i, traceId);
+        setSpanId(rows, 'span_id', i, l.spanId);
+        setNanos(rows, 'time_ns', i, time);
+        rows.setNum('severity_number', i, sev);
+        rows.setStr('severity_text', i, l.severityText || SEVERITY_TEXT[sev] || 'INFO');
+        rows.setStr('body', i, typeof body === 'string' ? body : body === null ? '' : JSON.stringify(body));
+        rows.setStr('event_type', i, l.eventName ?? '');
+        rows.setStr('attributes', i, attributesText(l.attributes, false, 'log'));
+        rows.setStr('event_id', i, typeof taken.eventId === 'string' ? taken.eventId : newEventId());
       }
     }
   }
   return out;
 }
 
-/** An id's 16 hex digits as the unsigned integer of its 8 bytes (how the live source stores ids). */
-function id64(hex: string | null): bigint | null {
-  return hex && HEX16.test(hex) ? BigInt(`0x${hex}`) : null;
+/** The rows as the engine's records again (for outputs, which write records). */
+export function rowsToRecords(rows: LiveRows): (SpanEndRecord | LogRecordRecord)[] {
+  const out: (SpanEndRecord | LogRecordRecord)[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows.row(i);
+    const attributes = JSON.parse(r.attributes) as Attributes;
+    if (r.record_type === 'SpanEnd') {
+      out.push({
+        record_type: 'SpanEnd',
+        trace_id: r.trace_id,
+        span_id: hexSpanId(r.span_id)!,
+        span_name: r.span_name ?? '',
+        parent_span_id: hexSpanId(r.parent_span_id),
+        links: r.links === null ? null : (JSON.parse(r.links) as SpanEndRecord['links']),
+        start_time_unix_nano: String(r.start_ns),
+        end_time_unix_nano: String(r.end_ns),
+        severity_number: r.severity_number,
+        severity_text: r.severity_text,
+        status: r.status_code === null ? null : { message: r.status_message, code: r.status_code },
+        event_type: r.event_type,
+        attributes,
+      });
+    } else {
+      out.push({
+        record_type: 'LogRecord',
+        trace_id: r.trace_id,
+        span_id: hexSpanId(r.span_id),
+        span_name: null,
+        event_id: r.event_id!,
+        time_unix_nano: String(r.time_ns),
+        severity_number: r.severity_number,
+        severity_text: r.severity_text,
+        body: r.body ?? '',
+        event_type: r.event_type,
+        attributes,
+      });
+    }
+  }
+  return out;
 }
 
-const big = (ns: string | null | undefined) => (ns ? BigInt(ns) : null);
+export function spansToRecords(req: OtlpTraceRequest): Converted<SpanEndRecord> {
+  const { rows, rejected, errors } = spansToRows(req);
+  return { records: rowsToRecords(rows) as SpanEndRecord[], rejected, errors };
+}
 
-/** Converted records as the live source's columns; attribute and link JSON as the JSONL writer spells it. */
-export function recordsToRows(records: (SpanEndRecord | LogRecordRecord)[]): LiveRows {
-  const rows = new LiveRows(records.length);
-  for (const r of records) {
-    const span = r.record_type === 'SpanEnd';
-    rows.push({
-      record_type: r.record_type,
-      trace_id: r.trace_id,
-      span_id: id64(r.span_id),
-      parent_span_id: span ? id64(r.parent_span_id) : null,
-      span_name: r.span_name,
-      event_type: r.event_type,
-      event_id: span ? null : r.event_id,
-      start_ns: span ? big(r.start_time_unix_nano) : null,
-      end_ns: span ? big(r.end_time_unix_nano) : null,
-      time_ns: span ? null : big(r.time_unix_nano),
-      severity_number: r.severity_number,
-      severity_text: r.severity_text,
-      status_code: span && r.status ? r.status.code : null,
-      status_message: span && r.status ? r.status.message : null,
-      body: span ? null : r.body,
-      links: span && r.links
-        ? `[${r.links.map((l) => `{"trace_id":${JSON.stringify(l.trace_id)},"span_id":${JSON.stringify(l.span_id)},"attributes":${attributesJson(l.attributes ?? {})}}`).join(',')}]`
-        : null,
-      attributes: attributesJson(r.attributes ?? {}),
-    });
-  }
-  return rows;
+export function logsToRecords(req: OtlpLogsRequest, newEventId: () => string): Converted<LogRecordRecord> {
+  const { rows, rejected, errors } = logsToRows(req, newEventId);
+  return { records: rowsToRecords(rows) as LogRecordRecord[], rejected, errors };
 }

@@ -9,6 +9,7 @@
  * trace id, event type, severity) as codes of a dictionary kept for the session.
  */
 import { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { endianness } from 'node:os';
 import type { Db } from './db.js';
 import { deriveTouched } from './derive.js';
 import { normalizeSelect } from './normalize-sql.js';
@@ -46,6 +47,7 @@ const COLUMNS: [Name, DuckDBType, 'dict' | 'id' | 'json' | ''][] = [
   ['status_code', INTEGER, ''], ['status_message', VARCHAR, ''], ['body', VARCHAR, ''], ['links', VARCHAR, 'json'],
   ['attributes', VARCHAR, 'json'],
 ];
+const LITTLE_ENDIAN = endianness() === 'LE';
 /** DuckDB's vector size: the most rows one data chunk holds. */
 const CHUNK = 2048;
 
@@ -66,10 +68,20 @@ export class LiveRows {
   private num = {} as Record<(typeof NUM)[number], Float64Array>;
   private str = {} as Record<StrName, (string | null)[]>;
 
+  /** the 64-bit columns as 32-bit words and bytes: ids and times are written without a BigInt each */
+  private words = {} as Record<(typeof BIG)[number], Uint32Array>;
+  private bytes = {} as Record<(typeof BIG)[number], Uint8Array>;
+
   constructor(capacity = 512) {
-    for (const c of BIG) this.big[c] = new BigUint64Array(capacity);
+    for (const c of BIG) this.setBig(c, new BigUint64Array(capacity));
     for (const c of NUM) this.num[c] = new Float64Array(capacity);
     for (const c of STR) this.str[c] = [];
+  }
+
+  private setBig(c: (typeof BIG)[number], a: BigUint64Array): void {
+    this.big[c] = a;
+    this.words[c] = new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
+    this.bytes[c] = new Uint8Array(a.buffer, a.byteOffset, a.length * 8);
   }
 
   get length(): number {
@@ -83,13 +95,62 @@ export class LiveRows {
     for (const c of BIG) {
       const a = new BigUint64Array(size);
       a.set(this.big[c].subarray(0, this.n));
-      this.big[c] = a;
+      this.setBig(c, a);
     }
     for (const c of NUM) {
       const a = new Float64Array(size);
       a.set(this.num[c].subarray(0, this.n));
       this.num[c] = a;
     }
+  }
+
+  /**
+   * A new row, every column null, to be filled in by the setters below (the OTLP converter writes
+   * decoded fields straight into the columns). Returns its index.
+   */
+  addRow(): number {
+    this.reserve(1);
+    const i = this.n++;
+    this.num.status_code[i] = NaN;
+    const { str } = this;
+    str.record_type.push(null);
+    str.trace_id.push(null);
+    str.span_name.push(null);
+    str.event_type.push(null);
+    str.event_id.push(null);
+    str.severity_text.push(null);
+    str.status_message.push(null);
+    str.body.push(null);
+    str.links.push(null);
+    str.attributes.push(null);
+    return i;
+  }
+
+  /** An id's 8 bytes (big-endian, as on the wire) as its unsigned integer. */
+  setIdBytes(c: 'span_id' | 'parent_span_id', i: number, b: Uint8Array): void {
+    const to = this.bytes[c];
+    const at = i * 8;
+    if (LITTLE_ENDIAN) for (let k = 0; k < 8; k++) to[at + k] = b[7 - k]!;
+    else for (let k = 0; k < 8; k++) to[at + k] = b[k]!;
+  }
+
+  /** A 64-bit unsigned value from its 32-bit halves (a protobufjs Long). */
+  setWords(c: (typeof BIG)[number], i: number, low: number, high: number): void {
+    const w = this.words[c];
+    w[i * 2] = LITTLE_ENDIAN ? low : high;
+    w[i * 2 + 1] = LITTLE_ENDIAN ? high : low;
+  }
+
+  setBigValue(c: (typeof BIG)[number], i: number, v: bigint | null): void {
+    this.big[c][i] = v ?? 0n;
+  }
+
+  setNum(c: (typeof NUM)[number], i: number, v: number | null): void {
+    this.num[c][i] = v ?? NaN;
+  }
+
+  setStr(c: StrName, i: number, v: string | null): void {
+    this.str[c][i] = v;
   }
 
   /** spelled out field by field: a loop over column names cost as much as decoding the span */
@@ -170,7 +231,9 @@ export async function openLiveSource(db: Db, label: string): Promise<LiveSource>
   // ingest. Checkpoint far less often; closing the database still checkpoints.
   await db.run("SET checkpoint_threshold = '1GB'");
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
-  await db.run(`CREATE OR REPLACE TEMP TABLE _live_rows (${COLUMNS.map(([n, t]) => `${n} ${t.toString()}`).join(', ')})`);
+  // JSON columns take the appender's VARCHAR as it is: the text is ours (JSON.stringify), valid by
+  // construction, and a cast at insert would parse every attributes object once more.
+  await db.run(`CREATE OR REPLACE TEMP TABLE _live_rows (${COLUMNS.map(([n, t, how]) => `${n} ${how === 'json' ? 'JSON' : t.toString()}`).join(', ')})`);
   await db.run('CREATE OR REPLACE TEMP TABLE _live_dict (code INTEGER, value VARCHAR)');
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   await db.run(
@@ -182,7 +245,7 @@ export async function openLiveSource(db: Db, label: string): Promise<LiveSource>
 
 /** The staging rows decoded back into the envelope columns, in readJsonSql's order. */
 const STAGED = `SELECT CAST($file_id AS INTEGER) AS file_id, ${COLUMNS.map(([n, , how]) =>
-  how === 'dict' ? `d_${n}.value AS ${n}` : how === 'id' ? `printf('%016x', r.${n}) AS ${n}` : how === 'json' ? `CAST(r.${n} AS JSON) AS ${n}` : `r.${n}`,
+  how === 'dict' ? `d_${n}.value AS ${n}` : how === 'id' ? `printf('%016x', r.${n}) AS ${n}` : `r.${n}`,
 ).join(', ')}
 FROM _live_rows r ${COLUMNS.filter(([, , how]) => how === 'dict').map(([n]) => `LEFT JOIN _live_dict d_${n} ON d_${n}.code = r.${n}`).join(' ')}`;
 

@@ -1,7 +1,8 @@
 /** OTLP requests (protobufjs-decoded or OTLP/JSON) -> the engine's JSONL record and attribute shapes. */
 import { describe, expect, it } from 'vitest';
-import { logsToRecords, recordsToRows, spansToRecords } from '../../src/ingest/otlp-records.js';
+import { logsToRecords, spansToRecords, spansToRows } from '../../src/ingest/otlp-records.js';
 import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../../src/otlp/decode.js';
+import { sortedJson } from '../../src/produce/record.js';
 import { hexSpanId } from '../../src/store/live.js';
 
 const decodeTraces = (b: Buffer) =>
@@ -37,7 +38,8 @@ describe('OTLP protobuf -> records', () => {
       links: [{ traceId: hex(TID), spanId: hex('1111111111111111'), attributes: [kv('n', { intValue: 1 })] }],
       status: { code: 2, message: 'boom' },
     };
-    const { records, rejected } = spansToRecords(decodeTraces(traces([span, { traceId: hex(TID), spanId: Buffer.alloc(0), name: 'no id', startTimeUnixNano: '1' }])));
+    const request = decodeTraces(traces([span, { traceId: hex(TID), spanId: Buffer.alloc(0), name: 'no id', startTimeUnixNano: '1' }]));
+    const { records, rejected } = spansToRecords(request);
     expect(rejected).toBe(1);
     expect(records.length).toBe(1);
     const r = records[0]!;
@@ -53,12 +55,39 @@ describe('OTLP protobuf -> records', () => {
       file: 'models/a.sql', line: 12, dup: 'last',
     });
     // handed to DuckDB as columns: ids as the integers of their 8 bytes, attributes as engine-order JSON
-    const row = recordsToRows(records).row(0);
+    const row = spansToRows(request).rows.row(0);
     expect(hexSpanId(row.span_id)).toBe('eee19b7ec3c1b174');
     expect(row.parent_span_id).toBeNull();
     expect(row.start_ns).toBe(1772073188904419000n);
     expect(JSON.parse(row.attributes)).toEqual(r.attributes);
     expect(JSON.parse(row.links!)).toEqual(r.links);
+  });
+
+  it('writes ids, times and attribute JSON straight into the columns, as the JSONL writer spells them', () => {
+    const TID2 = 'a0000000000000000000000000000001';
+    const s = (traceId: string, spanId: string, attributes: object[]) => ({
+      traceId: hex(traceId), spanId: hex(spanId), parentSpanId: hex('00000000000000ff'), name: 'Phase: RUN',
+      startTimeUnixNano: '18446744073709551615', endTimeUnixNano: '0', attributes,
+    });
+    const { rows, rejected } = spansToRows(decodeTraces(traces([
+      s(TID, 'ffffffffffffffff', [kv('z', { stringValue: 'q"uote' }), kv('a', { intValue: 1 }), kv('m', { kvlistValue: { values: [kv('y', { boolValue: false }), kv('b', { doubleValue: 0.5 })] } }), kv('a', { intValue: 2 })]),
+      s(TID2, '0000000000000001', [kv('__proto__', { stringValue: 'x' }), kv('10', { stringValue: 'ten' }), kv('9', { stringValue: 'nine' }), kv('dbt.event_type', { stringValue: 'v1.x.Y' })]),
+      s(TID, '0100000000000000', []),
+      s('00000000000000000000000000000000', '0100000000000000', []),
+    ])));
+    expect(rejected).toBe(1);
+    expect([0, 1, 2].map((i) => rows.row(i).trace_id)).toEqual([TID, TID2, TID]);
+    expect([0, 1, 2].map((i) => hexSpanId(rows.row(i).span_id))).toEqual(['ffffffffffffffff', '0000000000000001', '0100000000000000']);
+    const r = rows.row(0);
+    expect(r.parent_span_id).toBe(255n);
+    // a zero end time means "not set": the span ends when it starts
+    expect([r.start_ns, r.end_ns]).toEqual([2n ** 64n - 1n, 2n ** 64n - 1n]);
+    // the text itself, not only what it parses to: sorted keys, the last of a repeated key, nested keys sorted
+    expect(r.attributes).toBe(sortedJson({ a: 2, m: { b: 0.5, y: false }, z: 'q"uote' }));
+    expect(r.attributes).toBe('{"a":2,"m":{"b":0.5,"y":false},"z":"q\\"uote"}');
+    expect(rows.row(1).attributes).toBe('{"10":"ten","9":"nine"}');
+    expect(rows.row(1).event_type).toBe('v1.x.Y');
+    expect(rows.row(2).attributes).toBe('{}');
   });
 
   it('logs: body, event_name, event_id attribute, span id; OTLP/JSON takes the same path (hex ids, numeric times)', () => {

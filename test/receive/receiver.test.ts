@@ -119,6 +119,19 @@ describe('runlens receive: a client nobody here wrote (the official OpenTelemetr
   });
 });
 
+describe('runlens receive: the database while receiving', () => {
+  it('runs DuckDB on the threads asked for while receiving and restores the setting at close', async () => {
+    const db = await openModel();
+    cleanups.push(() => db.close());
+    const before = await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);
+    const rx = new OtlpReceiver({ db, port: 0, dbThreads: 1 });
+    await rx.start();
+    expect(await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`)).toBe(1);
+    await rx.close();
+    expect(await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`)).toBe(before);
+  });
+});
+
 describe('runlens receive: the OTLP/HTTP protocol', () => {
   const tid = '5b8efff798038103d269b633813fc60c';
   const jsonRequest = {
