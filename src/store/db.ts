@@ -1,5 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
 import { InputError } from '../errors.js';
+import { jsonRows } from './json-rows.js';
 
 export type Row = Record<string, unknown>;
 
@@ -78,6 +79,8 @@ export class Db {
 
   /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
   async table(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
+    const fast = await jsonRows(this.conn, sql, params);
+    if (fast) return fast;
     const r = await this.conn.runAndReadAll(sql, params);
     return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
   }

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Db } from '../../src/store/db.js';
+import { jsonRows } from '../../src/store/json-rows.js';
+
+/** Rows as the node API's own JSON reader gives them: what the fast path must reproduce. */
+async function reference(db: Db, sql: string, params?: Record<string, string | number>) {
+  const r = await db.conn.runAndReadAll(sql, params);
+  return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: r.getRowObjectsJson() };
+}
+
+describe('query results read as one JSON text per row', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await Db.open();
+  });
+  afterAll(() => db.close());
+
+  it("gives the node API reader's values for every type it takes, edge values included", async () => {
+    const sql = `
+      SELECT * FROM (VALUES
+        (true, 1::TINYINT, -2::SMALLINT, 3::INTEGER, 255::UTINYINT, 65535::USMALLINT, 4294967295::UINTEGER,
+         9223372036854775807::BIGINT, 18446744073709551615::UBIGINT, (-170141183460469231731687303715884105727)::HUGEINT,
+         12.500::DECIMAL(9,3), 1234567890123456789.0123456789::DECIMAL(38,10), 0.1::FLOAT, 0.1 + 0.2, 1e-300, 1.7976931348623157e308,
+         -0.0::DOUBLE, 'quote " backslash \\ newline
+ tab	 é 🚀', '{"b":1,"a":[2]}'::JSON),
+        (NULL, NULL, NULL, NULL, NULL, NULL, NULL, (-9223372036854775808)::BIGINT, 0::UBIGINT, NULL, -0.001::DECIMAL(9,3), NULL,
+         'nan'::FLOAT, 'nan'::DOUBLE, 'inf'::DOUBLE, '-inf'::DOUBLE, NULL, '', NULL)
+      ) t(b, ti, si, i, uti, usi, ui, bi, ubi, hi, d, dd, f, x, tiny, huge, negzero, s, j)`;
+    const fast = await jsonRows(db.conn, sql);
+    expect(fast).toBeDefined();
+    expect(fast).toEqual(await reference(db, sql));
+    expect(fast!.rows[0]!.bi).toBe('9223372036854775807');
+    expect(fast!.rows[1]!.x).toBe('NaN');
+    expect(fast!.rows[0]!.j).toBe('{"b":1,"a":[2]}');
+  });
+
+  it('keeps the order, binds parameters and names repeated columns like the reader', async () => {
+    const sql = `SELECT (i * 7919) % 5003 AS k, 'n' || i AS k, i::DOUBLE / 3 AS third FROM range(6000) r(i) WHERE i % 2 = $odd AND i < $n ORDER BY 1 DESC, third`;
+    const params = { n: 5000, odd: 1 };
+    const fast = await jsonRows(db.conn, sql, params);
+    expect(fast!.rows).toHaveLength(2500);
+    expect(fast).toEqual(await reference(db, sql, params));
+    expect(Object.keys(fast!.rows[0]!)).toEqual(['k', 'k:1', 'third']);
+  });
+
+  it('leaves other types and statements to the usual reader', async () => {
+    expect(await jsonRows(db.conn, `SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).toBeUndefined();
+    expect(await jsonRows(db.conn, `SELECT [1, 2] AS l`)).toBeUndefined();
+    expect(await jsonRows(db.conn, `PRAGMA version`)).toBeUndefined();
+    expect(await jsonRows(db.conn, `SELEC 1`)).toBeUndefined();
+    expect(await jsonRows(db.conn, `SELECT x FROM range($n) r(x)`, { n: 2 })).toBeUndefined(); // types known only when bound
+    // and Db.table still reads them
+    expect((await db.table(`SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).rows).toEqual([{ t: '2026-01-05 10:00:00' }]);
+    expect((await db.table(`SELECT x FROM range($n) r(x)`, { n: 2 })).rows).toEqual([{ x: '0' }, { x: '1' }]);
+  });
+});
