@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { randomIds, replayIds, seededIds } from '../produce/ids.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
-import type { TelemetrySink } from '../produce/sinks/types.js';
+import { ForwardingSink } from '../produce/sinks/forwarding.js';
 import type { JsonlRecord } from '../produce/record.js';
 import { TelemetryWriter } from '../produce/writer.js';
 import { HEAD_EVENT_KEYS, migrateRunPart } from './from-run-results.js';
@@ -12,19 +12,9 @@ import { partRange, type PartDone, type PartJob } from './parallel-run.js';
 import { readRunResults } from './run-results.js';
 
 /** Drops the head's records (the main thread writes those) and counts the rest. */
-class PartSink implements TelemetrySink {
+class PartSink extends ForwardingSink<JsonlSink> {
   private readonly head = new Map<string, boolean>();
   records = 0;
-  constructor(private readonly inner: JsonlSink) {}
-  get name() {
-    return this.inner.name;
-  }
-  get minSeverity() {
-    return this.inner.minSeverity;
-  }
-  get error() {
-    return this.inner.error;
-  }
   private isHead(eventType: string): boolean {
     let h = this.head.get(eventType);
     if (h === undefined) this.head.set(eventType, (h = HEAD_EVENT_KEYS.has(eventKey(eventType) ?? '')));
@@ -39,12 +29,6 @@ class PartSink implements TelemetrySink {
     if (this.isHead(r.event_type)) return;
     this.inner.writeJson(r, attributesJson);
     this.records++;
-  }
-  drain(): Promise<void> {
-    return this.inner.drain();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 
