@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { runResults, writeJson, type R } from './helpers.js';
+import { manifest, runResults, writeJson, type R } from './helpers.js';
 
 /** Span ids and event ids renamed by first appearance, so two outputs compare line by line. */
 function canonical(file: string): string[] {
@@ -52,10 +52,14 @@ function bigRun(n: number): Record<string, unknown> {
 
 describe('migrate --jobs', () => {
   const input = writeJson('run_results.json', bigRun(3001));
+  // each skipped model depends on the model before it, which errored: the manifest names it
+  const edges: Record<string, string[]> = {};
+  for (let i = 4; i < 3000; i += 7) edges[`model.p.m_${i}`] = [`model.p.m_${i - 1}`];
+  const man = writeJson('manifest.json', manifest(edges));
   const dir = tempDir('runlens-parallel-');
   const migrate = (jobs: number) => {
     const out = path.join(dir, `jobs${jobs}.jsonl`);
-    const r = runCli(['migrate', input, '-o', out, '--jobs', String(jobs), '--format', 'json']);
+    const r = runCli(['migrate', input, '-o', out, '--manifest', man, '--jobs', String(jobs), '--format', 'json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return { out, report: JSON.parse(r.stdout) as { records: number } };
@@ -69,6 +73,9 @@ describe('migrate --jobs', () => {
     expect(b.length).toBe(a.length);
     expect(three.report.records).toBe(a.length);
     expect(one.report.records).toBe(a.length);
+    // the skips name their upstream in every part (the manifest is read by each thread)
+    const upstream = b.filter((l) => l.includes('"upstream_unique_id":"model.p.m_')).length;
+    expect(upstream).toBeGreaterThan(400);
     // one line at a time, so a difference shows where it is
     for (let i = 0; i < a.length; i++) if (b[i] !== a[i]) expect({ line: i + 1, text: b[i] }).toEqual({ line: i + 1, text: a[i] });
     // the helpers' files are gone
