@@ -14,6 +14,7 @@ import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, resourceTypeOf } from './resource.js';
 import type { LegacyResult, LegacyRun } from './run-results.js';
 import { secondsToNs } from './time.js';
+import { timed } from '../store/timing.js';
 
 /** What a translated run became (run_results.json here; log-translator.ts adds what logs tell). */
 export interface MigrateSummary {
@@ -244,7 +245,7 @@ export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: 
   const o = openRun(w, run, manifest, summary);
   const n = run.results.length;
   const helpers = split && split.own < n ? split.start(headIds(o)) : undefined;
-  await writeNodes(w, run, manifest, o, 0, helpers ? split!.own : n);
+  await timed('migrate: nodes of this thread', () => writeNodes(w, run, manifest, o, 0, helpers ? split!.own : n));
   if (helpers) {
     await w.drain();
     for (const part of await helpers.finish()) {

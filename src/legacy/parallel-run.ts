@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import type { IdSource } from '../produce/ids.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import type { CountingSink } from '../produce/sinks/counting.js';
+import { timed } from '../store/timing.js';
 import type { PartCounts, RunSplit } from './from-run-results.js';
 
 /** Files smaller than this are written by one thread: starting a thread and parsing again costs more. */
@@ -102,9 +103,10 @@ export class RunHelpers {
   private async finish(sink: JsonlSink, counter: CountingSink): Promise<PartCounts[]> {
     const counts: PartCounts[] = [];
     try {
-      for (const h of this.helpers) {
-        const r = await h.done;
-        await sink.appendFile(h.tmp);
+      for (const [i, h] of this.helpers.entries()) {
+        // RUNLENS_TIMING=1: how long the main thread waited for each part, and the copy
+        const r = await timed(`migrate: wait for part ${i + 1}`, () => h.done);
+        await timed(`migrate: append part ${i + 1}`, () => sink.appendFile(h.tmp));
         counter.records += r.records;
         counts.push(r.counts);
       }
