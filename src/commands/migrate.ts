@@ -46,7 +46,9 @@ export const migrateCommand: CommandModule<object, Args> = {
         return true;
       }),
   handler: async (a) => {
-    outFormat(a.out);
+    const format = outFormat(a.out);
+    if (a.jobs !== undefined && a.jobs > 1 && (format !== 'jsonl' || a['export-to-otlp']))
+      process.stderr.write('note: --jobs splits runs only for JSONL output without --export-to-otlp; this migrate uses one thread\n');
     const r = await migrateFiles(a.files, { out: a.out, manifest: a.manifest, otlp: a['export-to-otlp'], jobs: a.jobs });
     if (a.format === 'json') process.stdout.write(JSON.stringify(r) + '\n');
     else process.stdout.write(renderMigrateReport(r));

@@ -89,6 +89,14 @@ describe('migrate --jobs', () => {
     expect(new Set(starts.map((r) => r.span_id)).size).toBe(starts.length);
   });
 
+  it('says so when --jobs cannot apply (Parquet output), and writes with one thread', () => {
+    const out = path.join(dir, 'one.parquet');
+    const r = runCli(['migrate', input, '-o', out, '--jobs', '2']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/--jobs splits runs only for JSONL output/);
+    expect(runCli(['validate', out]).code).toBe(0);
+  });
+
   it('rejects a --jobs that is not a whole number of 1 or more', () => {
     const r = runCli(['migrate', input, '-o', path.join(dir, 'x.jsonl'), '--jobs', '0']);
     expect(r.code).toBe(2);
