@@ -203,9 +203,8 @@ function newSummary(run: LegacyRun): MigrateSummary {
   return { file: run.file, traceId: '', invocationId: invocationIdOf(run), command: run.command ?? 'unknown', nodes: run.results.length, outcomes: {}, upstreamUnknown: 0 };
 }
 
-/** Plan the run and write its head: process and invocation spans, then each phase's start. */
-function openRun(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): OpenRun {
-  const p = plan(run, manifest, summary);
+/** Write a planned run's head: process and invocation spans, then each phase's start. */
+function openRun(w: TelemetryWriter, run: LegacyRun, p: Plan, summary: MigrateSummary): OpenRun {
   const command = summary.command;
   const inv = w.startInvocation({
     command, invocationId: summary.invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`,
@@ -242,7 +241,7 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
  */
 export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: Manifest, split?: RunSplit): Promise<MigrateSummary> {
   const summary = newSummary(run);
-  const o = openRun(w, run, manifest, summary);
+  const o = openRun(w, run, plan(run, manifest, summary), summary);
   const n = run.results.length;
   const helpers = split && split.own < n ? split.start(headIds(o)) : undefined;
   await timed('migrate: nodes of this thread', () => writeNodes(w, run, manifest, o, 0, helpers ? split!.own : n));
@@ -259,14 +258,27 @@ export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: 
   return summary;
 }
 
+/** A run planned by a helper thread before it has the head's span ids (planning takes a while too). */
+export interface PlannedPart {
+  run: LegacyRun;
+  manifest: Manifest | undefined;
+  summary: MigrateSummary;
+  plan: Plan;
+}
+
+export function planPart(run: LegacyRun, manifest: Manifest | undefined): PlannedPart {
+  const summary = newSummary(run);
+  return { run, manifest, summary, plan: plan(run, manifest, summary) };
+}
+
 /**
  * A helper thread's part of a run: nodes [from, to) under head spans re-created with the main
  * thread's ids (its writer must draw them first: replayIds). The head's own records are the main
  * thread's to write: the helper's sink drops them (see HEAD_EVENT_KEYS).
  */
-export async function migrateRunPart(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, from: number, to: number): Promise<PartCounts> {
-  const o = openRun(w, run, manifest, newSummary(run));
-  await writeNodes(w, run, manifest, o, from, to);
+export async function migrateRunPart(w: TelemetryWriter, part: PlannedPart, from: number, to: number): Promise<PartCounts> {
+  const o = openRun(w, part.run, part.plan, part.summary);
+  await writeNodes(w, part.run, part.manifest, o, from, to);
   await w.drain();
   const phases: Record<string, PhaseCounts> = {};
   for (const [name, ph] of o.phases) phases[name] = ph.counted;

@@ -6,7 +6,7 @@ import { JsonlSink } from '../produce/sinks/jsonl.js';
 import { ForwardingSink } from '../produce/sinks/forwarding.js';
 import type { JsonlRecord } from '../produce/record.js';
 import { TelemetryWriter } from '../produce/writer.js';
-import { HEAD_EVENT_KEYS, migrateRunPart } from './from-run-results.js';
+import { HEAD_EVENT_KEYS, migrateRunPart, planPart } from './from-run-results.js';
 import { readManifest } from './manifest.js';
 import { partRange, type PartDone, type PartJob } from './parallel-run.js';
 import { readRunResults } from './run-results.js';
@@ -36,12 +36,14 @@ const job = workerData as PartJob;
 const run = readRunResults(job.file);
 const manifest = job.manifest ? readManifest(job.manifest) : undefined;
 const [from, to] = partRange(run.results.length, job.part, job.parts);
+// planned while the main thread writes the head
+const planned = planPart(run, manifest);
 const headIds = await new Promise<string[]>((resolve) => parentPort!.once('message', (m: { headIds: string[] }) => resolve(m.headIds)));
 const sink = new PartSink(new JsonlSink({ path: job.tmp, append: false, level: 'debug' }));
 const ids = replayIds(headIds, job.seed !== undefined ? seededIds(job.seed) : randomIds());
 // A failing sink is reported by throwing: the main thread turns it into the migrate's error.
 const w = new TelemetryWriter({ sinks: [sink], ids, package: 'dbt', version: run.dbtVersion ?? 'unknown', onSinkError: () => undefined });
-const counts = await migrateRunPart(w, run, manifest, from, to);
+const counts = await migrateRunPart(w, planned, from, to);
 await sink.close();
 const failed = sink.error ?? [...w.sinkErrors.values()][0];
 if (failed) throw failed;
