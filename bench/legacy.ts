@@ -3,7 +3,8 @@
  * `runlens record` on a replayed 1M-line JSON log vs the same replay piped to /dev/null (goal < 5%
  * added wall time). The replay is run twice: unpaced (cat: pure translation cost, beside a
  * parse-only floor) and paced like a live engine. Every figure is a CLI run as a user would start
- * it, wall and CPU time (the machine may be shared: compare within one run).
+ * it (the program itself, so the node flags of its shebang apply), wall and CPU time (the machine
+ * may be shared: compare within one run).
  * Runnable alone: `node dist/bench/legacy.js` after a build.
  */
 import { spawnSync } from 'node:child_process';
@@ -214,9 +215,9 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     writeFileSync(parseScript, PARSE_ONLY);
     console.log(`legacy: load average ${load()} (2 cores shared: compare CPU times and ratios within this run)`);
     const rrParse = run(process.execPath, ['-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(rr)}, 'utf8'))`]);
-    const mig1 = run(process.execPath, [CLI, 'migrate', rr, '-o', migrated, '--jobs', '1']);
+    const mig1 = run(CLI, ['migrate', rr, '-o', migrated, '--jobs', '1']);
     rmSync(migrated);
-    const mig = run(process.execPath, [CLI, 'migrate', rr, '-o', migrated]);
+    const mig = run(CLI, ['migrate', rr, '-o', migrated]);
     const migratedRecords = lineCount(migrated);
     rmSync(migrated);
     console.log(`legacy: migrate ${results} results -> JSONL (CLI, start-up included): ${fig(mig)} with the default threads (${Math.min(availableParallelism(), 4)} here), ${migratedRecords} records (goal < 5 s); --jobs 1: ${fig(mig1)}; reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
@@ -232,7 +233,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
 
     const base1 = run('sh', ['-c', `cat '${log}' > /dev/null`]);
     const parse1 = run(process.execPath, [parseScript, log]);
-    const rec1 = run(process.execPath, [CLI, 'record', '-o', out, '--', 'cat', log]);
+    const rec1 = run(CLI, ['record', '-o', out, '--', 'cat', log]);
     const records1 = lineCount(out);
     rmSync(out);
     const recordUnpaced = { baseline: base1, parseOnly: parse1, record: rec1, records: records1, addedPct: pct(rec1.wallMs, base1.wallMs) };
@@ -242,7 +243,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
 
     const rate = o.rate ?? PACED_LINES_PER_SECOND;
     const base2 = run('sh', ['-c', `'${process.execPath}' '${replay}' '${log}' ${rate} > /dev/null`]);
-    const rec2 = run(process.execPath, [CLI, 'record', '-o', out2, '--', process.execPath, replay, log, String(rate)]);
+    const rec2 = run(CLI, ['record', '-o', out2, '--', process.execPath, replay, log, String(rate)]);
     const records2 = lineCount(out2);
     const recordPaced = { baseline: base2, record: rec2, records: records2, addedPct: pct(rec2.wallMs, base2.wallMs), linesPerSecond: rate };
     console.log(`legacy: record, ${lines} lines replayed at ${rate} lines/s: baseline > /dev/null ${fig(base2)}; record ${fig(rec2)}, ${records2} records, added ${recordPaced.addedPct.toFixed(1)}% wall (goal < 5%), +${s(rec2.cpuMs - base2.cpuMs)} CPU`);
@@ -254,7 +255,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     writeFileSync(lr, LATENCY_READER);
     const engine = `'${process.execPath}' '${le}' ${rate} 1000`;
     const direct = latency(`${engine} | '${process.execPath}' '${lr}'`);
-    const viaRecord = latency(`'${process.execPath}' '${CLI}' record -o '${path.join(dir, 'latency.jsonl')}' -- ${engine} 2>&1 >/dev/null | '${process.execPath}' '${lr}'`);
+    const viaRecord = latency(`'${CLI}' record -o '${path.join(dir, 'latency.jsonl')}' -- ${engine} 2>&1 >/dev/null | '${process.execPath}' '${lr}'`);
     const ms = (l: Latency) => `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.lines} lines)`;
     console.log(`legacy: record's human text, engine at ${rate} lines/s for 10 s: ${ms(viaRecord)}; engine piped straight to the same reader: ${ms(direct)}`);
     const humanLatency = { record: viaRecord, direct, linesPerSecond: rate };
