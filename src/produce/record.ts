@@ -276,16 +276,28 @@ function qc(s: string): string {
  * One JSONL line (without the newline) exactly as the engine writes it. `attributesText` is the
  * attributes' engine JSON when the caller has it ready (the writer does), else it is computed.
  */
+// The trace id of the previous record: a file's records mostly share one.
+let lastTrace = '';
+let lastTraceJson = '""';
+function traceJson(t: string): string {
+  if (typeof t !== 'string') return q(t) ?? 'null'; // malformed input is written as it came
+  if (t !== lastTrace) {
+    lastTraceJson = str(t);
+    lastTrace = t;
+  }
+  return lastTraceJson;
+}
+
 export function serializeRecord(r: JsonlRecord, attributesText?: string): string {
-  const head = `{"record_type":${qc(r.record_type)},"trace_id":${qc(r.trace_id)},"span_id":${nullable(r.span_id)},"span_name":${nullable(r.span_name)}`;
+  const ids = `"trace_id":${traceJson(r.trace_id)},"span_id":${nullable(r.span_id)},"span_name":${nullable(r.span_name)}`;
   const tail = `"severity_number":${r.severity_number},"severity_text":${qc(r.severity_text)}`;
   const et = `"event_type":${qc(r.event_type)},"attributes":${attributesText ?? attributesJson(r.attributes ?? {})}}`;
   switch (r.record_type) {
     case 'SpanStart':
-      return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},${tail},${et}`;
+      return `{"record_type":"SpanStart",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},${tail},${et}`;
     case 'SpanEnd':
-      return `${head},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},"end_time_unix_nano":${str(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
+      return `{"record_type":"SpanEnd",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},"end_time_unix_nano":${str(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
     case 'LogRecord':
-      return `${head},"event_id":${str(r.event_id)},"time_unix_nano":${str(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
+      return `{"record_type":"LogRecord",${ids},"event_id":${str(r.event_id)},"time_unix_nano":${str(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
   }
 }
