@@ -2,7 +2,8 @@
  * JSONL sink: one line per record as events occur, the engine's bytes. File mode follows
  * `--otel-file-name` (under the log path, appended); stream mode follows `--log-format otel` (stdout).
  */
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
@@ -108,14 +109,50 @@ export class JsonlSink implements TelemetrySink {
     }
   }
 
-  /** Append a file of ready JSONL lines (a helper thread's part of a run) after what was written so far. */
-  async appendFile(path: string): Promise<void> {
+  /**
+   * Append a file of ready JSONL lines (a helper thread's part of a run) after what was written so
+   * far, while it is still being written: its bytes are copied as they appear, and the copy ends
+   * once `written` has settled and the file has no more. The writer must only append to it.
+   */
+  async appendFile(path: string, written: Promise<unknown> = Promise.resolve()): Promise<void> {
     this.flush();
-    // large reads: the copy is on the critical path of a split migrate
-    for await (const chunk of createReadStream(path, { highWaterMark: 4 << 20 })) {
-      if (this.error) throw this.error;
-      this.send(chunk as Buffer);
-      if (this.waiting) await this.waiting;
+    let settled = false;
+    const ended = written.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const pause = () => Promise.race([ended, new Promise((r) => setTimeout(r, 10))]);
+    let fh: FileHandle | undefined;
+    // the writer may not have created it yet
+    while (!fh) {
+      const wasSettled = settled;
+      try {
+        fh = await open(path, 'r');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || wasSettled) throw e;
+        await pause();
+      }
+    }
+    try {
+      // large reads: the copy is on the critical path of a split migrate
+      let buf = Buffer.allocUnsafe(4 << 20);
+      for (let pos = 0; ; ) {
+        const wasSettled = settled;
+        const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+        if (this.error) throw this.error;
+        if (bytesRead > 0) {
+          pos += bytesRead;
+          // the stream keeps what it is given: a full buffer is handed over, a short read copied
+          if (bytesRead > buf.length / 2) {
+            this.send(buf.subarray(0, bytesRead));
+            buf = Buffer.allocUnsafe(4 << 20);
+          } else this.send(Buffer.from(buf.subarray(0, bytesRead)));
+          if (this.waiting) await this.waiting;
+        } else if (wasSettled) return;
+        else await pause();
+      }
+    } finally {
+      await fh.close();
     }
   }
 
