@@ -91,7 +91,8 @@ export async function jsonRows(conn: DuckDBConnection, sql: string, params?: Par
     return undefined;
   }
   if (params) wrapped.bind(params);
-  const texts = (await wrapped.runAndReadAll()).getColumnsJson()[0] as string[];
+  // (no rows: the reader has no columns at all)
+  const texts = ((await wrapped.runAndReadAll()).getColumnsJson()[0] ?? []) as string[];
   const keys = deduplicated(names);
   const rows = new Array<Row>(texts.length);
   for (let r = 0; r < texts.length; r++) {

@@ -46,6 +46,11 @@ describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () =>
     expect(csv.stdout).toContain('accepted_values_customers_customer_type__new__returning.d299a3800c,test,failed,2,models/marts/customers.yml');
     const sql = runCli(['query', '--sql', 'SELECT count(*)::INT AS n FROM spans', P120, '--format', 'json']);
     expect(JSON.parse(sql.stdout)).toEqual([{ n: 323 }]);
+    // a query with no rows (no failed tests in the clean bundled run) is an empty result, not an error
+    const none = runCli(['query', 'failed-tests', 'samples/clean-build.jsonl', '--format', 'json']);
+    expect(none.stderr).toBe('');
+    expect(none.code).toBe(0);
+    expect(JSON.parse(none.stdout)).toEqual([]);
     const table = runCli(['query', 'slowest-nodes', P120, '--param', 'limit=1']);
     expect(table.stdout).toContain('seed.jaffle_shop.raw_items');
     expect(runCli(['query', 'slowest-nodes', P120, '--param', 'limit=x']).code).toBe(2);

@@ -43,6 +43,13 @@ describe('query results read as one JSON text per row', () => {
     expect(Object.keys(fast!.rows[0]!)).toEqual(['k', 'k:1', 'third']);
   });
 
+  it('an empty result has its columns and no rows', async () => {
+    const sql = `SELECT 1::INTEGER AS a, 'x' AS b WHERE false`;
+    const fast = await jsonRows(db.conn, sql);
+    expect(fast).toEqual({ columns: ['a', 'b'], types: ['INTEGER', 'VARCHAR'], rows: [] });
+    expect(fast).toEqual(await reference(db, sql));
+  });
+
   it('leaves other types and statements to the usual reader', async () => {
     expect(await jsonRows(db.conn, `SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).toBeUndefined();
     expect(await jsonRows(db.conn, `SELECT [1, 2] AS l`)).toBeUndefined();
