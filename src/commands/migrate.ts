@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { migrateFiles, type MigrateReport } from '../legacy/migrate.js';
+import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
 
 interface Args {
@@ -40,12 +41,9 @@ export const migrateCommand: CommandModule<object, Args> = {
       .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const })
-      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' })
-      .check((a) => {
-        if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new Error(`--jobs: a whole number of 1 or more, got ${a.jobs}`);
-        return true;
-      }),
+      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' }),
   handler: async (a) => {
+    if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new UsageError(`--jobs: expected a whole number of threads, 1 or more (for example --jobs 2); got ${Number.isNaN(a.jobs) ? 'something else' : a.jobs}`);
     const format = outFormat(a.out);
     if (a.jobs !== undefined && a.jobs > 1 && (format !== 'jsonl' || a['export-to-otlp']))
       process.stderr.write('note: --jobs splits runs only for JSONL output without --export-to-otlp; this migrate uses one thread\n');

@@ -101,5 +101,9 @@ describe('migrate --jobs', () => {
     const r = runCli(['migrate', input, '-o', path.join(dir, 'x.jsonl'), '--jobs', '0']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--jobs/);
+    const text = runCli(['migrate', input, '-o', path.join(dir, 'x.jsonl'), '--jobs', 'two']);
+    expect(text.code).toBe(2);
+    expect(text.stderr).toMatch(/^runlens: --jobs: expected a whole number of threads/);
+    expect(text.stderr).not.toMatch(/internal error/);
   });
 });
