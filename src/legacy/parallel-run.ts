@@ -104,9 +104,8 @@ export class RunHelpers {
     const counts: PartCounts[] = [];
     try {
       for (const [i, h] of this.helpers.entries()) {
-        // RUNLENS_TIMING=1: how long the main thread copied and waited for each part
-        // copied while the helper still writes it; then its counts
-        // (a helper that failed: its own error, not the copy's)
+        // Copied while the helper still writes it, then its counts (RUNLENS_TIMING=1 shows both).
+        // A helper that failed reports its own error, not the copy's.
         await timed(`migrate: copy part ${i + 1}`, () => sink.appendFile(h.tmp, h.done).catch(async (e: unknown) => {
           await h.done;
           throw e;

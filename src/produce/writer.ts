@@ -207,12 +207,6 @@ export class SpanCore {
   ended = false;
   /** in engine order with their JSON ready (records are serialized by concatenation); emptied when the span ends */
   sorted: SortedAttrs;
-  get attrs(): Attributes {
-    return this.sorted.object();
-  }
-  set attrs(a: Attributes) {
-    this.sorted = SortedAttrs.of(a);
-  }
   /** add or replace attribute entries */
   update(extra: AttributesInput | SortedAttrs): void {
     this.sorted = this.sorted.with(extra);
