@@ -9,7 +9,7 @@ import xxhashWasm from 'xxhash-wasm';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
-import { parseJsonError, readJsonSql } from '../ingest/jsonl.js';
+import { LARGE_OBJECT_BYTES, isObjectSizeError, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { readParquetSql } from '../ingest/parquet.js';
 import { Db, sqlString } from './db.js';
 import { deriveTouched } from './derive.js';
@@ -93,7 +93,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   const lenient = opts.lenient ?? false;
   const hashing = contentHash(input.path);
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
-  const select = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : readJsonSql(input, { lenient });
+  const parquetSelect = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
+  const insert = (maxObjectBytes?: number) => {
+    const select = parquetSelect ?? readJsonSql(input, { lenient, maxObjectBytes });
+    return timed('insert records', () =>
+      db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId }));
+  };
 
   const timer = opts.onProgress
     ? setInterval(() => {
@@ -104,8 +109,15 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   try {
     await db.run('BEGIN TRANSACTION');
     try {
-      await timed('insert records', () =>
-        db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId }));
+      try {
+        await insert();
+      } catch (e) {
+        // A record over DuckDB's default size: read the file again with room for it.
+        if (parquetSelect !== undefined || !isObjectSizeError(errorMessage(e))) throw e;
+        await db.run('ROLLBACK');
+        await db.run('BEGIN TRANSACTION');
+        await insert(LARGE_OBJECT_BYTES);
+      }
     } catch (e) {
       const err = translateReadError(e, input);
       // DuckDB's line numbers can be off by one: name the first bad line from our own scan.

@@ -200,6 +200,21 @@ describe('bad input', () => {
       db.close();
     }
   });
+
+  it('a record over DuckDB default size (a 40 MB log body) still loads, with every other record', async () => {
+    const run = interfaceStyleRun() as Record<string, unknown>[];
+    const log = run.find((r) => r.record_type === 'LogRecord')!;
+    const huge = { ...log, body: 'x'.repeat(40 * 1024 * 1024) };
+    const p = writeLines(dir, 'huge.jsonl', [...run, huge]);
+    const db = await model([p]);
+    try {
+      expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(run.length + 1);
+      expect(await db.scalar('SELECT max(length(body))::INT FROM logs')).toBe(40 * 1024 * 1024);
+      expect(await db.scalar('SELECT count(*)::INT FROM node_results')).toBe(5);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe('inputs: gzip, folders, globs, many traces per file, --db persistence', () => {
