@@ -269,6 +269,14 @@ describe("Parquet in the engine's layout", () => {
       // span ids are UInt64 in the file and 16 hex in the model
       const types = await b.all(`SELECT column_name, column_type FROM (DESCRIBE SELECT span_id, start_time_unix_nano FROM read_parquet('${pq}'))`);
       expect(types).toEqual([{ column_name: 'span_id', column_type: 'UBIGINT' }, { column_name: 'start_time_unix_nano', column_type: 'TIMESTAMP_NS' }]);
+      // A node record's attributes keep the Parquet layout: the columns that are set (with their JSON
+      // types) and json_payload as text; unset columns are left out.
+      const attrs = await b.scalar<string>(
+        `SELECT attributes::VARCHAR FROM records WHERE record_type = 'SpanEnd' AND span_id = '00000000000000c1'`);
+      expect(JSON.parse(attrs)).toEqual({
+        json_payload: '{"NodeTestDetail":{"test_outcome":"TEST_OUTCOME_FAILED","failing_rows":3}}',
+        node_outcome: 'NODE_OUTCOME_SUCCESS', node_type: 'NODE_TYPE_TEST', phase: 'EXECUTION_PHASE_RUN', unique_id: 'test.p.t1',
+      });
     } finally {
       a.close();
       b.close();
