@@ -3,7 +3,7 @@
  * output. Each run gets its own TelemetryWriter (the engine version goes into its process span)
  * over one shared set of sinks. The kind of each input is told from its first line.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, errorMessage } from '../errors.js';
 import { TelemetryWriter } from '../produce/writer.js';
@@ -88,6 +88,7 @@ export async function migrateFiles(files: string[], o: MigrateOptions): Promise<
     const sinks = await openSinks(o.out, { otlp: o.otlp });
     const { writerFor, errors } = writers(sinks, o.ids);
     const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
+    let complete = false;
     try {
       for (const [i, [f, kind]] of kinds.entries()) {
         if (kind === 'run_results') {
@@ -96,8 +97,11 @@ export async function migrateFiles(files: string[], o: MigrateOptions): Promise<
           out.push({ kind, ...(await migrateRun(writerFor(run.dbtVersion ?? 'unknown'), run, manifest, split)) });
         } else out.push({ kind, ...(await translateLogFile(f, { manifest, writerFor }, drain)) });
       }
+      complete = true;
     } finally {
       await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
+      // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
+      if (!complete) rmSync(path.resolve(o.out), { force: true });
     }
     return report(o, sinks, out, errors, manifest);
   } finally {

@@ -1,5 +1,9 @@
 /** Hand-written run_results.json for what no real sample shows (legacy.md §1.4-1.5). */
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrateFiles } from '../../src/legacy/migrate.js';
+import { tempDir } from '../helpers/fixtures.js';
 import type { Db } from '../../src/store/db.js';
 import { parseRunResults } from '../../src/legacy/run-results.js';
 import { manifest, migrateAndLoad, runResults, triple, writeJson } from './helpers.js';
@@ -143,5 +147,15 @@ describe('run_results.json statuses the samples do not show', () => {
 
   it('an unknown status is an input error, not a silent success', async () => {
     await expect(migrate(runResults({ results: [{ id: 'model.p.a', status: 'exploded', at: [1, 2] }] }))).rejects.toThrow(/unknown run-results status "exploded"/);
+  });
+
+  it('a migrate that stops on bad input leaves no partial output (JSONL or Parquet)', async () => {
+    const bad = writeJson('run_results.json', runResults({ results: [{ id: 'model.p.ok', status: 'success', at: [1, 2] }, { id: 'model.p.a', status: 'exploded', at: [1, 2] }] }));
+    for (const ext of ['jsonl', 'parquet']) {
+      const out = path.join(tempDir('runlens-legacy-'), `out.${ext}`);
+      writeFileSync(out, 'an older output');
+      await expect(migrateFiles([bad], { out })).rejects.toThrow(/results\[1\]\.status: unknown run-results status "exploded"/);
+      expect(existsSync(out)).toBe(false);
+    }
   });
 });
