@@ -97,12 +97,17 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
 FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
 WHERE s.trace_id IN ${TOUCHED} AND s.kind IN ('node_evaluated', 'node_processed')`;
 
-/** Per (trace, node): the NodeProcessed, else the last-ending evaluation (arg_max: half the cost of a window). */
+/**
+ * Per (trace, node): the NodeProcessed, else the last-ending evaluation. arg_max picks the row id
+ * only and the rows are fetched by it: carrying whole rows through the aggregate cost twice as much
+ * (1M records: 0.46-0.55 s against 0.26-0.29 s), and a window three times as much.
+ */
 const NODE_RESULTS = `
 INSERT INTO node_results
-SELECT unnest(arg_max(n, (n.kind = 'processed', coalesce(n.end_ns, -9223372036854775808), coalesce(n.start_ns, -9223372036854775808))))
-FROM nodes n WHERE trace_id IN ${TOUCHED} AND unique_id IS NOT NULL
-GROUP BY trace_id, unique_id`;
+SELECT * FROM nodes WHERE rowid IN (
+  SELECT arg_max(rowid, (kind = 'processed', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
+  FROM nodes WHERE trace_id IN ${TOUCHED} AND unique_id IS NOT NULL
+  GROUP BY trace_id, unique_id)`;
 
 const RUNS = `
 INSERT INTO runs
