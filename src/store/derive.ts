@@ -66,16 +66,26 @@ UPDATE spans s SET orphan = true
 WHERE s.trace_id IN ${TOUCHED} AND s.parent_span_id IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM spans p WHERE p.trace_id = s.trace_id AND p.span_id = s.parent_span_id)`;
 
-/** Depth from the roots (orphans start their own subtree). Bounded to survive id cycles. */
-const DEPTH = `
-UPDATE spans s SET depth = d.depth FROM (
-  WITH RECURSIVE walk(trace_id, span_id, depth) AS (
-    SELECT trace_id, span_id, 0 FROM spans WHERE trace_id IN ${TOUCHED} AND (parent_span_id IS NULL OR orphan)
-    UNION ALL
-    SELECT c.trace_id, c.span_id, w.depth + 1 FROM spans c JOIN walk w ON c.trace_id = w.trace_id AND c.parent_span_id = w.span_id
-    WHERE w.depth < 64 AND c.trace_id IN ${TOUCHED} AND NOT c.orphan
-  ) SELECT trace_id, span_id, min(depth) AS depth FROM walk GROUP BY ALL
-) d WHERE s.trace_id = d.trace_id AND s.span_id = d.span_id`;
+/**
+ * Depth from the roots (orphans start their own subtree). Bounded to survive id cycles. The walk
+ * runs on a narrow copy of the links with the trace as a small integer, and depth is set by row id:
+ * joining 32-character trace ids at every level and updating by (trace, span) cost 0.66 s on 485k
+ * spans, this 0.42 s.
+ */
+const DEPTH = [
+  `CREATE OR REPLACE TEMP TABLE _span_links AS
+   SELECT x.t, s.rowid AS r, s.span_id AS sid, s.parent_span_id AS pid, s.parent_span_id IS NULL OR s.orphan AS root
+   FROM spans s JOIN (SELECT trace_id, row_number() OVER () AS t FROM (SELECT DISTINCT trace_id FROM _touched)) x USING (trace_id)`,
+  `UPDATE spans s SET depth = d.depth FROM (
+     WITH RECURSIVE walk(t, sid, r, depth) AS (
+       SELECT t, sid, r, 0 FROM _span_links WHERE root
+       UNION ALL
+       SELECT c.t, c.sid, c.r, w.depth + 1 FROM _span_links c JOIN walk w ON c.t = w.t AND c.pid = w.sid
+       WHERE w.depth < 64 AND NOT c.root
+     ) SELECT r, min(depth) AS depth FROM walk GROUP BY r
+   ) d WHERE s.rowid = d.r`,
+  'DROP TABLE _span_links',
+];
 
 const NODES = `
 INSERT INTO nodes
@@ -167,14 +177,16 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   const existed = !opts.fresh && (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
   for (const t of ['spans', 'nodes', 'node_results', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
   const spans = dupTouched || existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
-  const steps: [string, string][] = [['spans', spans], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
+  const steps: [string, string | string[]][] = [['spans', spans], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
   const unended = async () =>
     (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE NOT ended AND trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
   // Derived rows have no order of their own: unordered inserts run in parallel.
   await db.run('SET preserve_insertion_order = false');
   try {
     for (const [name, sql] of steps) {
-      await timed(`derive ${name}`, () => db.run(sql));
+      await timed(`derive ${name}`, async () => {
+        for (const statement of typeof sql === 'string' ? [sql] : sql) await db.run(statement);
+      });
       // (a scan of record_rows by rowid: only when a span never ended)
       if (name === 'spans' && (await unended())) await timed('derive unended', () => db.run(UNENDED));
     }

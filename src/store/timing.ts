@@ -10,6 +10,6 @@ export async function timed<T>(step: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } finally {
     const cpu = process.cpuUsage(c);
-    process.stderr.write(`${step}: ${(performance.now() - t).toFixed(0)} ms wall, ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms cpu\n`);
+    process.stderr.write(`${step}: ${(performance.now() - t).toFixed(0)} ms wall, ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms cpu (${(cpu.system / 1000).toFixed(0)} system)\n`);
   }
 }
