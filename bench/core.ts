@@ -14,7 +14,8 @@ import { generate } from '../src/produce/generate/index.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 function child(task: string, file: string, trace?: string): Record<string, unknown> & { ms?: number; maxRssMB: number } {
-  const out = execFileSync(process.execPath, [path.join(here, 'core-child.js'), task, file, ...(trace ? [trace] : [])], {
+  // The same young-generation size as the runlens program (its shebang) and `npm run bench`.
+  const out = execFileSync(process.execPath, ['--max-semi-space-size=32', path.join(here, 'core-child.js'), task, file, ...(trace ? [trace] : [])], {
     encoding: 'utf8',
     maxBuffer: 16 << 20,
   });

@@ -10,20 +10,22 @@ export function formatDuration(ms: number | null): string {
   return `${m}m${((ms % 60_000) / 1000).toFixed(0).padStart(2, '0')}s`;
 }
 
+/** One span's line: name, [facts], duration (string building, no arrays: this runs per span on 100k-span trees). */
 function label(n: TreeNode): string {
-  const parts: string[] = [n.name];
-  const facts: string[] = [];
-  if (n.node_outcome) facts.push(n.node_outcome);
-  if (n.skip_reason) facts.push(`skip=${n.skip_reason}${n.upstream_unique_id ? ` (upstream ${n.upstream_unique_id})` : ''}`);
-  if (n.test_outcome) facts.push(`test=${n.test_outcome}${n.failing_rows ? ` (${n.failing_rows} failing rows)` : ''}`);
-  if (!n.node_outcome && n.status_code === 2) facts.push(`error${n.status_message ? `: ${n.status_message}` : ''}`);
-  if (!n.ended) facts.push('NOT ENDED');
-  if (n.orphan) facts.push(`ORPHAN (parent ${n.parent_span_id} not in the data)`);
-  if (n.kind === 'node_evaluated' && n.linked_span_id) facts.push(`-> processed ${n.linked_span_id}`);
+  let facts = '';
+  const fact = (f: string) => (facts = facts ? `${facts}, ${f}` : f);
+  if (n.node_outcome) fact(n.node_outcome);
+  if (n.skip_reason) fact(`skip=${n.skip_reason}${n.upstream_unique_id ? ` (upstream ${n.upstream_unique_id})` : ''}`);
+  if (n.test_outcome) fact(`test=${n.test_outcome}${n.failing_rows ? ` (${n.failing_rows} failing rows)` : ''}`);
+  if (!n.node_outcome && n.status_code === 2) fact(`error${n.status_message ? `: ${n.status_message}` : ''}`);
+  if (!n.ended) fact('NOT ENDED');
+  if (n.orphan) fact(`ORPHAN (parent ${n.parent_span_id} not in the data)`);
+  if (n.kind === 'node_evaluated' && n.linked_span_id) fact(`-> processed ${n.linked_span_id}`);
   const d = formatDuration(n.duration_ms);
-  if (facts.length) parts.push(`[${facts.join(', ')}]`);
-  if (d) parts.push(d);
-  return parts.join('  ');
+  let s = n.name;
+  if (facts) s += `  [${facts}]`;
+  if (d) s += `  ${d}`;
+  return s;
 }
 
 export function renderTreeText(tree: TraceTree, maxDepth?: number): string {
@@ -35,7 +37,8 @@ export function renderTreeText(tree: TraceTree, maxDepth?: number): string {
       return;
     }
     const childPrefix = root ? prefix : prefix + (last ? '   ' : '│  ');
-    n.children.forEach((c, i) => walk(c, childPrefix, i === n.children.length - 1, depth + 1, false));
+    const end = n.children.length - 1;
+    for (let i = 0; i <= end; i++) walk(n.children[i]!, childPrefix, i === end, depth + 1, false);
   };
   for (const r of tree.roots) walk(r, '', true, 0, true);
   return out.join('\n') + '\n';
