@@ -135,10 +135,11 @@ export class OtlpReceiver {
   }
 
   async start(): Promise<void> {
-    this.threadsBefore = await this.o.db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);
-    await this.o.db.run(`SET threads = ${Math.max(1, Math.floor(this.o.dbThreads))}`);
     this.source = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
     await this.app.listen({ host: this.o.host, port: this.o.port });
+    // only once listening: a receiver that could not start leaves the database's setting alone
+    this.threadsBefore = await this.o.db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);
+    await this.o.db.run(`SET threads = ${Math.max(1, Math.floor(this.o.dbThreads))}`);
     this.timer = setInterval(() => this.flushInBackground(), this.o.flushIntervalMs);
   }
 

@@ -39,10 +39,7 @@ const STRING_KEYS = new Set(['sql', 'vars', 'content', 'body', 'query_descriptio
 
 const SEVERITY_TEXT: Record<number, string> = { 1: 'TRACE', 5: 'DEBUG', 9: 'INFO', 13: 'WARN', 17: 'ERROR' };
 
-export function recoverSpanEventType(name: string, attrs: Attributes): { eventType: string | null; severity: number } {
-  return recoverEventType(name, attrs['event_type'] ?? attrs['dbt.event_type']);
-}
-
+/** A span's event_type: an explicit `event_type`/`dbt.event_type` attribute, else from its name. */
 function recoverEventType(name: string, explicit: AttrValue | undefined): { eventType: string | null; severity: number } {
   if (typeof explicit === 'string' && explicit.startsWith('v1.')) return { eventType: explicit, severity: 9 };
   for (const [re, et, sev] of NAME_PATTERNS) if (re.test(name)) return { eventType: eventType(et), severity: sev };

@@ -222,7 +222,10 @@ function headIds(o: OpenRun): string[] {
   return [o.inv.process.spanId, o.inv.spanId, ...[...o.phases.values()].map((ph) => ph.spanId)];
 }
 
-/** Write nodes [from, to) of the run. */
+/**
+ * Write nodes [from, to) of the run. The plan is walked from the first node even for a later part:
+ * a node without timing starts where the nodes before it ended.
+ */
 async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, o: OpenRun, from: number, to: number): Promise<void> {
   let i = 0;
   for (const n of planNodes(run, o.p.results, o.p.compileOnly, o.p.start)) {

@@ -79,9 +79,10 @@ export class Db {
 
   /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
   async table(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
-    const fast = await jsonRows(this.conn, sql, params);
-    if (fast) return fast;
-    const r = await this.conn.runAndReadAll(sql, params);
+    const { result, prepared } = await jsonRows(this.conn, sql, params);
+    if (result) return result;
+    if (prepared && params) prepared.bind(params);
+    const r = prepared ? await prepared.runAndReadAll() : await this.conn.runAndReadAll(sql, params);
     return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
   }
 

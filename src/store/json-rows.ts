@@ -55,17 +55,23 @@ export interface JsonRowsResult {
 }
 
 /**
- * A SELECT's rows through per-row JSON text, or undefined when this statement is not a plain SELECT
- * or has a column type outside the ones above (the caller reads it the usual way).
+ * A SELECT's rows through per-row JSON text (`result`). When this statement is not a plain SELECT or
+ * has a column type outside the ones above, the caller reads it the usual way: from `prepared` when
+ * it could be prepared (so it is not parsed again), else from the SQL text, which reports the error.
  */
-export async function jsonRows(conn: DuckDBConnection, sql: string, params?: Params): Promise<JsonRowsResult | undefined> {
+export async function jsonRows(
+  conn: DuckDBConnection,
+  sql: string,
+  params?: Params,
+): Promise<{ result?: JsonRowsResult; prepared?: DuckDBPreparedStatement }> {
   let p: DuckDBPreparedStatement;
   try {
     p = await conn.prepare(sql);
   } catch {
-    return undefined; // the usual path reports the error
+    return {};
   }
-  if (p.statementType !== StatementType.SELECT || p.columnCount === 0) return undefined;
+  const usual = { prepared: p };
+  if (p.statementType !== StatementType.SELECT || p.columnCount === 0) return usual;
   const n = p.columnCount;
   const names: string[] = [];
   const types: string[] = [];
@@ -73,13 +79,13 @@ export async function jsonRows(conn: DuckDBConnection, sql: string, params?: Par
   try {
     for (let i = 0; i < n; i++) {
       const e = valueJson(`_c${i}`, p.columnTypeId(i));
-      if (e === undefined) return undefined;
+      if (e === undefined) return usual;
       names.push(p.columnName(i));
       types.push(p.columnType(i).toString());
       exprs.push(e);
     }
   } catch {
-    return undefined; // a type known only once parameters are bound (the node API throws on it)
+    return usual; // a type known only once parameters are bound (the node API throws on it)
   }
   const aliases = names.map((_, i) => `_c${i}`).join(', ');
   // A projection over the subquery keeps its ORDER BY. Statements that read as SELECT but cannot be
@@ -88,7 +94,7 @@ export async function jsonRows(conn: DuckDBConnection, sql: string, params?: Par
   try {
     wrapped = await conn.prepare(`SELECT json_array(${exprs.join(', ')})::VARCHAR FROM (${sql}) AS _q(${aliases})`);
   } catch {
-    return undefined;
+    return usual;
   }
   if (params) wrapped.bind(params);
   // (no rows: the reader has no columns at all)
@@ -101,5 +107,5 @@ export async function jsonRows(conn: DuckDBConnection, sql: string, params?: Par
     for (let c = 0; c < n; c++) o[keys[c]!] = a[c];
     rows[r] = o;
   }
-  return { columns: names, types, rows };
+  return { result: { columns: names, types, rows } };
 }

@@ -153,30 +153,6 @@ export class LiveRows {
     this.str[c][i] = v;
   }
 
-  /** spelled out field by field: a loop over column names cost as much as decoding the span */
-  push(r: LiveRow): void {
-    this.reserve(1);
-    const i = this.n++;
-    const { big, num, str } = this;
-    big.span_id[i] = r.span_id ?? 0n;
-    big.parent_span_id[i] = r.parent_span_id ?? 0n;
-    big.start_ns[i] = r.start_ns ?? 0n;
-    big.end_ns[i] = r.end_ns ?? 0n;
-    big.time_ns[i] = r.time_ns ?? 0n;
-    num.severity_number[i] = r.severity_number;
-    num.status_code[i] = r.status_code ?? NaN;
-    str.record_type.push(r.record_type);
-    str.trace_id.push(r.trace_id);
-    str.span_name.push(r.span_name);
-    str.event_type.push(r.event_type);
-    str.event_id.push(r.event_id);
-    str.severity_text.push(r.severity_text);
-    str.status_message.push(r.status_message);
-    str.body.push(r.body);
-    str.links.push(r.links);
-    str.attributes.push(r.attributes);
-  }
-
   append(o: LiveRows): void {
     this.reserve(o.n);
     for (const c of BIG) this.big[c].set(o.big[c].subarray(0, o.n), this.n);
@@ -210,8 +186,19 @@ export class LiveRows {
     return out;
   }
 
+  /** Row i as values (outputs rebuild records from it, row by row: no array per column). */
   row(i: number): LiveRow {
-    return Object.fromEntries(COLUMNS.map(([c]) => [c, this.values(c, i, 1)[0]])) as unknown as LiveRow;
+    const o: Record<string, string | number | bigint | null> = {};
+    for (const c of BIG) {
+      const v = this.big[c][i]!;
+      o[c] = v === 0n ? null : v;
+    }
+    for (const c of NUM) {
+      const v = this.num[c][i]!;
+      o[c] = Number.isNaN(v) ? null : v;
+    }
+    for (const c of STR) o[c] = this.str[c][i]!;
+    return o as unknown as LiveRow;
   }
 }
 

@@ -8,6 +8,9 @@ async function reference(db: Db, sql: string, params?: Record<string, string | n
   return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: r.getRowObjectsJson() };
 }
 
+/** The per-row JSON result, undefined when the statement goes the usual way. */
+const fastRows = async (...a: Parameters<typeof jsonRows>) => (await jsonRows(...a)).result;
+
 describe('query results read as one JSON text per row', () => {
   let db: Db;
   beforeAll(async () => {
@@ -26,7 +29,7 @@ describe('query results read as one JSON text per row', () => {
         (NULL, NULL, NULL, NULL, NULL, NULL, NULL, (-9223372036854775808)::BIGINT, 0::UBIGINT, NULL, -0.001::DECIMAL(9,3), NULL,
          'nan'::FLOAT, 'nan'::DOUBLE, 'inf'::DOUBLE, '-inf'::DOUBLE, NULL, '', NULL)
       ) t(b, ti, si, i, uti, usi, ui, bi, ubi, hi, d, dd, f, x, tiny, huge, negzero, s, j)`;
-    const fast = await jsonRows(db.conn, sql);
+    const fast = await fastRows(db.conn, sql);
     expect(fast).toBeDefined();
     expect(fast).toEqual(await reference(db, sql));
     expect(fast!.rows[0]!.bi).toBe('9223372036854775807');
@@ -37,7 +40,7 @@ describe('query results read as one JSON text per row', () => {
   it('keeps the order, binds parameters and names repeated columns like the reader', async () => {
     const sql = `SELECT (i * 7919) % 5003 AS k, 'n' || i AS k, i::DOUBLE / 3 AS third FROM range(6000) r(i) WHERE i % 2 = $odd AND i < $n ORDER BY 1 DESC, third`;
     const params = { n: 5000, odd: 1 };
-    const fast = await jsonRows(db.conn, sql, params);
+    const fast = await fastRows(db.conn, sql, params);
     expect(fast!.rows).toHaveLength(2500);
     expect(fast).toEqual(await reference(db, sql, params));
     expect(Object.keys(fast!.rows[0]!)).toEqual(['k', 'k:1', 'third']);
@@ -45,17 +48,20 @@ describe('query results read as one JSON text per row', () => {
 
   it('an empty result has its columns and no rows', async () => {
     const sql = `SELECT 1::INTEGER AS a, 'x' AS b WHERE false`;
-    const fast = await jsonRows(db.conn, sql);
+    const fast = await fastRows(db.conn, sql);
     expect(fast).toEqual({ columns: ['a', 'b'], types: ['INTEGER', 'VARCHAR'], rows: [] });
     expect(fast).toEqual(await reference(db, sql));
   });
 
   it('leaves other types and statements to the usual reader', async () => {
-    expect(await jsonRows(db.conn, `SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).toBeUndefined();
-    expect(await jsonRows(db.conn, `SELECT [1, 2] AS l`)).toBeUndefined();
-    expect(await jsonRows(db.conn, `PRAGMA version`)).toBeUndefined();
-    expect(await jsonRows(db.conn, `SELEC 1`)).toBeUndefined();
-    expect(await jsonRows(db.conn, `SELECT x FROM range($n) r(x)`, { n: 2 })).toBeUndefined(); // types known only when bound
+    expect(await fastRows(db.conn, `SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).toBeUndefined();
+    expect(await fastRows(db.conn, `SELECT [1, 2] AS l`)).toBeUndefined();
+    expect(await fastRows(db.conn, `PRAGMA version`)).toBeUndefined();
+    expect(await fastRows(db.conn, `SELEC 1`)).toBeUndefined();
+    // the usual way reuses the statement prepared once; one that cannot be prepared is read from its text (its error)
+    expect((await jsonRows(db.conn, `PRAGMA version`)).prepared).toBeDefined();
+    expect((await jsonRows(db.conn, `SELEC 1`)).prepared).toBeUndefined();
+    expect(await fastRows(db.conn, `SELECT x FROM range($n) r(x)`, { n: 2 })).toBeUndefined(); // types known only when bound
     // and Db.table still reads them
     expect((await db.table(`SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).rows).toEqual([{ t: '2026-01-05 10:00:00' }]);
     expect((await db.table(`SELECT x FROM range($n) r(x)`, { n: 2 })).rows).toEqual([{ x: '0' }, { x: '1' }]);
