@@ -193,17 +193,30 @@ export async function writeParquetFile(
   const it = iterate(records);
   let count = 0;
   let done = false;
+  // An error of the records themselves (a malformed line, a bad id) reaches the wasm writer as an
+  // opaque "Dyn casting error": it is kept here and reported instead, with its file, line and field.
+  let sourceError: unknown;
   const batches = new ReadableStream<wasm.RecordBatch>({
     async pull(controller) {
       if (done) return controller.close();
       const b = new BatchBuilder(schema);
-      while (b.length < batchRows) {
-        const n = await it.next();
-        if (n.done) {
-          done = true;
-          break;
+      try {
+        while (b.length < batchRows) {
+          const n = await it.next();
+          if (n.done) {
+            done = true;
+            break;
+          }
+          try {
+            b.push(n.value);
+          } catch (e) {
+            // a record that does not fit the layout: which one (its field is in the message)
+            throw new Error(`record ${count + b.length + 1}: ${(e as Error).message}`);
+          }
         }
-        b.push(n.value);
+      } catch (e) {
+        sourceError = e;
+        throw e;
       }
       // An empty file still needs one (empty) batch so the schema is written.
       if (b.length === 0 && count > 0) return controller.close();
@@ -213,15 +226,15 @@ export async function writeParquetFile(
       if (done) controller.close();
     },
   });
-  const out = await wasm.transformParquetStream(batches, writerProperties(opts));
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   try {
+    const out = await wasm.transformParquetStream(batches, writerProperties(opts));
     await pipeline(Readable.fromWeb(out as never), createWriteStream(tmp));
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
-    throw e;
+    throw sourceError ?? e;
   }
   return { records: count };
 }

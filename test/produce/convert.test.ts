@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertFile } from '../../src/produce/convert.js';
@@ -22,5 +22,25 @@ describe.skipIf(!samplesPresent)('real samples', () => {
     const got = readFileSync(back, 'utf8').split('\n').filter(Boolean);
     expect(got.length).toBe(lines.length);
     for (let i = 0; i < lines.length; i++) expect(got[i]).toBe(lines[i]);
+  });
+});
+
+describe('bad input', () => {
+  const good = (i: number) =>
+    JSON.stringify({ record_type: 'LogRecord', trace_id: 'a'.repeat(32), span_id: null, span_name: null, event_id: `e${i}`, time_unix_nano: '1772073188904419000',
+      severity_number: 9, severity_text: 'INFO', body: 'x', event_type: 'v1.public.events.fusion.log.LogMessage', attributes: {} });
+
+  it('JSONL -> Parquet names the malformed line (not the Parquet writer\'s own error) and writes no file', async () => {
+    const src = join(tmp.dir, 'bad-line.jsonl');
+    writeFileSync(src, [good(1), good(2), '{"record_type": bad', good(3)].join('\n') + '\n');
+    const out = join(tmp.dir, 'bad-line.parquet');
+    await expect(convertFile(src, out)).rejects.toThrow(/bad-line\.jsonl:3: not JSON/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('names the field of a record that does not fit the layout', async () => {
+    const src = join(tmp.dir, 'bad-id.jsonl');
+    writeFileSync(src, [good(1), good(2).replace('"span_id":null', '"span_id":"XYZ"')].join('\n') + '\n');
+    await expect(convertFile(src, join(tmp.dir, 'bad-id.parquet'))).rejects.toThrow(/bad-id\.jsonl: record 2: span_id: not 16 lower-case hex digits: "XYZ"/);
   });
 });
