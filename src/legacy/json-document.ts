@@ -1,11 +1,35 @@
 import { readFileSync } from 'node:fs';
 import { InputError, errorMessage } from '../errors.js';
 
-/** A whole JSON document (run_results.json, manifest.json); unreadable or malformed names the file. */
+/** Line and column (1-based) of a character offset. */
+function lineColumn(text: string, pos: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, column: pos - start + 1 };
+}
+
+/**
+ * A whole JSON document (run_results.json, manifest.json); unreadable or malformed names the file,
+ * and malformed JSON its line and column (JSON.parse gives only a character offset).
+ */
 export function readJsonDocument(file: string, what: string): unknown {
+  let text: string;
   try {
-    return JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new InputError(`not a readable ${what}: ${errorMessage(e)}`, file);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const msg = errorMessage(e);
+    const at = /at position (\d+)/.exec(msg);
+    if (!at) throw new InputError(`not a readable ${what}: ${msg}`, file);
+    const { line, column } = lineColumn(text, Number(at[1]));
+    throw new InputError(`not a readable ${what}: ${msg.replace(/ in JSON at position \d+.*$/s, '')} (column ${column})`, file, line);
   }
 }

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrateFiles } from '../../src/legacy/migrate.js';
 import { tempDir } from '../helpers/fixtures.js';
 import type { Db } from '../../src/store/db.js';
-import { parseRunResults } from '../../src/legacy/run-results.js';
+import { parseRunResults, readRunResults } from '../../src/legacy/run-results.js';
 import { manifest, migrateAndLoad, runResults, triple, writeJson } from './helpers.js';
 
 const dbs: Db[] = [];
@@ -143,6 +143,11 @@ describe('run_results.json statuses the samples do not show', () => {
   it('rejects a file that is not run_results, naming the field', () => {
     expect(() => parseRunResults({ metadata: {} }, 'bad.json')).toThrow(/bad\.json: results: missing results/);
     expect(() => parseRunResults({ results: [{ unique_id: 'model.p.a' }] }, 'bad.json')).toThrow(/results\[0\]\.status/);
+  });
+
+  it('a malformed document names its line and column', () => {
+    const f = writeJson('run_results.json', '{\n  "metadata": {},\n  "results": [{"status": "success",, "unique_id": "model.p.a"}]\n}\n');
+    expect(() => readRunResults(f)).toThrow(/run_results\.json:3: not a readable run_results\.json: .* \(column 36\)$/);
   });
 
   it('an unknown status is an input error, not a silent success', async () => {
