@@ -4,7 +4,6 @@
  */
 import type { Db } from './db.js';
 import { normalizeSelect } from './normalize-sql.js';
-import { timed } from './timing.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
@@ -170,27 +169,36 @@ export interface DeriveOptions {
   fresh?: boolean;
 }
 
-/** Rebuild every derived relation for the traces in `_touched`. */
+/**
+ * Rebuild every derived relation for the traces in `_touched`. The steps go to DuckDB as one script
+ * (Db.script): the receiver derives while its event loop is busy, and a round trip per statement
+ * cost more than the rebuild itself.
+ */
 export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<void> {
   // Duplicated spans are only possible when a touched trace came from two inputs (files, batches).
-  const dupTouched = (await db.scalar<number>('SELECT (count(*) - count(DISTINCT trace_id))::INTEGER FROM _touched')) > 0;
-  const existed = !opts.fresh && (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
-  for (const t of ['spans', 'nodes', 'node_results', 'runs']) await db.run(`DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`);
-  const spans = dupTouched || existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
-  const steps: [string, string | string[]][] = [['spans', spans], ['orphans', ORPHANS], ['depth', DEPTH], ['nodes', NODES], ['node_results', NODE_RESULTS], ['runs', RUNS]];
-  const unended = async () =>
-    (await db.scalar<number>(`SELECT count(*)::INTEGER FROM (SELECT 1 FROM spans WHERE NOT ended AND trace_id IN ${TOUCHED} LIMIT 1)`)) > 0;
-  // Derived rows have no order of their own: unordered inserts run in parallel.
-  await db.run('SET preserve_insertion_order = false');
+  const check = await db.one<{ dup: boolean; existed: boolean }>(
+    `SELECT count(*) > count(DISTINCT trace_id) AS dup,
+       ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED})`} AS existed FROM _touched`,
+  );
+  const spans = check?.dup || check?.existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
+  const steps: [string, string][] = [
+    ...['spans', 'nodes', 'node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
+    // Derived rows have no order of their own: unordered inserts run in parallel.
+    ['derive: unordered', 'SET preserve_insertion_order = false'],
+    ['derive spans', spans],
+    // (reads record_rows by row id only when a span never ended: an empty join side ends the scan)
+    ['derive unended', UNENDED],
+    ['derive orphans', ORPHANS],
+    ...DEPTH.map((sql): [string, string] => ['derive depth', sql]),
+    ['derive nodes', NODES],
+    ['derive node_results', NODE_RESULTS],
+    ['derive runs', RUNS],
+    ['derive: ordered', 'RESET preserve_insertion_order'],
+  ];
   try {
-    for (const [name, sql] of steps) {
-      await timed(`derive ${name}`, async () => {
-        for (const statement of typeof sql === 'string' ? [sql] : sql) await db.run(statement);
-      });
-      // (a scan of record_rows by rowid: only when a span never ended)
-      if (name === 'spans' && (await unended())) await timed('derive unended', () => db.run(UNENDED));
-    }
-  } finally {
-    await db.run('RESET preserve_insertion_order');
+    await db.script(steps);
+  } catch (e) {
+    await db.run('RESET preserve_insertion_order').catch(() => undefined);
+    throw e;
   }
 }

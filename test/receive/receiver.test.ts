@@ -158,6 +158,23 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     });
   });
 
+  it('a batch that cannot be written is reported, and the next one lands (its transaction was rolled back)', async () => {
+    const { rx, db } = await startReceiver({ flushIntervalMs: 60_000 });
+    const post = (spanId: string) => {
+      const body = structuredClone(jsonRequest);
+      body.resourceSpans[0]!.scopeSpans[0]!.spans = [{ ...jsonRequest.resourceSpans[0]!.scopeSpans[0]!.spans[0]!, spanId }];
+      return fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    };
+    expect((await post('00000000000000a1')).status).toBe(200);
+    // The insert inside the batch's transaction fails: the table it writes is gone for a moment.
+    await db.run('ALTER TABLE record_rows RENAME TO record_rows_away');
+    await expect(rx.flush(false)).rejects.toThrow(/record_rows/);
+    await db.run('ALTER TABLE record_rows_away RENAME TO record_rows');
+    expect((await post('00000000000000a2')).status).toBe(200);
+    await rx.flush(true);
+    expect(await db.all(`SELECT span_id FROM spans`)).toEqual([{ span_id: '00000000000000a2' }]);
+  });
+
   it('gzip works; malformed protobuf 400, wrong content type 415, oversize and gzip bombs 413, a full queue 429 with Retry-After', async () => {
     const { rx } = await startReceiver({ maxBodyBytes: 64 * 1024, maxQueuedRecords: 1, flushIntervalMs: 60_000 });
     const post = (body: string | Uint8Array, headers: Record<string, string>, p = '/v1/traces') => fetch(`${rx.url}${p}`, { method: 'POST', headers, body });
