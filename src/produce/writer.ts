@@ -112,9 +112,15 @@ export class TelemetryWriter {
     return inv;
   }
 
-  /** @internal */
+  private readonly eventTypes = new Map<string, string>();
+  /**
+   * @internal One string per event type: a fresh concatenation per record was flattened and hashed
+   * again by every lookup keyed on it (the serializer's quoted-value cache).
+   */
   eventType(key: string): string {
-    return eventType(key, this.product);
+    let t = this.eventTypes.get(key);
+    if (t === undefined) this.eventTypes.set(key, (t = eventType(key, this.product)));
+    return t;
   }
 
   /** @internal a finished invocation */
@@ -207,6 +213,11 @@ export class SpanCore {
   ended = false;
   /** in engine order with their JSON ready (records are serialized by concatenation); emptied when the span ends */
   sorted: SortedAttrs;
+  private startString?: string;
+  /** the start as decimal text, made once for the SpanStart and the SpanEnd */
+  get startText(): string {
+    return (this.startString ??= this.start.toString());
+  }
   /** add or replace attribute entries */
   update(extra: AttributesInput | SortedAttrs): void {
     this.sorted = this.sorted.with(extra);
@@ -372,7 +383,7 @@ export class Invocation extends SpanHandle {
   writeStart(s: SpanCore): void {
     const r: JsonlRecord = {
       record_type: 'SpanStart', trace_id: this.traceId, span_id: s.spanId, span_name: s.name,
-      parent_span_id: s.parent?.spanId ?? this.externalParent, links: null, start_time_unix_nano: s.start.toString(),
+      parent_span_id: s.parent?.spanId ?? this.externalParent, links: null, start_time_unix_nano: s.startText,
       severity_number: s.severity, severity_text: sevText(s.severity), event_type: this.writer.eventType(s.eventKey), attributes: this.writer.attributesOf(s.sorted),
     };
     this.writer.emit(r, s.sorted, s, s.parent, this.externalParent);
@@ -387,7 +398,7 @@ export class Invocation extends SpanHandle {
     const attrs = s.sorted;
     const r: JsonlRecord = {
       record_type: 'SpanEnd', trace_id: this.traceId, span_id: s.spanId, span_name: s.name, parent_span_id: s.parent?.spanId ?? this.externalParent,
-      links, start_time_unix_nano: s.start.toString(), end_time_unix_nano: s.end.toString(), severity_number: s.severity,
+      links, start_time_unix_nano: s.startText, end_time_unix_nano: s.end.toString(), severity_number: s.severity,
       severity_text: sevText(s.severity), status, event_type: this.writer.eventType(s.eventKey), attributes: this.writer.attributesOf(attrs),
     };
     // Ended spans are often held until the run ends (node handles): let their attributes go.
