@@ -503,6 +503,11 @@ export class Phase extends SpanHandle {
   protected override context() {
     return { phase: this.phase };
   }
+  private evalAttrs?: SortedAttrs;
+  /** @internal what every NodeEvaluated of this phase adds to its node's attributes (sorted once, not per node) */
+  get evaluationAttrs(): SortedAttrs {
+    return (this.evalAttrs ??= SortedAttrs.of({ dbt_core_event_code: evaluatedCode(this.phase), phase: this.phase }));
+  }
   /** @internal evaluations seen so far, by kind (a helper thread hands its part's to the main thread) */
   get counted(): PhaseCounts {
     return { evaluated: this.evaluated, errored: this.errored, skipped: this.skipped };
@@ -556,7 +561,7 @@ export class Node extends SpanHandle {
   }
   /** NodeEvaluated for this node in `phase` (a child of the phase span). */
   evaluate(phase: Phase, o: { at?: bigint } = {}): Evaluation {
-    const attrs = this.base.with({ dbt_core_event_code: evaluatedCode(phase.phase), phase: phase.phase });
+    const attrs = this.base.with(phase.evaluationAttrs);
     const core = new SpanCore(this.core.inv, phase.core, `Node evaluated (${this.info.uniqueId})`, 'node.NodeEvaluated', 5, attrs, o.at);
     this.core.inv.writeStart(core);
     return new Evaluation(core, this, phase);
@@ -581,9 +586,13 @@ export class Node extends SpanHandle {
     if (!ran) delete out.node_test_detail;
     let ns = 0n;
     for (const e of evs) ns += e.end - e.start;
-    this.core.update(SortedAttrs.of(out).with({
-      dbt_core_event_code: processedEndCode(this.nodeTypeConst, out), duration_ms: u64(ns / 1_000_000n), last_phase: decisive?.phase,
-    }));
+    // One sorted set of the outcome and these: not one for each, then merged (`out` is our own
+    // fresh object; a spread copy of it cost more than the merge).
+    const code = processedEndCode(this.nodeTypeConst, out);
+    out.dbt_core_event_code = code;
+    out.duration_ms = u64(ns / 1_000_000n);
+    if (decisive?.phase !== undefined) out.last_phase = decisive.phase;
+    this.core.update(SortedAttrs.of(out));
     this.core.inv.writeEnd(this.core, nodeStatus(out.node_outcome as string | undefined), null, o.at);
     if (this.inSelection) this.core.inv.tally({ nodeTypeShort: this.nodeTypeConst.slice('NODE_TYPE_'.length).toLowerCase(), bucket: bucketOf(out) });
   }
