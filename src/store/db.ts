@@ -52,15 +52,22 @@ export class Db {
    * Statements that return nothing, sent in one call: each call is a round trip through the event
    * loop, and a busy loop (the receiver decoding requests) held each one back by 50-150 ms
    * (measured), whatever the statement cost. With RUNLENS_TIMING each runs alone, under its label.
-   * Values must be inlined: a statement with parameters is two more round trips.
+   * Values must be inlined: a statement with parameters is two more round trips. `transaction`: all
+   * or nothing (a failed statement leaves the transaction open; it is rolled back here).
    */
-  async script(steps: readonly (readonly [label: string, sql: string])[]): Promise<void> {
-    if (process.env.RUNLENS_TIMING) {
-      for (const [label, sql] of steps) await timed(label, () => this.run(sql));
-      return;
+  async script(steps: readonly (readonly [label: string, sql: string])[], opts: { transaction?: boolean } = {}): Promise<void> {
+    const all = opts.transaction ? [['begin', 'BEGIN TRANSACTION'] as const, ...steps, ['commit', 'COMMIT'] as const] : steps;
+    try {
+      if (process.env.RUNLENS_TIMING) {
+        for (const [label, sql] of all) await timed(label, () => this.run(sql));
+      } else if (all.length) {
+        // own lines: a statement may end in a -- comment
+        await this.run(all.map(([, sql]) => sql).join('\n;\n'));
+      }
+    } catch (e) {
+      if (opts.transaction) await this.run('ROLLBACK').catch(() => undefined);
+      throw e;
     }
-    // own lines: a statement may end in a -- comment
-    if (steps.length) await this.run(steps.map(([, sql]) => sql).join('\n;\n'));
   }
 
   async all<T = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T[]> {
@@ -110,20 +117,6 @@ export class Db {
     const r = await this.conn.runAndReadAll(sql, params);
     const rows = r.getRowsJson();
     return (rows[0]?.[0] ?? null) as T;
-  }
-
-  /** Run `fn` inside a transaction; rolled back when it throws or returns false. */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    await this.run('BEGIN TRANSACTION');
-    try {
-      const out = await fn();
-      if (out === false) await this.run('ROLLBACK');
-      else await this.run('COMMIT');
-      return out;
-    } catch (e) {
-      await this.run('ROLLBACK').catch(() => undefined);
-      throw e;
-    }
   }
 
   close(): void {

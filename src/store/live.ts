@@ -287,19 +287,19 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
       }
     }
     T.push(performance.now());
-    // One script (see Db.script): the file id is inlined, as a parameter would add round trips.
-    await db.script([
-      ['live: begin', 'BEGIN TRANSACTION'],
-      ['live: insert', `INSERT INTO record_rows ${normalizeSelect(staged(src.fileId))}`],
-      ['live: touched', 'INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id'],
-      ['live: commit', 'COMMIT'],
-      ['live: clear', 'DELETE FROM _live_rows'],
-    ]);
+    // One call (see Db.script): the file id is inlined, as a parameter would add round trips.
+    await db.script(
+      [
+        ['live: insert', `INSERT INTO record_rows ${normalizeSelect(staged(src.fileId))}`],
+        ['live: touched', 'INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id'],
+        ['live: clear', 'DELETE FROM _live_rows'],
+      ],
+      { transaction: true },
+    );
     T.push(performance.now());
   } catch (e) {
-    // This batch is lost; the dictionary may no longer match its table: start it over.
+    // This batch is lost (its transaction was rolled back); the dictionary may no longer match its table: start it over.
     src.dict.clear();
-    await db.run('ROLLBACK').catch(() => undefined);
     await db.run('DELETE FROM _live_dict').catch(() => undefined);
     await db.run('DELETE FROM _live_rows').catch(() => undefined);
     throw e;
