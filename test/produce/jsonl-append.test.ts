@@ -1,6 +1,7 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serializeRecord, type LogRecordRecord } from '../../src/produce/record.js';
 import { JsonlSink } from '../../src/produce/sinks/jsonl.js';
@@ -41,5 +42,38 @@ describe('JsonlSink.appendFile (a helper thread part, copied while it is written
     failed.catch(() => undefined);
     await expect(sink.appendFile(join(dir, 'never.jsonl'), failed)).rejects.toThrow(/ENOENT/);
     await sink.close();
+  });
+});
+
+describe('JsonlSink byte chunks (reused once the stream has written them)', () => {
+  it('a slow stream gets every line intact, non-ASCII and oversized lines included', async () => {
+    // The consumer holds each chunk for a while and copies it only then: a chunk reused too early
+    // would show up as later lines in place of earlier ones.
+    const got: Buffer[] = [];
+    const slow = new Writable({
+      highWaterMark: 1 << 14,
+      write(chunk: Buffer, _enc, done) {
+        setTimeout(() => {
+          got.push(Buffer.from(chunk));
+          done();
+        }, 1);
+      },
+    });
+    const sink = new JsonlSink({ stream: slow, level: 'trace' });
+    let expected = '';
+    for (let i = 0; i < 3000; i++) {
+      const body = i % 500 === 7 ? 'y'.repeat(300_000) : `line ${i} ${'é€'.repeat(i % 40)} ${'z'.repeat(i % 300)}`;
+      const r: LogRecordRecord = {
+        record_type: 'LogRecord', trace_id: 'cd'.repeat(16), span_id: null, span_name: null, event_id: `e-${i}`,
+        time_unix_nano: String(1772073188904419000n + BigInt(i)), severity_number: 9, severity_text: 'INFO', body,
+        event_type: 'v1.public.events.fusion.log.LogMessage', attributes: {},
+      };
+      sink.write(r);
+      expected += serializeRecord(r) + '\n';
+      if (i % 100 === 0) await sink.drain();
+    }
+    await sink.close();
+    await new Promise<void>((res) => slow.end(res));
+    expect(Buffer.concat(got).toString('utf8')).toBe(expected);
   });
 });

@@ -26,6 +26,8 @@ export interface JsonlSinkOptions {
 /** Lines are handed to the stream in chunks of about this size, or after FLUSH_MS at the latest. */
 const FLUSH_AT = 1 << 16;
 const FLUSH_MS = 200;
+/** A reused byte chunk holds any flush whose text is at most a third of it (UTF-8: <= 3 bytes per unit). */
+const CHUNK_BYTES = 4 * FLUSH_AT;
 
 export class JsonlSink implements TelemetrySink {
   readonly name: string;
@@ -34,6 +36,11 @@ export class JsonlSink implements TelemetrySink {
   private out: Writable;
   private file?: Writable;
   private buf = '';
+  /**
+   * Byte chunks the stream has finished with, reused: a fresh buffer per flush cost its allocation
+   * and the page faults of new memory (about 10% of a migrate's CPU in a profile).
+   */
+  private readonly chunks: Buffer[] = [];
   private waiting: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly ownsStream: boolean;
@@ -85,11 +92,15 @@ export class JsonlSink implements TelemetrySink {
     if (!this.buf) return;
     const text = this.buf;
     this.buf = '';
-    this.send(text);
+    if (text.length * 3 > CHUNK_BYTES) return this.send(text);
+    const chunk = this.chunks.pop() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES);
+    const n = chunk.write(text, 0, 'utf8');
+    this.send(chunk.subarray(0, n), () => this.chunks.push(chunk));
   }
 
-  private send(bytes: string | Buffer): void {
-    const ok = this.out.write(bytes);
+  /** `written` runs once the stream is done with the bytes (so a chunk can be reused). */
+  private send(bytes: string | Buffer, written?: () => void): void {
+    const ok = written ? this.out.write(bytes, () => written()) : this.out.write(bytes);
     if (!ok && !this.waiting) {
       this.waiting = new Promise<void>((res) => this.out.once('drain', () => res())).finally(() => (this.waiting = null));
     }
@@ -120,22 +131,23 @@ export class JsonlSink implements TelemetrySink {
       }
     }
     try {
-      // large reads: the copy is on the critical path of a split migrate
-      let buf = Buffer.allocUnsafe(4 << 20);
+      // large reads (the copy is on the critical path of a split migrate) into buffers reused once
+      // the stream has written them
+      const free: Buffer[] = [];
       for (let pos = 0; ; ) {
         const wasSettled = settled;
+        const buf = free.pop() ?? Buffer.allocUnsafeSlow(4 << 20);
         const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
         if (this.error) throw this.error;
         if (bytesRead > 0) {
           pos += bytesRead;
-          // the stream keeps what it is given: a full buffer is handed over, a short read copied
-          if (bytesRead > buf.length / 2) {
-            this.send(buf.subarray(0, bytesRead));
-            buf = Buffer.allocUnsafe(4 << 20);
-          } else this.send(Buffer.from(buf.subarray(0, bytesRead)));
+          this.send(buf.subarray(0, bytesRead), () => free.push(buf));
           if (this.waiting) await this.waiting;
-        } else if (wasSettled) return;
-        else await pause();
+        } else {
+          free.push(buf);
+          if (wasSettled) return;
+          await pause();
+        }
       }
     } finally {
       await fh.close();
