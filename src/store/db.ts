@@ -26,6 +26,9 @@ function rowObjects(r: DuckDBResultReader): Row[] {
  * One DuckDB database (in memory, or a file made by `runlens load --db`). Small results come back
  * as JSON-safe row objects (64-bit integers as strings); bulk work never leaves DuckDB.
  */
+/** Rows per string joined by DuckDB in Db.rowsText. */
+const ROWS_TEXT_GROUP = 8192;
+
 export class Db {
   private constructor(
     readonly instance: DuckDBInstance,
@@ -76,9 +79,11 @@ export class Db {
   }
 
   /**
-   * Many rows, fastest: DuckDB joins them into one delimited string and JS splits it (creating one
-   * JS string per value through the native API costs ~40 µs a row). `columns` name the result's
-   * columns and how to read them back; values must not contain the ASCII separators 0x1E/0x1F.
+   * Many rows, fastest: DuckDB joins them into delimited strings and JS splits them (creating one
+   * JS string per value through the native API costs ~40 µs a row). The rows are numbered in order
+   * and joined in groups of ROWS_TEXT_GROUP, which DuckDB aggregates in parallel: one ordered
+   * string_agg of a 97k-span trace took 0.6-0.9 s, the groups 0.25-0.4 s. `columns` name the
+   * result's columns and how to read them back; values must not contain the separators 0x1E/0x1F.
    */
   async rowsText<T>(
     sql: string,
@@ -87,15 +92,18 @@ export class Db {
     params: Record<string, DuckDBValue> | undefined,
     make: (fields: (string | null)[]) => T,
   ): Promise<T[]> {
-    const agg = `SELECT string_agg(concat_ws(chr(31), ${columns.map((c) => `coalesce(CAST("${c}" AS VARCHAR), chr(2))`).join(', ')}), chr(30) ORDER BY ${orderBy}) FROM (${sql}) q`;
-    const blob = (await this.conn.runAndReadAll(agg, params)).getRows()[0]?.[0];
-    if (typeof blob !== 'string' || blob === '') return [];
-    const lines = blob.split('\x1e');
-    const out = new Array<T>(lines.length);
-    for (let r = 0; r < lines.length; r++) {
-      const f: (string | null)[] = lines[r]!.split('\x1f');
-      for (let i = 0; i < f.length; i++) if (f[i] === '\x02') f[i] = null;
-      out[r] = make(f);
+    const line = `concat_ws(chr(31), ${columns.map((c) => `coalesce(CAST("${c}" AS VARCHAR), chr(2))`).join(', ')})`;
+    const agg = `SELECT string_agg(${line}, chr(30) ORDER BY _rl_n) FROM (
+        SELECT *, row_number() OVER (ORDER BY ${orderBy}) AS _rl_n FROM (${sql}) q
+      ) GROUP BY _rl_n // ${ROWS_TEXT_GROUP} ORDER BY _rl_n // ${ROWS_TEXT_GROUP}`;
+    const out: T[] = [];
+    for (const [blob] of (await this.conn.runAndReadAll(agg, params)).getRows()) {
+      if (typeof blob !== 'string' || blob === '') continue;
+      for (const text of blob.split('\x1e')) {
+        const f: (string | null)[] = text.split('\x1f');
+        for (let i = 0; i < f.length; i++) if (f[i] === '\x02') f[i] = null;
+        out.push(make(f));
+      }
     }
     return out;
   }
