@@ -8,61 +8,47 @@ import { normalizeSelect } from './normalize-sql.js';
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
 /**
- * SpanStart and SpanEnd merged: the SpanEnd row carries the final values (and the same start); a
- * SpanStart stands in only for a span that never ended (kept, flagged ended = false). Wide columns
- * (attributes, links) stay in record_rows, reachable by record_rowid: copying them cost more than
- * the whole read. Orphans (parent not a span of the trace) start their own subtree for depth.
+ * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
+ * insert every SpanEnd is marked; a SpanStart stands in (kept, ended = false) only for a span that
+ * never ended: an anti-join on keys (a window over all records cost twice as much).
  */
-const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, span_name, event_type, kind, start_ns, end_ns,
-  CASE WHEN end_ns IS NOT NULL THEN (end_ns - start_ns) / 1e6 END AS duration_ms,
-  ended, false, NULL, status_code, status_message, severity_text, unique_id, phase, node_outcome, skip_reason,
-  upstream_unique_id, test_outcome, failing_rows, resource_type, name, relative_path, materialization, rows_affected,
-  in_selection, linked_span_id, attr_duration_ms, record_rowid, file_id`;
-
-/** Safe path: a span may have several SpanEnds (the same run from two inputs): keep one per span. */
-const SPANS_DEDUPE = `
-INSERT INTO spans
-SELECT ${SPAN_COLUMNS}
-FROM (
-  SELECT rowid AS record_rowid, * EXCLUDE (end_ns), CASE WHEN record_type = 'SpanEnd' THEN end_ns END AS end_ns,
-    record_type = 'SpanEnd' AS ended
-  FROM record_rows
-  WHERE record_type IN ('SpanStart', 'SpanEnd') AND span_id IS NOT NULL AND trace_id IN ${TOUCHED}
-  QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY record_type = 'SpanEnd' DESC, file_id, rowid) = 1
-)`;
+function unendedStarts(filter: string): string {
+  return `
+UPDATE record_rows SET span_row = true
+WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
+  AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})`;
+}
 
 /**
- * Fast path when each touched trace came from one input: every SpanEnd is a span, and a SpanStart
- * only for a span that never ended (an anti-join on keys; a window over all records cost twice as
- * much). `filter` is empty when every trace in the model was touched (a fresh load).
+ * Traces that were derived before (a later file or batch adds to them): their span rows, orphans and
+ * depths are worked out afresh.
  */
-function spansFast(filter: string): string {
-  return `
-INSERT INTO spans
-SELECT ${SPAN_COLUMNS} FROM (
-  SELECT rowid AS record_rowid, *, true AS ended FROM record_rows
-  WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}
-  UNION ALL BY NAME
-  SELECT rowid AS record_rowid, * EXCLUDE (end_ns), NULL AS end_ns, false AS ended FROM record_rows
-  WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
-    AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})
-)`;
-}
+const RESET = `
+UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, orphan = NULL, depth = NULL
+WHERE trace_id IN ${TOUCHED} AND record_type IN ('SpanStart', 'SpanEnd')`;
+
+/** A span with several SpanEnds (the same run from two inputs): the first input's stands for it. */
+const DUPLICATE_ENDS = `
+UPDATE record_rows SET span_row = false
+WHERE rowid IN (
+  SELECT rowid FROM record_rows
+  WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL AND trace_id IN ${TOUCHED}
+  QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY file_id, rowid) > 1)`;
 
 /** Normalized columns of spans that never ended: their SpanStart was not normalized at insert. */
 const UNENDED = `
-UPDATE spans s SET unique_id = n.unique_id, phase = n.phase, node_outcome = n.node_outcome, skip_reason = n.skip_reason,
+UPDATE record_rows r SET unique_id = n.unique_id, phase = n.phase, node_outcome = n.node_outcome, skip_reason = n.skip_reason,
   upstream_unique_id = n.upstream_unique_id, test_outcome = n.test_outcome, failing_rows = n.failing_rows,
   resource_type = n.resource_type, name = n.name, relative_path = n.relative_path, materialization = n.materialization,
   rows_affected = n.rows_affected, in_selection = n.in_selection, attr_duration_ms = n.attr_duration_ms
-FROM (${normalizeSelect(`SELECT rowid AS record_rowid, record_type, event_type, span_name, links, attributes FROM record_rows
-  WHERE rowid IN (SELECT record_rowid FROM spans WHERE NOT ended AND trace_id IN ${TOUCHED})`, { spanStarts: true })}) n
-WHERE s.record_rowid = n.record_rowid AND NOT s.ended AND s.trace_id IN ${TOUCHED}`;
+FROM (${normalizeSelect(`SELECT rowid AS record_rowid, record_type, span_id, event_type, span_name, links, attributes FROM record_rows
+  WHERE span_row AND record_type = 'SpanStart' AND trace_id IN ${TOUCHED}`, { spanStarts: true })}) n
+WHERE r.rowid = n.record_rowid`;
 
 /** Orphans: a parent id that is not a span of the same trace. */
 const ORPHANS = `
-UPDATE spans s SET orphan = true
-WHERE s.trace_id IN ${TOUCHED} AND s.parent_span_id IS NOT NULL
+UPDATE record_rows s SET orphan = true
+WHERE s.span_row AND s.trace_id IN ${TOUCHED} AND s.parent_span_id IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM spans p WHERE p.trace_id = s.trace_id AND p.span_id = s.parent_span_id)`;
 
 /**
@@ -73,9 +59,9 @@ WHERE s.trace_id IN ${TOUCHED} AND s.parent_span_id IS NOT NULL
  */
 const DEPTH = [
   `CREATE OR REPLACE TEMP TABLE _span_links AS
-   SELECT x.t, s.rowid AS r, s.span_id AS sid, s.parent_span_id AS pid, s.parent_span_id IS NULL OR s.orphan AS root
+   SELECT x.t, s.record_rowid AS r, s.span_id AS sid, s.parent_span_id AS pid, s.parent_span_id IS NULL OR s.orphan AS root
    FROM spans s JOIN (SELECT trace_id, row_number() OVER () AS t FROM (SELECT DISTINCT trace_id FROM _touched)) x USING (trace_id)`,
-  `UPDATE spans s SET depth = d.depth FROM (
+  `UPDATE record_rows s SET depth = d.depth FROM (
      WITH RECURSIVE walk(t, sid, r, depth) AS (
        SELECT t, sid, r, 0 FROM _span_links WHERE root
        UNION ALL
@@ -175,17 +161,20 @@ export interface DeriveOptions {
  * cost more than the rebuild itself.
  */
 export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<void> {
-  // Duplicated spans are only possible when a touched trace came from two inputs (files, batches).
+  // Earlier span rows, orphans and depths are only possible when a touched trace was derived before
+  // (then it has a run), and duplicated spans when a touched trace came from two inputs (files, batches).
   const check = await db.one<{ dup: boolean; existed: boolean }>(
     `SELECT count(*) > count(DISTINCT trace_id) AS dup,
-       ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM spans WHERE trace_id IN ${TOUCHED})`} AS existed FROM _touched`,
+       ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed FROM _touched`,
   );
-  const spans = check?.dup || check?.existed ? SPANS_DEDUPE : spansFast(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`);
+  const again = Boolean(check?.dup || check?.existed);
   const steps: [string, string][] = [
-    ...['spans', 'nodes', 'node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
+    ...['nodes', 'node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
-    ['derive spans', spans],
+    ...(again ? [['derive: reset spans', RESET] as [string, string], ['derive: duplicate ends', DUPLICATE_ENDS] as [string, string]] : []),
+    // `filter` is empty when every trace in the model was touched (a fresh load).
+    ['derive unended starts', unendedStarts(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`)],
     // (reads record_rows by row id only when a span never ended: an empty join side ends the scan)
     ['derive unended', UNENDED],
     ['derive orphans', ORPHANS],

@@ -83,6 +83,12 @@ export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHA
      relative_path VARCHAR, materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN, linked_span_id VARCHAR, code INTEGER, attr_duration_ms DOUBLE`;
 
 /**
+ * Columns of record_rows after the normalized ones: the span tree, set by derive. span_row marks the
+ * record that stands for a span in the spans view (at insert: every SpanEnd).
+ */
+export const SPAN_TREE_COLUMNS = 'span_row BOOLEAN, orphan BOOLEAN, depth INTEGER';
+
+/**
  * Wrap a source SELECT in the raw envelope shape (file_id ... attributes, as record_rows) with the
  * normalized columns the model reads. Every input goes through this one function.
  */
@@ -113,7 +119,8 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     lower(regexp_replace(a.materialization, '^NODE_MATERIALIZATION_', '')) AS materialization,
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
-    a.code AS code, a.duration_ms AS attr_duration_ms
+    a.code AS code, a.duration_ms AS attr_duration_ms,
+    record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, NULL::INTEGER AS depth
   FROM (SELECT *, CASE WHEN kind0 IN ('node_evaluated', 'node_processed', 'query', 'phase', 'invocation') AND ${parsed} THEN ${a} END AS a
         FROM (SELECT s.* ${opts.attrStruct ? 'EXCLUDE (a)' : ''}, ${opts.attrStruct ? 's.a AS a0,' : ''}
                 CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0

@@ -3,9 +3,10 @@
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
 import type { Db } from './db.js';
-import { NORMALIZED_COLUMNS, normalizerMacros } from './normalize-sql.js';
+import { deriveTouched } from './derive.js';
+import { NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
@@ -19,15 +20,8 @@ const TABLES = [
      span_name VARCHAR, event_type VARCHAR, event_id VARCHAR, start_ns BIGINT, end_ns BIGINT, time_ns BIGINT,
      severity_number INTEGER, severity_text VARCHAR, status_code INTEGER, status_message VARCHAR, body VARCHAR,
      links JSON, attributes JSON,
-     ${NORMALIZED_COLUMNS})`,
-  `CREATE TABLE IF NOT EXISTS spans (
-     trace_id VARCHAR, span_id VARCHAR, parent_span_id VARCHAR, span_name VARCHAR, event_type VARCHAR, kind VARCHAR,
-     start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, ended BOOLEAN, orphan BOOLEAN, depth INTEGER,
-     status_code INTEGER, status_message VARCHAR, severity_text VARCHAR,
-     unique_id VARCHAR, phase VARCHAR, node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR,
-     test_outcome VARCHAR, failing_rows INTEGER, resource_type VARCHAR, name VARCHAR, relative_path VARCHAR,
-     materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN,
-     linked_span_id VARCHAR, attr_duration_ms DOUBLE, record_rowid BIGINT, file_id INTEGER)`,
+     ${NORMALIZED_COLUMNS},
+     ${SPAN_TREE_COLUMNS})`,
   `CREATE TABLE IF NOT EXISTS nodes (
      trace_id VARCHAR, span_id VARCHAR, kind VARCHAR, unique_id VARCHAR, resource_type VARCHAR, name VARCHAR, phase VARCHAR,
      node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER,
@@ -43,6 +37,14 @@ const TABLES = [
      tests_passed BIGINT, tests_warned BIGINT, tests_failed BIGINT, failed BOOLEAN, files VARCHAR)`,
 ];
 
+/** The spans relation's columns over record_rows (the SpanEnd's values; a SpanStart has no end). */
+const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, kind, start_ns,
+  CASE WHEN record_type = 'SpanEnd' THEN end_ns END AS end_ns,
+  CASE WHEN record_type = 'SpanEnd' THEN (end_ns - start_ns) / 1e6 END AS duration_ms,
+  record_type = 'SpanEnd' AS ended, coalesce(orphan, false) AS orphan, depth, status_code, status_message, severity_text,
+  unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name,
+  relative_path, materialization, rows_affected, in_selection, linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
+
 const VIEWS = [
   // Log records, computed on read: materializing them cost as much as the whole read.
   `CREATE OR REPLACE VIEW logs AS
@@ -53,18 +55,37 @@ const VIEWS = [
        rl_phase(json_extract_string(attributes, '$.phase')) AS phase,
        TRY_CAST(json_extract_string(attributes, '$.code') AS INTEGER) AS code, attributes, file_id
      FROM record_rows WHERE record_type = 'LogRecord'`,
-  // Spans with their final attributes and links (from the SpanEnd, or the SpanStart of an unended span).
-  `CREATE OR REPLACE VIEW span_details AS
-     SELECT s.*, r.attributes, r.links FROM spans s JOIN record_rows r ON r.rowid = s.record_rowid`,
+  // One row per span, read from the record that defines it (span_row, set by derive): its SpanEnd, or
+  // the SpanStart of a span that never ended. A view, not a copy: copying 485k span rows cost more
+  // than a seventh of a 1M-record load.
+  `CREATE OR REPLACE VIEW spans AS SELECT ${SPAN_SELECT} FROM record_rows WHERE span_row`,
+  // Spans with their final attributes and links.
+  `CREATE OR REPLACE VIEW span_details AS SELECT ${SPAN_SELECT}, attributes, links FROM record_rows WHERE span_row`,
   `CREATE OR REPLACE VIEW records AS
-     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line, r.*
+     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line, r.* EXCLUDE (span_row, orphan, depth)
      FROM record_rows r JOIN files f USING (file_id)
      WHERE r.record_type IS NOT NULL`,
 ];
 
 export async function ensureSchema(db: Db): Promise<void> {
   for (const s of TABLES) await db.run(s);
+  const spansTable = await db.scalar<number>(
+    `SELECT count(*)::INTEGER FROM information_schema.tables WHERE table_name = 'spans' AND table_type = 'BASE TABLE'`,
+  );
+  // Schema 1 (a --db file of an older runlens) kept spans as a table: move the span tree onto record_rows.
+  if (spansTable > 0) {
+    await db.run('DROP VIEW IF EXISTS span_details');
+    await db.run('DROP TABLE spans');
+    for (const col of SPAN_TREE_COLUMNS.split(',')) await db.run(`ALTER TABLE record_rows ADD COLUMN IF NOT EXISTS ${col.trim()}`);
+    await db.run(`UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL`);
+  }
   for (const s of normalizerMacros()) await db.run(s);
   for (const s of VIEWS) await db.run(s);
+  if (spansTable > 0) {
+    await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+    await db.run('INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE trace_id IS NOT NULL');
+    await deriveTouched(db);
+    await db.run('DELETE FROM _touched');
+  }
   await db.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}')`);
 }

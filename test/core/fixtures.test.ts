@@ -123,6 +123,78 @@ describe('spans that never ended, and orphans', () => {
   });
 });
 
+describe('a run that arrives in parts, and the same spans from two inputs', () => {
+  // Part one: the phase has only started and the node's parent (a2) is not in the data yet.
+  const inv = span({ id: '00000000000000c1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
+  const phase = span({ id: '00000000000000c2', parent: '00000000000000c1', name: 'Phase: RUN', eventType: FUSION_ET('phase.PhaseExecuted'), start: 1, end: 9, attrs: { phase: 'EXECUTION_PHASE_RUN' } });
+  const node = span({ id: '00000000000000c3', parent: '00000000000000c2', name: 'Node evaluated (model.p.m)', eventType: FUSION_ET('node.NodeEvaluated'), start: 2, end: 3, attrs: { unique_id: 'model.p.m', phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS' } });
+  const spansNow = (db: Db) => db.all('SELECT span_id, ended, orphan, depth FROM spans ORDER BY span_id');
+
+  it('a later file ends a span, brings a parent, and repeats a SpanEnd: one row per span, flags and depths afresh', async () => {
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'part1.jsonl', [...inv, phase[0]!, ...node.slice(1)])]);
+      expect(await spansNow(db)).toEqual([
+        { span_id: '00000000000000c1', ended: true, orphan: false, depth: 0 },
+        { span_id: '00000000000000c2', ended: false, orphan: false, depth: 1 },
+        { span_id: '00000000000000c3', ended: true, orphan: false, depth: 2 },
+      ]);
+      // part two: the phase's SpanEnd, and the node's SpanEnd once more (the same run from a second input)
+      await loadPaths(db, [writeLines(dir, 'part2.jsonl', [phase[1]!, node[1]!])]);
+      expect(await spansNow(db)).toEqual([
+        { span_id: '00000000000000c1', ended: true, orphan: false, depth: 0 },
+        { span_id: '00000000000000c2', ended: true, orphan: false, depth: 1 },
+        { span_id: '00000000000000c3', ended: true, orphan: false, depth: 2 },
+      ]);
+      expect(await db.one('SELECT spans::INT AS spans, nodes::INT AS nodes, success::INT AS success FROM runs')).toEqual({ spans: 3, nodes: 1, success: 1 });
+      expect(await db.scalar(`SELECT count(*)::INT FROM span_details WHERE attributes->>'unique_id' = 'model.p.m'`)).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('an orphan whose parent arrives later is no longer an orphan', async () => {
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'orphan1.jsonl', [...inv, ...node])]);
+      expect(await spansNow(db)).toEqual([
+        { span_id: '00000000000000c1', ended: true, orphan: false, depth: 0 },
+        { span_id: '00000000000000c3', ended: true, orphan: true, depth: 0 },
+      ]);
+      await loadPaths(db, [writeLines(dir, 'orphan2.jsonl', phase)]);
+      expect(await spansNow(db)).toEqual([
+        { span_id: '00000000000000c1', ended: true, orphan: false, depth: 0 },
+        { span_id: '00000000000000c2', ended: true, orphan: false, depth: 1 },
+        { span_id: '00000000000000c3', ended: true, orphan: false, depth: 2 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a --db file of schema 1 (spans as a table) opens as the current model with the same spans', async () => {
+    const file = path.join(dir, 'schema1.duckdb');
+    let db = await openModel(file);
+    await loadPaths(db, [writeLines(dir, 'schema1.jsonl', [...inv, phase[0]!, ...node])]);
+    const before = await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id');
+    // The schema 1 layout: spans a table of its own, record_rows without the span tree columns.
+    await db.run('CREATE TABLE spans_v1 AS SELECT * FROM spans');
+    for (const v of ['span_details', 'spans', 'records']) await db.run(`DROP VIEW ${v}`);
+    for (const c of ['span_row', 'orphan', 'depth']) await db.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
+    await db.run('ALTER TABLE spans_v1 RENAME TO spans');
+    await db.run(`UPDATE runlens_meta SET value = '1' WHERE key = 'schema_version'`);
+    db.close();
+    db = await openModel(file);
+    try {
+      expect(await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id')).toEqual(before);
+      expect(await db.scalar(`SELECT table_type FROM information_schema.tables WHERE table_name = 'spans'`)).toBe('VIEW');
+      expect(await db.scalar(`SELECT value FROM runlens_meta WHERE key = 'schema_version'`)).toBe('2');
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('unknown event types and enum values are kept (the schema is additive)', () => {
   it('stores them as they came, lower-cased for enums', async () => {
     const recs = [
