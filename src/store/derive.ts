@@ -72,36 +72,45 @@ const DEPTH = [
   'DROP TABLE _span_links',
 ];
 
-const NODES = `
-INSERT INTO nodes
+/**
+ * The nodes relation: node spans with their node columns and the text of their ERROR logs, as a
+ * SELECT over spans (`traces`, a subquery, limits the spans and logs read). The nodes view is this
+ * select; the materialized node_results picks one row per node from it. `record_rowid` identifies the span.
+ */
+export function nodesSelect(traces?: string): string {
+  const where = (col: string) => (traces ? `AND ${col} IN ${traces}` : '');
+  return `
 WITH errs AS (
   -- ERROR log records only (few): their text is the node's error.
   SELECT trace_id, json_extract_string(attributes, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
-  FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IN ${TOUCHED}
+  FROM record_rows WHERE record_type = 'LogRecord' ${where('trace_id')}
     AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
 )
-SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END,
-  s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)), coalesce(s.name, split_part(s.unique_id, '.', -1)),
-  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows,
+SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
+  s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
+  coalesce(s.name, split_part(s.unique_id, '.', -1)) AS name,
+  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows, s.start_ns, s.end_ns,
   -- NodeProcessed spans open when the run schedules the node: its own duration_ms (sum of evaluations) is the work
-  s.start_ns, s.end_ns, CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END,
-  s.duration_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
-  CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END, s.in_selection,
-  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END
+  CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END AS duration_ms,
+  s.duration_ms AS wall_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
+  CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END AS processed_span_id, s.in_selection,
+  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END AS error_text,
+  s.record_rowid
 FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
-WHERE s.trace_id IN ${TOUCHED} AND s.kind IN ('node_evaluated', 'node_processed')`;
+WHERE s.kind IN ('node_evaluated', 'node_processed') ${where('s.trace_id')}`;
+}
 
 /**
- * Per (trace, node): the NodeProcessed, else the last-ending evaluation. arg_max picks the row id
- * only and the rows are fetched by it: carrying whole rows through the aggregate cost twice as much
- * (1M records: 0.46-0.55 s against 0.26-0.29 s), and a window three times as much.
+ * Per (trace, node): the NodeProcessed, else the last-ending evaluation. arg_max picks the span's
+ * row id only and the rows are fetched by it: carrying whole rows through the aggregate cost twice
+ * as much (1M records: 0.46-0.55 s against 0.26-0.29 s), and a window three times as much.
  */
 const NODE_RESULTS = `
 INSERT INTO node_results
-SELECT * FROM nodes WHERE rowid IN (
-  SELECT arg_max(rowid, (kind = 'processed', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
-  FROM nodes WHERE trace_id IN ${TOUCHED} AND unique_id IS NOT NULL
+SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect(TOUCHED)}) WHERE record_rowid IN (
+  SELECT arg_max(record_rowid, (kind = 'node_processed', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
+  FROM spans WHERE trace_id IN ${TOUCHED} AND kind IN ('node_evaluated', 'node_processed') AND unique_id IS NOT NULL
   GROUP BY trace_id, unique_id)`;
 
 const RUNS = `
@@ -169,7 +178,7 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   );
   const again = Boolean(check?.dup || check?.existed);
   const steps: [string, string][] = [
-    ...['nodes', 'node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
+    ...['node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
     ...(again ? [['derive: reset spans', RESET] as [string, string], ['derive: duplicate ends', DUPLICATE_ENDS] as [string, string]] : []),
@@ -179,7 +188,6 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
     ['derive unended', UNENDED],
     ['derive orphans', ORPHANS],
     ...DEPTH.map((sql): [string, string] => ['derive depth', sql]),
-    ['derive nodes', NODES],
     ['derive node_results', NODE_RESULTS],
     ['derive runs', RUNS],
     ['derive: ordered', 'RESET preserve_insertion_order'],

@@ -3,7 +3,7 @@
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
 import type { Db } from './db.js';
-import { deriveTouched } from './derive.js';
+import { deriveTouched, nodesSelect } from './derive.js';
 import { NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
 
 export const SCHEMA_VERSION = 2;
@@ -22,14 +22,14 @@ const TABLES = [
      links JSON, attributes JSON,
      ${NORMALIZED_COLUMNS},
      ${SPAN_TREE_COLUMNS})`,
-  `CREATE TABLE IF NOT EXISTS nodes (
+  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
+  // (older engines, e.g. preview.72, wrote no NodeProcessed). Materialized: queries read it all the time.
+  // Its columns are those of the nodes view.
+  `CREATE TABLE IF NOT EXISTS node_results (
      trace_id VARCHAR, span_id VARCHAR, kind VARCHAR, unique_id VARCHAR, resource_type VARCHAR, name VARCHAR, phase VARCHAR,
      node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER,
      start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, wall_ms DOUBLE, ended BOOLEAN, relative_path VARCHAR, materialization VARCHAR,
      rows_affected BIGINT, processed_span_id VARCHAR, in_selection BOOLEAN, error_text VARCHAR)`,
-  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
-  // (older engines, e.g. preview.72, wrote no NodeProcessed). Materialized: queries read it all the time.
-  `CREATE TABLE IF NOT EXISTS node_results AS SELECT * FROM nodes WITH NO DATA`,
   `CREATE TABLE IF NOT EXISTS runs (
      trace_id VARCHAR PRIMARY KEY, invocation_id VARCHAR, command VARCHAR, raw_command VARCHAR, engine_version VARCHAR,
      start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, ended BOOLEAN, status_code INTEGER, status_message VARCHAR,
@@ -61,6 +61,9 @@ const VIEWS = [
   `CREATE OR REPLACE VIEW spans AS SELECT ${SPAN_SELECT} FROM record_rows WHERE span_row`,
   // Spans with their final attributes and links.
   `CREATE OR REPLACE VIEW span_details AS SELECT ${SPAN_SELECT}, attributes, links FROM record_rows WHERE span_row`,
+  // One node in one phase (kind evaluated) and its overall result (processed): a view, not a copy
+  // (the copy was a twentieth of a 1M-record load).
+  `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect()})`,
   `CREATE OR REPLACE VIEW records AS
      SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line, r.* EXCLUDE (span_row, orphan, depth)
      FROM record_rows r JOIN files f USING (file_id)
@@ -69,19 +72,21 @@ const VIEWS = [
 
 export async function ensureSchema(db: Db): Promise<void> {
   for (const s of TABLES) await db.run(s);
-  const spansTable = await db.scalar<number>(
-    `SELECT count(*)::INTEGER FROM information_schema.tables WHERE table_name = 'spans' AND table_type = 'BASE TABLE'`,
+  const tables = await db.all<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_name IN ('spans', 'nodes') AND table_type = 'BASE TABLE'`,
   );
-  // Schema 1 (a --db file of an older runlens) kept spans as a table: move the span tree onto record_rows.
-  if (spansTable > 0) {
+  const schema1 = tables.length;
+  // Schema 1 (a --db file of an older runlens) kept spans and nodes as tables: they become views, and
+  // the span tree moves onto record_rows.
+  if (schema1 > 0) {
     await db.run('DROP VIEW IF EXISTS span_details');
-    await db.run('DROP TABLE spans');
+    for (const t of tables) await db.run(`DROP TABLE ${t.table_name}`);
     for (const col of SPAN_TREE_COLUMNS.split(',')) await db.run(`ALTER TABLE record_rows ADD COLUMN IF NOT EXISTS ${col.trim()}`);
     await db.run(`UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL`);
   }
   for (const s of normalizerMacros()) await db.run(s);
   for (const s of VIEWS) await db.run(s);
-  if (spansTable > 0) {
+  if (schema1 > 0) {
     await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
     await db.run('INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE trace_id IS NOT NULL');
     await deriveTouched(db);

@@ -172,22 +172,28 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
-  it('a --db file of schema 1 (spans as a table) opens as the current model with the same spans', async () => {
+  it('a --db file of schema 1 (spans and nodes as tables) opens as the current model with the same spans', async () => {
     const file = path.join(dir, 'schema1.duckdb');
     let db = await openModel(file);
     await loadPaths(db, [writeLines(dir, 'schema1.jsonl', [...inv, phase[0]!, ...node])]);
     const before = await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id');
-    // The schema 1 layout: spans a table of its own, record_rows without the span tree columns.
+    const nodesBefore = await db.all('SELECT * FROM nodes ORDER BY span_id');
+    // The schema 1 layout: spans and nodes tables of their own, record_rows without the span tree columns.
     await db.run('CREATE TABLE spans_v1 AS SELECT * FROM spans');
-    for (const v of ['span_details', 'spans', 'records']) await db.run(`DROP VIEW ${v}`);
+    await db.run('CREATE TABLE nodes_v1 AS SELECT * FROM nodes');
+    for (const v of ['span_details', 'spans', 'nodes', 'records']) await db.run(`DROP VIEW ${v}`);
     for (const c of ['span_row', 'orphan', 'depth']) await db.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
     await db.run('ALTER TABLE spans_v1 RENAME TO spans');
+    await db.run('ALTER TABLE nodes_v1 RENAME TO nodes');
     await db.run(`UPDATE runlens_meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     db = await openModel(file);
     try {
       expect(await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id')).toEqual(before);
-      expect(await db.scalar(`SELECT table_type FROM information_schema.tables WHERE table_name = 'spans'`)).toBe('VIEW');
+      expect(await db.all('SELECT * FROM nodes ORDER BY span_id')).toEqual(nodesBefore);
+      expect(await db.all(`SELECT table_type FROM information_schema.tables WHERE table_name IN ('spans', 'nodes')`)).toEqual([
+        { table_type: 'VIEW' }, { table_type: 'VIEW' },
+      ]);
       expect(await db.scalar(`SELECT value FROM runlens_meta WHERE key = 'schema_version'`)).toBe('2');
     } finally {
       db.close();
