@@ -4,7 +4,7 @@
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
-import { buildTree } from '../src/analyze/tree.js';
+import { buildTreeText } from '../src/analyze/tree.js';
 import { renderTreeText } from '../src/render/tree-text.js';
 import { sqlString } from '../src/store/db.js';
 import { loadPaths, openModel } from '../src/store/load.js';
@@ -56,8 +56,7 @@ async function main(): Promise<Record<string, unknown>> {
       const id = trace ?? (await db.scalar<string>('SELECT trace_id FROM runs ORDER BY spans DESC LIMIT 1'));
       const spans = await db.scalar<number>('SELECT count(*)::INTEGER FROM spans WHERE trace_id = $t', { t: id });
       const t = performance.now();
-      const tree = await buildTree(db, id);
-      const text = renderTreeText(tree);
+      const text = renderTreeText(await buildTreeText(db, id));
       return { ms: performance.now() - t, spans, bytes: text.length };
     }
     default:

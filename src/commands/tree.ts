@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { buildTree, resolveTrace, traceIds } from '../analyze/tree.js';
+import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 
@@ -26,9 +26,8 @@ export const treeCommand: CommandModule<object, Args> = {
       }
       const trees = [];
       for (const id of ids) {
-        const t = await buildTree(db, id);
-        if (a.format === 'json') trees.push(treeJson(t, a.depth));
-        else process.stdout.write(renderTreeText(t, a.depth) + (ids.length > 1 ? '\n' : ''));
+        if (a.format === 'json') trees.push(treeJson(await buildTree(db, id), a.depth));
+        else process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth)) + (ids.length > 1 ? '\n' : ''));
       }
       if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? trees[0] : trees, null, 2) + '\n');
     }),

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
+import { buildTreeText } from '../../src/analyze/tree.js';
+import { renderTreeText } from '../../src/render/tree-text.js';
 import { InputError } from '../../src/errors.js';
 import { evaluateGate } from '../../src/gate/rules.js';
 import { writeParquetFile } from '../../src/produce/parquet-writer.js';
@@ -198,6 +200,70 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     } finally {
       db.close();
     }
+  });
+});
+
+describe('the text tree (laid out in DuckDB)', () => {
+  const ET = FUSION_ET;
+  const recs = [
+    ...span({ id: '00000000000000a1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 }),
+    ...span({ id: '00000000000000a2', parent: '00000000000000a1', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, attrs: { phase: 'EXECUTION_PHASE_RUN' } }),
+    ...span({ id: '00000000000000a3', parent: '00000000000000ff', name: 'Node evaluated (model.p.lost)', eventType: ET('node.NodeEvaluated'), start: 2, end: 3.25, attrs: { unique_id: 'model.p.lost', phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS' } }),
+    ...span({ id: '00000000000000a4', parent: '00000000000000a3', name: 'Query executed (model.p.lost)', eventType: ET('query.QueryExecuted'), start: 2.1, end: 2.9, status: { message: 'boom', code: 2 } }),
+    ...span({ id: '00000000000000a5', parent: '00000000000000a2', name: 'Node evaluated (model.p.hung)', eventType: ET('node.NodeEvaluated'), start: 4, attrs: { unique_id: 'model.p.hung', phase: 'EXECUTION_PHASE_RUN' } }),
+    ...span({ id: '00000000000000a6', parent: '00000000000000a6', name: 'self parent', eventType: ET('x.Other'), start: 5, end: 5.0005 }),
+    ...span({ id: '00000000000000a7', parent: '00000000000000a8', name: 'cycle a', eventType: ET('x.Other'), start: 6, end: 7 }),
+    ...span({ id: '00000000000000a8', parent: '00000000000000a7', name: 'cycle b', eventType: ET('x.Other'), start: 6, end: 7 }),
+    ...span({ id: '00000000000000a9', parent: '00000000000000a1', name: 'Node evaluated (test.p.t)', eventType: ET('node.NodeEvaluated'), start: 6, end: 6.125, attrs: { unique_id: 'test.p.t', phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: { test_outcome: 'TEST_OUTCOME_FAILED', failing_rows: 3 } } }),
+    ...span({ id: '00000000000000aa', parent: '00000000000000a1', name: 'Node evaluated (model.p.s)', eventType: ET('node.NodeEvaluated'), start: 6.5, end: 6.5, attrs: { unique_id: 'model.p.s', phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SKIPPED', node_skip_reason: 'NODE_SKIP_REASON_UPSTREAM', node_skip_upstream_detail: { upstream_unique_id: 'model.p.lost' } } })
+      .map((r) => ({ ...r, links: [{ trace_id: TRACE, span_id: '00000000000000ab', attributes: {} }] })),
+    ...span({ id: '00000000000000ac', parent: '00000000000000a1', name: null as unknown as string, eventType: ET('x.Other'), start: 9, end: 70_000 }),
+    ...span({ id: '00000000000000ad', parent: '00000000000000a1', name: 'has a child', eventType: ET('x.Other'), start: 9.5, end: 9.75 }),
+    ...span({ id: '00000000000000ae', parent: '00000000000000a1', name: 'error no outcome', eventType: ET('x.Other'), start: 9.6, end: 12.5, status: { message: '', code: 2 } }),
+    ...span({ id: '00000000000000af', parent: '00000000000000ad', name: 'the child', eventType: ET('x.Other'), start: 9.7, end: 9.8 }),
+  ];
+  const text = async (depth?: number) => {
+    const db = await model([writeLines(dir, 'tree-text.jsonl', recs)]);
+    try {
+      return renderTreeText(await buildTreeText(db, TRACE, depth));
+    } finally {
+      db.close();
+    }
+  };
+
+  it('roots (parent missing, self-parent), siblings in start order, facts, durations as formatDuration rounds them; a cycle has no root', async () => {
+    expect(await text()).toBe(`trace ${TRACE}: 14 spans
+dbt invocation (x)  10ms
+├─ Phase: RUN  [NOT ENDED]
+│  └─ Node evaluated (model.p.hung)  [NOT ENDED]
+├─ Node evaluated (test.p.t)  [success, test=failed (3 failing rows)]  125µs
+├─ Node evaluated (model.p.s)  [skipped, skip=upstream (upstream model.p.lost), -> processed 00000000000000ab]  0µs
+├─ (unnamed span)  1m10s
+├─ has a child  250µs
+│  └─ the child  100µs
+└─ error no outcome  [error]  2.9ms
+Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms
+└─ Query executed (model.p.lost)  [error: boom]  800µs
+self parent  1µs
+`);
+  });
+
+  it('--depth counts what it cuts under each span', async () => {
+    expect(await text(1)).toBe(`trace ${TRACE}: 14 spans
+dbt invocation (x)  10ms
+├─ Phase: RUN  [NOT ENDED]
+│  └─ … 1 child span(s)
+├─ Node evaluated (test.p.t)  [success, test=failed (3 failing rows)]  125µs
+├─ Node evaluated (model.p.s)  [skipped, skip=upstream (upstream model.p.lost), -> processed 00000000000000ab]  0µs
+├─ (unnamed span)  1m10s
+├─ has a child  250µs
+│  └─ … 1 child span(s)
+└─ error no outcome  [error]  2.9ms
+Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms
+└─ Query executed (model.p.lost)  [error: boom]  800µs
+self parent  1µs
+`);
+    expect((await text(0)).split('\n').slice(1, 4)).toEqual(['dbt invocation (x)  10ms', '└─ … 6 child span(s)', 'Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms']);
   });
 });
 
