@@ -112,8 +112,10 @@ const LABEL = `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif
  * spans deeper than that are counted on one line under their parent, as `… N child span(s)`.
  */
 export async function buildTreeText(db: Db, traceId: string, maxDepth?: number): Promise<TreeText> {
-  const deeper = maxDepth === undefined ? '' : `AND w.depth < ${Math.max(0, Math.floor(maxDepth))}`;
-  const cut = maxDepth === undefined ? 'false' : `w.depth >= ${Math.max(0, Math.floor(maxDepth))} AND k.children > 0`;
+  // a span at depth >= maxDepth shows no children (as in the JSON tree)
+  const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? undefined : Math.max(0, Math.ceil(maxDepth));
+  const deeper = cutAt === undefined ? '' : `AND w.depth < ${cutAt}`;
+  const cut = cutAt === undefined ? 'false' : `w.depth >= ${cutAt} AND k.children > 0`;
   const sql = `WITH RECURSIVE s AS (
       SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${LABEL} AS label,
         row_number() OVER (ORDER BY start_ns, span_id) AS n

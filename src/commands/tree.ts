@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { UsageError } from '../errors.js';
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -17,8 +18,11 @@ export const treeCommand: CommandModule<object, Args> = {
       .option('trace', { type: 'string', describe: 'one trace: trace id, invocation id, or a unique prefix' })
       .option('depth', { type: 'number', describe: 'print spans down to this depth (0 = roots only)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
-  handler: (a) =>
-    withModel(a, async (db) => {
+  handler: (a) => {
+    if (a.depth !== undefined && !(Number.isInteger(a.depth) && a.depth >= 0)) {
+      throw new UsageError(`--depth: expected a whole number of levels, 0 or more (for example --depth 2); got ${Number.isNaN(a.depth) ? 'something else' : a.depth}`);
+    }
+    return withModel(a, async (db) => {
       const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
       if (ids.length === 0) {
         process.stderr.write('runlens: no spans in the input\n');
@@ -30,5 +34,6 @@ export const treeCommand: CommandModule<object, Args> = {
         else process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth)) + (ids.length > 1 ? '\n' : ''));
       }
       if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? trees[0] : trees, null, 2) + '\n');
-    }),
+    });
+  },
 };

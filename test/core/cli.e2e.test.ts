@@ -35,6 +35,9 @@ describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () =>
     expect(shallow.stdout).not.toContain('019abf1c70ba7a808f0bcf72dacda1e6');
     expect(shallow.stdout).not.toContain('Node evaluated');
     expect(shallow.stdout).toMatch(/└─ … 48 child span\(s\)/);
+    const bad = runCli(['tree', P72, '--depth', 'two']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--depth: expected a whole number');
     const json = JSON.parse(runCli(['tree', P120, '--format', 'json', '--trace', '019c97ca-fe1c-76e2-abb1-50e9427e666a']).stdout);
     expect(json.roots.map((x: { kind: string }) => x.kind)).toEqual(['process', 'invocation']);
   });
