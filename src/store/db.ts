@@ -22,13 +22,13 @@ function rowObjects(r: DuckDBResultReader): Row[] {
   return out;
 }
 
+/** Rows per string joined by DuckDB in Db.rowsText. */
+const ROWS_TEXT_GROUP = 8192;
+
 /**
  * One DuckDB database (in memory, or a file made by `runlens load --db`). Small results come back
  * as JSON-safe row objects (64-bit integers as strings); bulk work never leaves DuckDB.
  */
-/** Rows per string joined by DuckDB in Db.rowsText. */
-const ROWS_TEXT_GROUP = 8192;
-
 export class Db {
   private constructor(
     readonly instance: DuckDBInstance,
