@@ -77,6 +77,14 @@ export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
     if (p && p !== n) p.children.push(n);
     else roots.push(n);
   }
+  // Spans in a parent cycle, which no root reaches, become roots at the end (as in the text tree).
+  const reached = new Set<TreeNode>();
+  const stack = [...roots];
+  for (let n = stack.pop(); n; n = stack.pop()) {
+    reached.add(n);
+    for (const c of n.children) stack.push(c);
+  }
+  for (const n of nodes) if (!reached.has(n)) roots.push({ ...n, children: [] });
   const cmd = await db.scalar<string | null>('SELECT command FROM runs WHERE trace_id = $t', { t: traceId });
   return { trace_id: traceId, command: cmd, roots, spans: nodes.length };
 }
@@ -106,7 +114,8 @@ const LABEL = `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif
 
 /**
  * The tree as lines, laid out by DuckDB: siblings in start order, each line's prefix carried down a
- * recursive walk from the roots (spans whose parent is not in the trace, and self-parents), lines
+ * recursive walk from the roots (spans whose parent is not in the trace, self-parents, and at the
+ * end the spans of parent cycles, which no root reaches), lines
  * ordered by the path of sibling ranks and joined in parallel groups. Building 97,592 nodes in JS
  * and walking them cost 1.3-1.5 s, mostly splitting fields and collecting garbage. With `maxDepth`,
  * spans deeper than that are counted on one line under their parent, as `… N child span(s)`.
@@ -114,8 +123,9 @@ const LABEL = `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif
 export async function buildTreeText(db: Db, traceId: string, maxDepth?: number): Promise<TreeText> {
   // a span at depth >= maxDepth shows no children (as in the JSON tree)
   const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? undefined : Math.max(0, Math.ceil(maxDepth));
-  const deeper = cutAt === undefined ? '' : `AND w.depth < ${cutAt}`;
-  const cut = cutAt === undefined ? 'false' : `w.depth >= ${cutAt} AND k.children > 0`;
+  // the walk covers the whole tree (what it does not reach is a cycle); the cut is applied to its lines
+  const shown = cutAt === undefined ? 'true' : `w.depth <= ${cutAt}`;
+  const cut = cutAt === undefined ? 'false' : `w.depth = ${cutAt} AND k.children > 0`;
   const sql = `WITH RECURSIVE s AS (
       SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${LABEL} AS label,
         row_number() OVER (ORDER BY start_ns, span_id) AS n
@@ -131,13 +141,15 @@ export async function buildTreeText(db: Db, traceId: string, maxDepth?: number):
       SELECT c.n, list_append(w.path, c.rk), w.child_prefix || CASE WHEN c.rk = c.siblings THEN '└─ ' ELSE '├─ ' END || c.label,
         w.child_prefix || CASE WHEN c.rk = c.siblings THEN '   ' ELSE '│  ' END, w.depth + 1
       FROM y c JOIN walk w ON c.parent_n = w.n
-      WHERE true ${deeper}
     ),
     kids AS (SELECT parent_n AS n, count(*) AS children FROM x WHERE parent_n IS NOT NULL GROUP BY 1),
     out AS (
-      SELECT w.path, w.line || chr(31) || coalesce(y.d, '') AS text FROM walk w JOIN y USING (n)
+      SELECT w.path, w.line || chr(31) || coalesce(y.d, '') AS text FROM walk w JOIN y USING (n) WHERE ${shown}
       UNION ALL
       SELECT list_append(w.path, 0), w.child_prefix || '└─ … ' || k.children || ' child span(s)' || chr(31) FROM walk w JOIN kids k USING (n) WHERE ${cut}
+      UNION ALL
+      -- spans in a parent cycle, which no root reaches: listed as roots at the end (as the explorer does)
+      SELECT [1000000000 + n], label || chr(31) || coalesce(d, '') FROM y WHERE n NOT IN (SELECT n FROM walk)
     )
     SELECT string_agg(text, chr(30) ORDER BY o) FROM (SELECT text, row_number() OVER (ORDER BY path) AS o FROM out)
     GROUP BY o // 8192 ORDER BY o // 8192`;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
-import { buildTreeText } from '../../src/analyze/tree.js';
+import { buildTree, buildTreeText } from '../../src/analyze/tree.js';
 import { renderTreeText } from '../../src/render/tree-text.js';
 import { InputError } from '../../src/errors.js';
 import { evaluateGate } from '../../src/gate/rules.js';
@@ -231,7 +231,7 @@ describe('the text tree (laid out in DuckDB)', () => {
     }
   };
 
-  it('roots (parent missing, self-parent), siblings in start order, facts, durations as formatDuration rounds them; a cycle has no root', async () => {
+  it('roots (parent missing, self-parent, then the spans of a parent cycle), siblings in start order, facts, durations as formatDuration rounds them', async () => {
     expect(await text()).toBe(`trace ${TRACE}: 14 spans
 dbt invocation (x)  10ms
 ├─ Phase: RUN  [NOT ENDED]
@@ -245,7 +245,19 @@ dbt invocation (x)  10ms
 Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms
 └─ Query executed (model.p.lost)  [error: boom]  800µs
 self parent  1µs
+cycle a  1.0ms
+cycle b  1.0ms
 `);
+  });
+
+  it('the JSON tree keeps the spans of a parent cycle too, as roots', async () => {
+    const db = await model([writeLines(dir, 'tree-json.jsonl', recs)]);
+    try {
+      const t = await buildTree(db, TRACE);
+      expect(t.roots.map((r) => r.name)).toEqual(['dbt invocation (x)', 'Node evaluated (model.p.lost)', 'self parent', 'cycle a', 'cycle b']);
+    } finally {
+      db.close();
+    }
   });
 
   it('--depth counts what it cuts under each span', async () => {
@@ -262,6 +274,8 @@ dbt invocation (x)  10ms
 Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms
 └─ Query executed (model.p.lost)  [error: boom]  800µs
 self parent  1µs
+cycle a  1.0ms
+cycle b  1.0ms
 `);
     expect((await text(0)).split('\n').slice(1, 4)).toEqual(['dbt invocation (x)  10ms', '└─ … 6 child span(s)', 'Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms']);
   });
