@@ -6,7 +6,7 @@
  * or the whole message for Invocation/Process/...) unpacked back into attributes.
  */
 import type { Db } from '../store/db.js';
-import { sqlString } from '../store/db.js';
+import { sqlIn, sqlString } from '../store/db.js';
 import type { InputFile } from './detect.js';
 import { DETAIL_KEYS, DETAIL_KEY_ALIASES } from '../telemetry/details.js';
 
@@ -105,6 +105,9 @@ export function detailMacroSql(): string {
     ELSE json_object(CASE json_keys(p)[1] ${whens} ELSE lower(json_keys(p)[1]) END, json_extract(p, '$.' || json_keys(p)[1])) END;`;
 }
 
+/** Messages of the bulk rows (node, query and log events), whose attributes keep the Parquet layout. */
+const BULK_MESSAGES = ['NodeEvaluated', 'NodeProcessed', 'QueryExecuted', 'LogMessage', 'UserLogMessage', 'CompiledCode'];
+
 /** The message name (last event_type segment), computed once per row in readParquetSql's inner select. */
 const MSG = '_rl_msg';
 
@@ -170,7 +173,7 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<string> 
       ${col('body', 'body')} AS body, (${links})::JSON AS links,
       -- Bulk rows (node, query, log events) keep the Parquet layout of their attributes (the columns
       -- that are set); the few others (invocation, process, phases, ...) are rebuilt in the JSONL shape.
-      (${shape.top.has('attributes') ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed', 'QueryExecuted', 'LogMessage', 'UserLogMessage', 'CompiledCode')
+      (${shape.top.has('attributes') ? `CASE WHEN ${sqlIn(MSG, BULK_MESSAGES)}
          THEN ${attributesLayoutJsonSql(shape)} ELSE ${attributesJsonSql(shape)} END` : "'{}'::JSON"}) AS attributes,
       ${shape.top.has('attributes') ? attrStructSql(shape) : 'NULL'} AS a
     FROM ${innerSql(shape, input.path)}`;

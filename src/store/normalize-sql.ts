@@ -5,7 +5,7 @@
  */
 import { ALIASES, ExecutionPhase, NodeOutcome, NodeSkipReason, NodeType, TestOutcome, type EnumTable } from '../telemetry/enums.js';
 import { SPAN_KIND_BY_MESSAGE } from '../telemetry/event-types.js';
-import { sqlString } from './db.js';
+import { sqlIn, sqlString } from './db.js';
 import { detailMacroSql } from '../ingest/parquet.js';
 
 function enumMacro(fn: string, t: EnumTable): string {
@@ -121,7 +121,7 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms,
     record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, NULL::INTEGER AS depth
-  FROM (SELECT *, CASE WHEN kind0 IN ('node_evaluated', 'node_processed', 'query', 'phase', 'invocation') AND ${parsed} THEN ${a} END AS a
+  FROM (SELECT *, CASE WHEN ${sqlIn('kind0', ['node_evaluated', 'node_processed', 'query', 'phase', 'invocation'])} AND ${parsed} THEN ${a} END AS a
         FROM (SELECT s.* ${opts.attrStruct ? 'EXCLUDE (a)' : ''}, ${opts.attrStruct ? 's.a AS a0,' : ''}
                 CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0
               FROM (${sourceSql}) s)) src`;
