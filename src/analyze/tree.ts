@@ -113,58 +113,84 @@ const LABEL = `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif
     CASE WHEN kind = 'node_evaluated' AND linked_span_id <> '' THEN '-> processed ' || linked_span_id END), '') || ']', '')`;
 
 /**
- * The tree as lines, laid out by DuckDB: siblings in start order, each line's prefix carried down a
- * recursive walk from the roots (spans whose parent is not in the trace, self-parents, and at the
- * end the spans of parent cycles, which no root reaches), lines
- * ordered by the path of sibling ranks and joined in parallel groups. Building 97,592 nodes in JS
- * and walking them cost 1.3-1.5 s, mostly splitting fields and collecting garbage. With `maxDepth`,
+ * The tree as lines. DuckDB gives each span of the trace, in start order, its line label, duration
+ * and parent (as the span's place in that order: a span id names the last span that has it, and a
+ * span that is its own parent is a root), joined in parallel groups; JS walks the tree on integer
+ * arrays from the roots (spans whose parent is not in the trace, and self-parents), siblings in
+ * start order, and puts the prefixes (`├─ `, `│  `) in front of the labels. Spans in a parent cycle,
+ * which no root reaches, are listed as roots at the end (as the explorer does). With `maxDepth`,
  * spans deeper than that are counted on one line under their parent, as `… N child span(s)`.
+ * Building 97,592 node objects in JS cost 1.3-1.5 s (splitting every field, garbage collection); a
+ * recursive walk in SQL 0.6-0.9 s, most of it in the recursion's joins.
  */
 export async function buildTreeText(db: Db, traceId: string, maxDepth?: number): Promise<TreeText> {
   // a span at depth >= maxDepth shows no children (as in the JSON tree)
-  const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? undefined : Math.max(0, Math.ceil(maxDepth));
-  // the walk covers the whole tree (what it does not reach is a cycle); the cut is applied to its lines
-  const shown = cutAt === undefined ? 'true' : `w.depth <= ${cutAt}`;
-  const cut = cutAt === undefined ? 'false' : `w.depth = ${cutAt} AND k.children > 0`;
-  const sql = `WITH RECURSIVE s AS (
+  const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? Infinity : Math.max(0, Math.ceil(maxDepth));
+  // one row per span in start order: parent's place (1-based, empty for a root) \x1f label \x1f duration
+  const sql = `WITH s AS (
       SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${LABEL} AS label,
         row_number() OVER (ORDER BY start_ns, span_id) AS n
       FROM spans WHERE trace_id = $t
     ),
-    -- a span id names the last span that has it (in print order); a span is its own parent: a root
     ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id),
-    x AS (SELECT s.*, CASE WHEN s.parent_span_id <> '' AND ids.n <> s.n THEN ids.n END AS parent_n FROM s LEFT JOIN ids ON ids.span_id = s.parent_span_id),
-    y AS (SELECT *, row_number() OVER (PARTITION BY parent_n ORDER BY n) AS rk, count(*) OVER (PARTITION BY parent_n) AS siblings FROM x),
-    walk(n, path, line, child_prefix, depth) AS (
-      SELECT n, [rk], label, '', 0 FROM y WHERE parent_n IS NULL
-      UNION ALL
-      SELECT c.n, list_append(w.path, c.rk), w.child_prefix || CASE WHEN c.rk = c.siblings THEN '└─ ' ELSE '├─ ' END || c.label,
-        w.child_prefix || CASE WHEN c.rk = c.siblings THEN '   ' ELSE '│  ' END, w.depth + 1
-      FROM y c JOIN walk w ON c.parent_n = w.n
-    ),
-    kids AS (SELECT parent_n AS n, count(*) AS children FROM x WHERE parent_n IS NOT NULL GROUP BY 1),
-    out AS (
-      SELECT w.path, w.line || chr(31) || coalesce(y.d, '') AS text FROM walk w JOIN y USING (n) WHERE ${shown}
-      UNION ALL
-      SELECT list_append(w.path, 0), w.child_prefix || '└─ … ' || k.children || ' child span(s)' || chr(31) FROM walk w JOIN kids k USING (n) WHERE ${cut}
-      UNION ALL
-      -- spans in a parent cycle, which no root reaches: listed as roots at the end (as the explorer does)
-      SELECT [1000000000 + n], label || chr(31) || coalesce(d, '') FROM y WHERE n NOT IN (SELECT n FROM walk)
-    )
-    SELECT string_agg(text, chr(30) ORDER BY o) FROM (SELECT text, row_number() OVER (ORDER BY path) AS o FROM out)
-    GROUP BY o // 8192 ORDER BY o // 8192`;
-  const lines: TreeText['lines'] = [];
+    x AS (SELECT s.n, s.label, s.d, CASE WHEN s.parent_span_id <> '' AND ids.n <> s.n THEN ids.n END AS parent_n
+          FROM s LEFT JOIN ids ON ids.span_id = s.parent_span_id)
+    SELECT string_agg(coalesce(CAST(parent_n AS VARCHAR), '') || chr(31) || label || chr(31) || coalesce(d, ''), chr(30) ORDER BY n)
+    FROM x GROUP BY (n - 1) // 8192 ORDER BY (n - 1) // 8192`;
+  const parent: number[] = [0];
+  const label: string[] = [''];
+  const duration: (number | null)[] = [null];
   for (const [blob] of (await db.conn.runAndReadAll(sql, { t: traceId })).getRows()) {
     if (typeof blob !== 'string' || blob === '') continue;
     for (const row of blob.split('\x1e')) {
-      const k = row.lastIndexOf('\x1f');
-      const d = row.slice(k + 1);
-      lines.push([row.slice(0, k), d === '' ? null : Number(d)]);
+      const a = row.indexOf('\x1f');
+      const b = row.lastIndexOf('\x1f');
+      parent.push(a === 0 ? 0 : Number(row.slice(0, a)));
+      label.push(row.slice(a + 1, b));
+      duration.push(b === row.length - 1 ? null : Number(row.slice(b + 1)));
     }
   }
+  const lines = layOutTree(parent, label, duration, cutAt);
   const head = await db.one<{ command: string | null; spans: number }>(
     `SELECT (SELECT command FROM runs WHERE trace_id = $t) AS command, (SELECT count(*)::INTEGER FROM spans WHERE trace_id = $t) AS spans`,
     { t: traceId },
   );
   return { trace_id: traceId, command: head?.command ?? null, spans: head?.spans ?? 0, lines };
+}
+
+/**
+ * Lines of a tree given as arrays indexed by a span's place in start order (1..n; index 0 unused):
+ * parent place (0: a root), label, duration. Depth-first from the roots, children in start order.
+ */
+function layOutTree(parent: number[], label: string[], duration: (number | null)[], cutAt: number): TreeText['lines'] {
+  const n = parent.length - 1;
+  // children of each span in start order, as slices of one array (counting sort by parent)
+  const first = new Int32Array(n + 2);
+  for (let i = 1; i <= n; i++) first[parent[i]! + 1]!++;
+  for (let p = 1; p <= n + 1; p++) first[p]! += first[p - 1]!;
+  const kids = new Int32Array(n);
+  const fill = first.slice(0, n + 1);
+  for (let i = 1; i <= n; i++) kids[fill[parent[i]!]!++] = i;
+  const childCount = (p: number) => first[p + 1]! - first[p]!;
+
+  const lines: TreeText['lines'] = [];
+  const seen = new Uint8Array(n + 1);
+  // explicit stack (a deep chain must not overflow the JS stack): span, depth, line prefix, prefix of its children
+  const stack: [number, number, string, string][] = [];
+  const rootsEnd = first[1]!;
+  for (let r = rootsEnd - 1; r >= first[0]!; r--) stack.push([kids[r]!, 0, '', '']);
+  while (stack.length > 0) {
+    const [span, depth, prefix, childPrefix] = stack.pop()!;
+    seen[span] = 1;
+    if (depth <= cutAt) lines.push([prefix + label[span]!, duration[span]!]);
+    const count = childCount(span);
+    if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${count} child span(s)`, null]);
+    // the whole tree is walked (what it does not reach is a cycle); only lines above the cut are kept
+    for (let k = first[span + 1]! - 1; k >= first[span]!; k--) {
+      const last = k === first[span + 1]! - 1;
+      stack.push([kids[k]!, depth + 1, childPrefix + (last ? '└─ ' : '├─ '), childPrefix + (last ? '   ' : '│  ')]);
+    }
+  }
+  for (let i = 1; i <= n; i++) if (!seen[i]) lines.push([label[i]!, duration[i]!]);
+  return lines;
 }
