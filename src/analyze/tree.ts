@@ -115,7 +115,7 @@ const LABEL = `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif
 /**
  * The tree as lines. DuckDB gives each span of the trace, in start order, its line label, duration
  * and parent (as the span's place in that order: a span id names the last span that has it, and a
- * span that is its own parent is a root), joined in parallel groups; JS walks the tree on integer
+ * span that is its own parent is a root), read through Db.rowsText; JS walks the tree on integer
  * arrays from the roots (spans whose parent is not in the trace, and self-parents), siblings in
  * start order, and puts the prefixes (`├─ `, `│  `) in front of the labels. Spans in a parent cycle,
  * which no root reaches, are listed as roots at the end (as the explorer does). With `maxDepth`,
@@ -126,31 +126,21 @@ const LABEL = `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif
 export async function buildTreeText(db: Db, traceId: string, maxDepth?: number): Promise<TreeText> {
   // a span at depth >= maxDepth shows no children (as in the JSON tree)
   const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? Infinity : Math.max(0, Math.ceil(maxDepth));
-  // one row per span in start order: parent's place (1-based, empty for a root) \x1f label \x1f duration
+  // one row per span in start order: its parent's place in that order (none for a root), label, duration
   const sql = `WITH s AS (
       SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${LABEL} AS label,
         row_number() OVER (ORDER BY start_ns, span_id) AS n
       FROM spans WHERE trace_id = $t
     ),
-    ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id),
-    x AS (SELECT s.n, s.label, s.d, CASE WHEN s.parent_span_id <> '' AND ids.n <> s.n THEN ids.n END AS parent_n
-          FROM s LEFT JOIN ids ON ids.span_id = s.parent_span_id)
-    SELECT string_agg(coalesce(CAST(parent_n AS VARCHAR), '') || chr(31) || label || chr(31) || coalesce(d, ''), chr(30) ORDER BY n)
-    FROM x GROUP BY (n - 1) // 8192 ORDER BY (n - 1) // 8192`;
-  const parent: number[] = [0];
-  const label: string[] = [''];
-  const duration: (number | null)[] = [null];
-  for (const [blob] of (await db.conn.runAndReadAll(sql, { t: traceId })).getRows()) {
-    if (typeof blob !== 'string' || blob === '') continue;
-    for (const row of blob.split('\x1e')) {
-      const a = row.indexOf('\x1f');
-      const b = row.lastIndexOf('\x1f');
-      parent.push(a === 0 ? 0 : Number(row.slice(0, a)));
-      label.push(row.slice(a + 1, b));
-      duration.push(b === row.length - 1 ? null : Number(row.slice(b + 1)));
-    }
-  }
-  const lines = layOutTree(parent, label, duration, cutAt);
+    ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id)
+    SELECT s.n, CASE WHEN s.parent_span_id <> '' AND ids.n <> s.n THEN ids.n END AS parent_n, s.label, s.d
+    FROM s LEFT JOIN ids ON ids.span_id = s.parent_span_id`;
+  const spans = await db.rowsText(sql, ['parent_n', 'label', 'd'], 'n', { t: traceId }, ([p, l, d]): TreeSpan => [
+    p ? Number(p) : 0,
+    l ?? '',
+    d ? Number(d) : null,
+  ]);
+  const lines = layOutTree(spans, cutAt);
   const head = await db.one<{ command: string | null; spans: number }>(
     `SELECT (SELECT command FROM runs WHERE trace_id = $t) AS command, (SELECT count(*)::INTEGER FROM spans WHERE trace_id = $t) AS spans`,
     { t: traceId },
@@ -158,31 +148,35 @@ export async function buildTreeText(db: Db, traceId: string, maxDepth?: number):
   return { trace_id: traceId, command: head?.command ?? null, spans: head?.spans ?? 0, lines };
 }
 
+/** A span of the text tree: its parent's place in start order (1-based; 0 for a root), label, duration. */
+type TreeSpan = [parent: number, label: string, durationMs: number | null];
+
 /**
- * Lines of a tree given as arrays indexed by a span's place in start order (1..n; index 0 unused):
- * parent place (0: a root), label, duration. Depth-first from the roots, children in start order.
+ * Lines of a tree whose spans are given in start order (span i, 1-based, is spans[i - 1]).
+ * Depth-first from the roots, children in start order.
  */
-function layOutTree(parent: number[], label: string[], duration: (number | null)[], cutAt: number): TreeText['lines'] {
-  const n = parent.length - 1;
+function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
+  const n = spans.length;
+  const parent = (i: number) => spans[i - 1]![0];
   // children of each span in start order, as slices of one array (counting sort by parent)
   const first = new Int32Array(n + 2);
-  for (let i = 1; i <= n; i++) first[parent[i]! + 1]!++;
+  for (let i = 1; i <= n; i++) first[parent(i) + 1]!++;
   for (let p = 1; p <= n + 1; p++) first[p]! += first[p - 1]!;
   const kids = new Int32Array(n);
   const fill = first.slice(0, n + 1);
-  for (let i = 1; i <= n; i++) kids[fill[parent[i]!]!++] = i;
+  for (let i = 1; i <= n; i++) kids[fill[parent(i)]!++] = i;
   const childCount = (p: number) => first[p + 1]! - first[p]!;
+  const line = (i: number, prefix: string): TreeText['lines'][number] => [prefix + spans[i - 1]![1], spans[i - 1]![2]];
 
   const lines: TreeText['lines'] = [];
   const seen = new Uint8Array(n + 1);
   // explicit stack (a deep chain must not overflow the JS stack): span, depth, line prefix, prefix of its children
   const stack: [number, number, string, string][] = [];
-  const rootsEnd = first[1]!;
-  for (let r = rootsEnd - 1; r >= first[0]!; r--) stack.push([kids[r]!, 0, '', '']);
+  for (let r = childCount(0) - 1; r >= 0; r--) stack.push([kids[r]!, 0, '', '']); // the roots: children of place 0
   while (stack.length > 0) {
     const [span, depth, prefix, childPrefix] = stack.pop()!;
     seen[span] = 1;
-    if (depth <= cutAt) lines.push([prefix + label[span]!, duration[span]!]);
+    if (depth <= cutAt) lines.push(line(span, prefix));
     const count = childCount(span);
     if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${count} child span(s)`, null]);
     // the whole tree is walked (what it does not reach is a cycle); only lines above the cut are kept
@@ -191,6 +185,6 @@ function layOutTree(parent: number[], label: string[], duration: (number | null)
       stack.push([kids[k]!, depth + 1, childPrefix + (last ? '└─ ' : '├─ '), childPrefix + (last ? '   ' : '│  ')]);
     }
   }
-  for (let i = 1; i <= n; i++) if (!seen[i]) lines.push([label[i]!, duration[i]!]);
+  for (let i = 1; i <= n; i++) if (!seen[i]) lines.push(line(i, ''));
   return lines;
 }
