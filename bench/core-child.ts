@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
 import { buildTreeText } from '../src/analyze/tree.js';
 import { renderTreeText } from '../src/render/tree-text.js';
-import { sqlString } from '../src/store/db.js';
+import { BLOCK_ALLOCATOR_MEMORY, sqlString } from '../src/store/db.js';
 import { loadPaths, openModel } from '../src/store/load.js';
 
 const [task, file, trace] = process.argv.slice(2) as [string, string, string | undefined];
@@ -20,10 +20,12 @@ async function main(): Promise<Record<string, unknown>> {
   const t0 = performance.now();
   switch (task) {
     case 'raw-jsonl':
-    case 'raw-parquet': {
-      const inst = await DuckDBInstance.create(':memory:');
+    case 'raw-parquet':
+    case 'raw-jsonl-tuned': {
+      // -tuned: with the DuckDB settings runlens opens its databases with, to show what they alone give.
+      const inst = await DuckDBInstance.create(':memory:', task.endsWith('-tuned') ? { block_allocator_memory: BLOCK_ALLOCATOR_MEMORY } : {});
       const c = await inst.connect();
-      const src = task === 'raw-jsonl'
+      const src = task.startsWith('raw-jsonl')
         ? `read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${JSON_COLUMNS})`
         : `read_parquet(${sqlString(file)})`;
       await c.run(`CREATE TABLE t AS SELECT * FROM ${src}`);

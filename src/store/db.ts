@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
+import { totalmem } from 'node:os';
 import { InputError } from '../errors.js';
 import { jsonRows } from './json-rows.js';
 import { timed } from './timing.js';
@@ -26,6 +27,15 @@ function rowObjects(r: DuckDBResultReader): Row[] {
 const ROWS_TEXT_GROUP = 8192;
 
 /**
+ * Memory DuckDB's block allocator keeps for reuse instead of handing it back to the system: a quarter
+ * of the machine's. A load writes each JSON chunk's rows into small blocks, then copies them into
+ * full row groups and frees the small ones; without the block allocator every new block was fresh
+ * memory, and its page faults were a fifth of a 1M-record load's time (measured: 8.2-8.9 s against
+ * 6.7-6.9 s with it). Only what is used is ever touched, and it is released with the database.
+ */
+export const BLOCK_ALLOCATOR_MEMORY = `${Math.floor(totalmem() / 4 / 2 ** 20)}MiB`;
+
+/**
  * One DuckDB database (in memory, or a file made by `runlens load --db`). Small results come back
  * as JSON-safe row objects (64-bit integers as strings); bulk work never leaves DuckDB.
  */
@@ -39,7 +49,7 @@ export class Db {
   static async open(path = ':memory:'): Promise<Db> {
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(path);
+      instance = await DuckDBInstance.create(path, { block_allocator_memory: BLOCK_ALLOCATOR_MEMORY });
     } catch (e) {
       throw new InputError(`cannot open database: ${(e as Error).message}`, path);
     }
