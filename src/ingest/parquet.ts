@@ -138,18 +138,35 @@ function attrStructSql(shape: ParquetShape): string {
 const detailSql = (variant: string) =>
   `coalesce(json_extract(_rl_p, '$.${variant}'), json_extract(_rl_p, '$.node_outcome_detail.${variant}'))`;
 
+/** The file's rows with their message name (the last event_type segment) as ${MSG}. */
+function withMessageSql(shape: ParquetShape, path: string, opts: { rowNumbers?: boolean } = {}): string {
+  const msg = shape.top.has('event_type') ? `regexp_extract(CAST(event_type AS VARCHAR), '\\.([A-Za-z0-9_]+)$', 1)` : 'NULL::VARCHAR';
+  return `(SELECT *, ${msg} AS ${MSG} FROM read_parquet(${sqlString(path)}${opts.rowNumbers ? ', file_row_number = true' : ''}))`;
+}
+
 /** Innermost select: the message name and a node's json_payload parsed once. */
 function innerSql(shape: ParquetShape, path: string): string {
   const hasAttrs = shape.top.has('attributes');
   const p = hasAttrs && shape.attrs.includes('json_payload')
     ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed') THEN TRY_CAST(attributes.json_payload AS JSON) END`
     : 'CAST(NULL AS JSON)';
-  const msg = shape.top.has('event_type') ? `regexp_extract(CAST(event_type AS VARCHAR), '\\.([A-Za-z0-9_]+)$', 1)` : 'NULL::VARCHAR';
   return `(SELECT *, coalesce(${detailSql('NodeTestDetail')}, ${detailSql('TestEvaluationDetail')}) AS _rl_td
-           FROM (SELECT *, ${p} AS _rl_p FROM (SELECT *, ${msg} AS ${MSG} FROM read_parquet(${sqlString(path)}))))`;
+           FROM (SELECT *, ${p} AS _rl_p FROM ${withMessageSql(shape, path)}))`;
 }
 
-export async function readParquetSql(db: Db, input: InputFile): Promise<string> {
+/**
+ * How a Parquet file is read: `select` gives record_rows' columns in the file's order, and, when the
+ * file has an attributes struct, `attributesSelect` gives the JSON text of every row's attributes
+ * (file_id, line, attributes) for the record_attributes table, which `select` leaves empty. A file
+ * with one row group (as the engine writes them) is read on one thread, and building that JSON was
+ * half of the load; run on a second connection at the same time, it takes the other core.
+ */
+export interface ParquetRead {
+  select: string;
+  attributesSelect?: string;
+}
+
+export async function readParquetSql(db: Db, input: InputFile): Promise<ParquetRead> {
   const shape = await describe(db, input.path);
   const col = (c: string, expr: string) => (shape.top.has(c) ? expr : 'NULL');
   const hex = (c: string) => col(c, `CASE WHEN ${c} IS NULL THEN NULL ELSE lower(printf('%016x', CAST(${c} AS UBIGINT))) END`);
@@ -159,7 +176,8 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<string> 
     `CASE WHEN links IS NULL THEN NULL ELSE to_json(list_transform(links, l -> {'trace_id': CAST(l.trace_id AS VARCHAR),
        'span_id': lower(printf('%016x', CAST(l.span_id AS UBIGINT))), 'attributes': coalesce(TRY_CAST(l.json_payload AS JSON), '{}'::JSON)})) END`,
   );
-  return `SELECT
+  const hasAttrs = shape.top.has('attributes');
+  const select = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
       ${col('record_type', 'CAST(record_type AS VARCHAR)')} AS record_type,
       ${col('trace_id', 'rl_trace_id(CAST(trace_id AS VARCHAR))')} AS trace_id,
@@ -171,10 +189,16 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<string> 
       ${col('severity_text', 'CAST(severity_text AS VARCHAR)')} AS severity_text,
       ${col('status_code', 'CAST(status_code AS INTEGER)')} AS status_code, ${col('status_message', 'status_message')} AS status_message,
       ${col('body', 'body')} AS body, (${links})::JSON AS links,
-      -- Bulk rows (node, query, log events) keep the Parquet layout of their attributes (the columns
-      -- that are set); the few others (invocation, process, phases, ...) are rebuilt in the JSONL shape.
-      (${shape.top.has('attributes') ? `CASE WHEN ${sqlIn(MSG, BULK_MESSAGES)}
-         THEN ${attributesLayoutJsonSql(shape)} ELSE ${attributesJsonSql(shape)} END` : "'{}'::JSON"}) AS attributes,
-      ${shape.top.has('attributes') ? attrStructSql(shape) : 'NULL'} AS a
+      -- With an attributes struct, their JSON goes to record_attributes (attributesSelect).
+      ${hasAttrs ? 'NULL::JSON' : "'{}'::JSON"} AS attributes,
+      ${hasAttrs ? attrStructSql(shape) : 'NULL'} AS a
     FROM ${innerSql(shape, input.path)}`;
+  if (!hasAttrs) return { select };
+  // Bulk rows (node, query, log events) keep the Parquet layout of their attributes (the columns that
+  // are set); the few others (invocation, process, phases, ...) are rebuilt in the JSONL shape.
+  // line: the record's line in the records view (its row in the file, from 1).
+  const attributesSelect = `SELECT CAST($file_id AS INTEGER) AS file_id, file_row_number + 1 AS line,
+      CASE WHEN ${sqlIn(MSG, BULK_MESSAGES)} THEN ${attributesLayoutJsonSql(shape)} ELSE ${attributesJsonSql(shape)} END AS attributes
+    FROM ${withMessageSql(shape, input.path, { rowNumbers: true })}`;
+  return { select, attributesSelect };
 }

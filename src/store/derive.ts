@@ -2,6 +2,7 @@
  * Derived relations (spans, logs, nodes, runs) rebuilt for the traces a load touched. Everything
  * runs inside DuckDB; `_touched(trace_id)` names the traces to rebuild.
  */
+import { ATTRIBUTES, ATTRIBUTES_JOIN, attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
 import { normalizeSelect } from './normalize-sql.js';
 
@@ -41,8 +42,9 @@ UPDATE record_rows r SET unique_id = n.unique_id, phase = n.phase, node_outcome 
   upstream_unique_id = n.upstream_unique_id, test_outcome = n.test_outcome, failing_rows = n.failing_rows,
   resource_type = n.resource_type, name = n.name, relative_path = n.relative_path, materialization = n.materialization,
   rows_affected = n.rows_affected, in_selection = n.in_selection, attr_duration_ms = n.attr_duration_ms
-FROM (${normalizeSelect(`SELECT rowid AS record_rowid, record_type, span_id, event_type, span_name, links, attributes FROM record_rows
-  WHERE span_row AND record_type = 'SpanStart' AND trace_id IN ${TOUCHED}`, { spanStarts: true })}) n
+FROM (${normalizeSelect(`SELECT r.rowid AS record_rowid, record_type, span_id, event_type, span_name, links, a.attributes
+  FROM record_rows r JOIN ${attributesOfRows(`SELECT rowid FROM record_rows WHERE span_row AND record_type = 'SpanStart' AND trace_id IN ${TOUCHED}`)} a
+    ON a.record_rowid = r.rowid`, { spanStarts: true })}) n
 WHERE r.rowid = n.record_rowid`;
 
 /**
@@ -80,8 +82,9 @@ export function nodesSelect(traces?: string): string {
   return `
 WITH errs AS (
   -- ERROR log records only (few): their text is the node's error.
-  SELECT trace_id, json_extract_string(attributes, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
-  FROM record_rows WHERE record_type = 'LogRecord' ${where('trace_id')}
+  SELECT trace_id, json_extract_string(${ATTRIBUTES}, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  FROM record_rows r ${ATTRIBUTES_JOIN}
+  WHERE record_type = 'LogRecord' ${where('trace_id')}
     AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
 )
@@ -120,8 +123,12 @@ proc AS (
   SELECT trace_id, arg_min(record_rowid, start_ns) AS record_rowid FROM spans WHERE trace_id IN ${TOUCHED} AND kind = 'process' GROUP BY ALL
 ),
 s AS (
-  SELECT i.trace_id, r.attributes, sp.start_ns, sp.end_ns, sp.ended, sp.status_code, sp.status_message
-  FROM inv i JOIN record_rows r ON r.rowid = i.record_rowid JOIN spans sp ON sp.record_rowid = i.record_rowid
+  SELECT i.trace_id, a.attributes, sp.start_ns, sp.end_ns, sp.ended, sp.status_code, sp.status_message
+  FROM inv i JOIN ${attributesOfRows('SELECT record_rowid FROM inv')} a USING (record_rowid) JOIN spans sp ON sp.record_rowid = i.record_rowid
+),
+pv AS (
+  SELECT p.trace_id, json_extract_string(a.attributes, '$.version') AS version
+  FROM proc p JOIN ${attributesOfRows('SELECT record_rowid FROM proc')} a USING (record_rowid)
 ),
 bounds AS (
   SELECT trace_id, min(start_ns) AS start_ns, max(coalesce(end_ns, start_ns)) AS end_ns, count(*) AS spans,
@@ -145,8 +152,7 @@ SELECT b.trace_id,
   coalesce(json_extract_string(s.attributes, '$.eval_args.command'),
            split_part(json_extract_string(s.attributes, '$.raw_command'), ' ', 2)) AS command,
   json_extract_string(s.attributes, '$.raw_command') AS raw_command,
-  coalesce((SELECT json_extract_string(r.attributes, '$.version') FROM proc p JOIN record_rows r ON r.rowid = p.record_rowid WHERE p.trace_id = b.trace_id),
-           json_extract_string(s.attributes, '$.process_info.version')) AS engine_version,
+  coalesce(pv.version, json_extract_string(s.attributes, '$.process_info.version')) AS engine_version,
   coalesce(s.start_ns, b.start_ns), coalesce(s.end_ns, b.end_ns),
   (coalesce(s.end_ns, b.end_ns) - coalesce(s.start_ns, b.start_ns)) / 1e6,
   coalesce(s.ended, false), s.status_code, s.status_message, b.spans,
@@ -155,6 +161,7 @@ SELECT b.trace_id,
   coalesce(c.error, 0) > 0 OR coalesce(c.tests_failed, 0) > 0 OR coalesce(s.status_code, 0) = 2 AS failed,
   b.files
 FROM bounds b LEFT JOIN s USING (trace_id)
+LEFT JOIN pv ON pv.trace_id = b.trace_id
 LEFT JOIN counts c ON c.trace_id = b.trace_id`;
 
 export interface DeriveOptions {

@@ -11,6 +11,7 @@ import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
 import { LARGE_OBJECT_BYTES, isObjectSizeError, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { readParquetSql } from '../ingest/parquet.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { Db, sqlString } from './db.js';
 import { deriveTouched } from './derive.js';
 import { ensureSchema } from './schema.js';
@@ -93,7 +94,8 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   const lenient = opts.lenient ?? false;
   const hashing = contentHash(input.path);
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
-  const parquetSelect = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
+  const parquet = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
+  const parquetSelect = parquet?.select;
   const insert = (maxObjectBytes?: number) => {
     const select = parquetSelect ?? readJsonSql(input, { lenient, maxObjectBytes });
     return timed('insert records', () =>
@@ -106,6 +108,9 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
         if (pr.percentage >= 0) opts.onProgress!({ file: input.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
       }, 100)
     : undefined;
+  // A Parquet file's bulk attributes are written on a second connection at the same time.
+  const attributes = parquet?.attributesSelect ? await AttributesWriter.start(db, parquet.attributesSelect, fileId) : undefined;
+  let recordsCommitted = false;
   try {
     await db.run('BEGIN TRANSACTION');
     try {
@@ -127,10 +132,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       }
       throw err;
     }
+    await attributes?.written().catch((e: unknown) => { throw translateReadError(e, input); });
     const sha = await hashing;
     const dup = await db.scalar<string | null>('SELECT path FROM files WHERE sha256 = $sha', { sha });
     if (dup !== null) {
       await db.run('ROLLBACK');
+      await attributes?.rollback();
       report.duplicate = true;
       return report;
     }
@@ -164,7 +171,11 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       'SELECT count(DISTINCT trace_id)::INTEGER FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL',
       { file_id: fileId },
     );
+    // The attributes first: if the records' commit then failed, the catch below removes them, and a
+    // process that died in between leaves attributes of no file, which the next Parquet load removes.
+    await attributes?.commit();
     await db.run('COMMIT');
+    recordsCommitted = true;
     // Row ids are only final after the commit (transaction-local ones are offset): the line of a
     // record is its row id minus the file's first row id, plus one.
     await db.run(`UPDATE files SET first_row = (SELECT min(rowid) FROM record_rows WHERE file_id = $file_id) WHERE file_id = $file_id`, {
@@ -172,14 +183,68 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     });
   } catch (e) {
     await db.run('ROLLBACK').catch(() => undefined);
+    await attributes?.rollback();
+    if (attributes?.committed && !recordsCommitted) await db.run('DELETE FROM record_attributes WHERE file_id = $file_id', { file_id: fileId }).catch(() => undefined);
     await hashing.catch(() => undefined);
     throw e;
   } finally {
     if (timer) clearInterval(timer);
+    attributes?.close();
   }
   if (report.skippedLines > 0) report.badLines = await locateBadLines(input);
   opts.onProgress?.({ file: input.path, index, count, fraction: 1 });
   return report;
+}
+
+/**
+ * The INSERT of a Parquet file's bulk attributes into record_attributes, on a connection of its own
+ * and in its own transaction, while the main connection inserts the file's rows: a file with one row
+ * group is read on one thread, and this takes the other core (1M records: load 6.7-6.8 s against
+ * 9.7-9.8 s with the JSON built in the main insert).
+ */
+class AttributesWriter {
+  committed = false;
+  private done = false;
+  private constructor(
+    private readonly conn: DuckDBConnection,
+    private readonly insert: Promise<void>,
+  ) {
+    // Settled here so that a failure is not unhandled while the main insert runs; written() rethrows it.
+    insert.then(() => undefined, () => undefined);
+  }
+
+  static async start(db: Db, select: string, fileId: number): Promise<AttributesWriter> {
+    // Attributes of a file whose records' commit never happened (a process that died in between).
+    await db.run('DELETE FROM record_attributes WHERE file_id NOT IN (SELECT file_id FROM files)');
+    const conn = await db.instance.connect();
+    const insert = (async () => {
+      await conn.run('BEGIN TRANSACTION');
+      await timed('insert attributes', () => conn.run(`INSERT INTO record_attributes ${select}`, { file_id: fileId }).then(() => undefined));
+    })();
+    return new AttributesWriter(conn, insert);
+  }
+
+  written(): Promise<void> {
+    return this.insert;
+  }
+
+  async commit(): Promise<void> {
+    await this.insert;
+    await this.conn.run('COMMIT');
+    this.committed = true;
+  }
+
+  async rollback(): Promise<void> {
+    if (this.committed || this.done) return;
+    this.done = true;
+    this.conn.interrupt();
+    await this.insert.catch(() => undefined);
+    await this.conn.run('ROLLBACK').catch(() => undefined);
+  }
+
+  close(): void {
+    this.conn.closeSync();
+  }
 }
 
 function translateReadError(e: unknown, input: InputFile): Error {

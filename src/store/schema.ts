@@ -2,6 +2,7 @@
  * DDL of the model (DESIGN.md "The model in DuckDB"). Users write SQL against these relations, so
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
+import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin } from './attributes-join.js';
 import type { Db } from './db.js';
 import { deriveTouched, nodesSelect } from './derive.js';
 import { NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
@@ -22,6 +23,10 @@ const TABLES = [
      links JSON, attributes JSON,
      ${NORMALIZED_COLUMNS},
      ${SPAN_TREE_COLUMNS})`,
+  // The attributes of Parquet bulk rows (node, query and log events), whose record_rows.attributes is
+  // empty: built on a second connection while the file's rows are inserted (readParquetSql). \`line\`
+  // is the record's line in the records view.
+  `CREATE TABLE IF NOT EXISTS record_attributes (file_id INTEGER, line BIGINT, attributes JSON)`,
   // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
   // (older engines, e.g. preview.72, wrote no NodeProcessed). Materialized: queries read it all the time.
   // Its columns are those of the nodes view.
@@ -54,19 +59,21 @@ const VIEWS = [
        body, event_type, json_extract_string(attributes, '$.unique_id') AS unique_id,
        rl_phase(json_extract_string(attributes, '$.phase')) AS phase,
        TRY_CAST(json_extract_string(attributes, '$.code') AS INTEGER) AS code, attributes, file_id
-     FROM record_rows WHERE record_type = 'LogRecord'`,
+     FROM (SELECT * EXCLUDE (${JOINED_COLUMNS}) REPLACE (${ATTRIBUTES} AS attributes)
+           FROM record_rows r ${ATTRIBUTES_JOIN} WHERE r.record_type = 'LogRecord')`,
   // One row per span, read from the record that defines it (span_row, set by derive): its SpanEnd, or
   // the SpanStart of a span that never ended. A view, not a copy: copying 485k span rows cost more
   // than a seventh of a 1M-record load.
   `CREATE OR REPLACE VIEW spans AS SELECT ${SPAN_SELECT} FROM record_rows WHERE span_row`,
   // Spans with their final attributes and links.
-  `CREATE OR REPLACE VIEW span_details AS SELECT ${SPAN_SELECT}, attributes, links FROM record_rows WHERE span_row`,
+  `CREATE OR REPLACE VIEW span_details AS SELECT ${SPAN_SELECT}, ${ATTRIBUTES} AS attributes, links FROM record_rows r ${ATTRIBUTES_JOIN} WHERE span_row`,
   // One node in one phase (kind evaluated) and its overall result (processed): a view, not a copy
   // (the copy was a twentieth of a 1M-record load).
   `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect()})`,
   `CREATE OR REPLACE VIEW records AS
-     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line, r.* EXCLUDE (span_row, orphan, depth)
-     FROM record_rows r JOIN files f USING (file_id)
+     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line,
+       r.* EXCLUDE (span_row, orphan, depth) REPLACE (${ATTRIBUTES} AS attributes)
+     FROM record_rows r JOIN files f USING (file_id) ${attributesJoin('f.first_row')}
      WHERE r.record_type IS NOT NULL`,
 ];
 

@@ -400,6 +400,12 @@ describe("Parquet in the engine's layout", () => {
       ...span({ id: '00000000000000c3', parent: '0000000000000002', name: 'Node evaluated (model.project.customers)', eventType: FUSION_ET('node.NodeEvaluated'), start: 2, end: 2.5, attrs: { unique_id: 'model.project.customers', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' }, endAttrs: { node_outcome: 'NODE_OUTCOME_ERROR', node_error_type: 'NODE_ERROR_TYPE_USER' } }),
       ...span({ id: '00000000000000c1', parent: '0000000000000002', name: 'Node evaluated (test.p.t1)', eventType: FUSION_ET('node.NodeEvaluated'), start: 3, end: 4, attrs: { unique_id: 'test.p.t1', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_TEST' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: { failing_rows: 3, test_outcome: 'TEST_OUTCOME_FAILED' } } }),
       ...span({ id: '00000000000000c2', parent: '0000000000000002', name: 'Node evaluated (model.p.m2)', eventType: FUSION_ET('node.NodeEvaluated'), start: 3, end: 4, attrs: { unique_id: 'model.p.m2', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SKIPPED', node_skip_reason: 'NODE_SKIP_REASON_UPSTREAM', node_skip_upstream_detail: { upstream_unique_id: 'model.project.customers' } } }),
+      // A span that never ended: its SpanStart's attributes are normalized by derive.
+      ...span({ id: '00000000000000c4', parent: '0000000000000002', name: 'Node evaluated (model.p.m4)', eventType: FUSION_ET('node.NodeEvaluated'), start: 5, attrs: { unique_id: 'model.p.m4', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' } }),
+      // The error log of the failed model: its text becomes the node's error.
+      { record_type: 'LogRecord', trace_id: TRACE, span_id: '00000000000000c3', event_id: '0198e3b2-0000-7000-8000-000000000001', time_unix_nano: ns(2.4),
+        severity_number: 17, severity_text: 'ERROR', body: 'Database Error: relation "raw_customers" does not exist', event_type: FUSION_ET('log.LogMessage'),
+        attributes: { unique_id: 'model.project.customers', phase: 'EXECUTION_PHASE_RUN', code: 1234 } },
     ] as JsonlRecord[];
     const jsonl = writeLines(dir, 'layout.jsonl', recs);
     const pq = path.join(dir, 'layout.parquet');
@@ -410,8 +416,21 @@ describe("Parquet in the engine's layout", () => {
       const q = `SELECT trace_id, span_id, parent_span_id, kind, start_ns::VARCHAR s, end_ns::VARCHAR e, unique_id, phase, node_outcome,
                         skip_reason, upstream_unique_id, test_outcome, failing_rows, depth FROM spans ORDER BY span_id`;
       const ra = await a.all(q);
-      expect(ra.length).toBe(5);
+      expect(ra.length).toBe(6);
       expect(await b.all(q)).toEqual(ra);
+      expect(await b.one(`SELECT unique_id, phase, ended FROM spans WHERE span_id = '00000000000000c4'`)).toEqual({ unique_id: 'model.p.m4', phase: 'run', ended: false });
+      // What derive and the views read from attributes, which a Parquet load keeps in record_attributes.
+      for (const sql of [
+        'SELECT trace_id, invocation_id, command FROM runs',
+        `SELECT unique_id, error_text FROM node_results WHERE node_outcome = 'error'`,
+        'SELECT span_id, unique_id, phase, code, body FROM logs',
+        `SELECT json_extract_string(attributes, '$.invocation_id') AS id FROM span_details WHERE kind = 'invocation'`,
+      ]) {
+        const want = await a.all(sql);
+        expect(want.length, sql).toBe(1);
+        expect(await b.all(sql), sql).toEqual(want);
+      }
+      expect(await b.scalar<string>(`SELECT error_text FROM node_results WHERE node_outcome = 'error'`)).toMatch(/relation "raw_customers"/);
       expect(await b.one(`SELECT test_outcome, failing_rows FROM nodes WHERE unique_id = 'test.p.t1'`)).toEqual({ test_outcome: 'failed', failing_rows: 3 });
       // span ids are UInt64 in the file and 16 hex in the model
       const types = await b.all(`SELECT column_name, column_type FROM (DESCRIBE SELECT span_id, start_time_unix_nano FROM read_parquet('${pq}'))`);
@@ -427,6 +446,34 @@ describe("Parquet in the engine's layout", () => {
     } finally {
       a.close();
       b.close();
+    }
+  });
+
+  it("keeps a file's attributes with its records: none from a duplicate or failed load, none left by a load that died", async () => {
+    const pq = path.join(dir, 'attrs.parquet');
+    await writeParquetFile(interfaceStyleRun() as JsonlRecord[], pq);
+    const other = path.join(dir, 'attrs-other.parquet');
+    await writeParquetFile(interfaceStyleRun('aaaabbbbccccddddeeeeffff00002222') as JsonlRecord[], other);
+    const trunc = path.join(dir, 'attrs-trunc.parquet');
+    writeFileSync(trunc, readFileSync(pq).subarray(0, 200));
+    const db = await model([pq]);
+    try {
+      const count = () => db.scalar<number>('SELECT count(*)::INTEGER FROM record_attributes');
+      const records = await db.scalar<number>('SELECT count(*)::INTEGER FROM records');
+      expect(await count()).toBe(records);
+      // The attributes were written (on their own connection) before the load found the duplicate.
+      expect((await loadPaths(db, [pq])).files[0]!.duplicate).toBe(true);
+      expect(await count()).toBe(records);
+      await expect(loadPaths(db, [trunc])).rejects.toThrow(/attrs-trunc\.parquet/);
+      expect(await count()).toBe(records);
+      // Attributes of a file that was never committed (a process that died between the two commits).
+      await db.run(`INSERT INTO record_attributes VALUES (99, 1, '{}')`);
+      await loadPaths(db, [other]);
+      expect(await db.scalar<number>('SELECT count(*)::INTEGER FROM record_attributes WHERE file_id = 99')).toBe(0);
+      expect(await count()).toBe(await db.scalar<number>('SELECT count(*)::INTEGER FROM records'));
+      expect(await db.scalar<number>(`SELECT count(*)::INTEGER FROM records WHERE attributes IS NULL`)).toBe(0);
+    } finally {
+      db.close();
     }
   });
 });
