@@ -108,10 +108,11 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
         if (pr.percentage >= 0) opts.onProgress!({ file: input.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
       }, 100)
     : undefined;
-  // A Parquet file's bulk attributes are written on a second connection at the same time.
-  const attributes = parquet?.attributesSelect ? await AttributesWriter.start(db, parquet.attributesSelect, fileId) : undefined;
+  let attributes: AttributesWriter | undefined;
   let recordsCommitted = false;
   try {
+    // A Parquet file's attributes are written on a second connection at the same time.
+    if (parquet?.attributesSelect) attributes = await AttributesWriter.start(db, parquet.attributesSelect, fileId);
     await db.run('BEGIN TRANSACTION');
     try {
       try {
