@@ -11,7 +11,7 @@ import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
 import { LARGE_OBJECT_BYTES, isObjectSizeError, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { readParquetSql } from '../ingest/parquet.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
 import { deriveTouched } from './derive.js';
 import { ensureSchema } from './schema.js';
@@ -195,57 +195,6 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   if (report.skippedLines > 0) report.badLines = await locateBadLines(input);
   opts.onProgress?.({ file: input.path, index, count, fraction: 1 });
   return report;
-}
-
-/**
- * The INSERT of a Parquet file's bulk attributes into record_attributes, on a connection of its own
- * and in its own transaction, while the main connection inserts the file's rows: a file with one row
- * group is read on one thread, and this takes the other core (1M records: load 6.7-6.8 s against
- * 9.7-9.8 s with the JSON built in the main insert).
- */
-class AttributesWriter {
-  committed = false;
-  private done = false;
-  private constructor(
-    private readonly conn: DuckDBConnection,
-    private readonly insert: Promise<void>,
-  ) {
-    // Settled here so that a failure is not unhandled while the main insert runs; written() rethrows it.
-    insert.then(() => undefined, () => undefined);
-  }
-
-  static async start(db: Db, select: string, fileId: number): Promise<AttributesWriter> {
-    // Attributes of a file whose records' commit never happened (a process that died in between).
-    await db.run('DELETE FROM record_attributes WHERE file_id NOT IN (SELECT file_id FROM files)');
-    const conn = await db.instance.connect();
-    const insert = (async () => {
-      await conn.run('BEGIN TRANSACTION');
-      await timed('insert attributes', () => conn.run(`INSERT INTO record_attributes ${select}`, { file_id: fileId }).then(() => undefined));
-    })();
-    return new AttributesWriter(conn, insert);
-  }
-
-  written(): Promise<void> {
-    return this.insert;
-  }
-
-  async commit(): Promise<void> {
-    await this.insert;
-    await this.conn.run('COMMIT');
-    this.committed = true;
-  }
-
-  async rollback(): Promise<void> {
-    if (this.committed || this.done) return;
-    this.done = true;
-    this.conn.interrupt();
-    await this.insert.catch(() => undefined);
-    await this.conn.run('ROLLBACK').catch(() => undefined);
-  }
-
-  close(): void {
-    this.conn.closeSync();
-  }
 }
 
 function translateReadError(e: unknown, input: InputFile): Error {
