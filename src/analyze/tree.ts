@@ -54,13 +54,13 @@ export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
   // One delimited string from DuckDB, split here straight into tree nodes (no intermediate row objects).
   const num = (v: string | null) => (v === null ? null : Number(v));
   const nodes = await db.rowsText<TreeNode>(
-    `SELECT * FROM spans WHERE trace_id = $t`,
+    `SELECT *, row_number() OVER (ORDER BY start_ns, span_id) AS n FROM spans WHERE trace_id = $t`,
     [
       'span_id', 'parent_span_id', 'span_name', 'kind', 'start_ns', 'end_ns', 'duration_ms', 'ended', 'orphan', 'status_code',
       'status_message', 'unique_id', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome',
       'failing_rows', 'linked_span_id',
     ],
-    'start_ns, span_id',
+    'n',
     { t: traceId },
     (f) => ({
       span_id: f[0]!, parent_span_id: f[1], name: f[2] ?? '(unnamed span)', kind: f[3]!, start_ns: f[4]!, end_ns: f[5],
