@@ -1,7 +1,7 @@
 /**
- * Where a record's attributes are. Most records keep them in record_rows.attributes; the bulk rows
- * of a Parquet load (node, query and log events) keep them in record_attributes, built on a second
- * connection while the file's rows are inserted (see readParquetSql). Every reader of attributes
+ * Where a record's attributes are. Records from JSONL and OTLP keep them in record_rows.attributes;
+ * those of a Parquet file keep them in record_attributes, written on a second connection while the
+ * file's rows are inserted (readParquetSql, AttributesWriter). Every reader of attributes
  * goes through this join.
  */
 

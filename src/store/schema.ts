@@ -23,9 +23,9 @@ const TABLES = [
      links JSON, attributes JSON,
      ${NORMALIZED_COLUMNS},
      ${SPAN_TREE_COLUMNS})`,
-  // The attributes of Parquet bulk rows (node, query and log events), whose record_rows.attributes is
-  // empty: built on a second connection while the file's rows are inserted (readParquetSql). \`line\`
-  // is the record's line in the records view.
+  // The attributes of the records of a Parquet file (their record_rows.attributes is empty), written on
+  // a second connection while the file's rows are inserted (src/store/attributes-join.ts). line: the
+  // record's line in the records view.
   `CREATE TABLE IF NOT EXISTS record_attributes (file_id INTEGER, line BIGINT, attributes JSON)`,
   // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
   // (older engines, e.g. preview.72, wrote no NodeProcessed). Materialized: queries read it all the time.
