@@ -5,6 +5,9 @@
  * goes through this join.
  */
 
+/** A record's line in its file (from 1): its row id minus its file's first row id (files.first_row), plus one. */
+export const recordLine = (r: string, firstRow: string): string => `${r}.rowid - ${firstRow} + 1`;
+
 /**
  * Joins record_rows `r` to record_attributes by the record's line (r.rowid - firstRow + 1), so that
  * a filter on a few records (the explorer's detail pane) prunes record_attributes by its zone maps.
@@ -13,7 +16,7 @@
  */
 export const attributesJoin = (firstRow: string): string => `
   LEFT JOIN (SELECT file_id AS _ra_file, line AS _ra_line, attributes AS _ra_attributes FROM record_attributes)
-    ON _ra_file = r.file_id AND _ra_line = r.rowid - ${firstRow} + 1`;
+    ON _ra_file = r.file_id AND _ra_line = ${recordLine('r', firstRow)}`;
 
 /** attributesJoin for queries that do not join files themselves. */
 export const ATTRIBUTES_JOIN = `LEFT JOIN (SELECT file_id AS _f_id, first_row AS _f_first FROM files) ON _f_id = r.file_id ${attributesJoin('_f_first')}`;
@@ -32,7 +35,7 @@ export const JOINED_COLUMNS = '_f_id, _f_first, _ra_file, _ra_line, _ra_attribut
  * 1M-record Parquet file).
  */
 export const attributesOfRows = (rowids: string): string => `(
-  WITH k AS (SELECT r.rowid AS record_rowid, r.file_id, r.rowid - f.first_row + 1 AS line, r.attributes
+  WITH k AS MATERIALIZED (SELECT r.rowid AS record_rowid, r.file_id, ${recordLine('r', 'f.first_row')} AS line, r.attributes
              FROM record_rows r JOIN files f USING (file_id) WHERE r.rowid IN (${rowids})),
   side AS (SELECT ra.file_id, ra.line, ra.attributes FROM record_attributes ra SEMI JOIN k ON ra.file_id = k.file_id AND ra.line = k.line)
   SELECT k.record_rowid, coalesce(k.attributes, side.attributes) AS attributes FROM k LEFT JOIN side USING (file_id, line))`;

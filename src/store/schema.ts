@@ -2,7 +2,7 @@
  * DDL of the model (DESIGN.md "The model in DuckDB"). Users write SQL against these relations, so
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
-import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin } from './attributes-join.js';
+import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { deriveTouched, nodesSelect } from './derive.js';
 import { NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
@@ -71,7 +71,7 @@ const VIEWS = [
   // (the copy was a twentieth of a 1M-record load).
   `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect()})`,
   `CREATE OR REPLACE VIEW records AS
-     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN r.rowid - f.first_row + 1 END AS line,
+     SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN ${recordLine('r', 'f.first_row')} END AS line,
        r.* EXCLUDE (span_row, orphan, depth) REPLACE (${ATTRIBUTES} AS attributes)
      FROM record_rows r JOIN files f USING (file_id) ${attributesJoin('f.first_row')}
      WHERE r.record_type IS NOT NULL`,
