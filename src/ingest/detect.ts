@@ -13,6 +13,20 @@ export interface InputFile {
   size: number;
   /** envelope key style of the first record: snake_case (current) or camelCase (builds before 2025-08) */
   keyStyle: 'snake' | 'camel';
+  /** uncompressed JSONL: bytes per line, estimated from samples at the start and the middle of the file */
+  bytesPerLine?: number;
+}
+
+/** Bytes read at each sample point: the head (format, key style) and the middle (line length). */
+const SAMPLE_BYTES = 65536;
+
+/** Bytes per line in a sample that starts anywhere in a line: from the first newline to the last. */
+function bytesPerLine(sample: Buffer): number | undefined {
+  const first = sample.indexOf(0x0a);
+  const last = sample.lastIndexOf(0x0a);
+  let lines = 0;
+  for (let i = first; i !== -1 && i < last; i = sample.indexOf(0x0a, i + 1)) lines++;
+  return lines > 0 ? (last - first) / lines : undefined;
 }
 
 const TELEMETRY_EXT = /\.(jsonl|ndjson|json|parquet)(\.gz)?$/i;
@@ -49,7 +63,7 @@ export async function detectFile(file: string): Promise<InputFile> {
   });
   try {
     const size = (await fh.stat()).size;
-    const head = Buffer.alloc(Math.min(size, 65536));
+    const head = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
     await fh.read(head, 0, head.length, 0);
     if (size === 0) return { path: file, format: 'jsonl', gzip: false, size, keyStyle: 'snake' };
     if (head.subarray(0, 4).toString('latin1') === 'PAR1') {
@@ -73,7 +87,15 @@ export async function detectFile(file: string): Promise<InputFile> {
     const trimmed = first.trimStart();
     if (trimmed !== '' && !trimmed.startsWith('{')) throw new InputError('not JSONL telemetry: the first line is not a JSON object', file, 1);
     const keyStyle = /"(traceId|recordType|spanId)"\s*:/.test(first) && !/"trace_id"\s*:/.test(first) ? 'camel' : 'snake';
-    return { path: file, format: 'jsonl', gzip, size, keyStyle };
+    let perLine: number | undefined;
+    if (!gzip && size > 4 * SAMPLE_BYTES) {
+      const middle = Buffer.alloc(SAMPLE_BYTES);
+      await fh.read(middle, 0, SAMPLE_BYTES, Math.floor(size / 2));
+      const estimates = [bytesPerLine(head), bytesPerLine(middle)].filter((x) => x !== undefined);
+      // the larger estimate: a buffer sized from a short estimate holds fewer lines than meant
+      if (estimates.length) perLine = Math.max(...estimates);
+    }
+    return { path: file, format: 'jsonl', gzip, size, keyStyle, bytesPerLine: perLine };
   } finally {
     await fh.close();
   }
