@@ -26,11 +26,14 @@ function enumMacro(fn: string, t: EnumTable): string {
   const constant = odd.length
     ? `CASE v ${odd.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ')} ELSE lower(substr(v, ${t.prefix.length + 1})) END`
     : `lower(substr(v, ${t.prefix.length + 1}))`;
-  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE
+  // Fastest path, first: the constant names the engine writes, matched exactly (no string is built to
+  // compare: upper(v) and lower(v) made a copy of every value, a fifth of the normalizing projection).
+  const exact = t.entries.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ');
+  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE v ${exact} ELSE CASE
     WHEN v IS NULL OR v = '' THEN NULL
     WHEN starts_with(v, '${t.prefix}') AND v = upper(v) THEN ${constant}
-    WHEN v = lower(v) AND NOT (v[1] BETWEEN '0' AND '9') THEN v
-    ELSE ${slow} END;`;
+    WHEN v = lower(v) AND NOT (v[1] BETWEEN '0' AND '9') AND NOT starts_with(v, '${t.prefix.toLowerCase()}') THEN v
+    ELSE ${slow} END END;`;
 }
 
 function spanKindMacro(): string {
@@ -63,7 +66,8 @@ export function normalizerMacros(): string[] {
     `CREATE OR REPLACE MACRO rl_unique_id(attrs, nm) AS coalesce(json_extract_string(attrs, '$.unique_id'), nullif(regexp_extract(nm, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''));`,
     // Hex ids: lower-case, and numbers (Parquet UInt64, OTLP) as 16 hex digits.
     `CREATE OR REPLACE MACRO rl_hex_id(v) AS CASE WHEN v IS NULL OR CAST(v AS VARCHAR) = '' THEN NULL WHEN regexp_full_match(CAST(v AS VARCHAR), '[0-9]+') AND length(CAST(v AS VARCHAR)) > 16 THEN printf('%016x', CAST(v AS UBIGINT)) ELSE lower(CAST(v AS VARCHAR)) END;`,
-    `CREATE OR REPLACE MACRO rl_trace_id(v) AS CASE WHEN v IS NULL THEN NULL ELSE lower(replace(CAST(v AS VARCHAR), '-', '')) END;`,
+    // replace() only where there is a dash (UUID form): on every record it cost 85 of this macro's 120 ms per 1M.
+    `CREATE OR REPLACE MACRO rl_trace_id(v) AS CASE WHEN v IS NULL THEN NULL WHEN contains(CAST(v AS VARCHAR), '-') THEN lower(replace(CAST(v AS VARCHAR), '-', '')) ELSE lower(CAST(v AS VARCHAR)) END;`,
   ];
 }
 
@@ -116,7 +120,7 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     CASE WHEN a.node_test_detail IS NOT NULL THEN coalesce(a.node_test_detail.failing_rows, 0) ELSE a.failing_rows END AS failing_rows,
     CASE WHEN kind0 IN ('node_evaluated', 'node_processed') AND ${parsed} THEN rl_node_type(a.node_type) END AS resource_type,
     a.name AS name, a.relative_path AS relative_path,
-    lower(regexp_replace(a.materialization, '^NODE_MATERIALIZATION_', '')) AS materialization,
+    lower(CASE WHEN starts_with(a.materialization, 'NODE_MATERIALIZATION_') THEN substr(a.materialization, 22) ELSE a.materialization END) AS materialization,
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms,
