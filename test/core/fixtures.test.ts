@@ -389,6 +389,31 @@ describe('inputs: gzip, folders, globs, many traces per file, --db persistence',
     expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(4 * interfaceStyleRun().length);
     db.close();
   });
+
+  it('an in-memory model hashes a file only when an earlier one has its size, and still skips repeated content', async () => {
+    const a = writeLines(dir, 'mem-a.jsonl', interfaceStyleRun('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'));
+    const sameSize = writeLines(dir, 'mem-b.jsonl', interfaceStyleRun('bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'));
+    const copy = path.join(dir, 'mem-copy-of-a.jsonl');
+    copyFileSync(a, copy);
+    const c = interfaceStyleRun('cccccccccccccccccccccccccccccccc');
+    const longer = writeLines(dir, 'mem-longer.jsonl', [...c, c[0]!]);
+    const db = await openModel();
+    try {
+      // a first file of its size: no hash
+      await loadPaths(db, [a]);
+      expect(await db.scalar('SELECT sha256 FROM files')).toBeNull();
+      // the same size, other content: both are hashed now, and both load
+      expect((await loadPaths(db, [sameSize])).files[0]!.duplicate).toBe(false);
+      expect(await db.scalar(`SELECT count(*)::INT FROM files WHERE sha256 LIKE 'xxh64:%'`)).toBe(2);
+      // a copy under another name adds nothing; a file of another size is not hashed
+      const r = await loadPaths(db, [copy, longer]);
+      expect(r.files.map((f) => f.duplicate)).toEqual([true, false]);
+      expect(await db.scalar(`SELECT sha256 FROM files WHERE path = '${longer}'`)).toBeNull();
+      expect(await db.scalar('SELECT count(*)::INT FROM runs')).toBe(3);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe("Parquet in the engine's layout", () => {
