@@ -491,12 +491,22 @@ describe("Parquet in the engine's layout", () => {
       expect(await count()).toBe(records);
       await expect(loadPaths(db, [trunc])).rejects.toThrow(/attrs-trunc\.parquet/);
       expect(await count()).toBe(records);
+      // A file whose pages are damaged fails while both inserts run; DuckDB's pool gets its threads back.
+      const threads = await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);
+      const damaged = path.join(dir, 'attrs-damaged.parquet');
+      const bytes = readFileSync(pq);
+      bytes.fill(0xff, 300, 600); // in the data pages: the file opens, its rows do not read
+      writeFileSync(damaged, bytes);
+      await expect(loadPaths(db, [damaged])).rejects.toThrow(/attrs-damaged\.parquet/);
+      expect(await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`)).toBe(threads);
+      expect(await count()).toBe(records);
       // Attributes of a file that was never committed (a process that died between the two commits).
       await db.run(`INSERT INTO record_attributes VALUES (99, 1, '{}')`);
       await loadPaths(db, [other]);
       expect(await db.scalar<number>('SELECT count(*)::INTEGER FROM record_attributes WHERE file_id = 99')).toBe(0);
       expect(await count()).toBe(await db.scalar<number>('SELECT count(*)::INTEGER FROM records'));
       expect(await db.scalar<number>(`SELECT count(*)::INTEGER FROM records WHERE attributes IS NULL`)).toBe(0);
+      expect(await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`)).toBe(threads);
     } finally {
       db.close();
     }
