@@ -6,6 +6,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
 import { buildTreeText } from '../src/analyze/tree.js';
 import { renderTreeText } from '../src/render/tree-text.js';
+import { detectFile } from '../src/ingest/detect.js';
+import { jsonBufferBytes } from '../src/ingest/jsonl.js';
 import { BLOCK_ALLOCATOR_MEMORY, sqlString } from '../src/store/db.js';
 import { loadPaths, openModel } from '../src/store/load.js';
 
@@ -22,11 +24,14 @@ async function main(): Promise<Record<string, unknown>> {
     case 'raw-jsonl':
     case 'raw-parquet':
     case 'raw-jsonl-tuned': {
-      // -tuned: with the DuckDB settings runlens opens its databases with, to show what they alone give.
-      const inst = await DuckDBInstance.create(':memory:', task.endsWith('-tuned') ? { block_allocator_memory: BLOCK_ALLOCATOR_MEMORY } : {});
+      // -tuned: with the DuckDB settings runlens opens its databases with and the JSON buffer size it
+      // reads the file with, to show what they alone give.
+      const tuned = task.endsWith('-tuned');
+      const inst = await DuckDBInstance.create(':memory:', tuned ? { block_allocator_memory: BLOCK_ALLOCATOR_MEMORY } : {});
       const c = await inst.connect();
+      const buffer = tuned ? `, maximum_object_size = ${jsonBufferBytes(await detectFile(file))}` : '';
       const src = task.startsWith('raw-jsonl')
-        ? `read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${JSON_COLUMNS})`
+        ? `read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${JSON_COLUMNS}${buffer})`
         : `read_parquet(${sqlString(file)})`;
       await c.run(`CREATE TABLE t AS SELECT * FROM ${src}`);
       const n = (await c.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRows()[0]![0];
