@@ -13,11 +13,15 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * insert every SpanEnd is marked; a SpanStart stands in (kept, ended = false) only for a span that
  * never ended: an anti-join on keys (a window over all records cost twice as much).
  */
-function unendedStarts(filter: string): string {
-  return `
-UPDATE record_rows SET span_row = true
+function unendedStarts(filter: string): [string, string][] {
+  return [
+    // their row ids, kept for the next steps: when there are none (the usual case), those end at once
+    ['derive unended starts', `
+CREATE OR REPLACE TEMP TABLE _unended AS SELECT rowid AS r FROM record_rows
 WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
-  AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})`;
+  AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})`],
+    ['derive unended starts', 'UPDATE record_rows SET span_row = true WHERE rowid IN (SELECT r FROM _unended)'],
+  ];
 }
 
 /**
@@ -43,7 +47,7 @@ UPDATE record_rows r SET unique_id = n.unique_id, phase = n.phase, node_outcome 
   resource_type = n.resource_type, name = n.name, relative_path = n.relative_path, materialization = n.materialization,
   rows_affected = n.rows_affected, in_selection = n.in_selection, attr_duration_ms = n.attr_duration_ms
 FROM (${normalizeSelect(`SELECT r.rowid AS record_rowid, record_type, span_id, event_type, span_name, links, a.attributes
-  FROM record_rows r JOIN ${attributesOfRows(`SELECT rowid FROM record_rows WHERE span_row AND record_type = 'SpanStart' AND trace_id IN ${TOUCHED}`)} a
+  FROM record_rows r JOIN ${attributesOfRows(`SELECT r FROM _unended`)} a
     ON a.record_rowid = r.rowid`, { spanStarts: true })}) n
 WHERE r.rowid = n.record_rowid`;
 
@@ -167,12 +171,18 @@ LEFT JOIN counts c ON c.trace_id = b.trace_id`;
 export interface DeriveOptions {
   /** every trace in record_rows is in _touched (the model was empty before this load) */
   fresh?: boolean;
+  /**
+   * Send every step in one call (the receiver, whose busy event loop held each call back by 50-150
+   * ms). Otherwise the update of spans that never ended is sent only when there are some: planning
+   * that statement alone took 20-25 ms.
+   */
+  oneCall?: boolean;
 }
 
 /**
- * Rebuild every derived relation for the traces in `_touched`. The steps go to DuckDB as one script
- * (Db.script): the receiver derives while its event loop is busy, and a round trip per statement
- * cost more than the rebuild itself.
+ * Rebuild every derived relation for the traces in `_touched`. The steps go to DuckDB as scripts
+ * (Db.script), not a call per statement: the receiver derives while its event loop is busy, and a
+ * round trip per statement cost more than the rebuild itself.
  */
 export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<void> {
   // Earlier span rows, orphans and depths are only possible when a touched trace was derived before
@@ -182,22 +192,29 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
        ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed FROM _touched`,
   );
   const again = Boolean(check?.dup || check?.existed);
-  const steps: [string, string][] = [
+  const head: [string, string][] = [
     ...['node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
     ...(again ? [['derive: reset spans', RESET] as [string, string], ['derive: duplicate ends', DUPLICATE_ENDS] as [string, string]] : []),
     // `filter` is empty when every trace in the model was touched (a fresh load).
-    ['derive unended starts', unendedStarts(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`)],
-    // (reads record_rows by row id only when a span never ended: an empty join side ends the scan)
-    ['derive unended', UNENDED],
+    ...unendedStarts(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`),
+  ];
+  const unended: [string, string][] = [['derive unended', UNENDED]];
+  const tail: [string, string][] = [
+    ['derive unended', 'DROP TABLE _unended'],
     ...DEPTH.map((sql): [string, string] => ['derive orphans and depth', sql]),
     ['derive node_results', NODE_RESULTS],
     ['derive runs', RUNS],
     ['derive: ordered', 'RESET preserve_insertion_order'],
   ];
   try {
-    await db.script(steps);
+    if (opts.oneCall) await db.script([...head, ...unended, ...tail]);
+    else {
+      await db.script(head);
+      const any = (await db.scalar<number>('SELECT count(*)::INTEGER FROM _unended')) > 0;
+      await db.script([...(any ? unended : []), ...tail]);
+    }
   } catch (e) {
     await db.run('RESET preserve_insertion_order').catch(() => undefined);
     throw e;

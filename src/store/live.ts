@@ -320,7 +320,7 @@ export async function deriveTouchedNow(db: Db): Promise<number> {
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   const n = await db.scalar<number>('SELECT count(DISTINCT trace_id)::INTEGER FROM _touched');
   if (n > 0) {
-    await deriveTouched(db);
+    await deriveTouched(db, { oneCall: true });
     await db.run('DELETE FROM _touched');
   }
   return n;

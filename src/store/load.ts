@@ -209,13 +209,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
         first_row: stats?.first_row ?? '0', skipped: report.skippedLines,
       },
     );
-    await db.run(
-      `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL`,
-      { file_id: fileId },
-    );
-    report.traces = await db.scalar<number>(
-      'SELECT count(DISTINCT trace_id)::INTEGER FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL',
-      { file_id: fileId },
+    // An INSERT's result is the number of rows it inserted: here the file's traces.
+    report.traces = Number(
+      await db.scalar<number | string>(
+        `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL`,
+        { file_id: fileId },
+      ),
     );
     // The attributes first: if the records' commit then failed, the catch below removes them, and a
     // process that died in between leaves attributes of no file, which the next Parquet load removes.
