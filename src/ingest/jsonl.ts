@@ -44,6 +44,8 @@ const ROW_GROUP_ROWS = 122_880;
  * neighbours: on a 1 GB file of 950-byte lines that copy was a sixth of the insert (16 MiB buffers:
  * 1.71-1.77 s; 112-128 MiB, a row group or more per buffer: 1.41-1.53 s; 96 MiB: 1.75 s). A big file
  * gets buffers of a row group of its lines, as long as each thread still gets two or more of them.
+ * For in-memory models only (src/store/load.ts): in a --db file those row groups are written to disk
+ * as they come, and derive's updates of them cost a rewrite at the checkpoint.
  */
 export function jsonBufferBytes(file: InputFile, threads = availableParallelism()): number {
   if (file.gzip || !file.bytesPerLine) return DEFAULT_OBJECT_BYTES;
@@ -83,7 +85,7 @@ export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObject
       ${q(k.links)} AS links,
       ${q(k.attributes)} AS attributes
     FROM read_json(${sqlString(file.path)}, format = 'newline_delimited', columns = {${columns}},
-                   compression = '${file.gzip ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? jsonBufferBytes(file)},
+                   compression = '${file.gzip ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = ${opts.lenient ? 'true' : 'false'})`;
 }
 

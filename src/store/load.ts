@@ -10,7 +10,7 @@ import xxhashWasm from 'xxhash-wasm';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
-import { LARGE_OBJECT_BYTES, isObjectSizeError, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
+import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { readParquetSql } from '../ingest/parquet.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
@@ -134,7 +134,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   const parquet = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
   const parquetSelect = parquet?.select;
-  const insert = (maxObjectBytes?: number) => {
+  // An in-memory model reads a big JSONL file in buffers of a row group (jsonBufferBytes). A --db model
+  // keeps DuckDB's default: its batches of a row group or more are written to the file as they come,
+  // and derive's updates of those row groups then set off checkpoints that rewrote them (1M records:
+  // 8.8-10.2 s and a 650 MB file, against 6.0-6.2 s and 354 MB with the default).
+  const bufferBytes = db.path === ':memory:' ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
+  const insert = (maxObjectBytes = bufferBytes) => {
     const select = parquetSelect ?? readJsonSql(input, { lenient, maxObjectBytes });
     return timed('insert records', () =>
       db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId }));
