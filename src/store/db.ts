@@ -42,6 +42,7 @@ export const BLOCK_ALLOCATOR_MEMORY = `${Math.floor(totalmem() / 4 / 2 ** 20)}Mi
  * derive step's commit set off one that took 2.1-2.7 s on 1M records (0.2 s without it).
  */
 const IN_MEMORY_SETTINGS = { checkpoint_threshold: '1TB' };
+const IN_MEMORY = ':memory:';
 
 /**
  * One DuckDB database (in memory, or a file made by `runlens load --db`). Small results come back
@@ -54,12 +55,17 @@ export class Db {
     readonly path: string,
   ) {}
 
-  static async open(path = ':memory:'): Promise<Db> {
+  /** A model that lives for one process (no --db file). */
+  get inMemory(): boolean {
+    return this.path === IN_MEMORY;
+  }
+
+  static async open(path = IN_MEMORY): Promise<Db> {
     let instance: DuckDBInstance;
     try {
       instance = await DuckDBInstance.create(path, {
         block_allocator_memory: BLOCK_ALLOCATOR_MEMORY,
-        ...(path === ':memory:' ? IN_MEMORY_SETTINGS : {}),
+        ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
       });
     } catch (e) {
       throw new InputError(`cannot open database: ${(e as Error).message}`, path);

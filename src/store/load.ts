@@ -50,7 +50,7 @@ export interface LoadReport {
 
 /** Open (or create) a model database and make sure its schema is current. */
 export async function openModel(dbPath?: string): Promise<Db> {
-  const db = await Db.open(dbPath ?? ':memory:');
+  const db = await Db.open(dbPath);
   await ensureSchema(db);
   return db;
 }
@@ -79,6 +79,9 @@ async function contentHash(path: string): Promise<string> {
   return `xxh64:${h.digest().toString(16).padStart(16, '0')}`;
 }
 
+/** Loaded files (not receiver streams) of the size $size. */
+const SAME_SIZE = `size = $size AND format IN ('jsonl', 'parquet')`;
+
 /**
  * Whether a file's content hash is needed. A --db model keeps the hash of every file for later loads
  * to compare with. An in-memory model lives for one command: a file can only repeat the content of a
@@ -86,14 +89,14 @@ async function contentHash(path: string): Promise<string> {
  * the insert took 0.15-0.25 s of its 1.3 s); the earlier file is hashed when such a file comes.
  */
 async function mayRepeatContent(db: Db, input: InputFile): Promise<boolean> {
-  if (db.path !== ':memory:') return true;
-  return (await db.scalar<number>(`SELECT count(*)::INTEGER FROM files WHERE size = $size AND format IN ('jsonl', 'parquet')`, { size: input.size })) > 0;
+  if (!db.inMemory) return true;
+  return (await db.scalar<number>(`SELECT count(*)::INTEGER FROM files WHERE ${SAME_SIZE}`, { size: input.size })) > 0;
 }
 
 /** Hash the earlier files of this size that were loaded without one (a file that is gone since stays unhashed). */
 async function hashUnhashedOfSize(db: Db, size: number): Promise<void> {
   const rows = await db.all<{ file_id: number; path: string }>(
-    `SELECT file_id, path FROM files WHERE sha256 IS NULL AND size = $size AND format IN ('jsonl', 'parquet')`,
+    `SELECT file_id, path FROM files WHERE sha256 IS NULL AND ${SAME_SIZE}`,
     { size },
   );
   for (const r of rows) {
@@ -138,7 +141,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   // keeps DuckDB's default: its batches of a row group or more are written to the file as they come,
   // and derive's updates of those row groups then set off checkpoints that rewrote them (1M records:
   // 8.8-10.2 s and a 650 MB file, against 6.0-6.2 s and 354 MB with the default).
-  const bufferBytes = db.path === ':memory:' ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
+  const bufferBytes = db.inMemory ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
   const insert = (maxObjectBytes = bufferBytes) => {
     const select = parquetSelect ?? readJsonSql(input, { lenient, maxObjectBytes });
     return timed('insert records', () =>
