@@ -156,6 +156,11 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     : undefined;
   let attributes: AttributesWriter | undefined;
   let threadsBefore: number | undefined;
+  const restoreThreads = async () => {
+    if (threadsBefore === undefined) return;
+    await db.run(`SET threads = ${threadsBefore}`);
+    threadsBefore = undefined;
+  };
   let recordsCommitted = false;
   try {
     // A Parquet file's attributes are written on a second connection at the same time.
@@ -184,8 +189,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       throw err;
     }
     await attributes?.written().catch((e: unknown) => { throw translateReadError(e, input); });
-    if (threadsBefore !== undefined) await db.run(`SET threads = ${threadsBefore}`);
-    threadsBefore = undefined;
+    await restoreThreads();
     const sha = (await hashing) ?? null;
     if (sha !== null) await hashUnhashedOfSize(db, input.size);
     const dup = sha === null ? null : await db.scalar<string | null>('SELECT path FROM files WHERE sha256 = $sha', { sha });
@@ -241,7 +245,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     await hashing?.catch(() => undefined);
     throw e;
   } finally {
-    if (threadsBefore !== undefined) await db.run(`SET threads = ${threadsBefore}`).catch(() => undefined);
+    await restoreThreads().catch(() => undefined);
     if (timer) clearInterval(timer);
     attributes?.close();
   }
