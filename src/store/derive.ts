@@ -2,9 +2,9 @@
  * Derived relations (spans, logs, nodes, runs) rebuilt for the traces a load touched. Everything
  * runs inside DuckDB; `_touched(trace_id)` names the traces to rebuild.
  */
-import { ATTRIBUTES, ATTRIBUTES_JOIN, attributesOfRows } from './attributes-join.js';
+import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
-import { normalizeSelect } from './normalize-sql.js';
+import { NODE_RESULT, normalizeSelect } from './normalize-sql.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
@@ -13,7 +13,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * insert every SpanEnd is marked; a SpanStart stands in (kept, ended = false) only for a span that
  * never ended: an anti-join on keys (a window over all records cost twice as much).
  */
-function unendedStarts(filter: string): [string, string][] {
+function unendedStarts(filter: string): Step[] {
   return [
     // their row ids, kept for the next steps: when there are none (the usual case), those end at once
     ['derive unended starts', `
@@ -29,12 +29,12 @@ WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
  * depths are worked out afresh.
  */
 const RESET = `
-UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, orphan = NULL, depth = NULL
+UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, orphan = NULL, depth = NULL, node_result = ${NODE_RESULT}
 WHERE trace_id IN ${TOUCHED} AND record_type IN ('SpanStart', 'SpanEnd')`;
 
 /** A span with several SpanEnds (the same run from two inputs): the first input's stands for it. */
 const DUPLICATE_ENDS = `
-UPDATE record_rows SET span_row = false
+UPDATE record_rows SET span_row = false, node_result = false
 WHERE rowid IN (
   SELECT rowid FROM record_rows
   WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL AND trace_id IN ${TOUCHED}
@@ -53,70 +53,63 @@ WHERE r.rowid = n.record_rowid`;
 
 /**
  * Orphans (a parent id that is not a span of the same trace) and depth from the roots (orphans start
- * their own subtree), in one update. Bounded to survive id cycles. Each span's parent is resolved
- * once to its row id on a narrow copy of the links (the trace as a small integer), so the walk joins
- * integers: 0.3-0.4 s on 485k spans, against 0.47 s joining span ids at every level (and 0.66 s with
- * 32-character trace ids and an update by (trace, span)).
+ * their own subtree). Each span's parent is resolved once to its row id on a narrow copy of the links
+ * (the trace as a small integer), so the walk joins integers: 0.3-0.4 s on 485k spans, against 0.47 s
+ * joining span ids at every level (and 0.66 s with 32-character trace ids and an update by (trace, span)).
  */
-const DEPTH = [
-  `CREATE OR REPLACE TEMP TABLE _span_links AS
-   WITH l AS (
-     SELECT x.t, s.record_rowid AS r, s.span_id AS sid, s.parent_span_id AS pid
-     FROM spans s JOIN (SELECT trace_id, row_number() OVER () AS t FROM (SELECT DISTINCT trace_id FROM _touched)) x USING (trace_id)
-   )
-   SELECT c.r, p.r AS pr, c.pid IS NOT NULL AND p.r IS NULL AS orphan FROM l c LEFT JOIN l p ON p.t = c.t AND p.sid = c.pid`,
-  `UPDATE record_rows s SET depth = d.depth, orphan = d.orphan FROM (
-     WITH RECURSIVE walk(r, depth, orphan) AS (
-       SELECT r, 0, orphan FROM _span_links WHERE pr IS NULL
-       UNION ALL
-       SELECT c.r, w.depth + 1, false FROM _span_links c JOIN walk w ON c.pr = w.r
-       WHERE w.depth < 64
-     ) SELECT r, min(depth) AS depth, bool_or(orphan) AS orphan FROM walk GROUP BY r
-   ) d WHERE s.rowid = d.r`,
-  'DROP TABLE _span_links',
-];
-
-/**
- * The nodes relation: node spans with their node columns and the text of their ERROR logs, as a
- * SELECT over spans (`traces`, a subquery, limits the spans and logs read). The nodes view is this
- * select; the materialized node_results picks one row per node from it. `record_rowid` identifies the span.
- */
-export function nodesSelect(traces?: string): string {
-  const where = (col: string) => (traces ? `AND ${col} IN ${traces}` : '');
-  return `
-WITH errs AS (
-  -- ERROR log records only (few): their text is the node's error.
-  SELECT trace_id, json_extract_string(${ATTRIBUTES}, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
-  FROM record_rows r ${ATTRIBUTES_JOIN}
-  WHERE record_type = 'LogRecord' ${where('trace_id')}
-    AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
-  GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
+const SPAN_LINKS = `
+CREATE OR REPLACE TEMP TABLE _span_links AS
+WITH l AS (
+  SELECT x.t, s.record_rowid AS r, s.span_id AS sid, s.parent_span_id AS pid
+  FROM spans s JOIN (SELECT trace_id, row_number() OVER () AS t FROM (SELECT DISTINCT trace_id FROM _touched)) x USING (trace_id)
 )
-SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
-  s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
-  coalesce(s.name, split_part(s.unique_id, '.', -1)) AS name,
-  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows, s.start_ns, s.end_ns,
-  -- NodeProcessed spans open when the run schedules the node: its own duration_ms (sum of evaluations) is the work
-  CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END AS duration_ms,
-  s.duration_ms AS wall_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
-  CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END AS processed_span_id, s.in_selection,
-  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END AS error_text,
-  s.record_rowid
-FROM spans s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
-WHERE s.kind IN ('node_evaluated', 'node_processed') ${where('s.trace_id')}`;
-}
+SELECT c.r, p.r AS pr, c.pid IS NOT NULL AND p.r IS NULL AS orphan FROM l c LEFT JOIN l p ON p.t = c.t AND p.sid = c.pid`;
+
+/** Only the orphans are written (few): the spans view reads a NULL orphan as false. */
+const ORPHANS = `UPDATE record_rows SET orphan = true WHERE rowid IN (SELECT r FROM _span_links WHERE orphan)`;
 
 /**
- * Per (trace, node): the NodeProcessed, else the last-ending evaluation. arg_max picks the span's
- * row id only and the rows are fetched by it: carrying whole rows through the aggregate cost twice
- * as much (1M records: 0.46-0.55 s against 0.26-0.29 s), and a window three times as much.
+ * A link per span unless two spans of a trace share the parent's id (then a span has two links). The
+ * walk then reaches a span once per path, and its depth is the least; bounded to survive id cycles.
+ * With a link per span it reaches each span once, and is not grouped (the grouping was 20-25 ms of
+ * 0.1 s on 485k spans).
  */
-const NODE_RESULTS = `
-INSERT INTO node_results
-SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect(TOUCHED)}) WHERE record_rowid IN (
+const SHARED_PARENT_IDS = `SELECT (SELECT count(*) FROM _span_links) - (SELECT count(*) FROM spans WHERE trace_id IN ${TOUCHED})`;
+const depth = (grouped: boolean): Step => ['derive depth', `
+UPDATE record_rows s SET depth = d.depth FROM (
+  WITH RECURSIVE walk(r, depth) AS (
+    SELECT r, 0 FROM _span_links WHERE pr IS NULL
+    UNION ALL
+    SELECT c.r, w.depth + 1 FROM _span_links c JOIN walk w ON c.pr = w.r
+    WHERE w.depth < 64
+  ) ${grouped ? 'SELECT r, min(depth) AS depth FROM walk GROUP BY r' : 'SELECT r, depth FROM walk'}
+) d WHERE s.rowid = d.r AND s.span_row`];
+
+const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
+
+/**
+ * node_result: at insert every NodeProcessed SpanEnd is its node's result (NODE_RESULT). Derive finds
+ * the nodes (trace, unique_id) for which that does not hold, having none or more than one such span
+ * (older engines wrote no NodeProcessed; a NodeProcessed that never ended), and picks theirs: the
+ * NodeProcessed, else the last-ending evaluation. On 1M records the check takes 0.03 s; building
+ * node_results as a table took 0.19 s.
+ */
+const nodeGroups = (filter: string): Step => ['derive node results', `
+CREATE OR REPLACE TEMP TABLE _node_groups AS SELECT trace_id, unique_id FROM record_rows
+WHERE span_row AND ${NODE_KINDS} AND unique_id IS NOT NULL ${filter}
+GROUP BY ALL HAVING count(*) FILTER (WHERE node_result) <> 1`];
+
+/** arg_max picks the span's row id only: carrying whole rows through the aggregate cost twice as much. */
+const NODE_PICK: Step[] = [
+  ['derive node results', `
+UPDATE record_rows SET node_result = false
+WHERE node_result AND (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM _node_groups)`],
+  ['derive node results', `
+UPDATE record_rows SET node_result = true WHERE rowid IN (
   SELECT arg_max(record_rowid, (kind = 'node_processed', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
-  FROM spans WHERE trace_id IN ${TOUCHED} AND kind IN ('node_evaluated', 'node_processed') AND unique_id IS NOT NULL
-  GROUP BY trace_id, unique_id)`;
+  FROM spans JOIN _node_groups USING (trace_id, unique_id) WHERE ${NODE_KINDS}
+  GROUP BY trace_id, unique_id)`],
+];
 
 const RUNS = `
 INSERT INTO runs
@@ -148,7 +141,7 @@ counts AS (
     count(*) FILTER (WHERE test_outcome = 'passed') AS tests_passed,
     count(*) FILTER (WHERE test_outcome = 'warned') AS tests_warned,
     count(*) FILTER (WHERE test_outcome = 'failed') AS tests_failed
-  FROM node_results WHERE trace_id IN ${TOUCHED} GROUP BY ALL
+  FROM record_rows WHERE node_result AND trace_id IN ${TOUCHED} GROUP BY ALL
 )
 SELECT b.trace_id,
   coalesce(json_extract_string(s.attributes, '$.invocation_id'),
@@ -168,13 +161,43 @@ FROM bounds b LEFT JOIN s USING (trace_id)
 LEFT JOIN pv ON pv.trace_id = b.trace_id
 LEFT JOIN counts c ON c.trace_id = b.trace_id`;
 
+type Step = [label: string, sql: string];
+
+/**
+ * A step, or steps that depend on the data: `when` (a count) decides between `then` and `else`.
+ * The fix-ups are sent only when there is something to fix: planning one alone took 20-25 ms.
+ */
+type Stage = Step | { when: string; then: Step[]; else?: Step[] };
+
+/**
+ * Run a plan in as few calls as possible (Db.script): the steps up to a condition go in one call.
+ * `oneCall`: every condition's `then` (correct for any data, the no-op fix-ups included), all at once.
+ */
+async function runPlan(db: Db, plan: Stage[], oneCall: boolean): Promise<void> {
+  let batch: Step[] = [];
+  for (const stage of plan) {
+    if (!('when' in stage)) {
+      batch.push(stage);
+      continue;
+    }
+    if (oneCall) {
+      batch.push(...stage.then);
+      continue;
+    }
+    await db.script(batch);
+    batch = [];
+    const n = Number(await db.scalar<number | bigint>(stage.when));
+    batch.push(...(n > 0 ? stage.then : (stage.else ?? [])));
+  }
+  await db.script(batch);
+}
+
 export interface DeriveOptions {
   /** every trace in record_rows is in _touched (the model was empty before this load) */
   fresh?: boolean;
   /**
    * Send every step in one call (the receiver, whose busy event loop held each call back by 50-150
-   * ms). Otherwise the update of spans that never ended is sent only when there are some: planning
-   * that statement alone took 20-25 ms.
+   * ms), the fix-ups included. Otherwise a fix-up is sent only when there is something to fix.
    */
   oneCall?: boolean;
 }
@@ -192,29 +215,28 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
        ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed FROM _touched`,
   );
   const again = Boolean(check?.dup || check?.existed);
-  const head: [string, string][] = [
-    ...['node_results', 'runs'].map((t): [string, string] => [`derive: clear ${t}`, `DELETE FROM ${t} WHERE trace_id IN ${TOUCHED}`]),
+  // `filter` is empty when every trace in the model was touched (a fresh load).
+  const filter = opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`;
+  const plan: Stage[] = [
+    ['derive: clear runs', `DELETE FROM runs WHERE trace_id IN ${TOUCHED}`],
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
-    ...(again ? [['derive: reset spans', RESET] as [string, string], ['derive: duplicate ends', DUPLICATE_ENDS] as [string, string]] : []),
-    // `filter` is empty when every trace in the model was touched (a fresh load).
-    ...unendedStarts(opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`),
-  ];
-  const unended: [string, string][] = [['derive unended', UNENDED]];
-  const tail: [string, string][] = [
+    ...(again ? [['derive: reset spans', RESET] as Step, ['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
+    ...unendedStarts(filter),
+    { when: 'SELECT count(*) FROM _unended', then: [['derive unended', UNENDED]] },
     ['derive unended', 'DROP TABLE _unended'],
-    ...DEPTH.map((sql): [string, string] => ['derive orphans and depth', sql]),
-    ['derive node_results', NODE_RESULTS],
+    nodeGroups(filter),
+    { when: 'SELECT count(*) FROM _node_groups', then: NODE_PICK },
+    ['derive node results', 'DROP TABLE _node_groups'],
+    ['derive span links', SPAN_LINKS],
+    ['derive orphans', ORPHANS],
+    { when: SHARED_PARENT_IDS, then: [depth(true)], else: [depth(false)] },
+    ['derive depth', 'DROP TABLE _span_links'],
     ['derive runs', RUNS],
     ['derive: ordered', 'RESET preserve_insertion_order'],
   ];
   try {
-    if (opts.oneCall) await db.script([...head, ...unended, ...tail]);
-    else {
-      await db.script(head);
-      const any = (await db.scalar<number>('SELECT count(*)::INTEGER FROM _unended')) > 0;
-      await db.script([...(any ? unended : []), ...tail]);
-    }
+    await runPlan(db, plan, opts.oneCall ?? false);
   } catch (e) {
     await db.run('RESET preserve_insertion_order').catch(() => undefined);
     throw e;

@@ -88,9 +88,16 @@ export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHA
 
 /**
  * Columns of record_rows after the normalized ones: the span tree, set by derive. span_row marks the
- * record that stands for a span in the spans view (at insert: every SpanEnd).
+ * record that stands for a span in the spans view (at insert: every SpanEnd); node_result the span
+ * that is its node's result in the node_results view (at insert: every NodeProcessed SpanEnd, NODE_RESULT).
  */
-export const SPAN_TREE_COLUMNS = 'span_row BOOLEAN, orphan BOOLEAN, depth INTEGER';
+export const SPAN_TREE_COLUMNS = 'span_row BOOLEAN, orphan BOOLEAN, depth INTEGER, node_result BOOLEAN';
+
+/**
+ * A record's node_result before derive looks at its node: the SpanEnd of a NodeProcessed. Derive
+ * picks another span only for the few nodes that have no such span, or more than one (src/store/derive.ts).
+ */
+export const NODE_RESULT = `kind = 'node_processed' AND record_type = 'SpanEnd' AND span_id IS NOT NULL AND unique_id IS NOT NULL`;
 
 /**
  * Wrap a source SELECT in the raw envelope shape (file_id ... attributes, as record_rows) with the
@@ -124,7 +131,9 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms,
-    record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, NULL::INTEGER AS depth
+    record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, NULL::INTEGER AS depth,
+    -- (unique_id: the column above)
+    ${NODE_RESULT} AS node_result
   FROM (SELECT *, CASE WHEN ${sqlIn('kind0', ['node_evaluated', 'node_processed', 'query', 'phase', 'invocation'])} AND ${parsed} THEN ${a} END AS a
         FROM (SELECT s.* ${opts.attrStruct ? 'EXCLUDE (a)' : ''}, ${opts.attrStruct ? 's.a AS a0,' : ''}
                 CASE WHEN record_type = 'LogRecord' THEN 'log' ELSE rl_span_kind(event_type, span_name) END AS kind0

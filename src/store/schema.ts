@@ -4,10 +4,10 @@
  */
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
-import { deriveTouched, nodesSelect } from './derive.js';
-import { NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
+import { deriveTouched } from './derive.js';
+import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
@@ -27,14 +27,6 @@ const TABLES = [
   // a second connection while the file's rows are inserted (src/store/attributes-join.ts). line: the
   // record's line in the records view.
   `CREATE TABLE IF NOT EXISTS record_attributes (file_id INTEGER, line BIGINT, attributes JSON)`,
-  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's NodeEvaluated
-  // (older engines, e.g. preview.72, wrote no NodeProcessed). Materialized: queries read it all the time.
-  // Its columns are those of the nodes view.
-  `CREATE TABLE IF NOT EXISTS node_results (
-     trace_id VARCHAR, span_id VARCHAR, kind VARCHAR, unique_id VARCHAR, resource_type VARCHAR, name VARCHAR, phase VARCHAR,
-     node_outcome VARCHAR, skip_reason VARCHAR, upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER,
-     start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, wall_ms DOUBLE, ended BOOLEAN, relative_path VARCHAR, materialization VARCHAR,
-     rows_affected BIGINT, processed_span_id VARCHAR, in_selection BOOLEAN, error_text VARCHAR)`,
   `CREATE TABLE IF NOT EXISTS runs (
      trace_id VARCHAR PRIMARY KEY, invocation_id VARCHAR, command VARCHAR, raw_command VARCHAR, engine_version VARCHAR,
      start_ns BIGINT, end_ns BIGINT, duration_ms DOUBLE, ended BOOLEAN, status_code INTEGER, status_message VARCHAR,
@@ -49,6 +41,33 @@ const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, k
   record_type = 'SpanEnd' AS ended, coalesce(orphan, false) AS orphan, depth, status_code, status_message, severity_text,
   unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name,
   relative_path, materialization, rows_affected, in_selection, linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
+
+/**
+ * The nodes relation: node spans (from \`spans\`, a relation with the spans view's columns) with their
+ * node columns and the text of their ERROR logs. \`record_rowid\` identifies the span.
+ */
+function nodesSelect(spans: string): string {
+  return `
+WITH errs AS (
+  -- ERROR log records only (few): their text is the node's error.
+  SELECT trace_id, json_extract_string(${ATTRIBUTES}, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  FROM record_rows r ${ATTRIBUTES_JOIN}
+  WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
+  GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
+)
+SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
+  s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
+  coalesce(s.name, split_part(s.unique_id, '.', -1)) AS name,
+  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows, s.start_ns, s.end_ns,
+  -- NodeProcessed spans open when the run schedules the node: its own duration_ms (sum of evaluations) is the work
+  CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END AS duration_ms,
+  s.duration_ms AS wall_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
+  CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END AS processed_span_id, s.in_selection,
+  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END AS error_text,
+  s.record_rowid
+FROM ${spans} s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
+WHERE s.kind IN ('node_evaluated', 'node_processed')`;
+}
 
 const VIEWS = [
   // Log records, computed on read: materializing them cost as much as the whole read.
@@ -69,31 +88,36 @@ const VIEWS = [
   `CREATE OR REPLACE VIEW span_details AS SELECT ${SPAN_SELECT}, ${ATTRIBUTES} AS attributes, links FROM record_rows r ${ATTRIBUTES_JOIN} WHERE span_row`,
   // One node in one phase (kind evaluated) and its overall result (processed): a view, not a copy
   // (the copy was a twentieth of a 1M-record load).
-  `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect()})`,
+  `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect('spans')})`,
+  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's
+  // NodeEvaluated (older engines, e.g. preview.72, wrote no NodeProcessed): the span marked
+  // node_result. A view, not a table: the copy was two fifths of derive (1M records: 0.19 s; picking
+  // only the nodes without exactly one NodeProcessed, 0.03 s), and a query reads 20-40 ms more.
+  `CREATE OR REPLACE VIEW node_results AS
+     SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect(`(SELECT ${SPAN_SELECT} FROM record_rows WHERE node_result)`)})`,
   `CREATE OR REPLACE VIEW records AS
      SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN ${recordLine('r', 'f.first_row')} END AS line,
-       r.* EXCLUDE (span_row, orphan, depth) REPLACE (${ATTRIBUTES} AS attributes)
+       r.* EXCLUDE (span_row, orphan, depth, node_result) REPLACE (${ATTRIBUTES} AS attributes)
      FROM record_rows r JOIN files f USING (file_id) ${attributesJoin('f.first_row')}
      WHERE r.record_type IS NOT NULL`,
 ];
 
 export async function ensureSchema(db: Db): Promise<void> {
   for (const s of TABLES) await db.run(s);
-  const tables = await db.all<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_name IN ('spans', 'nodes') AND table_type = 'BASE TABLE'`,
+  // Older --db files: schema 1 kept spans and nodes as tables (they became views, and the span tree
+  // moved onto record_rows); schemas 1 and 2 kept node_results as a table (now a view over node_result).
+  const old = await db.all<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_name IN ('spans', 'nodes', 'node_results') AND table_type = 'BASE TABLE'`,
   );
-  const schema1 = tables.length;
-  // Schema 1 (a --db file of an older runlens) kept spans and nodes as tables: they become views, and
-  // the span tree moves onto record_rows.
-  if (schema1 > 0) {
+  if (old.length > 0) {
     await db.run('DROP VIEW IF EXISTS span_details');
-    for (const t of tables) await db.run(`DROP TABLE ${t.table_name}`);
+    for (const t of old) await db.run(`DROP TABLE ${t.table_name}`);
     for (const col of SPAN_TREE_COLUMNS.split(',')) await db.run(`ALTER TABLE record_rows ADD COLUMN IF NOT EXISTS ${col.trim()}`);
-    await db.run(`UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL`);
+    await db.run(`UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, node_result = ${NODE_RESULT}`);
   }
   for (const s of normalizerMacros()) await db.run(s);
   for (const s of VIEWS) await db.run(s);
-  if (schema1 > 0) {
+  if (old.length > 0) {
     await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
     await db.run('INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE trace_id IS NOT NULL');
     await deriveTouched(db);

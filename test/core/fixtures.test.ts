@@ -8,6 +8,7 @@ import { renderTreeText } from '../../src/render/tree-text.js';
 import { InputError } from '../../src/errors.js';
 import { evaluateGate } from '../../src/gate/rules.js';
 import { writeParquetFile } from '../../src/produce/parquet-writer.js';
+import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import type { JsonlRecord } from '../../src/produce/record.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
@@ -125,6 +126,60 @@ describe('spans that never ended, and orphans', () => {
   });
 });
 
+describe('node results: one span per node and run', () => {
+  const ET = FUSION_ET;
+  const inv = span({ id: '00000000000000d1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 100 });
+  const processed = (id: string, uid: string, start: number, end: number | undefined, outcome: string) =>
+    span({ id, parent: '00000000000000d1', name: `Node processed (${uid})`, eventType: ET('node.NodeProcessed'), start, end, attrs: { unique_id: uid }, endAttrs: { node_outcome: outcome } });
+  const evaluated = (id: string, uid: string, phase: string, start: number, end: number, outcome: string) =>
+    span({ id, parent: '00000000000000d1', name: `Node evaluated (${uid})`, eventType: ET('node.NodeEvaluated'), start, end, attrs: { unique_id: uid, phase }, endAttrs: { node_outcome: outcome } });
+  const records = [
+    ...inv,
+    // a: its NodeProcessed ended; b: none (the last-ending evaluation); c: a NodeProcessed that never
+    // ended wins over its evaluations; d: two NodeProcessed spans, the later-ending one
+    ...processed('00000000000000a1', 'model.p.a', 1, 10, 'NODE_OUTCOME_SUCCESS'),
+    ...evaluated('00000000000000a2', 'model.p.a', 'EXECUTION_PHASE_RUN', 2, 9, 'NODE_OUTCOME_SUCCESS'),
+    ...evaluated('00000000000000b1', 'model.p.b', 'EXECUTION_PHASE_RENDER', 11, 12, 'NODE_OUTCOME_SUCCESS'),
+    ...evaluated('00000000000000b2', 'model.p.b', 'EXECUTION_PHASE_RUN', 13, 19, 'NODE_OUTCOME_ERROR'),
+    ...processed('00000000000000c1', 'model.p.c', 20, undefined, 'NODE_OUTCOME_SUCCESS'),
+    ...evaluated('00000000000000c2', 'model.p.c', 'EXECUTION_PHASE_RUN', 21, 29, 'NODE_OUTCOME_SUCCESS'),
+    ...processed('00000000000000e1', 'model.p.d', 30, 35, 'NODE_OUTCOME_ERROR'),
+    ...processed('00000000000000e2', 'model.p.d', 36, 40, 'NODE_OUTCOME_SUCCESS'),
+  ];
+  const expected = [
+    { unique_id: 'model.p.a', span_id: '00000000000000a1', kind: 'processed', node_outcome: 'success' },
+    { unique_id: 'model.p.b', span_id: '00000000000000b2', kind: 'evaluated', node_outcome: 'error' },
+    { unique_id: 'model.p.c', span_id: '00000000000000c1', kind: 'processed', node_outcome: null },
+    { unique_id: 'model.p.d', span_id: '00000000000000e2', kind: 'processed', node_outcome: 'success' },
+  ];
+  const results = (db: Db) => db.all('SELECT unique_id, span_id, kind, node_outcome FROM node_results ORDER BY unique_id');
+
+  it('picks the NodeProcessed, else the last-ending evaluation, for every node; runs count them', async () => {
+    const db = await model([writeLines(dir, 'node-results.jsonl', records)]);
+    try {
+      expect(await results(db)).toEqual(expected);
+      expect(await db.one('SELECT nodes::INT AS nodes, success::INT AS success, error::INT AS error FROM runs')).toEqual({ nodes: 4, success: 2, error: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('gives the same results when the run comes from two inputs, in parts, and once more in full', async () => {
+    const db = await openModel();
+    try {
+      const half = Math.floor(records.length / 2);
+      await loadPaths(db, [writeLines(dir, 'node-results-1.jsonl', records.slice(0, half))]);
+      await loadPaths(db, [writeLines(dir, 'node-results-2.jsonl', records.slice(half))]);
+      expect(await results(db)).toEqual(expected);
+      await loadPaths(db, [writeLines(dir, 'node-results-again.jsonl', [...records, { ...(records[0] as object), event_id: 'x' }])]);
+      expect(await results(db)).toEqual(expected);
+      expect(await db.scalar('SELECT nodes::INT FROM runs')).toBe(4);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('a run that arrives in parts, and the same spans from two inputs', () => {
   // Part one: the phase has only started and the node's parent (a2) is not in the data yet.
   const inv = span({ id: '00000000000000c1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
@@ -155,6 +210,24 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
+  it('a span id ended twice in one file under two parents: its child takes the lesser depth', async () => {
+    const ET = FUSION_ET;
+    const root = span({ id: '00000000000000f1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 });
+    const a = span({ id: '00000000000000f2', parent: '00000000000000f1', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 9 });
+    const b = span({ id: '00000000000000f3', parent: '00000000000000f2', name: 'Node evaluated (model.p.b)', eventType: ET('node.NodeEvaluated'), start: 2, end: 8 });
+    const p = (parent: string) => span({ id: '00000000000000f4', parent, name: 'Query executed (model.p.b)', eventType: ET('query.QueryExecuted'), start: 3, end: 7 });
+    const c = span({ id: '00000000000000f5', parent: '00000000000000f4', name: 'child', eventType: ET('x.Other'), start: 4, end: 5 });
+    // p ends once under b (depth 3) and once under the root (depth 1); c is listed before both
+    const db = await model([writeLines(dir, 'shared-parent-id.jsonl', [...c, ...root, ...a, ...b, ...p('00000000000000f3'), ...p('00000000000000f1').slice(1)])]);
+    try {
+      expect(await db.all(`SELECT span_id, depth FROM spans WHERE span_id IN ('00000000000000f4', '00000000000000f5') ORDER BY span_id, depth`)).toEqual([
+        { span_id: '00000000000000f4', depth: 1 }, { span_id: '00000000000000f4', depth: 3 }, { span_id: '00000000000000f5', depth: 2 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('an orphan whose parent arrives later is no longer an orphan', async () => {
     const db = await openModel();
     try {
@@ -174,29 +247,55 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
-  it('a --db file of schema 1 (spans and nodes as tables) opens as the current model with the same spans', async () => {
+  it('a --db file of schema 1 (spans, nodes and node_results as tables) opens as the current model with the same spans', async () => {
     const file = path.join(dir, 'schema1.duckdb');
     let db = await openModel(file);
     await loadPaths(db, [writeLines(dir, 'schema1.jsonl', [...inv, phase[0]!, ...node])]);
     const before = await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id');
     const nodesBefore = await db.all('SELECT * FROM nodes ORDER BY span_id');
-    // The schema 1 layout: spans and nodes tables of their own, record_rows without the span tree columns.
-    await db.run('CREATE TABLE spans_v1 AS SELECT * FROM spans');
-    await db.run('CREATE TABLE nodes_v1 AS SELECT * FROM nodes');
-    for (const v of ['span_details', 'spans', 'nodes', 'records']) await db.run(`DROP VIEW ${v}`);
-    for (const c of ['span_row', 'orphan', 'depth']) await db.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
-    await db.run('ALTER TABLE spans_v1 RENAME TO spans');
-    await db.run('ALTER TABLE nodes_v1 RENAME TO nodes');
+    const resultsBefore = await db.all('SELECT * FROM node_results ORDER BY span_id');
+    expect(resultsBefore).toHaveLength(1);
+    // The schema 1 layout: spans, nodes and node_results tables of their own, record_rows without the span tree columns.
+    for (const t of ['spans', 'nodes', 'node_results']) await db.run(`CREATE TABLE ${t}_v1 AS SELECT * FROM ${t}`);
+    for (const v of ['span_details', 'spans', 'nodes', 'node_results', 'records']) await db.run(`DROP VIEW ${v}`);
+    for (const c of ['span_row', 'orphan', 'depth', 'node_result']) await db.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
+    for (const t of ['spans', 'nodes', 'node_results']) await db.run(`ALTER TABLE ${t}_v1 RENAME TO ${t}`);
     await db.run(`UPDATE runlens_meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
     db = await openModel(file);
     try {
       expect(await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id')).toEqual(before);
       expect(await db.all('SELECT * FROM nodes ORDER BY span_id')).toEqual(nodesBefore);
-      expect(await db.all(`SELECT table_type FROM information_schema.tables WHERE table_name IN ('spans', 'nodes')`)).toEqual([
-        { table_type: 'VIEW' }, { table_type: 'VIEW' },
+      expect(await db.all('SELECT * FROM node_results ORDER BY span_id')).toEqual(resultsBefore);
+      expect(await db.all(`SELECT table_type FROM information_schema.tables WHERE table_name IN ('spans', 'nodes', 'node_results')`)).toEqual([
+        { table_type: 'VIEW' }, { table_type: 'VIEW' }, { table_type: 'VIEW' },
       ]);
-      expect(await db.scalar(`SELECT value FROM runlens_meta WHERE key = 'schema_version'`)).toBe('2');
+      expect(await db.scalar(`SELECT value FROM runlens_meta WHERE key = 'schema_version'`)).toBe(String(SCHEMA_VERSION));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a --db file of schema 2 (node_results as a table) opens with the same node results, and takes more files', async () => {
+    const file = path.join(dir, 'schema2.duckdb');
+    let db = await openModel(file);
+    await loadPaths(db, [writeLines(dir, 'schema2.jsonl', [...inv, phase[0]!, ...node])]);
+    const resultsBefore = await db.all('SELECT * FROM node_results ORDER BY span_id');
+    const runsBefore = await db.all('SELECT * FROM runs');
+    await db.run('CREATE TABLE node_results_v2 AS SELECT * FROM node_results');
+    await db.run('DROP VIEW node_results');
+    await db.run('ALTER TABLE record_rows DROP COLUMN node_result');
+    await db.run('ALTER TABLE node_results_v2 RENAME TO node_results');
+    await db.run(`UPDATE runlens_meta SET value = '2' WHERE key = 'schema_version'`);
+    db.close();
+    db = await openModel(file);
+    try {
+      expect(await db.all('SELECT * FROM node_results ORDER BY span_id')).toEqual(resultsBefore);
+      expect(await db.all('SELECT * FROM runs')).toEqual(runsBefore);
+      // the phase's SpanEnd completes the run that was loaded before the migration
+      await loadPaths(db, [writeLines(dir, 'schema2b.jsonl', phase.slice(1))]);
+      expect(await db.scalar('SELECT count(*)::INT FROM node_results')).toBe(1);
+      expect(await db.scalar(`SELECT value FROM runlens_meta WHERE key = 'schema_version'`)).toBe(String(SCHEMA_VERSION));
     } finally {
       db.close();
     }
