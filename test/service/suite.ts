@@ -250,6 +250,29 @@ export function serviceSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('listing order', () => {
+      it('lists subscriptions and events made in the same millisecond in the order they were made', async () => {
+        // A clock that never moves: every row gets the same created_at, and ids are random within a second.
+        const at = Date.UTC(2026, 0, 1);
+        await boot({ clock: new ManualClock(at) });
+        const names = Array.from({ length: 12 }, (_, i) => `same-ms-${i}`);
+        for (const name of names) await subscribe({ name, client_url: `${rx.url}/ok`, job_ids: [] });
+        const subs = await h.api('GET', `${SUBS}?limit=100`);
+        expect(subs.json.data.map((x: any) => x.name)).toEqual(names);
+        const first = subs.json.data[0].id as string;
+        const made: string[] = [];
+        for (let i = 0; i < 12; i++) {
+          const evs = await h.store.enqueueEvent({
+            accountId: h.accountId, jobId: 1, eventType: 'job.run.completed', now: toMicros(at), newEventId: () => eventId(at),
+            payloadFor: (x, id) => JSON.stringify({ accountId: x.accountId, webhookId: x.id, eventId: id, eventType: 'job.run.completed', data: { jobId: '1' } }),
+          });
+          made.push(evs.find((e) => e.subscriptionId === first)!.id);
+        }
+        // newest first
+        expect((await h.store.listEvents(h.accountId, first, 0, 100)).items.map((e) => e.id)).toEqual(made.reverse());
+      });
+    });
+
     describe('jobs, runs and artifacts (v2)', () => {
       beforeEach(() => boot());
       const JOBS = '/api/v2/accounts/{acct}/jobs/';

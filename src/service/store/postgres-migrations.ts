@@ -38,4 +38,10 @@ export const POSTGRES_MIGRATIONS: string[] = [
     duration_ms DOUBLE PRECISION NOT NULL);
   CREATE INDEX receipts_event ON receipts(event_id, attempt);
   `,
+  // Insertion order, for listings of rows created in the same millisecond: ids are random within a
+  // second (KSUIDs), so ordering by id put such rows in any order. SQLite orders by its rowid.
+  `
+  ALTER TABLE subscriptions ADD COLUMN seq BIGSERIAL;
+  ALTER TABLE events ADD COLUMN seq BIGSERIAL;
+  `,
 ];

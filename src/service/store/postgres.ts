@@ -134,7 +134,7 @@ export class PostgresStore implements Store {
 
   async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {
     const [n] = await this.rows(this.pool, 'SELECT count(*) AS n FROM subscriptions WHERE account_id = $1', [accountId]);
-    const rows = await this.rows(this.pool, 'SELECT * FROM subscriptions WHERE account_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [accountId, limit, offset]);
+    const rows = await this.rows(this.pool, 'SELECT * FROM subscriptions WHERE account_id = $1 ORDER BY created_at, seq LIMIT $2 OFFSET $3', [accountId, limit, offset]);
     return { items: rows.map(subscriptionFromRow), total: Number(n!.n) };
   }
 
@@ -313,7 +313,7 @@ export class PostgresStore implements Store {
   async listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>> {
     const [n] = await this.rows(this.pool, 'SELECT count(*) AS n FROM events WHERE account_id = $1 AND subscription_id = $2', [accountId, subscriptionId]);
     const rows = await this.rows(this.pool, `SELECT * FROM events WHERE account_id = $1 AND subscription_id = $2
-      ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [accountId, subscriptionId, limit, offset]);
+      ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`, [accountId, subscriptionId, limit, offset]);
     return { items: rows.map(eventFromRow), total: Number(n!.n) };
   }
 

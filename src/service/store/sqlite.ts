@@ -93,7 +93,7 @@ export class SqliteStore implements Store {
   async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {
     const total = Number((this.sql('SELECT count(*) AS n FROM subscriptions WHERE account_id = ?').get(accountId) as Row).n);
     const rows = this.db
-      .prepare('SELECT * FROM subscriptions WHERE account_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?')
+      .prepare('SELECT * FROM subscriptions WHERE account_id = ? ORDER BY created_at, rowid LIMIT ? OFFSET ?')
       .all(accountId, limit, offset) as Row[];
     return { items: rows.map(subscriptionFromRow), total };
   }
@@ -279,7 +279,7 @@ export class SqliteStore implements Store {
 
   async listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>> {
     const total = Number((this.sql('SELECT count(*) AS n FROM events WHERE account_id = ? AND subscription_id = ?').get(accountId, subscriptionId) as Row).n);
-    const rows = this.sql('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
+    const rows = this.sql('SELECT * FROM events WHERE account_id = ? AND subscription_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?')
       .all(accountId, subscriptionId, limit, offset) as Row[];
     return { items: rows.map(eventFromRow), total };
   }
