@@ -4,7 +4,7 @@
  */
 import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
-import { NODE_RESULT, normalizeSelect } from './normalize-sql.js';
+import { NODE_RESULT, normalizeSelect, usualDepth } from './normalize-sql.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
@@ -29,7 +29,8 @@ WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
  * depths are worked out afresh.
  */
 const RESET = `
-UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, orphan = NULL, depth = NULL, node_result = ${NODE_RESULT}
+UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, orphan = NULL, depth = ${usualDepth('kind')},
+  node_result = ${NODE_RESULT}
 WHERE trace_id IN ${TOUCHED} AND record_type IN ('SpanStart', 'SpanEnd')`;
 
 /** A span with several SpanEnds (the same run from two inputs): the first input's stands for it. */
@@ -60,30 +61,43 @@ WHERE r.rowid = n.record_rowid`;
 const SPAN_LINKS = `
 CREATE OR REPLACE TEMP TABLE _span_links AS
 WITH l AS (
-  SELECT x.t, s.record_rowid AS r, s.span_id AS sid, s.parent_span_id AS pid
+  SELECT x.t, s.record_rowid AS r, s.span_id AS sid, s.parent_span_id AS pid, s.depth AS usual
   FROM spans s JOIN (SELECT trace_id, row_number() OVER () AS t FROM (SELECT DISTINCT trace_id FROM _touched)) x USING (trace_id)
 )
-SELECT c.r, p.r AS pr, c.pid IS NOT NULL AND p.r IS NULL AS orphan FROM l c LEFT JOIN l p ON p.t = c.t AND p.sid = c.pid`;
+SELECT c.r, p.r AS pr, c.pid IS NOT NULL AND p.r IS NULL AS orphan, c.usual FROM l c LEFT JOIN l p ON p.t = c.t AND p.sid = c.pid`;
 
 /** Only the orphans are written (few): the spans view reads a NULL orphan as false. */
 const ORPHANS = `UPDATE record_rows SET orphan = true WHERE rowid IN (SELECT r FROM _span_links WHERE orphan)`;
 
+/** Every span's depth from the roots, bounded to survive id cycles (spans in one are never reached). */
+const WALK = `
+CREATE OR REPLACE TEMP TABLE _walk AS
+WITH RECURSIVE walk(r, depth, usual) AS (
+  SELECT r, 0, usual FROM _span_links WHERE pr IS NULL
+  UNION ALL
+  SELECT c.r, w.depth + 1, c.usual FROM _span_links c JOIN walk w ON c.pr = w.r
+  WHERE w.depth < 64
+) SELECT * FROM walk`;
+
 /**
- * A link per span unless two spans of a trace share the parent's id (then a span has two links). The
- * walk then reaches a span once per path, and its depth is the least; bounded to survive id cycles.
- * With a link per span it reaches each span once, and is not grouped (the grouping was 20-25 ms of
- * 0.1 s on 485k spans).
+ * A span's depth is written only where it differs from the usual depth of its kind, stored at insert
+ * (USUAL_DEPTH): writing all 485k depths of 1M records took 60-70 ms, the few that differ 2-4 ms.
+ * There is a walk row per span unless two spans of a trace share the parent's id (then a span has two
+ * links and is reached once per path): its depth is then the least.
  */
 const SHARED_PARENT_IDS = `SELECT (SELECT count(*) FROM _span_links) - (SELECT count(*) FROM spans WHERE trace_id IN ${TOUCHED})`;
-const depth = (grouped: boolean): Step => ['derive depth', `
+const depths = (grouped: boolean): Step => ['derive depth', `
 UPDATE record_rows s SET depth = d.depth FROM (
-  WITH RECURSIVE walk(r, depth) AS (
-    SELECT r, 0 FROM _span_links WHERE pr IS NULL
-    UNION ALL
-    SELECT c.r, w.depth + 1 FROM _span_links c JOIN walk w ON c.pr = w.r
-    WHERE w.depth < 64
-  ) ${grouped ? 'SELECT r, min(depth) AS depth FROM walk GROUP BY r' : 'SELECT r, depth FROM walk'}
+  ${grouped ? 'SELECT r, min(depth) AS depth FROM _walk GROUP BY r HAVING min(depth) IS DISTINCT FROM any_value(usual)' : 'SELECT r, depth FROM _walk WHERE depth IS DISTINCT FROM usual'}
 ) d WHERE s.rowid = d.r AND s.span_row`];
+
+/**
+ * Spans never reached (in a cycle of ids) have no depth. With a walk row per reached span their count
+ * is the links' less the walk's; with shared parent ids the counts tell nothing and the update runs.
+ */
+const UNREACHED_SPANS = `SELECT greatest(${SHARED_PARENT_IDS.replace(/^SELECT /, '')}, (SELECT count(*) FROM _span_links) - (SELECT count(*) FROM _walk))`;
+const UNREACHED: Step = ['derive depth', `
+UPDATE record_rows SET depth = NULL WHERE rowid IN (SELECT r FROM _span_links WHERE r NOT IN (SELECT r FROM _walk)) AND depth IS NOT NULL`];
 
 const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
 
@@ -230,7 +244,10 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
     ['derive node results', 'DROP TABLE _node_groups'],
     ['derive span links', SPAN_LINKS],
     ['derive orphans', ORPHANS],
-    { when: SHARED_PARENT_IDS, then: [depth(true)], else: [depth(false)] },
+    ['derive depth', WALK],
+    { when: SHARED_PARENT_IDS, then: [depths(true)], else: [depths(false)] },
+    { when: UNREACHED_SPANS, then: [UNREACHED] },
+    ['derive depth', 'DROP TABLE _walk'],
     ['derive depth', 'DROP TABLE _span_links'],
     ['derive runs', RUNS],
     ['derive: ordered', 'RESET preserve_insertion_order'],

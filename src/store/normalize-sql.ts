@@ -4,7 +4,7 @@
  * these macros turn its spellings into the model's short lower-case values.
  */
 import { ALIASES, ExecutionPhase, NodeOutcome, NodeSkipReason, NodeType, TestOutcome, type EnumTable } from '../telemetry/enums.js';
-import { SPAN_KIND_BY_MESSAGE } from '../telemetry/event-types.js';
+import { SPAN_KIND_BY_MESSAGE, USUAL_DEPTH } from '../telemetry/event-types.js';
 import { sqlIn, sqlString } from './db.js';
 import { detailMacroSql } from '../ingest/parquet.js';
 
@@ -93,6 +93,10 @@ export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHA
  */
 export const SPAN_TREE_COLUMNS = 'span_row BOOLEAN, orphan BOOLEAN, depth INTEGER, node_result BOOLEAN';
 
+/** The usual depth of a span of kind \`kind\` (USUAL_DEPTH), stored at insert; NULL for other kinds and log records. */
+export const usualDepth = (kind: string): string =>
+  `CASE ${kind} ${Object.entries(USUAL_DEPTH).map(([k, d]) => `WHEN ${sqlString(k)} THEN ${d}`).join(' ')} END`;
+
 /**
  * A record's node_result before derive looks at its node: the SpanEnd of a NodeProcessed. Derive
  * picks another span only for the few nodes that have no such span, or more than one (src/store/derive.ts).
@@ -131,7 +135,7 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
     CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms,
-    record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, NULL::INTEGER AS depth,
+    record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, ${usualDepth('kind0')} AS depth,
     -- (unique_id: the column above)
     ${NODE_RESULT} AS node_result
   FROM (SELECT *, CASE WHEN ${sqlIn('kind0', ['node_evaluated', 'node_processed', 'query', 'phase', 'invocation'])} AND ${parsed} THEN ${a} END AS a

@@ -55,6 +55,15 @@ export function eventKey(eventTypeName: string): string | null {
 export const SPAN_KINDS = ['process', 'invocation', 'phase', 'node_processed', 'node_evaluated', 'query', 'other'] as const;
 export type SpanKind = (typeof SPAN_KINDS)[number];
 
+/**
+ * Depth of a span of each kind in the engine's trees (process and invocation roots, phases and node
+ * results under them, evaluations under phases, queries under evaluations); `other` has none. The
+ * model stores it at insert and derive writes a span's depth only where its tree differs.
+ */
+export const USUAL_DEPTH: Partial<Record<SpanKind, number>> = {
+  process: 0, invocation: 0, phase: 1, node_processed: 1, node_evaluated: 2, query: 3,
+};
+
 /** Message name -> span kind; anything else is `other`. */
 export const SPAN_KIND_BY_MESSAGE: Record<string, SpanKind> = {
   Process: 'process',

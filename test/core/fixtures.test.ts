@@ -228,6 +228,30 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
+  it('spans in a cycle of ids have no depth, whatever their kind; others have the depth of their tree', async () => {
+    const ET = FUSION_ET;
+    const db = await model([writeLines(dir, 'cycles.jsonl', [
+      ...span({ id: '00000000000000b1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 }),
+      // a phase and a node evaluation that are each other's parent, and a query that is its own
+      ...span({ id: '00000000000000b2', parent: '00000000000000b3', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 9 }),
+      ...span({ id: '00000000000000b3', parent: '00000000000000b2', name: 'Node evaluated (model.p.c)', eventType: ET('node.NodeEvaluated'), start: 2, end: 8 }),
+      ...span({ id: '00000000000000b4', parent: '00000000000000b4', name: 'Query executed (model.p.c)', eventType: ET('query.QueryExecuted'), start: 3, end: 4 }),
+      // a query straight under the invocation (usually under an evaluation, two levels down)
+      ...span({ id: '00000000000000b5', parent: '00000000000000b1', name: 'Query executed (x)', eventType: ET('query.QueryExecuted'), start: 5, end: 6 }),
+    ])]);
+    try {
+      expect(await db.all('SELECT span_id, kind, depth FROM spans ORDER BY span_id')).toEqual([
+        { span_id: '00000000000000b1', kind: 'invocation', depth: 0 },
+        { span_id: '00000000000000b2', kind: 'phase', depth: null },
+        { span_id: '00000000000000b3', kind: 'node_evaluated', depth: null },
+        { span_id: '00000000000000b4', kind: 'query', depth: null },
+        { span_id: '00000000000000b5', kind: 'query', depth: 1 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('an orphan whose parent arrives later is no longer an orphan', async () => {
     const db = await openModel();
     try {
