@@ -252,6 +252,23 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
+  it('finds a span that never ended when as many SpanStarts as SpanEnds are in the data (a trimmed file)', async () => {
+    const ET = FUSION_ET;
+    const inv = span({ id: '00000000000000e1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 });
+    // e2 lost its SpanStart to the trim, e3 never ended: one SpanStart and one SpanEnd each
+    const ended = span({ id: '00000000000000e2', parent: '00000000000000e1', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 2 });
+    const hung = span({ id: '00000000000000e3', parent: '00000000000000e1', name: 'Node evaluated (model.p.h)', eventType: ET('node.NodeEvaluated'), start: 3, attrs: { unique_id: 'model.p.h' } });
+    const db = await model([writeLines(dir, 'trimmed-even.jsonl', [...inv, ended[1]!, ...hung])]);
+    try {
+      expect(await db.all('SELECT span_id, ended FROM spans ORDER BY span_id')).toEqual([
+        { span_id: '00000000000000e1', ended: true }, { span_id: '00000000000000e2', ended: true }, { span_id: '00000000000000e3', ended: false },
+      ]);
+      expect(await db.scalar(`SELECT unique_id FROM nodes WHERE span_id = '00000000000000e3'`)).toBe('model.p.h');
+    } finally {
+      db.close();
+    }
+  });
+
   it('an orphan whose parent arrives later is no longer an orphan', async () => {
     const db = await openModel();
     try {
