@@ -103,6 +103,12 @@ const VIEWS = [
 ];
 
 export async function ensureSchema(db: Db): Promise<void> {
+  const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}')`;
+  if (db.inMemory) {
+    // A new database, with nothing to migrate: one call (22 statements one by one took 14-21 ms).
+    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta].map((sql): [string, string] => ['schema', sql]));
+    return;
+  }
   for (const s of TABLES) await db.run(s);
   // Older --db files: schema 1 kept spans and nodes as tables (they became views, and the span tree
   // moved onto record_rows); schemas 1 and 2 kept node_results as a table (now a view over node_result).
@@ -123,5 +129,5 @@ export async function ensureSchema(db: Db): Promise<void> {
     await deriveTouched(db);
     await db.run('DELETE FROM _touched');
   }
-  await db.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}')`);
+  await db.run(meta);
 }
