@@ -5,7 +5,7 @@
  * Run alone: `npx tsc -p tsconfig.build.json && node dist/bench/core.js [--records 1000000]`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,7 +26,7 @@ function child(task: string, file: string, trace?: string): Record<string, unkno
  * Baseline and ours alternated `reps` times: the VM's speed moves by tens of percent from minute to
  * minute, so each ratio compares neighbours. Reports the best time of each and the median ratio.
  */
-function paired(rawTask: string, file: string, reps = 3, tunedTask?: string) {
+function paired(rawTask: string, file: string, reps = 5, tunedTask?: string) {
   const raws: ReturnType<typeof child>[] = [];
   const tuned: ReturnType<typeof child>[] = [];
   const ours: ReturnType<typeof child>[] = [];
@@ -55,6 +55,20 @@ function paired(rawTask: string, file: string, reps = 3, tunedTask?: string) {
   };
 }
 
+/**
+ * Write a just-generated file out to disk before anything is measured: the kernel otherwise writes its
+ * pages back 30 s after they were written, in the middle of the pairs (1 GB of JSONL), and that
+ * writeback took CPU from the measured loads (three pairs of one run: 1.41x, 1.77x, 2.27x).
+ */
+function flushToDisk(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 const ratioText = (p: { ratios: number[] }) => `pairs ${p.ratios.map((r) => r.toFixed(2) + 'x').join(', ')}`;
 
 export async function runCoreBench(opts: { records?: number } = {}): Promise<void> {
@@ -73,10 +87,11 @@ export async function runCoreBench(opts: { records?: number } = {}): Promise<voi
     t = performance.now();
     await generate({ output: parquet, runs, nodes: 20_000, seed: 7, failRate: 0.01 });
     const genPqMs = performance.now() - t;
+    for (const f of [jsonl, parquet]) flushToDisk(f);
     const sizeMB = statSync(jsonl).size / 2 ** 20;
     console.log(`core: generated ${g.records.toLocaleString()} records in ${runs} runs: JSONL ${sizeMB.toFixed(0)} MB (${(genMs / 1000).toFixed(1)} s), Parquet ${(statSync(parquet).size / 2 ** 20).toFixed(0)} MB (${(genPqMs / 1000).toFixed(1)} s)`);
 
-    const pj = paired('raw-jsonl', jsonl, 3, 'raw-jsonl-tuned');
+    const pj = paired('raw-jsonl', jsonl, 5, 'raw-jsonl-tuned');
     const rawJ = pj.raw;
     const ourJ = pj.ours;
     const perCore = g.records / (ourJ.ms! / 1000) / 2;
