@@ -288,26 +288,38 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
+  /**
+   * A --db file of this runlens with the run's first part, what `snapshot` reads of it, then the file
+   * turned back into an older layout by `downgrade` (schema `version`) and opened again.
+   */
+  async function olderDb<T>(name: string, version: number, snapshot: (db: Db) => Promise<T>, downgrade: (db: Db) => Promise<void>) {
+    const file = path.join(dir, `${name}.duckdb`);
+    const fresh = await openModel(file);
+    await loadPaths(fresh, [writeLines(dir, `${name}.jsonl`, [...inv, phase[0]!, ...node])]);
+    const before = await snapshot(fresh);
+    await downgrade(fresh);
+    await fresh.run(`UPDATE runlens_meta SET value = '${version}' WHERE key = 'schema_version'`);
+    fresh.close();
+    return { before, db: await openModel(file) };
+  }
+
   it('a --db file of schema 1 (spans, nodes and node_results as tables) opens as the current model with the same spans', async () => {
-    const file = path.join(dir, 'schema1.duckdb');
-    let db = await openModel(file);
-    await loadPaths(db, [writeLines(dir, 'schema1.jsonl', [...inv, phase[0]!, ...node])]);
-    const before = await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id');
-    const nodesBefore = await db.all('SELECT * FROM nodes ORDER BY span_id');
-    const resultsBefore = await db.all('SELECT * FROM node_results ORDER BY span_id');
-    expect(resultsBefore).toHaveLength(1);
-    // The schema 1 layout: spans, nodes and node_results tables of their own, record_rows without the span tree columns.
-    for (const t of ['spans', 'nodes', 'node_results']) await db.run(`CREATE TABLE ${t}_v1 AS SELECT * FROM ${t}`);
-    for (const v of ['span_details', 'spans', 'nodes', 'node_results', 'records']) await db.run(`DROP VIEW ${v}`);
-    for (const c of ['span_row', 'orphan', 'depth', 'node_result']) await db.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
-    for (const t of ['spans', 'nodes', 'node_results']) await db.run(`ALTER TABLE ${t}_v1 RENAME TO ${t}`);
-    await db.run(`UPDATE runlens_meta SET value = '1' WHERE key = 'schema_version'`);
-    db.close();
-    db = await openModel(file);
+    const { before, db } = await olderDb('schema1', 1, async (d) => ({
+      spans: await d.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id'),
+      nodes: await d.all('SELECT * FROM nodes ORDER BY span_id'),
+      results: await d.all('SELECT * FROM node_results ORDER BY span_id'),
+    }), async (d) => {
+      // spans, nodes and node_results tables of their own, record_rows without the span tree columns
+      for (const t of ['spans', 'nodes', 'node_results']) await d.run(`CREATE TABLE ${t}_v1 AS SELECT * FROM ${t}`);
+      for (const v of ['span_details', 'spans', 'nodes', 'node_results', 'records']) await d.run(`DROP VIEW ${v}`);
+      for (const c of ['span_row', 'orphan', 'depth', 'node_result']) await d.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
+      for (const t of ['spans', 'nodes', 'node_results']) await d.run(`ALTER TABLE ${t}_v1 RENAME TO ${t}`);
+    });
     try {
-      expect(await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id')).toEqual(before);
-      expect(await db.all('SELECT * FROM nodes ORDER BY span_id')).toEqual(nodesBefore);
-      expect(await db.all('SELECT * FROM node_results ORDER BY span_id')).toEqual(resultsBefore);
+      expect(before.results).toHaveLength(1);
+      expect(await db.all('SELECT * EXCLUDE (record_rowid) FROM spans ORDER BY span_id')).toEqual(before.spans);
+      expect(await db.all('SELECT * FROM nodes ORDER BY span_id')).toEqual(before.nodes);
+      expect(await db.all('SELECT * FROM node_results ORDER BY span_id')).toEqual(before.results);
       expect(await db.all(`SELECT table_type FROM information_schema.tables WHERE table_name IN ('spans', 'nodes', 'node_results')`)).toEqual([
         { table_type: 'VIEW' }, { table_type: 'VIEW' }, { table_type: 'VIEW' },
       ]);
@@ -318,21 +330,18 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
   });
 
   it('a --db file of schema 2 (node_results as a table) opens with the same node results, and takes more files', async () => {
-    const file = path.join(dir, 'schema2.duckdb');
-    let db = await openModel(file);
-    await loadPaths(db, [writeLines(dir, 'schema2.jsonl', [...inv, phase[0]!, ...node])]);
-    const resultsBefore = await db.all('SELECT * FROM node_results ORDER BY span_id');
-    const runsBefore = await db.all('SELECT * FROM runs');
-    await db.run('CREATE TABLE node_results_v2 AS SELECT * FROM node_results');
-    await db.run('DROP VIEW node_results');
-    await db.run('ALTER TABLE record_rows DROP COLUMN node_result');
-    await db.run('ALTER TABLE node_results_v2 RENAME TO node_results');
-    await db.run(`UPDATE runlens_meta SET value = '2' WHERE key = 'schema_version'`);
-    db.close();
-    db = await openModel(file);
+    const { before, db } = await olderDb('schema2', 2, async (d) => ({
+      results: await d.all('SELECT * FROM node_results ORDER BY span_id'),
+      runs: await d.all('SELECT * FROM runs'),
+    }), async (d) => {
+      await d.run('CREATE TABLE node_results_v2 AS SELECT * FROM node_results');
+      await d.run('DROP VIEW node_results');
+      await d.run('ALTER TABLE record_rows DROP COLUMN node_result');
+      await d.run('ALTER TABLE node_results_v2 RENAME TO node_results');
+    });
     try {
-      expect(await db.all('SELECT * FROM node_results ORDER BY span_id')).toEqual(resultsBefore);
-      expect(await db.all('SELECT * FROM runs')).toEqual(runsBefore);
+      expect(await db.all('SELECT * FROM node_results ORDER BY span_id')).toEqual(before.results);
+      expect(await db.all('SELECT * FROM runs')).toEqual(before.runs);
       // the phase's SpanEnd completes the run that was loaded before the migration
       await loadPaths(db, [writeLines(dir, 'schema2b.jsonl', phase.slice(1))]);
       expect(await db.scalar('SELECT count(*)::INT FROM node_results')).toBe(1);
