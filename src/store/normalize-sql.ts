@@ -29,11 +29,13 @@ function enumMacro(fn: string, t: EnumTable): string {
   // Fastest path, first: the constant names the engine writes, matched exactly (no string is built to
   // compare: upper(v) and lower(v) made a copy of every value, a fifth of the normalizing projection).
   const exact = t.entries.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ');
-  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE v ${exact} ELSE CASE
-    WHEN v IS NULL OR v = '' THEN NULL
+  // NULL first: most rows have no value, and a CASE tests each row left against every WHEN in turn
+  // (the five macros on 1M records: 67-70 ms of CPU with NULL last, 37-38 ms with it first).
+  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE WHEN v IS NULL THEN NULL ELSE CASE v ${exact} ELSE CASE
+    WHEN v = '' THEN NULL
     WHEN starts_with(v, '${t.prefix}') AND v = upper(v) THEN ${constant}
     WHEN v = lower(v) AND NOT (v[1] BETWEEN '0' AND '9') AND NOT starts_with(v, '${t.prefix.toLowerCase()}') THEN v
-    ELSE ${slow} END END;`;
+    ELSE ${slow} END END END;`;
 }
 
 function spanKindMacro(): string {
