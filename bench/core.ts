@@ -48,10 +48,12 @@ function paired(rawTask: string, file: string, reps = 5, tunedTask?: string) {
     }
   }
   const best = (xs: ReturnType<typeof child>[]) => xs.reduce((a, b) => ((b.ms ?? Infinity) < (a.ms ?? Infinity) ? b : a));
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  // (on a copy: the pairs are reported in the order they ran)
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const ms = (xs: ReturnType<typeof child>[]) => xs.map((x) => x.ms!);
   return {
-    raw: best(raws), ours: best(ours), ratio: median(ratios), ratios,
-    tuned: tuned.length ? { best: best(tuned), ratio: median(tunedRatios), ratios: tunedRatios } : undefined,
+    raw: best(raws), ours: best(ours), ratio: median(ratios), ratios, oursMs: ms(ours), baseMs: ms(raws),
+    tuned: tuned.length ? { best: best(tuned), ratio: median(tunedRatios), ratios: tunedRatios, oursMs: ms(ours), baseMs: ms(tuned) } : undefined,
   };
 }
 
@@ -69,7 +71,9 @@ function flushToDisk(file: string): void {
   }
 }
 
-const ratioText = (p: { ratios: number[] }) => `pairs ${p.ratios.map((r) => r.toFixed(2) + 'x').join(', ')}`;
+/** Every pair in the order it ran: ratio (ours / baseline, in seconds). */
+const ratioText = (p: { ratios: number[]; oursMs: number[]; baseMs: number[] }) =>
+  `pairs in order ${p.ratios.map((r, i) => `${r.toFixed(2)}x (${(p.oursMs[i]! / 1000).toFixed(2)}/${(p.baseMs[i]! / 1000).toFixed(2)})`).join(', ')}`;
 
 export async function runCoreBench(opts: { records?: number } = {}): Promise<void> {
   const target = opts.records ?? 1_000_000;
