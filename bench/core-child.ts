@@ -1,6 +1,6 @@
 /**
  * One measured step of the core bench, in its own process so peak RSS is its own.
- * Usage: node dist/bench/core-child.js <task> <file> [trace]; prints one JSON line.
+ * Usage: node dist/bench/core-child.js <task> <file> [trace | runs for generate]; prints one JSON line.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
@@ -10,6 +10,7 @@ import { detectFile } from '../src/ingest/detect.js';
 import { jsonBufferBytes } from '../src/ingest/jsonl.js';
 import { BLOCK_ALLOCATOR_MEMORY, sqlString } from '../src/store/db.js';
 import { loadPaths, openModel } from '../src/store/load.js';
+import { generate } from '../src/produce/generate/index.js';
 
 const [task, file, trace] = process.argv.slice(2) as [string, string, string | undefined];
 
@@ -56,6 +57,11 @@ async function main(): Promise<Record<string, unknown>> {
         out[q.name] = (performance.now() - t) / reps;
       }
       return { queries: out };
+    }
+    case 'generate': {
+      // <file> [runs]: the bench's input, written by a process of its own (see bench/core.ts)
+      const g = await generate({ output: file, runs: Number(trace ?? 1), nodes: 20_000, seed: 7, failRate: 0.01 });
+      return { ms: performance.now() - t0, records: g.records };
     }
     case 'tree': {
       const db = await openModel();
