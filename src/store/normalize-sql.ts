@@ -87,10 +87,17 @@ export const ATTR_STRUCT_FIELDS = {
 } as const;
 const ATTR_STRUCT = JSON.stringify(ATTR_STRUCT_FIELDS);
 
+/**
+ * A record's first link (NodeEvaluated -> its NodeProcessed), read from its links when a view is
+ * asked for it: computed and stored at insert, it cost 20-30 ms of a 1M-record load, and only trees
+ * and the nodes of one run read it.
+ */
+export const linkedSpanId = (links: string): string => `CASE WHEN ${links} IS NOT NULL THEN lower(json_extract_string(${links}, '$[0].span_id')) END`;
+
 /** Columns of record_rows after the raw envelope ones, in table order. */
 export const NORMALIZED_COLUMNS = `kind VARCHAR, unique_id VARCHAR, phase VARCHAR, node_outcome VARCHAR, skip_reason VARCHAR,
      upstream_unique_id VARCHAR, test_outcome VARCHAR, failing_rows INTEGER, resource_type VARCHAR, name VARCHAR,
-     relative_path VARCHAR, materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN, linked_span_id VARCHAR, code INTEGER, attr_duration_ms DOUBLE`;
+     relative_path VARCHAR, materialization VARCHAR, rows_affected BIGINT, in_selection BOOLEAN, code INTEGER, attr_duration_ms DOUBLE`;
 
 /**
  * Columns of record_rows after the normalized ones: the span tree, set by derive. span_row marks the
@@ -139,7 +146,6 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     a.name AS name, a.relative_path AS relative_path,
     lower(CASE WHEN starts_with(a.materialization, 'NODE_MATERIALIZATION_') THEN substr(a.materialization, 22) ELSE a.materialization END) AS materialization,
     a.rows_affected AS rows_affected, a.in_selection AS in_selection,
-    CASE WHEN links IS NOT NULL THEN lower(json_extract_string(links, '$[0].span_id')) END AS linked_span_id,
     a.code AS code, a.duration_ms AS attr_duration_ms,
     record_type = 'SpanEnd' AND span_id IS NOT NULL AS span_row, NULL::BOOLEAN AS orphan, ${usualDepth('kind0')} AS depth,
     -- (unique_id: the column above)

@@ -5,9 +5,9 @@
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { deriveTouched } from './derive.js';
-import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, normalizerMacros } from './normalize-sql.js';
+import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
@@ -40,7 +40,7 @@ const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, k
   CASE WHEN record_type = 'SpanEnd' THEN (end_ns - start_ns) / 1e6 END AS duration_ms,
   record_type = 'SpanEnd' AS ended, coalesce(orphan, false) AS orphan, depth, status_code, status_message, severity_text,
   unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name,
-  relative_path, materialization, rows_affected, in_selection, linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
+  relative_path, materialization, rows_affected, in_selection, ${linkedSpanId('links')} AS linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
 
 /**
  * The nodes relation: node spans (from \`spans\`, a relation with the spans view's columns) with their
@@ -97,7 +97,7 @@ const VIEWS = [
      SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect(`(SELECT ${SPAN_SELECT} FROM record_rows WHERE node_result)`)})`,
   `CREATE OR REPLACE VIEW records AS
      SELECT f.path AS source_file, CASE WHEN f.format IN ('jsonl', 'parquet') THEN ${recordLine('r', 'f.first_row')} END AS line,
-       r.* EXCLUDE (span_row, orphan, depth, node_result) REPLACE (${ATTRIBUTES} AS attributes)
+       r.* EXCLUDE (span_row, orphan, depth, node_result) REPLACE (${ATTRIBUTES} AS attributes), ${linkedSpanId('r.links')} AS linked_span_id
      FROM record_rows r JOIN files f USING (file_id) ${attributesJoin('f.first_row')}
      WHERE r.record_type IS NOT NULL`,
 ];
@@ -120,6 +120,15 @@ export async function ensureSchema(db: Db): Promise<void> {
     for (const t of old) await db.run(`DROP TABLE ${t.table_name}`);
     for (const col of SPAN_TREE_COLUMNS.split(',')) await db.run(`ALTER TABLE record_rows ADD COLUMN IF NOT EXISTS ${col.trim()}`);
     await db.run(`UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NULL, node_result = ${NODE_RESULT}`);
+  }
+  // Schemas 1-3 stored linked_span_id in record_rows (the views now read it from links): it is dropped
+  // so that the table's columns are in the order the insert writes them.
+  const linked = await db.scalar<number>(
+    `SELECT count(*)::INTEGER FROM information_schema.columns WHERE table_name = 'record_rows' AND column_name = 'linked_span_id'`,
+  );
+  if (linked > 0) {
+    for (const v of ['span_details', 'spans', 'nodes', 'node_results', 'records', 'logs']) await db.run(`DROP VIEW IF EXISTS ${v}`);
+    await db.run('ALTER TABLE record_rows DROP COLUMN linked_span_id');
   }
   for (const s of normalizerMacros()) await db.run(s);
   for (const s of VIEWS) await db.run(s);

@@ -289,6 +289,21 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
   });
 
   /**
+   * record_rows in the column order of schemas 1-3: linked_span_id stored after in_selection, and
+   * `tree` the span tree columns after it (schema 2; none in schema 1).
+   */
+  async function oldRecordRows(d: Db, tree: string) {
+    const cols = `file_id, record_type, trace_id, span_id, parent_span_id, span_name, event_type, event_id, start_ns, end_ns, time_ns,
+      severity_number, severity_text, status_code, status_message, body, links, attributes, kind, unique_id, phase, node_outcome,
+      skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name, relative_path, materialization, rows_affected,
+      in_selection, lower(links->>'$[0].span_id') AS linked_span_id, code, attr_duration_ms${tree}`;
+    for (const v of ['span_details', 'spans', 'nodes', 'node_results', 'records', 'logs']) await d.run(`DROP VIEW IF EXISTS ${v}`);
+    await d.run(`CREATE TABLE record_rows_old AS SELECT ${cols} FROM record_rows ORDER BY rowid`);
+    await d.run('DROP TABLE record_rows');
+    await d.run('ALTER TABLE record_rows_old RENAME TO record_rows');
+  }
+
+  /**
    * A --db file of this runlens with the run's first part, what `snapshot` reads of it, then the file
    * turned back into an older layout by `downgrade` (schema `version`) and opened again.
    */
@@ -311,8 +326,7 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }), async (d) => {
       // spans, nodes and node_results tables of their own, record_rows without the span tree columns
       for (const t of ['spans', 'nodes', 'node_results']) await d.run(`CREATE TABLE ${t}_v1 AS SELECT * FROM ${t}`);
-      for (const v of ['span_details', 'spans', 'nodes', 'node_results', 'records']) await d.run(`DROP VIEW ${v}`);
-      for (const c of ['span_row', 'orphan', 'depth', 'node_result']) await d.run(`ALTER TABLE record_rows DROP COLUMN ${c}`);
+      await oldRecordRows(d, '');
       for (const t of ['spans', 'nodes', 'node_results']) await d.run(`ALTER TABLE ${t}_v1 RENAME TO ${t}`);
     });
     try {
@@ -335,8 +349,7 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
       runs: await d.all('SELECT * FROM runs'),
     }), async (d) => {
       await d.run('CREATE TABLE node_results_v2 AS SELECT * FROM node_results');
-      await d.run('DROP VIEW node_results');
-      await d.run('ALTER TABLE record_rows DROP COLUMN node_result');
+      await oldRecordRows(d, ', span_row, orphan, depth');
       await d.run('ALTER TABLE node_results_v2 RENAME TO node_results');
     });
     try {
