@@ -1,6 +1,7 @@
 /**
- * Derived relations (spans, logs, nodes, runs) rebuilt for the traces a load touched. Everything
- * runs inside DuckDB; `_touched(trace_id)` names the traces to rebuild.
+ * What the views (spans, nodes, node_results, logs) read, and the runs table, worked out for the
+ * traces a load touched: the record that stands for each span, the span that is each node's result,
+ * orphans and depths. Everything runs inside DuckDB; `_touched(trace_id)` names the traces.
  */
 import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
