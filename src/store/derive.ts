@@ -29,8 +29,9 @@ CREATE OR REPLACE TEMP TABLE _unended AS SELECT rowid AS r FROM record_rows
 WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
   AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})`],
       ['derive unended starts', 'UPDATE record_rows SET span_row = true WHERE rowid IN (SELECT r FROM _unended)'],
+      { when: 'SELECT count(*) FROM _unended', then: [['derive unended', UNENDED]] },
+      ['derive unended', 'DROP TABLE _unended'],
     ],
-    else: [['derive unended starts', 'CREATE OR REPLACE TEMP TABLE _unended (r BIGINT)']],
   }];
 }
 
@@ -105,10 +106,13 @@ UPDATE record_rows s SET depth = d.depth FROM (
  * Spans never reached (in a cycle of ids) have no depth. With a walk row per reached span their count
  * is the links' less the walk's; with shared parent ids the counts tell nothing and the update runs.
  */
-const unreachedSpans = (filter: string) =>
-  `SELECT greatest(${sharedParentIds(filter).replace(/^SELECT /, '')}, (SELECT count(*) FROM _span_links) - (SELECT count(*) FROM _walk))`;
 const UNREACHED: Step = ['derive depth', `
 UPDATE record_rows SET depth = NULL WHERE rowid IN (SELECT r FROM _span_links WHERE r NOT IN (SELECT r FROM _walk)) AND depth IS NOT NULL`];
+const depthsOfTree = (filter: string): Stage => ({
+  when: sharedParentIds(filter),
+  then: [depths(true), UNREACHED],
+  else: [depths(false), { when: 'SELECT (SELECT count(*) FROM _span_links) - (SELECT count(*) FROM _walk)', then: [UNREACHED] }],
+});
 
 const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
 
@@ -190,10 +194,10 @@ LEFT JOIN counts c ON c.trace_id = b.trace_id`;
 type Step = [label: string, sql: string];
 
 /**
- * A step, or steps that depend on the data: `when` (a count) decides between `then` and `else`.
+ * A step, or stages that depend on the data: `when` (a count) decides between `then` and `else`.
  * The fix-ups are sent only when there is something to fix: planning one alone took 20-25 ms.
  */
-type Stage = Step | { when: string; then: Step[]; else?: Step[] };
+type Stage = Step | { when: string; then: Stage[]; else?: Stage[] };
 
 /**
  * Run a plan in as few calls as possible (Db.script): the steps up to a condition go in one call.
@@ -201,20 +205,21 @@ type Stage = Step | { when: string; then: Step[]; else?: Step[] };
  */
 async function runPlan(db: Db, plan: Stage[], oneCall: boolean): Promise<void> {
   let batch: Step[] = [];
-  for (const stage of plan) {
-    if (!('when' in stage)) {
-      batch.push(stage);
-      continue;
+  const run = async (stages: Stage[]): Promise<void> => {
+    for (const stage of stages) {
+      if (!('when' in stage)) {
+        batch.push(stage);
+        continue;
+      }
+      if (!oneCall) {
+        await db.script(batch);
+        batch = [];
+      }
+      const taken = oneCall || Number(await db.scalar<number | bigint>(stage.when)) > 0;
+      await run(taken ? stage.then : (stage.else ?? []));
     }
-    if (oneCall) {
-      batch.push(...stage.then);
-      continue;
-    }
-    await db.script(batch);
-    batch = [];
-    const n = Number(await db.scalar<number | bigint>(stage.when));
-    batch.push(...(n > 0 ? stage.then : (stage.else ?? [])));
-  }
+  };
+  await run(plan);
   await db.script(batch);
 }
 
@@ -250,16 +255,13 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
     ['derive: unordered', 'SET preserve_insertion_order = false'],
     ...(again ? [['derive: reset spans', RESET] as Step, ['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
     ...unendedStarts(filter),
-    { when: 'SELECT count(*) FROM _unended', then: [['derive unended', UNENDED]] },
-    ['derive unended', 'DROP TABLE _unended'],
     nodeGroups(filter),
     { when: 'SELECT count(*) FROM _node_groups', then: NODE_PICK },
     ['derive node results', 'DROP TABLE _node_groups'],
     ['derive span links', SPAN_LINKS],
     ['derive orphans', ORPHANS],
     ['derive depth', WALK],
-    { when: sharedParentIds(filter), then: [depths(true)], else: [depths(false)] },
-    { when: unreachedSpans(filter), then: [UNREACHED] },
+    depthsOfTree(filter),
     ['derive depth', 'DROP TABLE _walk'],
     ['derive depth', 'DROP TABLE _span_links'],
     ['derive runs', runs(filter)],
