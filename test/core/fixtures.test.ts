@@ -23,6 +23,16 @@ async function model(paths: string[], lenient = false): Promise<Db> {
   return db;
 }
 
+/** A model of `records` written to the file `name`, handed to `check`, and closed after. */
+async function withRecords(name: string, records: (object | string)[], check: (db: Db) => Promise<void>): Promise<void> {
+  const db = await model([writeLines(dir, name, records)]);
+  try {
+    await check(db);
+  } finally {
+    db.close();
+  }
+}
+
 describe("the interface document's form", () => {
   let db: Db;
   beforeAll(async () => {
@@ -86,14 +96,11 @@ describe('older builds with camelCase envelope keys', () => {
       return o;
     });
     expect(Object.keys(camel[0]!)).toContain('traceId');
-    const db = await model([writeLines(dir, 'camel.jsonl', camel)]);
-    try {
+    await withRecords('camel.jsonl', camel, async (db) => {
       expect(await db.scalar('SELECT count(*)::INT FROM node_results')).toBe(5);
       expect(await db.scalar('SELECT trace_id FROM runs')).toBe(TRACE);
       expect(await db.scalar(`SELECT count(*)::INT FROM spans WHERE start_ns IS NULL OR span_id IS NULL`)).toBe(0);
-    } finally {
-      db.close();
-    }
+    });
   });
 });
 
@@ -106,8 +113,7 @@ describe('spans that never ended, and orphans', () => {
       ...span({ id: '00000000000000a4', parent: '00000000000000a3', name: 'Query executed (model.p.lost)', eventType: FUSION_ET('query.QueryExecuted'), start: 2.1, end: 2.9 }),
       ...span({ id: '00000000000000a5', parent: '00000000000000a2', name: 'Node evaluated (model.p.hung)', eventType: FUSION_ET('node.NodeEvaluated'), start: 4, attrs: { unique_id: 'model.p.hung', phase: 'EXECUTION_PHASE_RUN', node_type: 'NODE_TYPE_MODEL' } }),
     ];
-    const db = await model([writeLines(dir, 'unended.jsonl', recs)]);
-    try {
+    await withRecords('unended.jsonl', recs, async (db) => {
       expect(await db.all('SELECT span_id, kind, ended, orphan, depth FROM spans ORDER BY span_id')).toEqual([
         { span_id: '00000000000000a1', kind: 'invocation', ended: true, orphan: false, depth: 0 },
         { span_id: '00000000000000a2', kind: 'phase', ended: false, orphan: false, depth: 1 },
@@ -120,9 +126,7 @@ describe('spans that never ended, and orphans', () => {
       expect(await db.one(`SELECT phase FROM spans WHERE span_id = '00000000000000a2'`)).toEqual({ phase: 'run' });
       expect(await db.one(`SELECT unique_id, phase, resource_type, ended FROM nodes WHERE span_id = '00000000000000a5'`))
         .toEqual({ unique_id: 'model.p.hung', phase: 'run', resource_type: 'model', ended: false });
-    } finally {
-      db.close();
-    }
+    });
   });
 });
 
@@ -155,13 +159,10 @@ describe('node results: one span per node and run', () => {
   const results = (db: Db) => db.all('SELECT unique_id, span_id, kind, node_outcome FROM node_results ORDER BY unique_id');
 
   it('picks the NodeProcessed, else the last-ending evaluation, for every node; runs count them', async () => {
-    const db = await model([writeLines(dir, 'node-results.jsonl', records)]);
-    try {
+    await withRecords('node-results.jsonl', records, async (db) => {
       expect(await results(db)).toEqual(expected);
       expect(await db.one('SELECT nodes::INT AS nodes, success::INT AS success, error::INT AS error FROM runs')).toEqual({ nodes: 4, success: 2, error: 1 });
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('gives the same results when the run comes from two inputs, in parts, and once more in full', async () => {
@@ -218,19 +219,16 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     const p = (parent: string) => span({ id: '00000000000000f4', parent, name: 'Query executed (model.p.b)', eventType: ET('query.QueryExecuted'), start: 3, end: 7 });
     const c = span({ id: '00000000000000f5', parent: '00000000000000f4', name: 'child', eventType: ET('x.Other'), start: 4, end: 5 });
     // p ends once under b (depth 3) and once under the root (depth 1); c is listed before both
-    const db = await model([writeLines(dir, 'shared-parent-id.jsonl', [...c, ...root, ...a, ...b, ...p('00000000000000f3'), ...p('00000000000000f1').slice(1)])]);
-    try {
+    await withRecords('shared-parent-id.jsonl', [...c, ...root, ...a, ...b, ...p('00000000000000f3'), ...p('00000000000000f1').slice(1)], async (db) => {
       expect(await db.all(`SELECT span_id, depth FROM spans WHERE span_id IN ('00000000000000f4', '00000000000000f5') ORDER BY span_id, depth`)).toEqual([
         { span_id: '00000000000000f4', depth: 1 }, { span_id: '00000000000000f4', depth: 3 }, { span_id: '00000000000000f5', depth: 2 },
       ]);
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('spans in a cycle of ids have no depth, whatever their kind; others have the depth of their tree', async () => {
     const ET = FUSION_ET;
-    const db = await model([writeLines(dir, 'cycles.jsonl', [
+    await withRecords('cycles.jsonl', [
       ...span({ id: '00000000000000b1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 }),
       // a phase and a node evaluation that are each other's parent, and a query that is its own
       ...span({ id: '00000000000000b2', parent: '00000000000000b3', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 9 }),
@@ -238,8 +236,7 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
       ...span({ id: '00000000000000b4', parent: '00000000000000b4', name: 'Query executed (model.p.c)', eventType: ET('query.QueryExecuted'), start: 3, end: 4 }),
       // a query straight under the invocation (usually under an evaluation, two levels down)
       ...span({ id: '00000000000000b5', parent: '00000000000000b1', name: 'Query executed (x)', eventType: ET('query.QueryExecuted'), start: 5, end: 6 }),
-    ])]);
-    try {
+    ], async (db) => {
       expect(await db.all('SELECT span_id, kind, depth FROM spans ORDER BY span_id')).toEqual([
         { span_id: '00000000000000b1', kind: 'invocation', depth: 0 },
         { span_id: '00000000000000b2', kind: 'phase', depth: null },
@@ -247,9 +244,7 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
         { span_id: '00000000000000b4', kind: 'query', depth: null },
         { span_id: '00000000000000b5', kind: 'query', depth: 1 },
       ]);
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('finds a span that never ended when as many SpanStarts as SpanEnds are in the data (a trimmed file)', async () => {
@@ -258,15 +253,12 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     // e2 lost its SpanStart to the trim, e3 never ended: one SpanStart and one SpanEnd each
     const ended = span({ id: '00000000000000e2', parent: '00000000000000e1', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 2 });
     const hung = span({ id: '00000000000000e3', parent: '00000000000000e1', name: 'Node evaluated (model.p.h)', eventType: ET('node.NodeEvaluated'), start: 3, attrs: { unique_id: 'model.p.h' } });
-    const db = await model([writeLines(dir, 'trimmed-even.jsonl', [...inv, ended[1]!, ...hung])]);
-    try {
+    await withRecords('trimmed-even.jsonl', [...inv, ended[1]!, ...hung], async (db) => {
       expect(await db.all('SELECT span_id, ended FROM spans ORDER BY span_id')).toEqual([
         { span_id: '00000000000000e1', ended: true }, { span_id: '00000000000000e2', ended: true }, { span_id: '00000000000000e3', ended: false },
       ]);
       expect(await db.scalar(`SELECT unique_id FROM nodes WHERE span_id = '00000000000000e3'`)).toBe('model.p.h');
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('an orphan whose parent arrives later is no longer an orphan', async () => {
@@ -414,13 +406,10 @@ cycle b  1.0ms
   });
 
   it('the JSON tree keeps the spans of a parent cycle too, as roots', async () => {
-    const db = await model([writeLines(dir, 'tree-json.jsonl', recs)]);
-    try {
+    await withRecords('tree-json.jsonl', recs, async (db) => {
       const t = await buildTree(db, TRACE);
       expect(t.roots.map((r) => r.name)).toEqual(['dbt invocation (x)', 'Node evaluated (model.p.lost)', 'self parent', 'cycle a', 'cycle b']);
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('--depth counts what it cuts under each span', async () => {
@@ -439,15 +428,12 @@ describe('unknown event types and enum values are kept (the schema is additive)'
       ...span({ id: '00000000000000b2', name: 'Something new', eventType: FUSION_ET('future.BrandNewThing'), start: 0, end: 1, attrs: { anything: { nested: [1, 2] } } }),
       { record_type: 'LogRecord', trace_id: TRACE, span_id: null, span_name: null, event_id: 'e', time_unix_nano: '1772073188904419000', severity_number: 9, severity_text: 'INFO', body: 'hi', event_type: FUSION_ET('log.FutureLog'), attributes: {} },
     ];
-    const db = await model([writeLines(dir, 'unknown.jsonl', recs)]);
-    try {
+    await withRecords('unknown.jsonl', recs, async (db) => {
       expect(await db.one(`SELECT phase, node_outcome, skip_reason FROM nodes`)).toEqual({ phase: 'teleport', node_outcome: 'partially_done', skip_reason: '7' });
       expect(await db.one(`SELECT kind, event_type FROM spans WHERE span_id = '00000000000000b2'`)).toEqual({ kind: 'other', event_type: FUSION_ET('future.BrandNewThing') });
       expect(await db.scalar(`SELECT count(*)::INT FROM logs WHERE event_type LIKE '%FutureLog'`)).toBe(1);
       expect(await db.scalar(`SELECT attributes->'anything'->'nested'->>1 FROM span_details WHERE span_id = '00000000000000b2'`)).toBe('2');
-    } finally {
-      db.close();
-    }
+    });
   });
 });
 
