@@ -1,6 +1,6 @@
 /**
  * One measured step of the core bench, in its own process so peak RSS is its own.
- * Usage: node dist/bench/core-child.js <task> <file> [trace | runs for generate]; prints one JSON line.
+ * Usage: node dist/bench/core-child.js <task> <file> [arg: the trace for tree, the runs for generate]; prints one JSON line.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
@@ -12,7 +12,7 @@ import { BLOCK_ALLOCATOR_MEMORY, sqlString } from '../src/store/db.js';
 import { loadPaths, openModel } from '../src/store/load.js';
 import { generate } from '../src/produce/generate/index.js';
 
-const [task, file, trace] = process.argv.slice(2) as [string, string, string | undefined];
+const [task, file, arg] = process.argv.slice(2) as [string, string, string | undefined];
 
 /** The baseline's column list: the JSONL envelope, attributes/status/links as JSON (reference/telemetry.md 2). */
 const JSON_COLUMNS = `{record_type:'VARCHAR', trace_id:'VARCHAR', span_id:'VARCHAR', span_name:'VARCHAR', parent_span_id:'VARCHAR',
@@ -60,13 +60,13 @@ async function main(): Promise<Record<string, unknown>> {
     }
     case 'generate': {
       // <file> [runs]: the bench's input, written by a process of its own (see bench/core.ts)
-      const g = await generate({ output: file, runs: Number(trace ?? 1), nodes: 20_000, seed: 7, failRate: 0.01 });
+      const g = await generate({ output: file, runs: Number(arg ?? 1), nodes: 20_000, seed: 7, failRate: 0.01 });
       return { ms: performance.now() - t0, records: g.records };
     }
     case 'tree': {
       const db = await openModel();
       await loadPaths(db, [file]);
-      const id = trace ?? (await db.scalar<string>('SELECT trace_id FROM runs ORDER BY spans DESC LIMIT 1'));
+      const id = arg ?? (await db.scalar<string>('SELECT trace_id FROM runs ORDER BY spans DESC LIMIT 1'));
       const spans = await db.scalar<number>('SELECT count(*)::INTEGER FROM spans WHERE trace_id = $t', { t: id });
       const t = performance.now();
       const text = renderTreeText(await buildTreeText(db, id));

@@ -12,9 +12,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-function child(task: string, file: string, trace?: string): Record<string, unknown> & { ms?: number; maxRssMB: number } {
+function child(task: string, file: string, arg?: string): Record<string, unknown> & { ms?: number; maxRssMB: number } {
   // The same young-generation size as the runlens program (its shebang) and `npm run bench`.
-  const out = execFileSync(process.execPath, ['--max-semi-space-size=32', path.join(here, 'core-child.js'), task, file, ...(trace ? [trace] : [])], {
+  const out = execFileSync(process.execPath, ['--max-semi-space-size=32', path.join(here, 'core-child.js'), task, file, ...(arg ? [arg] : [])], {
     encoding: 'utf8',
     maxBuffer: 16 << 20,
   });
