@@ -29,4 +29,5 @@ FROM joined
 WHERE appeared OR vanished OR base_result IS DISTINCT FROM head_result
    OR (base_ms IS NOT NULL AND head_ms IS NOT NULL AND greatest(base_ms, head_ms) >= $min_ms
        AND (base_ms = 0 AND head_ms > 0 OR base_ms > 0 AND abs(head_ms - base_ms) * 100 / base_ms > $threshold))
-ORDER BY change, unique_id;
+-- outcome changes first: they are what a reader of a diff looks for
+ORDER BY CASE change WHEN 'outcome changed' THEN 0 WHEN 'appeared' THEN 1 WHEN 'vanished' THEN 2 ELSE 3 END, unique_id;

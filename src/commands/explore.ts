@@ -6,6 +6,7 @@ import { receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive
 interface Args extends ModelArgs, ReceiveArgs {
   follow?: boolean;
   receive?: boolean;
+  mouse: boolean;
 }
 
 export const exploreCommand: CommandModule<object, Args> = {
@@ -22,6 +23,11 @@ export const exploreCommand: CommandModule<object, Args> = {
         type: 'boolean',
         default: false,
         describe: 'receive OTLP/HTTP in this process (see --port) and show runs as their spans arrive',
+      })
+      .option('mouse', {
+        type: 'boolean',
+        default: true,
+        describe: 'the wheel scrolls, a click selects a row; --no-mouse leaves the mouse to the terminal (text selection)',
       })
       .group(['receive', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live runs (--receive):'),
   handler: async (a) => {
@@ -41,7 +47,7 @@ export const exploreCommand: CommandModule<object, Args> = {
       process.env.NODE_ENV ??= 'production';
       // Loaded only here, so other commands never pay for ink and react.
       const { runExplorer } = await import('../ui/run.js');
-      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow, receive: a.receive ? receiverOptions(a) : undefined });
+      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow, mouse: a.mouse, receive: a.receive ? receiverOptions(a) : undefined });
     } finally {
       leaveScreen();
     }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
+import { RunProgress } from '../analyze/run-progress.js';
 import { RunlensError } from '../errors.js';
 import { OtlpReceiver } from '../ingest/otlp-receiver.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
@@ -29,11 +30,17 @@ export const receiveCommand: CommandModule<object, Args> = {
     if (a.jsonl) sinks.push(new JsonlSink({ path: path.resolve(a.jsonl), append: false, level: 'trace' }));
     if (a.parquet) sinks.push(new ParquetSink({ path: path.resolve(a.parquet), level: 'trace' }));
     const log = (s: string) => process.stderr.write(s + '\n');
+    const progress = new RunProgress(db);
+    let reporting = Promise.resolve();
     const rx = new OtlpReceiver({
       db,
       ...receiverOptions(a),
       sinks,
       log,
+      // a line per run as it starts and ends
+      onDerived: () => {
+        reporting = reporting.then(() => progress.changes()).then((lines) => lines.forEach((l) => log(`runlens: ${l}`)), () => undefined);
+      },
     });
     try {
       await rx.start();
@@ -51,6 +58,7 @@ export const receiveCommand: CommandModule<object, Args> = {
     });
     clearInterval(ticker);
     await rx.close();
+    await reporting;
     db.close();
     log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${a.db ? `; model in ${a.db}` : ''}`);
     if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');

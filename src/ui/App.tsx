@@ -6,8 +6,9 @@ import { Box, Text, useApp, useInput, useStdout } from 'ink';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Db } from '../store/db.js';
 import { HelpOverlay } from './components/HelpOverlay.js';
-import { fit, progressBar } from './format.js';
-import { charName, keyName, resolveKey, type Context } from './keys.js';
+import { progressBar, statusBar } from './format.js';
+import { charName, hintsFor, keyName, resolveKey, type Context } from './keys.js';
+import { parseMouse } from './mouse.js';
 import { NavContext, type KeyHandler, type Nav, type Screen, type Size } from './nav.js';
 import { ThemeContext, themeFromEnv, type Theme } from './theme.js';
 import { DiffView } from './views/DiffView.js';
@@ -18,6 +19,8 @@ import { TreeView } from './views/TreeView.js';
 
 export interface LoaderHooks {
   progress(fraction: number, label: string): void;
+  /** receiving over OTLP at this address (explore --receive) */
+  listening?(url: string): void;
   /** a load finished (initial or a batch while following): screens refresh */
   loaded(note?: string): void;
 }
@@ -63,6 +66,8 @@ export function App(p: AppProps) {
   const [loading, setLoading] = useState<{ fraction: number; label: string } | undefined>(p.loader ? { fraction: 0, label: 'starting' } : undefined);
   const [dataVersion, setDataVersion] = useState(0);
   const [note, setNote] = useState<string | undefined>();
+  const [context, setContext] = useState<Context>('runs');
+  const [listening, setListening] = useState<string | undefined>();
   const keys = useRef<{ current: KeyHandler } | null>(null);
 
   useEffect(() => {
@@ -76,6 +81,7 @@ export function App(p: AppProps) {
         last = now;
         setLoading({ fraction, label });
       },
+      listening: setListening,
       loaded(n) {
         setLoading(undefined);
         setNote(n);
@@ -95,6 +101,7 @@ export function App(p: AppProps) {
       db: p.db,
       dataVersion,
       loading: loading !== undefined,
+      listening,
       push: (s) => setStack((st) => [...st, { ...s, id: nextId++ } as Screen]),
       pop: () => setStack((st) => (st.length > 1 ? st.slice(0, -1) : st)),
       setKeys: (h) => {
@@ -104,8 +111,9 @@ export function App(p: AppProps) {
         if (keys.current === h) keys.current = null;
       },
       status: setNote,
+      setContext,
     }),
-    [p.db, dataVersion, loading],
+    [p.db, dataVersion, loading, listening],
   );
 
   const dispatch = (input: string, name: string) => {
@@ -159,6 +167,12 @@ export function App(p: AppProps) {
   });
 
   useInput((input, key) => {
+    const mouse = parseMouse(input);
+    if (mouse === 'ignored') return;
+    if (mouse) {
+      if (!help) keys.current?.current.onMouse?.(mouse);
+      return;
+    }
     if (input.length > 1 && !key.ctrl && !key.meta && !input.includes('\x1b')) {
       for (const c of input) queue.current.push({ input: c, name: charName(c) });
     } else queue.current.push({ input, name: keyName(input, key) });
@@ -174,8 +188,10 @@ export function App(p: AppProps) {
   const crumbs = stack.map((s) => (s.type === 'tree' ? `run ${s.traceId.slice(0, 8)}` : s.type === 'results' ? 'results' : s.type)).join(' › ');
   const status = loading
     ? `loading ${progressBar(loading.fraction, 20)} ${(loading.fraction * 100).toFixed(0).padStart(3)}% ${loading.label}`
-    : `${crumbs}${p.label ? `  ·  ${p.label}` : ''}${note ? `  ·  ${note}` : ''}`;
-  const hints = '  ? keys  : queries  esc back  q quit';
+    : `${note ? `${note}  ·  ` : ''}${crumbs}${p.label ? `  ·  ${p.label}` : ''}`;
+  const allHints = hintsFor(help !== undefined ? 'help' : palette ? 'palette' : context);
+  // while loading, the progress needs the room more than the screen's keys do
+  const hints = loading ? allHints.filter((h) => h.hint === 'keys' || h.hint === 'quit') : allHints;
 
   return (
     <ThemeContext.Provider value={theme}>
@@ -190,7 +206,7 @@ export function App(p: AppProps) {
               </Box>
             ))}
           </Box>
-          <Text inverse={theme.color}>{fit(fit(status, Math.max(0, term.width - hints.length)) + hints, term.width)}</Text>
+          <Text inverse={theme.color}>{statusBar(status, hints, term.width)}</Text>
         </Box>
       </NavContext.Provider>
     </ThemeContext.Provider>

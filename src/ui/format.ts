@@ -53,3 +53,64 @@ export function cell(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Math.round(v * 1000) / 1000);
   return JSON.stringify(v);
 }
+
+/**
+ * The bottom bar: the screen's key hints from the left, as many as fit, always with the one that
+ * opens the full key list (`? keys`), then the status right-aligned in what is left.
+ */
+export function statusBar(status: string, hints: { key: string; hint: string }[], width: number): string {
+  const text = (hs: typeof hints) => hs.map((h) => `${h.key} ${h.hint}`).join('  ');
+  const room = width - Math.min(status.length, Math.max(12, Math.floor(width / 4))) - 2;
+  const must = hints.find((h) => h.hint === 'keys');
+  const chosen: typeof hints = [];
+  for (const h of hints) {
+    const next = [...chosen, h];
+    const withMust = must && !next.includes(must) ? [...next, must] : next;
+    if (text(withMust).length > room) break;
+    chosen.push(h);
+  }
+  if (must && !chosen.includes(must)) chosen.push(must);
+  const left = text(chosen);
+  const rest = width - left.length - 2;
+  return rest > 0 ? fit(`${left}  ${' '.repeat(Math.max(0, rest - status.length))}${cut(status, rest)}`, width) : fit(left, width);
+}
+
+/** Cut to at most `w` columns in the middle, so names that share a prefix stay distinguishable. */
+export function middle(s: string, w: number): string {
+  if (w <= 0) return '';
+  if (s.length <= w) return s;
+  if (w === 1) return '…';
+  const tail = Math.floor((w - 1) / 2);
+  return s.slice(0, w - 1 - tail) + '…' + s.slice(s.length - tail);
+}
+
+/**
+ * Wrap text to `w` columns at spaces, so ids and paths are never broken inside; a token longer
+ * than a whole line is split after a `/`, `.` or `_` where it can be, else where it must.
+ */
+export function wrapWords(text: string, w: number): string[] {
+  const width = Math.max(1, w);
+  const out: string[] = [];
+  for (const para of text.split('\n')) {
+    let line = '';
+    for (const word of para.split(/(?<= )/)) {
+      if (line.length + word.trimEnd().length <= width) {
+        line += word;
+        continue;
+      }
+      if (line.trim()) out.push(line.trimEnd());
+      line = '';
+      let rest = word;
+      while (rest.trimEnd().length > width) {
+        const head = rest.slice(0, width);
+        const at = Math.max(head.lastIndexOf('/'), head.lastIndexOf('.'), head.lastIndexOf('_'));
+        const cutAt = at >= width / 2 ? at + 1 : width;
+        out.push(rest.slice(0, cutAt));
+        rest = rest.slice(cutAt);
+      }
+      line = rest;
+    }
+    out.push(line.trimEnd());
+  }
+  return out;
+}

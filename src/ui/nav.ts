@@ -6,6 +6,7 @@ import { createContext, useContext, useLayoutEffect, useRef } from 'react';
 import type { Tabular } from '../render/table.js';
 import type { Db } from '../store/db.js';
 import type { Action, Context } from './keys.js';
+import type { MouseEvent } from './mouse.js';
 
 export type Screen =
   | { id: number; type: 'runs' }
@@ -19,6 +20,8 @@ export interface KeyHandler {
   context(): Context;
   /** return true when the key was used (else the global map gets it) */
   onKey(action: Action | undefined, name: string, input: string): boolean;
+  /** the wheel and clicks (terminal rows and columns, 1-based) */
+  onMouse?(e: MouseEvent): void;
 }
 
 export interface Nav {
@@ -26,6 +29,8 @@ export interface Nav {
   /** bumped after every load (initial, and each batch while following) */
   dataVersion: number;
   loading: boolean;
+  /** the OTLP address runs are received on (explore --receive) */
+  listening?: string;
   push(s: NewScreen): void;
   pop(): void;
   /** the active screen registers its key handler here */
@@ -33,6 +38,8 @@ export interface Nav {
   clearKeys(h: { current: KeyHandler }): void;
   /** run in the background, with the status line saying what runs */
   status(text: string | undefined): void;
+  /** the active screen's key context, for the bottom bar's hints */
+  setContext(ctx: Context): void;
 }
 
 export const NavContext = createContext<Nav | null>(null);
@@ -54,6 +61,10 @@ export function useKeyHandler(active: boolean, handler: KeyHandler): void {
     nav.setKeys(ref);
     return () => nav.clearKeys(ref);
   }, [active, nav]);
+  const ctx = handler.context();
+  useLayoutEffect(() => {
+    if (active) nav.setContext(ctx);
+  }, [active, nav, ctx]);
 }
 
 /** Terminal size handed to screens (the App owns resize handling). */

@@ -10,6 +10,7 @@ import { closeReader, readerFor } from '../analyze/explore/reader.js';
 import type { OtlpReceiver, ReceiverOptions } from '../ingest/otlp-receiver.js';
 import { loadPaths, openModel } from '../store/load.js';
 import { App, type LoaderHooks } from './App.js';
+import { MOUSE_ON } from './mouse.js';
 
 export interface ExploreOptions {
   paths: string[];
@@ -18,6 +19,8 @@ export interface ExploreOptions {
   follow?: boolean;
   /** receive OTLP/HTTP into the model while exploring */
   receive?: Omit<ReceiverOptions, 'db'>;
+  /** the wheel scrolls and a click selects (the terminal reports the mouse); off: the terminal keeps text selection */
+  mouse?: boolean;
 }
 
 export async function runExplorer(o: ExploreOptions): Promise<void> {
@@ -53,6 +56,8 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
 
   // the splash (src/ui/splash.ts) is on screen: clear it for ink's first frame
   process.stdout.write('\x1b[H\x1b[2J');
+  // turned off again by leaveScreen (src/ui/splash.ts)
+  if (o.mouse !== false) process.stdout.write(MOUSE_ON);
   let quit = false;
   const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : o.receive ? 'receive' : undefined} onFatal={(e) => {
     // a load stopped because the user quit is no error

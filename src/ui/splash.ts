@@ -13,5 +13,6 @@ export function paintSplash(inputs: string[], out: NodeJS.WriteStream = process.
 }
 
 export function leaveScreen(out: NodeJS.WriteStream = process.stdout): void {
-  out.write(LEAVE_ALT);
+  // mouse reporting off too (src/ui/mouse.ts), whether or not it was on
+  out.write(`\x1b[?1000l\x1b[?1006l${LEAVE_ALT}`);
 }

@@ -24,7 +24,8 @@ describe('explore --receive: runs arriving over OTLP', () => {
       }} />,
     );
     try {
-      const first = await t.until(/OTLP on http:\/\/127\.0\.0\.1:\d+: 0 spans, 0 logs/, 'the receiver address');
+      const first = await t.until((f) => /receiving OTLP on http:\/\/127\.0\.0\.1:\d+/.test(f) && f.includes('received 0 spans, 0 logs'), 'the receiver address');
+      expect(first).toMatch(/no runs yet: point the engine at http:\/\/127\.0\.0\.1:\d+/);
       const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(first)![1]!;
       expect(url).toBe(rx!.url);
       const sink = new OtlpSink({ endpoint: url, level: 'trace' });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
 import { app, closeLater, haveSample, KEY, sampleDb } from './helpers.js';
 
-const FAILED_TEST = 'accepted_values_customers_customer';
+// names are cut in the middle on screen: the hash at the end of a test's id stays visible
+const FAILED_TEST = 'returning.d299a3800c';
 
 describe.skipIf(!haveSample)('run tree screen', () => {
   let db: Db;
@@ -109,7 +110,10 @@ describe.skipIf(!haveSample)('run tree screen', () => {
     await t.until('upstream chain', 'chain in the detail');
     await t.press('u');
     const f = await t.until(/root cause: unit_test\.jaffle_shop\.stg_locations\.test_does_location_opened_at_trunc_to_date/);
-    expect(f).toMatch(/› +Node processed \(unit_test\.jaffle_shop\.stg_locations\.te/);
+    expect(f).toMatch(/› +Node processed \(unit_test\.j.*opened_at_trunc_to_date\)/);
+    // the jump puts its target mid-screen: the tree's rows are lines 1-37 of the frame
+    const at = f.split('\n').findIndex((l) => l.startsWith('›'));
+    expect(Math.abs(at - 19)).toBeLessThanOrEqual(1);
     t.unmount();
   });
 

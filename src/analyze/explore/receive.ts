@@ -9,11 +9,13 @@ import type { Db } from '../../store/db.js';
 export interface LiveHooks {
   /** the model changed (screens refresh); `note` is shown in the status line */
   loaded(note?: string): void;
+  /** the receiver listens at this address */
+  listening?(url: string): void;
 }
 
 /** Start receiving; the caller closes the receiver (which flushes what arrived) before the database. */
 export async function receiveLive(db: Db, opts: Omit<ReceiverOptions, 'db'>, hooks: LiveHooks): Promise<OtlpReceiver> {
-  const note = () => `OTLP on ${rx.url}: ${rx.stats.spans.toLocaleString('en-US')} spans, ${rx.stats.logs.toLocaleString('en-US')} logs` +
+  const note = () => `received ${rx.stats.spans.toLocaleString('en-US')} spans, ${rx.stats.logs.toLocaleString('en-US')} logs` +
     (rx.stats.rejected ? `, ${rx.stats.rejected} rejected` : '');
   const rx: OtlpReceiver = new OtlpReceiver({ ...opts, db, onDerived: () => hooks.loaded(note()), log: (line) => hooks.loaded(line) });
   try {
@@ -22,6 +24,7 @@ export async function receiveLive(db: Db, opts: Omit<ReceiverOptions, 'db'>, hoo
     await rx.close().catch(() => undefined);
     throw new RunlensError(`cannot listen on ${opts.host ?? '127.0.0.1'}:${opts.port ?? 4318}: ${(e as Error).message}`, 'usage');
   }
+  hooks.listening?.(rx.url);
   hooks.loaded(note());
   return rx;
 }

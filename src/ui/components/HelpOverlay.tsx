@@ -13,7 +13,7 @@ export function HelpOverlay({ context, width, height }: { context: Context; widt
   const keyW = Math.min(22, Math.max(...rows.map((r) => r.keys.length)) + 1);
   return (
     <Box flexDirection="column" borderStyle="round" width={w}>
-      <Text bold>{fit(`keys: ${context}   (Esc, ? or q closes)`, w - 2)}</Text>
+      <Text bold>{fit(`keys: ${context}   (Esc or ? closes, q quits)`, w - 2)}</Text>
       <Box flexDirection="row">
         {Array.from({ length: columns }, (_, c) => (
           <Box key={c} flexDirection="column" width={colW}>

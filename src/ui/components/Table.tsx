@@ -8,6 +8,20 @@ export interface Column {
   title: string;
   width: number;
   right?: boolean;
+  /** 1 is kept longest; columns with higher numbers are dropped first on narrow terminals */
+  priority?: number;
+}
+
+/** The columns that fit `width` (a space after each), dropping the least important first. */
+export function fitColumns(columns: Column[], width: number): Column[] {
+  const kept = [...columns];
+  const total = () => kept.reduce((a, c) => a + c.width + 1, 0);
+  while (kept.length > 1 && total() > width) {
+    const worst = kept.reduce((w, c) => ((c.priority ?? 0) > (w.priority ?? 0) ? c : w));
+    if ((worst.priority ?? 0) === 0) break;
+    kept.splice(kept.indexOf(worst), 1);
+  }
+  return kept;
 }
 
 export interface TableProps {

@@ -2,7 +2,7 @@
 import { Box, Text } from 'ink';
 import { attributeLines, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { fit } from '../format.js';
+import { fit, wrapWords } from '../format.js';
 import { toneOf, toneProps, useTheme, type Tone } from '../theme.js';
 
 interface Line {
@@ -14,10 +14,9 @@ interface Line {
 /** The pane's content as lines (the pane shows a scrolled window of them). */
 export function detailLines(d: SpanDetail, width: number): Line[] {
   const out: Line[] = [];
+  const w = Math.max(10, width);
   const wrap = (s: string, tone?: Tone) => {
-    for (const raw of s.split('\n')) {
-      for (let i = 0; i < Math.max(1, raw.length); i += Math.max(10, width)) out.push({ text: raw.slice(i, i + Math.max(10, width)), tone });
-    }
+    for (const text of wrapWords(s, w)) out.push({ text, tone });
   };
   const head = (s: string) => out.push({ text: s, bold: true });
   head(d.name);
@@ -51,8 +50,7 @@ export function detailLines(d: SpanDetail, width: number): Line[] {
   head('attributes');
   for (const a of attributeLines(d.attributes)) wrap(a);
   // wrap, never cut: ids and paths are what the pane is for
-  const w = Math.max(10, width);
-  return out.flatMap((l) => (l.text.length <= w ? [l] : Array.from({ length: Math.ceil(l.text.length / w) }, (_, i) => ({ ...l, text: l.text.slice(i * w, (i + 1) * w) }))));
+  return out.flatMap((l) => (l.text.length <= w ? [l] : wrapWords(l.text, w).map((text) => ({ ...l, text }))));
 }
 
 export function DetailPane(p: { detail: SpanDetail | undefined; loading: boolean; width: number; height: number; scroll: number }) {

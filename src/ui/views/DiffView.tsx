@@ -25,6 +25,7 @@ export function DiffView({ base, head, size, active }: { base: string; head: str
       table={table}
       traceColumn="head_trace"
       context="diff"
+      empty="no node changed its outcome or duration (past 50%) between these runs: Esc goes back"
       size={size}
       active={active}
     />

@@ -84,7 +84,7 @@ export function PaletteView({ size, traceId, onClose }: PaletteProps) {
           {fit(`${q.name.padEnd(22)} ${q.summary}`, w - 2)}
         </Text>
       ))}
-      {shown.length === 0 && <Text dimColor>no saved query matches</Text>}
+      {shown.length === 0 && <Text dimColor>{fit(`no saved query matches "${word}": Backspace edits, Esc closes`, w - 2)}</Text>}
       {sel && sel.params.length > 0 && (
         <Text dimColor>{fit(`params: ${sel.params.map((p) => `${p.name}=${p.default || "''"}`).join(' ')}${traceId && sel.params.some((p) => p.name === 'trace') ? '  (trace = this run)' : ''}`, w - 2)}</Text>
       )}

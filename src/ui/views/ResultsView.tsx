@@ -8,7 +8,7 @@ import type { Tabular } from '../../render/table.js';
 import { autoColumns, Table } from '../components/Table.js';
 import { fit } from '../format.js';
 import type { Context } from '../keys.js';
-import { moveCursor, scrollTop } from '../list-nav.js';
+import { mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
 import { toneOf } from '../theme.js';
 
@@ -20,6 +20,8 @@ export interface ResultsViewProps {
   /** which trace column a jump uses (diff: head_trace) */
   traceColumn?: string;
   context?: Context;
+  /** what an empty result means, and what to do */
+  empty?: string;
   size: Size;
   active: boolean;
 }
@@ -32,7 +34,7 @@ function rowTone(r: Record<string, unknown>) {
   return toneOf({});
 }
 
-export function ResultsView({ title, table, traceId, traceColumn, context = 'results', size, active }: ResultsViewProps) {
+export function ResultsView({ title, table, traceId, traceColumn, context = 'results', empty, size, active }: ResultsViewProps) {
   const nav = useNav();
   const [cursor, setCursor] = useState(0);
   const [top, setTop] = useState(0);
@@ -64,6 +66,12 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
       }
       return false;
     },
+    onMouse(e) {
+      const next = mouseCursor(e, cursor, table.rows.length, top, 3, height);
+      if (next === undefined) return;
+      setCursor(next);
+      setTop(scrollTop(next, top, height, table.rows.length));
+    },
   });
 
   const status = message ?? `${table.rows.length} row${table.rows.length === 1 ? '' : 's'}${table.rows.length ? `  row ${cursor + 1}` : ''}  columns ${col + 1}-${columns.length} (h/l)  Enter jumps to the node`;
@@ -71,7 +79,7 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
     <Box flexDirection="column">
       <Text bold>{fit(title, size.width)}</Text>
       {table.rows.length === 0 ? (
-        <Text dimColor>no rows</Text>
+        <Text dimColor>{fit(empty ?? 'the query returned no rows: Esc goes back, : runs another', size.width)}</Text>
       ) : (
         <Table columns={columns} rows={table.rows} cursor={cursor} top={top} height={height} width={size.width} colOffset={col} tone={rowTone} />
       )}

@@ -4,25 +4,37 @@ import { useEffect, useState } from 'react';
 import { listRuns } from '../../analyze/runs.js';
 import type { Row } from '../../store/db.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { Table, type Column } from '../components/Table.js';
-import { moveCursor, scrollTop } from '../list-nav.js';
+import { fitColumns, Table, type Column } from '../components/Table.js';
+import { mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
+import { fit } from '../format.js';
 import { toneOf } from '../theme.js';
 
 const COLUMNS: Column[] = [
   { key: 'mark', title: ' ', width: 1 },
-  { key: 'status', title: 'status', width: 7 },
-  { key: 'command', title: 'command', width: 10 },
-  { key: 'started_at', title: 'started', width: 19 },
-  { key: 'duration', title: 'duration', width: 8, right: true },
-  { key: 'nodes', title: 'nodes', width: 6, right: true },
-  { key: 'success', title: 'ok', width: 5, right: true },
-  { key: 'error', title: 'error', width: 5, right: true },
-  { key: 'skipped', title: 'skip', width: 5, right: true },
-  { key: 'tests_failed', title: 't.fail', width: 6, right: true },
-  { key: 'tests_warned', title: 't.warn', width: 6, right: true },
-  { key: 'trace_id', title: 'trace', width: 32 },
+  { key: 'status', title: 'status', width: 7, priority: 1 },
+  { key: 'command', title: 'command', width: 10, priority: 2 },
+  { key: 'started_at', title: 'started', width: 19, priority: 3 },
+  { key: 'duration', title: 'duration', width: 8, right: true, priority: 4 },
+  { key: 'nodes', title: 'nodes', width: 6, right: true, priority: 7 },
+  { key: 'success', title: 'ok', width: 5, right: true, priority: 8 },
+  { key: 'error', title: 'error', width: 5, right: true, priority: 5 },
+  { key: 'skipped', title: 'skip', width: 5, right: true, priority: 9 },
+  { key: 'tests_failed', title: 't.fail', width: 6, right: true, priority: 6 },
+  { key: 'tests_warned', title: 't.warn', width: 6, right: true, priority: 10 },
+  { key: 'trace_id', title: 'trace', width: 32, priority: 11 },
 ];
+
+/** The selected run in one line: its id, and what the table had no room for. */
+function runLine(r: Row, shown: Column[]): string {
+  const hidden = COLUMNS.filter((c) => c.key !== 'trace_id' && c.key !== 'mark' && !shown.some((s) => s.key === c.key));
+  return [
+    `trace ${String(r.trace_id)}`,
+    ...hidden.map((c) => `${c.title} ${String(r[c.key] ?? '')}`),
+    r.canceled ? `canceled ${String(r.canceled)}` : '',
+    r.engine_version ? `engine ${String(r.engine_version)}` : '',
+  ].filter(Boolean).join('  ');
+}
 
 export function RunsView({ size, active }: { size: Size; active: boolean }) {
   const nav = useNav();
@@ -30,7 +42,7 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
   const [cursor, setCursor] = useState(0);
   const [top, setTop] = useState(0);
   const [marked, setMarked] = useState<string | undefined>();
-  const height = Math.max(1, size.height - 3);
+  const height = Math.max(1, size.height - 4);
 
   useEffect(() => {
     let live = true;
@@ -63,16 +75,26 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
       }
       return false;
     },
+    onMouse(e) {
+      // rows start below the title and the column header
+      const next = mouseCursor(e, cursor, runs.length, top, 3, height);
+      if (next === undefined) return;
+      setCursor(next);
+      setTop(scrollTop(next, top, height, runs.length));
+    },
   });
 
+  // seconds of the start time only where there is room for them
+  const wide = size.width >= 110;
   const rows = runs.map((r) => ({
     ...r,
     mark: r.trace_id === marked ? '*' : '',
     status: !r.ended ? 'running' : r.failed ? 'FAILED' : 'ok',
-    started_at: String(r.started_at ?? '').replace('T', ' ').slice(0, 19),
+    started_at: String(r.started_at ?? '').replace('T', ' ').slice(0, wide ? 19 : 16),
     duration: formatDuration(r.duration_s === null ? null : Number(r.duration_s) * 1000),
   }));
-  const title = `runs (${runs.length})`;
+  const columns = fitColumns(wide ? COLUMNS : COLUMNS.map((c) => (c.key === 'started_at' ? { ...c, width: 16 } : c)), size.width);
+  const title = `runs (${runs.length})${nav.listening ? `  receiving OTLP on ${nav.listening}` : ''}`;
   const hint = marked ? `  base marked ${marked.slice(0, 12)}: Enter on another run compares, m unmarks` : '';
   return (
     <Box flexDirection="column">
@@ -81,10 +103,16 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
         <Text dimColor>{hint}</Text>
       </Text>
       {runs.length === 0 ? (
-        <Text dimColor>{nav.loading ? 'loading…' : 'no runs in the input'}</Text>
+        <Text dimColor>
+          {nav.loading
+            ? 'loading…'
+            : nav.listening
+              ? fit(`no runs yet: point the engine at ${nav.listening} (OTEL_EXPORTER_OTLP_ENDPOINT=${nav.listening})`, size.width)
+              : 'no runs in the input'}
+        </Text>
       ) : (
         <Table
-          columns={COLUMNS}
+          columns={columns}
           rows={rows}
           cursor={cursor}
           top={top}
@@ -93,6 +121,7 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
           tone={(r) => toneOf({ failed: Boolean(r.failed), ended: r.ended as boolean })}
         />
       )}
+      {runs[cursor] && <Text dimColor>{fit(runLine(runs[cursor]!, columns), size.width)}</Text>}
     </Box>
   );
 }

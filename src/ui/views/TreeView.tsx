@@ -12,7 +12,8 @@ import {
 import { defaultOpen, indexOfPosition, keptMask, nearestIndex, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
 import { fit } from '../format.js';
 import type { Action, Context } from '../keys.js';
-import { moveCursor, scrollTop } from '../list-nav.js';
+import { centeredTop, mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
+import { WHEEL_ROWS } from '../mouse.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
 import { TreeRowLine, treeLayout } from '../components/TreeRowLine.js';
 import { DetailPane } from './DetailPane.js';
@@ -49,6 +50,8 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const [detailScroll, setDetailScroll] = useState(0);
   const [message, setMessage] = useState<string | undefined>();
   const topRef = useRef(0);
+  // a jump (root cause, search, a row of a query or diff) shows its target mid-screen
+  const centerNext = useRef(false);
   const jumped = useRef(false);
 
   // Layout: the detail pane sits beside the tree on wide terminals, below it on narrow ones.
@@ -65,7 +68,9 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     [shape, open, openVer, kept, filter],
   );
   const cursor = visible.length ? nearestIndex(visible, cursorPos) : 0;
-  const top = scrollTop(cursor, topRef.current, listHeight, visible.length);
+  const centered = centerNext.current && visible.length > 0 && visible[cursor] === cursorPos;
+  if (centered) centerNext.current = false;
+  const top = centered ? centeredTop(cursor, listHeight, visible.length) : scrollTop(cursor, topRef.current, listHeight, visible.length);
   topRef.current = top;
   const { rows } = useRowCache(db, shape, visible, top, listHeight);
   const matchSet = useMemo(() => new Set(search.matches), [search.matches]);
@@ -75,6 +80,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     if (!shape) return;
     if (filterActive(filter) && kept && !kept[pos]) setFilter({});
     if (revealPosition(shape, open, pos)) setOpenVer((v) => v + 1);
+    centerNext.current = true;
     setCursorPos(pos);
   };
 
@@ -286,10 +292,20 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   };
 
   useKeyHandler(active, {
-    context: (): Context => (search.editing ? 'search' : 'tree'),
+    context: (): Context => (search.editing ? 'search' : detailOpen ? 'detail' : 'tree'),
     onKey(action, name, input) {
       setMessage(undefined);
       return search.editing ? searchKey(action, name, input) : treeKey(action);
+    },
+    onMouse(e) {
+      // the tree's rows start below the header; the detail pane is beside or below them
+      const overPane = detailOpen && (side ? e.x > treeWidth : e.y > 1 + treeHeight);
+      if (overPane) {
+        if (e.kind !== 'click') setDetailScroll((s) => Math.max(0, s + (e.kind === 'wheelDown' ? WHEEL_ROWS : -WHEEL_ROWS)));
+        return;
+      }
+      const next = mouseCursor(e, cursor, visible.length, top, 2, listHeight);
+      if (next !== undefined) setCursorPos(visible[next] ?? 0);
     },
   });
 
@@ -303,9 +319,13 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const header = shape
     ? `run ${traceId.slice(0, 12)}  ${shape.count} spans  ${visible.length} shown${shape.running ? `  ${shape.running} running` : ''}${filterText ? `  filter: ${filterText}` : ''}`
     : `run ${traceId.slice(0, 12)}  ${error ? `error: ${error}` : 'building tree…'}`;
+  const searched = search.text !== '' && search.done === search.text;
   const footer = search.editing
-    ? `/${search.text}▏ ${search.matches.length ? `${search.matches.indexOf(visible[cursor] ?? -1) + 1}/${search.matches.length} matches` : search.text ? 'no match' : ''}`
-    : message ?? (search.matches.length ? `"${search.text}": ${search.matches.length} matches (n/N)` : '');
+    ? `/${search.text}▏ ${search.matches.length ? `${search.matches.indexOf(visible[cursor] ?? -1) + 1}/${search.matches.length} matches` : searched ? 'no match: Backspace edits, Esc cancels' : ''}`
+    : message ?? (search.matches.length ? `"${search.text}": ${search.matches.length} matches (n/N)` : searched ? `no match for "${search.text}": Esc clears the search` : '');
+  const empty = shape && visible.length === 0 && filterActive(filter) && kept
+    ? `no span matches the filter (${filterText}): x clears it`
+    : undefined;
 
   const lines = [];
   for (let i = top; i < Math.min(visible.length, top + listHeight); i++) {
@@ -327,7 +347,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   }
   const tree = (
     <Box flexDirection="column" width={treeWidth} height={treeHeight}>
-      {lines}
+      {empty ? <Text dimColor>{fit(empty, treeWidth)}</Text> : lines}
     </Box>
   );
   const pane = detailOpen ? (
