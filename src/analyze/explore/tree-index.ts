@@ -198,11 +198,12 @@ export async function filterPositions(db: Db, shape: TreeShape, f: TreeFilter, l
   return rows.map((r) => r.pos);
 }
 
-/** Values present in this trace, to cycle filters through: phases in the order they ran. */
+/** Values present in this trace, to cycle filters through: phases in the order their phase spans started. */
 export async function facets(db: Db, shape: TreeShape): Promise<{ phases: string[]; resourceTypes: string[] }> {
   const rows = await db.all<{ f: string; v: string }>(
     `SELECT f, v FROM (
-       SELECT 'phase' AS f, phase AS v, min(start_ns) AS o FROM ${shape.table} WHERE phase IS NOT NULL GROUP BY phase
+       SELECT 'phase' AS f, phase AS v, coalesce(min(start_ns) FILTER (WHERE kind = 'phase'), min(start_ns)) AS o
+       FROM ${shape.table} WHERE phase IS NOT NULL GROUP BY phase
        UNION ALL SELECT 'rt', resource_type, NULL FROM ${shape.table} WHERE resource_type IS NOT NULL GROUP BY resource_type)
      ORDER BY f, o, v`,
   );
