@@ -50,6 +50,13 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     const r = await rx.done;
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/stopped \(SIGTERM\): \d+ spans and \d+ logs received, 0 rejected/);
+    // a line per run as it starts and as it ends, before the stop
+    const trace = JSON.parse(runCli(['runs', jsonl, '--format', 'json']).stdout)[0].trace_id as string;
+    const started = r.stderr.indexOf(`runlens: run ${trace} (build) started`);
+    const ended = r.stderr.search(new RegExp(`runlens: run ${trace} \\(build\\) ended FAILED after [\\d.]+ s: 30 nodes, \\d+ errors?, \\d+ failed tests?`));
+    expect(started).toBeGreaterThanOrEqual(0);
+    expect(ended).toBeGreaterThan(started);
+    expect(ended).toBeLessThan(r.stderr.indexOf('stopped (SIGTERM)'));
     const direct = JSON.parse(runCli(['query', 'outcome-summary', jsonl, '--format', 'json']).stdout);
     const live = JSON.parse(runCli(['query', 'outcome-summary', '--db', db, '--format', 'json']).stdout);
     expect(live).toEqual(direct);

@@ -134,3 +134,56 @@ describe.skipIf(Boolean(missing))('runlens explore in tmux', () => {
     expect(JSON.parse(q.stdout)).toMatchObject([{ command: 'build', failed: true }]);
   });
 });
+
+describe.skipIf(Boolean(missing))('runlens explore at 80x24 and 160x45', () => {
+  afterAll(() => {
+    spawnSync('tmux', ['-L', socket, 'kill-server']);
+  });
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'CI' && k !== 'CONTINUOUS_INTEGRATION' && !k.startsWith('CI_')),
+  );
+  const flags = (target: string) => tmux('display', '-p', '-t', target, '#{mouse_standard_flag}#{mouse_sgr_flag}').trim();
+
+  for (const [width, height] of [[80, 24], [160, 45]] as const) {
+    it(`is usable at ${width}x${height}: every column that matters, the keys of each screen, the mouse`, async () => {
+      const target = `size${width}`;
+      const cmd = `node ${JSON.stringify(CLI)} explore ${JSON.stringify(SAMPLE)}; echo "EXIT=$?"; sleep 600`;
+      execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', target, '-x', String(width), '-y', String(height), cmd], { env: { ...env, NO_COLOR: '1' } });
+      let s = await until(/FAILED +build/, 'the runs screen', 20_000, target);
+      for (const l of s.split('\n')) expect(l.length).toBeLessThanOrEqual(width);
+      expect(s).toMatch(/t\.fail/);
+      expect(s).toContain('019c97cafe1c76e2abb150e9427e666a');
+      expect(s).toMatch(/⏎ open +m mark for diff/);
+      // the terminal reports the mouse to the explorer (button and SGR modes)
+      expect(flags(target)).toBe('11');
+
+      tmux('send-keys', '-t', target, 'Enter');
+      s = await until(/323 spans/, 'the run tree', 20_000, target);
+      await until(/⏎ fold/, 'the tree keys', 20_000, target);
+      expect(/^›/m.exec(s)?.index).toBeDefined();
+      const row = () => screen(target).split('\n').findIndex((l) => l.startsWith('›'));
+      expect(row()).toBe(1);
+      // the wheel as a terminal reports it: three rows down
+      tmux('send-keys', '-t', target, '-l', '\x1b[<65;10;5M');
+      await until(/^(.*\n){4}›/, 'the wheel moved the cursor', 20_000, target);
+      // a click selects the row under it
+      tmux('send-keys', '-t', target, '-l', '\x1b[<0;10;9M');
+      await until(/^(.*\n){8}›/, 'the clicked row', 20_000, target);
+      if (width >= 160) expect(screen(target)).toMatch(/█/); // the waterfall where there is room
+
+      tmux('send-keys', '-t', target, 'q');
+      expect(await until(/EXIT=\d+/, 'exit', 20_000, target)).toContain('EXIT=0');
+      expect(flags(target)).toBe('00');
+    });
+  }
+
+  it('leaves the mouse to the terminal with --no-mouse', async () => {
+    const target = 'nomouse';
+    const cmd = `node ${JSON.stringify(CLI)} explore --no-mouse ${JSON.stringify(SAMPLE)}; echo "EXIT=$?"; sleep 600`;
+    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', target, '-x', '100', '-y', '30', cmd], { env: { ...env, NO_COLOR: '1' } });
+    await until(/FAILED +build/, 'the runs screen', 20_000, target);
+    expect(flags(target)).toBe('00');
+    tmux('send-keys', '-t', target, 'q');
+    expect(await until(/EXIT=\d+/, 'exit', 20_000, target)).toContain('EXIT=0');
+  });
+});
