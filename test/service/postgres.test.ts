@@ -4,10 +4,12 @@
  */
 import { describe, it } from 'vitest';
 import { serviceSuite } from './suite.js';
+import { listingSuite } from './listings.js';
 import { PG_URL, postgresFactory } from './helpers.js';
 
 if (PG_URL) {
   serviceSuite(postgresFactory);
+  listingSuite(postgresFactory);
 } else if (process.env.CI === 'true') {
   describe('service on postgres', () => {
     it('needs RUNLENS_TEST_DATABASE_URL in CI', () => {

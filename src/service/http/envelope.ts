@@ -22,3 +22,8 @@ export function errorBody(e: ApiError): unknown {
 
 export const v3 = (data: unknown, code = 200) => ({ data, status: { code } });
 export const v2 = (data: unknown, code = 200) => ({ status: { code, is_success: true, user_message: 'Success!', developer_message: '' }, data });
+/** A v2 listing: the hosted API's `extra` with the filters it applied, the order and the pagination. */
+export const v2List = (data: unknown[], total: number, filters: Record<string, unknown>, orderBy: string) => ({
+  ...v2(data),
+  extra: { filters, order_by: orderBy, pagination: { count: data.length, total_count: total } },
+});

@@ -1,10 +1,11 @@
-/** v2: jobs, runs (with run_steps) and run artifacts, with the hosted API's paths and field names. */
+/** v2: jobs (create, list, get, delete), runs (trigger, list, get with run_steps) and run artifacts, with the hosted API's paths and field names. */
 import type { FastifyInstance } from 'fastify';
 import { toMicros } from '../clock.js';
+import type { Job } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { authenticate, JOB_WRITERS, requirePermission, RUN_TRIGGERS } from './auth.js';
-import { invalid, notFound, v2 } from './envelope.js';
-import { parseJobBody, parseRunBody } from './validate.js';
+import { invalid, notFound, v2, v2List } from './envelope.js';
+import { parseJobBody, parsePaging, parseRunBody } from './validate.js';
 import { jobView, runView } from './views.js';
 
 type P = { account_id: string; job_id: string; run_id: string; '*': string };
@@ -31,9 +32,29 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     return v2(jobView(job), 201);
   });
 
+  /** A job that can be read and run: deleted jobs answer 404 here (their runs stay readable). */
+  const liveJob = async (accountId: number, param: string): Promise<Job> => {
+    const job = await store.getJob(accountId, idParam(param, 'job'));
+    if (!job || job.deletedAt) throw notFound('job');
+    return job;
+  };
+
+  app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/jobs/`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const { offset, limit } = parsePaging(req.query, 100);
+    const page = await store.listJobs(t.accountId, offset, limit);
+    return v2List(page.items.map(jobView), page.total, { offset, limit }, 'id');
+  });
+
   app.get<{ Params: P }>(`${base}/jobs/:job_id/`, async (req) => {
     const t = await authenticate(store, req, req.params.account_id);
-    const job = await store.getJob(t.accountId, idParam(req.params.job_id, 'job'));
+    return v2(jobView(await liveJob(t.accountId, req.params.job_id)));
+  });
+
+  app.delete<{ Params: P }>(`${base}/jobs/:job_id/`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    requirePermission(t, JOB_WRITERS, 'deleting a job');
+    const job = await store.deleteJob(t.accountId, idParam(req.params.job_id, 'job'), toMicros(clock.now()));
     if (!job) throw notFound('job');
     return v2(jobView(job));
   });
@@ -41,11 +62,32 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.post<{ Params: P }>(`${base}/jobs/:job_id/run/`, async (req) => {
     const t = await authenticate(store, req, req.params.account_id);
     requirePermission(t, RUN_TRIGGERS, 'triggering a run');
-    const job = await store.getJob(t.accountId, idParam(req.params.job_id, 'job'));
-    if (!job) throw notFound('job');
+    const job = await liveJob(t.accountId, req.params.job_id);
     const { cause } = parseRunBody(req.body);
     const run = await ctx.runner.trigger(job, cause);
     return v2(runView(run, job));
+  });
+
+  app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/runs/`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const { offset, limit } = parsePaging(req.query, 100);
+    const jobParam = req.query.job_definition_id;
+    let jobId: number | undefined;
+    if (jobParam !== undefined && jobParam !== '') {
+      if (typeof jobParam !== 'string' || !/^[1-9]\d{0,15}$/.test(jobParam)) throw invalid('job_definition_id', 'must be a job id (a positive integer)');
+      jobId = Number(jobParam);
+    }
+    const orderBy = req.query.order_by ?? 'id';
+    if (orderBy !== 'id' && orderBy !== '-id') throw invalid('order_by', 'must be id (oldest first) or -id (newest first)');
+    const page = await store.listRuns(t.accountId, { jobId, offset, limit, newestFirst: orderBy === '-id' });
+    const jobs = new Map<number, Job | null>();
+    const views = [];
+    for (const run of page.items) {
+      if (!jobs.has(run.jobId)) jobs.set(run.jobId, await store.getJob(t.accountId, run.jobId));
+      const job = jobs.get(run.jobId);
+      if (job) views.push(runView(run, job));
+    }
+    return v2List(views, page.total, { offset, limit, ...(jobId === undefined ? {} : { job_definition_id: jobId }) }, orderBy);
   });
 
   app.get<{ Params: P; Querystring: { include_related?: string } }>(`${base}/runs/:run_id/`, async (req) => {

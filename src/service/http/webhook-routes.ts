@@ -110,6 +110,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     };
   });
 
+  // One event by its id alone (the hosted API's older path), so a client holding only an event id finds its subscription.
+  app.get<{ Params: P }>(`${base}/event/:event_id`, async (req) => {
+    const t = await authenticate(store, req, req.params.account_id);
+    const ev = await store.findEvent(t.accountId, req.params.event_id);
+    if (!ev) throw notFound('webhook event');
+    return v3(eventView(ev));
+  });
+
   app.get<{ Params: P }>(`${base}/subscription/:id/event/:event_id/receipt`, async (req) => {
     const t = await authenticate(store, req, req.params.account_id);
     const ev = await store.getEvent(t.accountId, req.params.id, req.params.event_id);

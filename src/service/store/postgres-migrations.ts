@@ -44,4 +44,9 @@ export const POSTGRES_MIGRATIONS: string[] = [
   ALTER TABLE subscriptions ADD COLUMN seq BIGSERIAL;
   ALTER TABLE events ADD COLUMN seq BIGSERIAL;
   `,
+  // Deleted jobs are kept (their runs stay readable) and marked; listing runs of one job needs the index.
+  `
+  ALTER TABLE jobs ADD COLUMN deleted_at BIGINT;
+  CREATE INDEX runs_job ON runs(account_id, job_id, id);
+  `,
 ];

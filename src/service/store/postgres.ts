@@ -7,10 +7,12 @@
 import pg from 'pg';
 import { accountIdentifier } from '../ids.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
-import { eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches } from './rows.js';
+import {
+  accountFromRow, eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches, tokenFromRow,
+} from './rows.js';
 import type {
   Account, ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunStep,
-  Store, Subscription, TokenRecord,
+  Store, Subscription, TokenInfo, TokenRecord,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -130,6 +132,48 @@ export class PostgresStore implements Store {
   async findToken(tokenHash: string): Promise<TokenRecord | null> {
     const [r] = await this.rows(this.pool, 'SELECT id, account_id, permission_set, name FROM tokens WHERE token_hash = $1', [tokenHash]);
     return r ? { id: Number(r.id), accountId: Number(r.account_id), permissionSet: String(r.permission_set), name: String(r.name) } : null;
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    return (await this.rows(this.pool, 'SELECT * FROM accounts ORDER BY id')).map(accountFromRow);
+  }
+
+  async listTokens(accountId?: number): Promise<TokenInfo[]> {
+    const cols = 'SELECT id, account_id, permission_set, name, created_at FROM tokens';
+    const rows = accountId === undefined ? await this.rows(this.pool, `${cols} ORDER BY id`)
+      : await this.rows(this.pool, `${cols} WHERE account_id = $1 ORDER BY id`, [accountId]);
+    return rows.map(tokenFromRow);
+  }
+
+  async revokeToken(id: number): Promise<TokenRecord | null> {
+    const [r] = await this.rows(this.pool, 'DELETE FROM tokens WHERE id = $1 RETURNING id, account_id, permission_set, name, created_at', [id]);
+    return r ? tokenFromRow(r) : null;
+  }
+
+  async listJobs(accountId: number, offset: number, limit: number): Promise<Page<Job>> {
+    const where = 'WHERE account_id = $1 AND deleted_at IS NULL';
+    const [n] = await this.rows(this.pool, `SELECT count(*) AS n FROM jobs ${where}`, [accountId]);
+    const rows = await this.rows(this.pool, `SELECT * FROM jobs ${where} ORDER BY id LIMIT $2 OFFSET $3`, [accountId, limit, offset]);
+    return { items: rows.map(jobFromRow), total: Number(n!.n) };
+  }
+
+  async deleteJob(accountId: number, id: number, now: number): Promise<Job | null> {
+    const [r] = await this.rows(this.pool, 'UPDATE jobs SET deleted_at = $1 WHERE account_id = $2 AND id = $3 AND deleted_at IS NULL RETURNING *', [now, accountId, id]);
+    return r ? jobFromRow(r) : null;
+  }
+
+  async listRuns(accountId: number, q: { jobId?: number; offset: number; limit: number; newestFirst: boolean }): Promise<Page<Run>> {
+    const where = q.jobId === undefined ? 'WHERE account_id = $1' : 'WHERE account_id = $1 AND job_id = $2';
+    const args: unknown[] = q.jobId === undefined ? [accountId] : [accountId, q.jobId];
+    const [n] = await this.rows(this.pool, `SELECT count(*) AS n FROM runs ${where}`, args);
+    const rows = await this.rows(this.pool, `SELECT * FROM runs ${where} ORDER BY id ${q.newestFirst ? 'DESC' : ''} LIMIT $${args.length + 1} OFFSET $${args.length + 2}`,
+      [...args, q.limit, q.offset]);
+    return { items: rows.map(runFromRow), total: Number(n!.n) };
+  }
+
+  async findEvent(accountId: number, eventId: string): Promise<DeliveryEvent | null> {
+    const [r] = await this.rows(this.pool, 'SELECT * FROM events WHERE account_id = $1 AND id = $2', [accountId, eventId]);
+    return r ? eventFromRow(r) : null;
   }
 
   async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {

@@ -1,5 +1,5 @@
 /** Row <-> object mapping shared by the SQL stores (column names are the same in both schemas). */
-import type { DeliveryEvent, Job, Receipt, Run, RunStep, Subscription, EventType } from './types.js';
+import type { Account, DeliveryEvent, Job, Receipt, Run, RunStep, Subscription, EventType, TokenInfo } from './types.js';
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number => Number(v);
@@ -36,7 +36,18 @@ export const jobFromRow = (r: Row): Job => ({
   toolVersion: String(r.tool_version),
   executeSteps: JSON.parse(String(r.execute_steps)) as string[],
   createdAt: num(r.created_at),
+  deletedAt: numOrNull(r.deleted_at),
 });
+
+export const tokenFromRow = (r: Row): TokenInfo => ({
+  id: num(r.id),
+  accountId: num(r.account_id),
+  permissionSet: String(r.permission_set),
+  name: String(r.name),
+  createdAt: num(r.created_at),
+});
+
+export const accountFromRow = (r: Row): Account => ({ id: num(r.id), name: String(r.name), identifier: String(r.identifier), createdAt: num(r.created_at) });
 
 export const runFromRow = (r: Row): Run => ({
   id: num(r.id),

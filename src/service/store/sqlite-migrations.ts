@@ -40,4 +40,9 @@ export const SQLITE_MIGRATIONS: string[] = [
     response_body TEXT NOT NULL, duration_ms REAL NOT NULL);
   CREATE INDEX receipts_event ON receipts(event_id, attempt);
   `,
+  // Deleted jobs are kept (their runs stay readable) and marked; listing runs of one job needs the index.
+  `
+  ALTER TABLE jobs ADD COLUMN deleted_at INTEGER;
+  CREATE INDEX runs_job ON runs(account_id, job_id, id);
+  `,
 ];

@@ -9,10 +9,12 @@ import { join } from 'node:path';
 import { accountIdentifier } from '../ids.js';
 import { applyAttempt } from '../subscription-state.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
-import { eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches } from './rows.js';
+import {
+  accountFromRow, eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches, tokenFromRow,
+} from './rows.js';
 import type {
   Account, ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunStep,
-  Store, Subscription, TokenRecord,
+  Store, Subscription, TokenInfo, TokenRecord,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -88,6 +90,46 @@ export class SqliteStore implements Store {
   async findToken(tokenHash: string): Promise<TokenRecord | null> {
     const r = this.sql('SELECT id, account_id, permission_set, name FROM tokens WHERE token_hash = ?').get(tokenHash) as Row | undefined;
     return r ? { id: Number(r.id), accountId: Number(r.account_id), permissionSet: String(r.permission_set), name: String(r.name) } : null;
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    return (this.sql('SELECT * FROM accounts ORDER BY id').all() as Row[]).map(accountFromRow);
+  }
+
+  async listTokens(accountId?: number): Promise<TokenInfo[]> {
+    const cols = 'SELECT id, account_id, permission_set, name, created_at FROM tokens';
+    const rows = accountId === undefined ? this.sql(`${cols} ORDER BY id`).all() : this.sql(`${cols} WHERE account_id = ? ORDER BY id`).all(accountId);
+    return (rows as Row[]).map(tokenFromRow);
+  }
+
+  async revokeToken(id: number): Promise<TokenRecord | null> {
+    const r = this.sql('DELETE FROM tokens WHERE id = ? RETURNING id, account_id, permission_set, name, created_at').get(id) as Row | undefined;
+    return r ? tokenFromRow(r) : null;
+  }
+
+  async listJobs(accountId: number, offset: number, limit: number): Promise<Page<Job>> {
+    const where = 'WHERE account_id = ? AND deleted_at IS NULL';
+    const total = Number((this.sql(`SELECT count(*) AS n FROM jobs ${where}`).get(accountId) as Row).n);
+    const rows = this.sql(`SELECT * FROM jobs ${where} ORDER BY id LIMIT ? OFFSET ?`).all(accountId, limit, offset) as Row[];
+    return { items: rows.map(jobFromRow), total };
+  }
+
+  async deleteJob(accountId: number, id: number, now: number): Promise<Job | null> {
+    const r = this.sql('UPDATE jobs SET deleted_at = ? WHERE account_id = ? AND id = ? AND deleted_at IS NULL RETURNING *').get(now, accountId, id) as Row | undefined;
+    return r ? jobFromRow(r) : null;
+  }
+
+  async listRuns(accountId: number, q: { jobId?: number; offset: number; limit: number; newestFirst: boolean }): Promise<Page<Run>> {
+    const where = q.jobId === undefined ? 'WHERE account_id = ?' : 'WHERE account_id = ? AND job_id = ?';
+    const args = q.jobId === undefined ? [accountId] : [accountId, q.jobId];
+    const total = Number((this.sql(`SELECT count(*) AS n FROM runs ${where}`).get(...args) as Row).n);
+    const rows = this.sql(`SELECT * FROM runs ${where} ORDER BY id ${q.newestFirst ? 'DESC' : ''} LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as Row[];
+    return { items: rows.map(runFromRow), total };
+  }
+
+  async findEvent(accountId: number, eventId: string): Promise<DeliveryEvent | null> {
+    const r = this.sql('SELECT * FROM events WHERE account_id = ? AND id = ?').get(accountId, eventId) as Row | undefined;
+    return r ? eventFromRow(r) : null;
   }
 
   async listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>> {

@@ -21,6 +21,11 @@ export interface TokenRecord {
   name: string;
 }
 
+/** A token as `runlens tokens list` shows it: never the token itself (only its hash is stored). */
+export interface TokenInfo extends TokenRecord {
+  createdAt: number;
+}
+
 export interface Subscription {
   id: string;
   accountId: number;
@@ -52,6 +57,8 @@ export interface Job {
   toolVersion: string;
   executeSteps: string[];
   createdAt: number;
+  /** set by DELETE: the job is gone from listings and cannot run; its runs stay readable */
+  deletedAt?: number | null;
 }
 
 /** Run status codes of the v2 API: 1 Queued, 2 Starting, 3 Running, 10 Success, 20 Error, 30 Cancelled. */
@@ -158,6 +165,18 @@ export interface Store {
   getAccount(id: number): Promise<Account | null>;
   createToken(t: { accountId: number; permissionSet: string; name: string; tokenHash: string; now: number }): Promise<TokenRecord>;
   findToken(tokenHash: string): Promise<TokenRecord | null>;
+  listAccounts(): Promise<Account[]>;
+  /** every token of one account (or of all accounts), oldest first */
+  listTokens(accountId?: number): Promise<TokenInfo[]>;
+  /** deletes the token, so it no longer authenticates; null when there is no such token */
+  revokeToken(id: number): Promise<TokenRecord | null>;
+  /** jobs not deleted, by id */
+  listJobs(accountId: number, offset: number, limit: number): Promise<Page<Job>>;
+  /** marks the job deleted; null when there is no such job or it was already deleted */
+  deleteJob(accountId: number, id: number, now: number): Promise<Job | null>;
+  listRuns(accountId: number, q: { jobId?: number; offset: number; limit: number; newestFirst: boolean }): Promise<Page<Run>>;
+  /** one event of the delivery log by its id alone (its subscription is in it) */
+  findEvent(accountId: number, eventId: string): Promise<DeliveryEvent | null>;
 
   listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>>;
   getSubscription(accountId: number, id: string): Promise<Subscription | null>;
