@@ -3,28 +3,16 @@
  * `telemetry-<n>-otel.parquet`. Without a step number it finds the steps that have telemetry.
  */
 import { ApiClient, ApiClientError, type ClientConfig } from './http.js';
-
-export interface RunStepInfo {
-  index: number;
-  name: string;
-  status: number;
-  telemetry_artifact?: string | null;
-}
-
-export interface RunInfo {
-  id: number;
-  status: number;
-  status_humanized?: string;
-  is_complete?: boolean;
-  run_steps?: RunStepInfo[];
-}
+import { JobsClient, type RunInfo } from './jobs.js';
 
 export const telemetryArtifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
 
 export class ArtifactsClient {
   private readonly http: ApiClient;
+  private readonly jobs: JobsClient;
   constructor(config: ClientConfig) {
     this.http = new ApiClient(config);
+    this.jobs = new JobsClient(config);
   }
 
   private get path(): string {
@@ -32,9 +20,7 @@ export class ArtifactsClient {
   }
 
   async run(runId: number | string): Promise<RunInfo> {
-    const q = encodeURIComponent('["run_steps"]');
-    const r = await this.http.json<{ data: RunInfo }>('GET', `${this.path}/runs/${runId}/?include_related=${q}`);
-    return r.data;
+    return this.jobs.run(runId);
   }
 
   async fetchTelemetry(runId: number | string, step: number): Promise<Buffer> {

@@ -1,7 +1,10 @@
 /**
  * Minimal HTTP client for the hosted-style APIs: `Authorization: Token <t>`, JSON bodies, errors taken
- * from the `{status:{code, user_message, developer_message}}` envelope so messages say what to fix.
+ * from the `{status:{code, user_message, developer_message}}` envelope. Every error names the request
+ * (method and full URL), the HTTP status and the service's message, so it says what failed and where.
  */
+import { STATUS_CODES } from 'node:http';
+
 export interface ClientConfig {
   baseUrl: string;
   token: string;
@@ -10,6 +13,7 @@ export interface ClientConfig {
 
 export class ApiClientError extends Error {
   constructor(
+    /** the HTTP status; 0 when the service could not be reached */
     readonly status: number,
     message: string,
     readonly body?: unknown,
@@ -18,6 +22,9 @@ export class ApiClientError extends Error {
   }
 }
 
+/** `{data, status, extra}` as both API versions answer. */
+export type Envelope<T> = { data: T; status: { code: number; is_success?: boolean }; extra?: { pagination?: { total_count: number; count: number } } };
+
 export class ApiClient {
   readonly base: string;
   constructor(readonly config: ClientConfig) {
@@ -25,14 +32,15 @@ export class ApiClient {
   }
 
   async raw(method: string, path: string, body?: unknown): Promise<Response> {
+    const url = this.base + path;
     const headers: Record<string, string> = { authorization: `Token ${this.config.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await fetch(this.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (e) {
       const cause = (e as { cause?: Error }).cause;
-      throw new ApiClientError(0, `cannot reach ${this.base}: ${cause?.message ?? (e as Error).message}`);
+      throw new ApiClientError(0, `${method} ${url}: cannot reach the service: ${cause?.message ?? (e as Error).message}`);
     }
     if (!res.ok) {
       const text = await res.text();
@@ -44,7 +52,8 @@ export class ApiClient {
       }
       const st = (parsed as { status?: { user_message?: string; developer_message?: string } } | undefined)?.status;
       const detail = st?.developer_message && st.developer_message !== st.user_message ? ` (${st.developer_message})` : '';
-      throw new ApiClientError(res.status, `${method} ${path}: HTTP ${res.status}: ${st?.user_message ?? text.slice(0, 200)}${detail}`, parsed);
+      const reason = (STATUS_CODES[res.status] ?? 'error').toLowerCase();
+      throw new ApiClientError(res.status, `${method} ${url}: ${res.status} ${reason}: ${st?.user_message ?? text.slice(0, 200)}${detail}`, parsed);
     }
     return res;
   }
@@ -53,4 +62,29 @@ export class ApiClient {
     const res = await this.raw(method, path, body);
     return (await res.json()) as T;
   }
+
+  /** The `data` of a response envelope. */
+  async data<T = ApiObject>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.json<Envelope<T>>(method, path, body)).data;
+  }
+
+  /** One page of a listing: its items and the total the service reports. */
+  async page<T = ApiObject>(path: string): Promise<{ items: T[]; total: number }> {
+    const r = await this.json<Envelope<T[]>>('GET', path);
+    return { items: r.data, total: r.extra?.pagination?.total_count ?? r.data.length };
+  }
+
+  /** Every item of a listing, page by page (`path` has a query string or none). */
+  async all<T = ApiObject>(path: string, pageSize = 100): Promise<T[]> {
+    const out: T[] = [];
+    const sep = path.includes('?') ? '&' : '?';
+    for (;;) {
+      const page = await this.page<T>(`${path}${sep}offset=${out.length}&limit=${pageSize}`);
+      out.push(...page.items);
+      if (page.items.length === 0 || out.length >= page.total) return out;
+    }
+  }
 }
+
+/** An object as the API answered it: its own field names and types. */
+export type ApiObject = Record<string, unknown>;

@@ -1,24 +1,22 @@
 /**
- * Client of the v3 webhook subscriptions API. Tolerates the hosted API's shapes (job_ids as strings or
- * integers, account_id as string or number); updates read, merge and write the full object, as the
- * hosted API's update takes every configurable field.
+ * Client of the v3 webhook subscriptions API and its delivery log. Objects are returned as the API
+ * answered them (its field names and types: this service answers `job_ids` as strings, the hosted
+ * API may answer integers); updates read, merge and write the full object, as the hosted API's
+ * update takes every configurable field.
  */
-import { ApiClient, type ClientConfig } from './http.js';
+import { ApiClient, type ApiObject, type ClientConfig } from './http.js';
 
-export interface WebhookSubscription {
+export interface WebhookSubscription extends ApiObject {
   id: string;
   name: string;
-  description: string;
+  description?: string;
   client_url: string;
   event_types: string[];
-  job_ids: number[];
+  /** strings from this service, integers from some hosted versions */
+  job_ids: (string | number)[];
   active: boolean;
-  http_status_code: string;
+  http_status_code?: string;
   account_identifier?: string;
-  account_id?: string;
-  created_at?: string;
-  updated_at?: string;
-  dispatched_at?: string;
   hmac_secret?: string;
   archived?: boolean;
   deactivate_reason?: string | null;
@@ -33,26 +31,39 @@ export interface SubscriptionChanges {
   active?: boolean;
 }
 
-export interface TestResult {
+export interface TestResult extends ApiObject {
   event_id?: string;
   verification_error: string | null;
   verification_status_code: string;
 }
 
-type Envelope<T> = { data: T; status: { code: number; is_success?: boolean }; extra?: { pagination?: { total_count: number; count: number } } };
-
-export function normalizeSubscription(raw: Record<string, unknown>): WebhookSubscription {
-  const ids = Array.isArray(raw.job_ids) ? raw.job_ids : [];
-  return {
-    ...(raw as unknown as WebhookSubscription),
-    description: typeof raw.description === 'string' ? raw.description : '',
-    event_types: Array.isArray(raw.event_types) ? (raw.event_types as string[]) : [],
-    job_ids: ids.map((x) => Number(x)).filter((x) => Number.isFinite(x)),
-    active: Boolean(raw.active),
-    http_status_code: raw.http_status_code === undefined || raw.http_status_code === null ? '0' : String(raw.http_status_code),
-    account_id: raw.account_id === undefined ? undefined : String(raw.account_id),
-  };
+/** One event of the delivery log: what was sent to one subscription, with its state. */
+export interface WebhookEvent extends ApiObject {
+  id: string;
+  subscription_id: string;
+  trigger_event_type: string;
+  job_id: string | null;
+  status?: string;
+  attempts?: number;
+  http_status_code: string;
+  created_at?: string;
+  payload: string;
 }
+
+/** One attempt to deliver an event. */
+export interface Receipt extends ApiObject {
+  id: string;
+  event_id: string;
+  attempt?: number;
+  dispatched_at: string;
+  http_status_code: string;
+  error_info: string | null;
+  response_body: string;
+}
+
+/** Requests take job ids as integers, whatever type the API answered them in. */
+export const jobIdNumbers = (ids: readonly (string | number)[] | undefined): number[] =>
+  (ids ?? []).map((x) => Number(x)).filter((x) => Number.isSafeInteger(x));
 
 export class WebhooksClient {
   private readonly http: ApiClient;
@@ -65,54 +76,58 @@ export class WebhooksClient {
   }
 
   async list(offset = 0, limit = 100): Promise<{ items: WebhookSubscription[]; total: number }> {
-    const r = await this.http.json<Envelope<Record<string, unknown>[]>>('GET', `${this.path}/subscriptions?offset=${offset}&limit=${limit}`);
-    return { items: r.data.map(normalizeSubscription), total: r.extra?.pagination?.total_count ?? r.data.length };
+    return this.http.page<WebhookSubscription>(`${this.path}/subscriptions?offset=${offset}&limit=${limit}`);
   }
 
   /** Every subscription, page by page. */
   async listAll(): Promise<WebhookSubscription[]> {
-    const out: WebhookSubscription[] = [];
-    for (;;) {
-      const page = await this.list(out.length, 100);
-      out.push(...page.items);
-      if (page.items.length === 0 || out.length >= page.total) return out;
-    }
+    return this.http.all<WebhookSubscription>(`${this.path}/subscriptions`);
   }
 
   async get(id: string): Promise<WebhookSubscription> {
-    const r = await this.http.json<Envelope<Record<string, unknown>>>('GET', `${this.path}/subscription/${encodeURIComponent(id)}`);
-    return normalizeSubscription(r.data);
+    return this.http.data<WebhookSubscription>('GET', `${this.path}/subscription/${encodeURIComponent(id)}`);
   }
 
   /** The create response is the only one that carries hmac_secret. */
   async create(s: SubscriptionChanges & { name: string; client_url: string; event_types: string[] }): Promise<WebhookSubscription> {
     const body = { name: s.name, description: s.description ?? '', client_url: s.client_url, event_types: s.event_types,
       job_ids: s.job_ids ?? [], active: s.active ?? true };
-    const r = await this.http.json<Envelope<Record<string, unknown>>>('POST', `${this.path}/subscriptions`, body);
-    return normalizeSubscription(r.data);
+    return this.http.data<WebhookSubscription>('POST', `${this.path}/subscriptions`, body);
   }
 
   async update(id: string, changes: SubscriptionChanges): Promise<WebhookSubscription> {
     const cur = await this.get(id);
     const body = {
       name: changes.name ?? cur.name,
-      description: changes.description ?? cur.description,
+      description: changes.description ?? cur.description ?? '',
       client_url: changes.client_url ?? cur.client_url,
       event_types: changes.event_types ?? cur.event_types,
-      job_ids: changes.job_ids ?? cur.job_ids,
+      job_ids: changes.job_ids ?? jobIdNumbers(cur.job_ids),
       active: changes.active ?? cur.active,
     };
-    const r = await this.http.json<Envelope<Record<string, unknown>>>('PUT', `${this.path}/subscription/${encodeURIComponent(id)}`, body);
-    return normalizeSubscription(r.data);
+    return this.http.data<WebhookSubscription>('PUT', `${this.path}/subscription/${encodeURIComponent(id)}`, body);
   }
 
   async delete(id: string): Promise<{ id: string }> {
-    const r = await this.http.json<Envelope<{ id: string }>>('DELETE', `${this.path}/subscription/${encodeURIComponent(id)}`);
-    return r.data;
+    return this.http.data<{ id: string }>('DELETE', `${this.path}/subscription/${encodeURIComponent(id)}`);
   }
 
   async test(id: string): Promise<TestResult> {
-    const r = await this.http.json<Envelope<TestResult>>('GET', `${this.path}/subscription/${encodeURIComponent(id)}/test`);
-    return r.data;
+    return this.http.data<TestResult>('GET', `${this.path}/subscription/${encodeURIComponent(id)}/test`);
+  }
+
+  /** The delivery log of a subscription, newest first. */
+  async events(id: string, offset = 0, limit = 20): Promise<{ items: WebhookEvent[]; total: number }> {
+    return this.http.page<WebhookEvent>(`${this.path}/subscription/${encodeURIComponent(id)}/events?offset=${offset}&limit=${limit}`);
+  }
+
+  /** One event by its id alone (this service; the hosted API has this path only as a deprecated one). */
+  async event(eventId: string): Promise<WebhookEvent> {
+    return this.http.data<WebhookEvent>('GET', `${this.path}/event/${encodeURIComponent(eventId)}`);
+  }
+
+  /** The attempts to deliver one event, first to last. */
+  async receipts(subscriptionId: string, eventId: string): Promise<Receipt[]> {
+    return this.http.data<Receipt[]>('GET', `${this.path}/subscription/${encodeURIComponent(subscriptionId)}/event/${encodeURIComponent(eventId)}/receipt`);
   }
 }

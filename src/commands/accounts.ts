@@ -1,35 +1,30 @@
 import type { CommandModule } from 'yargs';
-import { dataDirOf, openStore } from '../service/cli-options.js';
 import { toMicros } from '../service/clock.js';
+import type { Account } from '../service/store/types.js';
 import { UsageError } from '../errors.js';
+import { printFields, printJson, printListing } from '../client/output.js';
+import { isoMicros, STORE_MODEL, storeOptions, withStore, type StoreArgs } from './store-args.js';
 
-interface Args {
-  action?: string;
-  name?: string;
-  data?: string;
-  'database-url'?: string;
-  format: 'text' | 'json';
-}
+const FIELDS = ['id', 'account_identifier', 'name', 'created_at'];
+const view = (a: Account) => ({ id: a.id, account_identifier: a.identifier, name: a.name, created_at: isoMicros(a.createdAt) });
 
-export const accountsCommand: CommandModule<object, Args> = {
-  command: 'accounts <action> [name]',
-  describe: 'manage service accounts in a serve data folder (works while serve runs)',
+export const accountsCommand: CommandModule<object, object> = {
+  command: 'accounts <command>',
+  describe: `manage service accounts (${STORE_MODEL})`,
   builder: (y) =>
     y
-      .positional('action', { choices: ['create'] as const, describe: 'create: add an account and print its id' })
-      .positional('name', { type: 'string', describe: 'account name' })
-      .option('data', { type: 'string', describe: 'the data folder serve uses; default $RUNLENS_DATA or ./runlens-data' })
-      .option('database-url', { type: 'string', describe: 'PostgreSQL store serve uses (env RUNLENS_DATABASE_URL); instead of --data' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
-  handler: async (a) => {
-    if (!a.name?.trim()) throw new UsageError('accounts create: give the account name, e.g. `runlens accounts create "Acme Analytics"`');
-    const store = await openStore(a);
-    try {
-      const acct = await store.createAccount(a.name.trim(), toMicros(Date.now()));
-      const out = { id: acct.id, account_identifier: acct.identifier, name: acct.name };
-      process.stdout.write(a.format === 'json' ? JSON.stringify(out) + '\n' : `account_id\t${out.id}\naccount_identifier\t${out.account_identifier}\nname\t${out.name}\n`);
-    } finally {
-      await store.close();
-    }
-  },
+      .command<StoreArgs & { name?: string }>('create <name>', 'add an account and print its id', (yy) =>
+        storeOptions(yy).positional('name', { type: 'string', demandOption: true, describe: 'account name (names may repeat; the id tells accounts apart)' })
+          .example('$0 accounts create "Acme Analytics" --data ./runlens-data', 'prints the new account id'),
+        async (a) => {
+          if (!a.name?.trim()) throw new UsageError('accounts create: give the account name, e.g. `runlens accounts create "Acme Analytics"`');
+          const acct = view(await withStore(a, (store) => store.createAccount(a.name!.trim(), toMicros(Date.now()))));
+          if (a.format === 'json') printJson(acct);
+          else printFields(acct, FIELDS);
+        })
+      .command<StoreArgs>('list', 'list every account', (yy) =>
+        storeOptions(yy).example('$0 accounts list --data ./runlens-data', ''),
+        async (a) => printListing((await withStore(a, (store) => store.listAccounts())).map(view), FIELDS, a.format, 'accounts'))
+      .demandCommand(1, 'name an accounts command: create, list'),
+  handler: () => undefined,
 };

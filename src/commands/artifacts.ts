@@ -23,7 +23,8 @@ export const artifactsCommand: CommandModule<object, Args> = {
       .positional('action', { choices: ['fetch'] as const })
       .option('run', { type: 'string', demandOption: true, describe: 'run id' })
       .option('step', { type: 'number', describe: 'step number; omitted: every step that has telemetry' })
-      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry)' }),
+      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry)' })
+      .example('$0 artifacts fetch --run 7 -o run7.parquet', "the run's telemetry, found from its steps; then `runlens explore run7.parquet`"),
   handler: async (a) =>
     withApiErrors(async () => {
       if (!/^\d+$/.test(a.run)) throw new UsageError(`--run: expected a run id (digits), got "${a.run}"`);

@@ -27,6 +27,7 @@ export const commandLoaders: Record<string, () => Promise<AnyCommand>> = {
   accounts: async () => (await import('./accounts.js')).accountsCommand,
   tokens: async () => (await import('./tokens.js')).tokensCommand,
   webhooks: async () => (await import('./webhooks.js')).webhooksCommand,
+  jobs: async () => (await import('./jobs.js')).jobsCommand,
   artifacts: async () => (await import('./artifacts.js')).artifactsCommand,
 };
 

@@ -1,48 +1,66 @@
 import type { CommandModule } from 'yargs';
-import { dataDirOf, openStore } from '../service/cli-options.js';
 import { toMicros } from '../service/clock.js';
 import { hashToken, newApiToken } from '../service/ids.js';
-import { PERMISSION_SETS } from '../service/http/auth.js';
+import { PERMISSION_SETS, WEBHOOK_WRITERS } from '../service/http/auth.js';
+import type { TokenInfo } from '../service/store/types.js';
 import { UsageError } from '../errors.js';
+import { out, printFields, printJson, printListing } from '../client/output.js';
+import { isoMicros, STORE_MODEL, storeName, storeOptions, withStore, type StoreArgs } from './store-args.js';
 
-interface Args {
-  action?: string;
-  account: number;
-  'permission-set': string;
-  name: string;
-  data?: string;
-  'database-url'?: string;
-  format: 'text' | 'json';
-}
+const FIELDS = ['id', 'account_id', 'permission_set', 'name', 'created_at'];
+const view = (t: TokenInfo) => ({ id: t.id, account_id: t.accountId, permission_set: t.permissionSet, name: t.name, created_at: isoMicros(t.createdAt) });
 
-export const tokensCommand: CommandModule<object, Args> = {
-  command: 'tokens <action>',
-  describe: 'create API tokens for an account in a serve data folder (the token is shown once, stored hashed)',
+const positiveId = (flag: string, v: number | undefined): number | undefined => {
+  if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new UsageError(`${flag}: expected an id (1, 2, ...), got ${v}`);
+  return v;
+};
+
+export const tokensCommand: CommandModule<object, object> = {
+  command: 'tokens <command>',
+  describe: `manage API tokens (${STORE_MODEL}); a token is shown once, when made, and stored hashed`,
   builder: (y) =>
     y
-      .positional('action', { choices: ['create'] as const })
-      .option('account', { type: 'number', demandOption: true, describe: 'account id (from `runlens accounts create`)' })
-      .option('permission-set', { type: 'string', demandOption: true, describe: `one of ${PERMISSION_SETS.join(', ')}; writes need account_admin, admin or developer` })
-      .option('name', { type: 'string', default: 'api token', describe: 'a label for the token' })
-      .option('data', { type: 'string', describe: 'the data folder serve uses; default $RUNLENS_DATA or ./runlens-data' })
-      .option('database-url', { type: 'string', describe: 'PostgreSQL store serve uses (env RUNLENS_DATABASE_URL); instead of --data' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
-  handler: async (a) => {
-    if (!(PERMISSION_SETS as readonly string[]).includes(a['permission-set'])) {
-      throw new UsageError(`--permission-set: unknown "${a['permission-set']}"; use one of ${PERMISSION_SETS.join(', ')}`);
-    }
-    const store = await openStore(a);
-    try {
-      if (!Number.isInteger(a.account) || !(await store.getAccount(a.account))) {
-        throw new UsageError(`--account: no account ${a.account} in ${a['database-url'] || process.env.RUNLENS_DATABASE_URL ? 'the database' : dataDirOf(a.data)}; create one with \`runlens accounts create NAME\``);
-      }
-      const token = newApiToken();
-      const rec = await store.createToken({ accountId: a.account, permissionSet: a['permission-set'], name: a.name, tokenHash: hashToken(token), now: toMicros(Date.now()) });
-      const out = { id: rec.id, account_id: rec.accountId, permission_set: rec.permissionSet, name: rec.name, token };
-      process.stdout.write(a.format === 'json' ? JSON.stringify(out) + '\n'
-        : `token_id\t${out.id}\naccount_id\t${out.account_id}\npermission_set\t${out.permission_set}\ntoken\t${out.token}\n`);
-    } finally {
-      await store.close();
-    }
-  },
+      .command<StoreArgs & { account: number; 'permission-set': string; name: string }>('create', 'make a token for one account and print it (only now)', (yy) =>
+        storeOptions(yy)
+          .option('account', { type: 'number', demandOption: true, describe: 'account id (from `runlens accounts create`)' })
+          .option('permission-set', { type: 'string', demandOption: true, describe: `one of ${PERMISSION_SETS.join(', ')}; changing subscriptions needs ${WEBHOOK_WRITERS.join(', ')}` })
+          .option('name', { type: 'string', default: 'api token', describe: 'a label for the token' })
+          .example('$0 tokens create --account 1 --permission-set developer --name ci --data ./runlens-data', ''),
+        async (a) => {
+          if (!(PERMISSION_SETS as readonly string[]).includes(a['permission-set'])) {
+            throw new UsageError(`--permission-set: unknown "${a['permission-set']}"; use one of ${PERMISSION_SETS.join(', ')}`);
+          }
+          const account = positiveId('--account', a.account)!;
+          const made = await withStore(a, async (store) => {
+            if (!(await store.getAccount(account))) {
+              throw new UsageError(`--account: no account ${account} in ${storeName(a)}; create one with \`runlens accounts create NAME\``);
+            }
+            const token = newApiToken();
+            const now = toMicros(Date.now());
+            const rec = await store.createToken({ accountId: account, permissionSet: a['permission-set'], name: a.name, tokenHash: hashToken(token), now });
+            return { ...view({ ...rec, createdAt: now }), token };
+          });
+          if (a.format === 'json') printJson(made);
+          else printFields(made, [...FIELDS, 'token']);
+        })
+      .command<StoreArgs & { account?: number }>('list', 'list tokens: id, account, permission set, name, when made (never the token)', (yy) =>
+        storeOptions(yy).option('account', { type: 'number', describe: "only this account's tokens" })
+          .example('$0 tokens list --account 1 --data ./runlens-data', ''),
+        async (a) => {
+          const account = positiveId('--account', a.account);
+          printListing((await withStore(a, (store) => store.listTokens(account))).map(view), FIELDS, a.format, 'tokens');
+        })
+      .command<StoreArgs & { id: number }>('revoke <id>', 'delete a token: requests with it get 401 from then on', (yy) =>
+        storeOptions(yy).positional('id', { type: 'number', demandOption: true, describe: 'token id (from `runlens tokens list`)' })
+          .example('$0 tokens revoke 3 --data ./runlens-data', ''),
+        async (a) => {
+          const id = positiveId('id', a.id)!;
+          const gone = await withStore(a, (store) => store.revokeToken(id));
+          if (!gone) throw new UsageError(`tokens revoke: no token ${id} in ${storeName(a)}; \`runlens tokens list\` shows them`);
+          const v = view(gone);
+          if (a.format === 'json') printJson(v);
+          else out(`revoked token ${v.id} (account ${v.account_id}, ${v.permission_set}, "${v.name}")`);
+        })
+      .demandCommand(1, 'name a tokens command: create, list, revoke'),
+  handler: () => undefined,
 };

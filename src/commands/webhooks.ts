@@ -1,30 +1,23 @@
 import type { Argv, CommandModule } from 'yargs';
-import Table from 'cli-table3';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { WebhooksClient, type SubscriptionChanges, type WebhookSubscription } from '../client/webhooks.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
+import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { verifyStandardWebhook, verifyWebhookSignature } from '../client/verify.js';
 import { FoundError, UsageError } from '../errors.js';
 
-type Fmt = { format: 'table' | 'json' };
-type Conn = ConnectionArgs & Fmt;
+type Conn = ConnectionArgs & { format: ClientFormat };
 
-const out = (s: string): void => {
-  process.stdout.write(s.endsWith('\n') ? s : s + '\n');
-};
+const SUBSCRIPTION_COLUMNS = ['id', 'name', 'active', 'archived', 'event_types', 'job_ids', 'client_url', 'http_status_code'];
+const SUBSCRIPTION_FIELDS = ['id', 'name', 'description', 'active', 'archived', 'deactivate_reason', 'event_types', 'job_ids', 'client_url',
+  'http_status_code', 'dispatched_at', 'account_id', 'account_identifier', 'created_at', 'updated_at'];
+const EVENT_FIELDS = ['id', 'subscription_id', 'trigger_event_type', 'job_id', 'status', 'attempts', 'http_status_code', 'created_at'];
+const RECEIPT_COLUMNS = ['attempt', 'dispatched_at', 'http_status_code', 'duration_ms', 'error_info', 'response_body'];
 
-function render(subs: WebhookSubscription[], format: Fmt['format']): void {
-  if (format === 'json') {
-    out(JSON.stringify(subs, null, 2));
-    return;
-  }
-  const t = new Table({ head: ['id', 'name', 'status', 'events', 'jobs', 'url', 'last http'] });
-  for (const s of subs) {
-    t.push([s.id, s.name, s.archived ? 'archived' : s.active ? 'active' : 'inactive', s.event_types.join('\n'),
-      s.job_ids.length ? s.job_ids.join(',') : 'all', s.client_url, s.http_status_code]);
-  }
-  out(t.toString());
+function printSubscription(s: WebhookSubscription, format: ClientFormat, extra: string[] = []): void {
+  if (format === 'json') return printJson(s);
+  printFields(s, [...SUBSCRIPTION_FIELDS, ...extra]);
 }
 
 const list = (s: string | undefined) => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter(Boolean));
@@ -53,50 +46,84 @@ const changes = (a: ChangeArgs): SubscriptionChanges => ({
 });
 
 const client = (a: ConnectionArgs) => new WebhooksClient(clientConfig(a));
-const withConn = <T>(y: Argv<T>) => connectionOptions(y).option('format', { choices: ['table', 'json'] as const, default: 'table' as const });
+const withConn = <T>(y: Argv<T>) => connectionOptions(y).option('format', formatOption);
+const idArg = <T>(y: Argv<T>, what = 'subscription id (wsu_...)') => withConn(y).positional('id', { type: 'string', demandOption: true, describe: what });
+
+function pagingNumber(flag: string, v: number | undefined, min: number, max: number): void {
+  if (v !== undefined && (!Number.isInteger(v) || v < min || v > max)) throw new UsageError(`--${flag}: expected an integer from ${min} to ${max}, got ${v}`);
+}
 
 export const webhooksCommand: CommandModule<object, object> = {
   command: 'webhooks <command>',
-  describe: 'manage webhook subscriptions (v3 API), verify signatures, receive events locally',
+  describe: 'manage webhook subscriptions and read their delivery log (v3 API), verify signatures, receive events locally',
   builder: (y) =>
     y
       .command<Conn & { limit?: number; offset?: number }>('list', 'list subscriptions (every page unless --limit)', (yy) =>
-        withConn(yy).option('limit', { type: 'number' }).option('offset', { type: 'number', default: 0 }),
+        withConn(yy).option('limit', { type: 'number', describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
+          .example('$0 webhooks list --format json', 'every subscription as the API answers it'),
         async (a) => withApiErrors(async () => {
+          pagingNumber('limit', a.limit, 1, 100);
           const c = client(a);
-          render(a.limit ? (await c.list(a.offset ?? 0, a.limit)).items : await c.listAll(), a.format);
+          const page = a.limit ? await c.list(a.offset ?? 0, a.limit) : { items: await c.listAll(), total: 0 };
+          printListing(page.items, SUBSCRIPTION_COLUMNS, a.format, 'subscriptions', a.limit ? { total: page.total, offset: a.offset ?? 0 } : undefined);
         }))
-      .command<Conn & { id: string }>('get <id>', 'show one subscription', (yy) => withConn(yy).positional('id', { type: 'string', demandOption: true }),
-        async (a) => withApiErrors(async () => render([await client(a).get(a.id)], a.format)))
+      .command<Conn & { id: string }>('get <id>', 'show one subscription', (yy) => idArg(yy).example('$0 webhooks get wsu_2abc... --format json', 'one object'),
+        async (a) => withApiErrors(async () => printSubscription(await client(a).get(a.id), a.format)))
       .command<Conn & ChangeArgs>('create', 'create a subscription; prints its hmac_secret (shown only now)', (yy) =>
-        changeOptions(withConn(yy)).demandOption(['name', 'url', 'event-types']),
+        changeOptions(withConn(yy)).demandOption(['name', 'url', 'event-types'])
+          .example('$0 webhooks create --name alerts --url https://hooks.example.com/runlens --event-types job.run.errored,job.run.completed', ''),
         async (a) => withApiErrors(async () => {
           const c = changes(a);
           const s = await client(a).create({ ...c, name: c.name!, client_url: c.client_url!, event_types: c.event_types! });
-          if (a.format === 'json') return out(JSON.stringify(s, null, 2));
-          render([s], 'table');
-          out(`hmac_secret\t${s.hmac_secret}\n(keep it: it is shown only once; receivers check Authorization = hex HMAC-SHA256 of the body)`);
+          printSubscription(s, a.format, ['hmac_secret']);
+          if (a.format === 'text') process.stderr.write('keep hmac_secret: it is shown only once; receivers check Authorization = hex HMAC-SHA256 of the body\n');
         }))
       .command<Conn & ChangeArgs & { id: string }>('update <id>', 'change fields of a subscription (the rest are kept)', (yy) =>
-        changeOptions(withConn(yy)).positional('id', { type: 'string', demandOption: true }),
-        async (a) => withApiErrors(async () => render([await client(a).update(a.id, changes(a))], a.format)))
-      .command<Conn & { id: string }>('delete <id>', 'delete a subscription', (yy) => withConn(yy).positional('id', { type: 'string', demandOption: true }),
+        changeOptions(idArg(yy)).example('$0 webhooks update wsu_2abc... --job-ids 12,14 --no-active', ''),
+        async (a) => withApiErrors(async () => printSubscription(await client(a).update(a.id, changes(a)), a.format)))
+      .command<Conn & { id: string }>('delete <id>', 'delete a subscription', (yy) => idArg(yy).example('$0 webhooks delete wsu_2abc...', ''),
         async (a) => withApiErrors(async () => {
           const r = await client(a).delete(a.id);
-          out(a.format === 'json' ? JSON.stringify(r) : `deleted ${r.id}`);
+          if (a.format === 'json') return printJson(r);
+          out(`deleted ${r.id}`);
         }))
-      .command<Conn & { id: string }>('test <id>', 'send a test delivery now and show what the endpoint answered', (yy) =>
-        withConn(yy).positional('id', { type: 'string', demandOption: true }),
+      .command<Conn & { id: string }>('test <id>', 'send a test delivery now and show what the endpoint answered (exit 1 if it failed)', (yy) =>
+        idArg(yy).example('$0 webhooks test wsu_2abc...', ''),
         async (a) => withApiErrors(async () => {
           const r = await client(a).test(a.id);
-          if (a.format === 'json') return out(JSON.stringify(r));
-          out(`verification_status_code\t${r.verification_status_code}\nverification_error\t${r.verification_error ?? '-'}\nevent_id\t${r.event_id ?? '-'}`);
-          if (r.verification_error) throw new FoundError('');
+          if (a.format === 'json') printJson(r);
+          else printFields(r, ['verification_status_code', 'verification_error', 'event_id']);
+          if (r.verification_error) throw new FoundError(`the test delivery failed: ${r.verification_error}`);
+        }))
+      .command<Conn & { id: string; limit: number; offset: number }>('events <id>', "a subscription's delivery log: its events, newest first", (yy) =>
+        idArg(yy).option('limit', { type: 'number', default: 20, describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
+          .example('$0 webhooks events wsu_2abc... --limit 5', 'the five newest events and how their delivery went'),
+        async (a) => withApiErrors(async () => {
+          pagingNumber('limit', a.limit, 1, 100);
+          pagingNumber('offset', a.offset, 0, Number.MAX_SAFE_INTEGER);
+          const page = await client(a).events(a.id, a.offset, a.limit);
+          printListing(page.items, EVENT_FIELDS.filter((f) => f !== 'subscription_id'), a.format, 'events', { total: page.total, offset: a.offset });
+        }))
+      .command<Conn & { id: string; subscription?: string }>('receipt <id>', 'every attempt to deliver one event: status, answer, duration, error', (yy) =>
+        idArg(yy, 'event id (wev_..., from `webhooks events`)')
+          .option('subscription', { type: 'string', describe: "the event's subscription (wsu_...); found from the event when left out" })
+          .example('$0 webhooks receipt wev_2abc...', "the event, then one row per attempt; --format json: the API's receipts"),
+        async (a) => withApiErrors(async () => {
+          const c = client(a);
+          const ev = a.subscription === undefined ? await c.event(a.id) : undefined;
+          const receipts = await c.receipts(a.subscription ?? ev!.subscription_id, a.id);
+          if (a.format === 'json') return printJson(receipts);
+          if (ev) {
+            printFields(ev, EVENT_FIELDS);
+            out('');
+          }
+          printTable(receipts, RECEIPT_COLUMNS, '(no attempt yet)');
         }))
       .command<{ secret: string; signature: string; file?: string }>('verify', 'check a signature: exit 0 if the body (stdin or --file) matches, 1 if not', (yy) =>
         yy.option('secret', { type: 'string', demandOption: true, describe: "the subscription's hmac_secret" })
           .option('signature', { type: 'string', demandOption: true, describe: 'the Authorization header value (hex)' })
-          .option('file', { type: 'string', describe: 'read the raw body from this file instead of stdin' }),
+          .option('file', { type: 'string', describe: 'read the raw body from this file instead of stdin' })
+          .example('$0 webhooks verify --secret "$SECRET" --signature 3f1a... --file body.json', ''),
         async (a) => {
           let body: Buffer;
           try {
@@ -110,9 +137,10 @@ export const webhooksCommand: CommandModule<object, object> = {
       .command<{ port: number; host: string; secret: string; format: 'text' | 'json' }>('listen', 'receive deliveries locally, verify each signature and print the event', (yy) =>
         yy.option('port', { type: 'number', default: 9000 }).option('host', { type: 'string', default: '127.0.0.1' })
           .option('secret', { type: 'string', demandOption: true, describe: "the subscription's hmac_secret" })
-          .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'json: one line per event (the raw payload)' }),
+          .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'json: one line per event (the raw payload)' })
+          .example('$0 webhooks listen --port 9000 --secret "$SECRET"', 'subscribe http://127.0.0.1:9000/ (serve --allow-private-targets) to see each event'),
         async (a) => listen(a))
-      .demandCommand(1, 'name a webhooks command: list, get, create, update, delete, test, verify, listen'),
+      .demandCommand(1, 'name a webhooks command: list, get, create, update, delete, test, events, receipt, verify, listen'),
   handler: () => undefined,
 };
 

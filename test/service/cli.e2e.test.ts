@@ -75,7 +75,7 @@ describe('service CLI end to end', () => {
     const listener = await start(['webhooks', 'listen', '--port', '0', '--secret', sub.hmac_secret], /listen: (http:\/\/\S+)/);
     const upd = cli(['webhooks', 'update', sub.id, ...conn, '--url', listener.match[1]!, '--job-ids', '1', '--format', 'json']);
     expect(upd.code, upd.stderr).toBe(0);
-    expect(JSON.parse(upd.stdout)[0]).toMatchObject({ client_url: listener.match[1], job_ids: [1] });
+    expect(JSON.parse(upd.stdout)).toMatchObject({ client_url: listener.match[1], job_ids: ['1'] });
 
     const test = cli(['webhooks', 'test', sub.id, ...conn]);
     expect(test.code, test.stderr).toBe(0);

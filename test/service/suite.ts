@@ -617,8 +617,8 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await c.get(created.id)).http_status_code).toBe('0');
 
         const updated = await c.update(created.id, { name: 'tf-hook-2', client_url: 'https://example.com/test', event_types: ['job.run.errored'], job_ids: [42], active: false });
-        expect(updated).toMatchObject({ name: 'tf-hook-2', client_url: 'https://example.com/test', event_types: ['job.run.errored'], job_ids: [42], active: false });
-        expect(await c.get(created.id)).toMatchObject({ name: 'tf-hook-2', job_ids: [42], active: false });
+        expect(updated).toMatchObject({ name: 'tf-hook-2', client_url: 'https://example.com/test', event_types: ['job.run.errored'], job_ids: ['42'], active: false });
+        expect(await c.get(created.id)).toMatchObject({ name: 'tf-hook-2', job_ids: ['42'], active: false });
 
         const back = await c.update(created.id, { client_url: 'https://example.com/new', active: true });
         expect(back).toMatchObject({ client_url: 'https://example.com/new', active: true });

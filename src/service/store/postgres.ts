@@ -145,7 +145,7 @@ export class PostgresStore implements Store {
     return rows.map(tokenFromRow);
   }
 
-  async revokeToken(id: number): Promise<TokenRecord | null> {
+  async revokeToken(id: number): Promise<TokenInfo | null> {
     const [r] = await this.rows(this.pool, 'DELETE FROM tokens WHERE id = $1 RETURNING id, account_id, permission_set, name, created_at', [id]);
     return r ? tokenFromRow(r) : null;
   }

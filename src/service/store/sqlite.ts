@@ -102,7 +102,7 @@ export class SqliteStore implements Store {
     return (rows as Row[]).map(tokenFromRow);
   }
 
-  async revokeToken(id: number): Promise<TokenRecord | null> {
+  async revokeToken(id: number): Promise<TokenInfo | null> {
     const r = this.sql('DELETE FROM tokens WHERE id = ? RETURNING id, account_id, permission_set, name, created_at').get(id) as Row | undefined;
     return r ? tokenFromRow(r) : null;
   }

@@ -169,7 +169,7 @@ export interface Store {
   /** every token of one account (or of all accounts), oldest first */
   listTokens(accountId?: number): Promise<TokenInfo[]>;
   /** deletes the token, so it no longer authenticates; null when there is no such token */
-  revokeToken(id: number): Promise<TokenRecord | null>;
+  revokeToken(id: number): Promise<TokenInfo | null>;
   /** jobs not deleted, by id */
   listJobs(accountId: number, offset: number, limit: number): Promise<Page<Job>>;
   /** marks the job deleted; null when there is no such job or it was already deleted */

@@ -1,0 +1,139 @@
+import type { Argv, CommandModule } from 'yargs';
+import { JobsClient, RUN_SUCCESS, WaitTimeout, type RunInfo } from '../client/jobs.js';
+import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
+import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
+import { FoundError, InputError, UsageError } from '../errors.js';
+
+type Conn = ConnectionArgs & { format: ClientFormat };
+
+const JOB_FIELDS = ['id', 'name', 'execute_steps', 'project_id', 'environment_id', 'dbt_version', 'state', 'created_at'];
+const JOB_COLUMNS = ['id', 'name', 'execute_steps', 'created_at'];
+const RUN_FIELDS = ['id', 'job_id', 'status_humanized', 'status_message', 'trigger.cause', 'created_at', 'started_at', 'finished_at', 'duration'];
+const RUN_COLUMNS = ['id', 'status_humanized', 'trigger.cause', 'created_at', 'duration', 'status_message'];
+const STEP_COLUMNS = ['index', 'name', 'status_humanized', 'exit_code', 'duration', 'telemetry_artifact'];
+
+const client = (a: ConnectionArgs) => new JobsClient(clientConfig(a));
+const withConn = <T>(y: Argv<T>) => connectionOptions(y).option('format', formatOption);
+
+/** Job and run ids are positive integers; anything else is a usage error before any request. */
+function idOf(what: 'JOB' | 'RUN', v: string | number): string {
+  const s = String(v);
+  if (!/^[1-9]\d{0,15}$/.test(s)) throw new UsageError(`${what}: expected a ${what === 'JOB' ? 'job' : 'run'} id (1, 2, ...), got "${s}"`);
+  return s;
+}
+
+function seconds(flag: string, v: number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isFinite(v) || v <= 0) throw new UsageError(`--${flag}: expected a positive number of seconds, got ${v}`);
+  return v * 1000;
+}
+
+function paging(a: { limit?: number; offset?: number }): void {
+  if (a.limit !== undefined && (!Number.isInteger(a.limit) || a.limit < 1 || a.limit > 100)) throw new UsageError(`--limit: expected an integer from 1 to 100, got ${a.limit}`);
+  if (a.offset !== undefined && (!Number.isInteger(a.offset) || a.offset < 0)) throw new UsageError(`--offset: expected an integer from 0, got ${a.offset}`);
+}
+
+/** One run: its fields, then its steps (and their logs with --logs). */
+function printRun(r: RunInfo, format: ClientFormat, logs = false): void {
+  if (format === 'json') return printJson(r);
+  printFields(r, RUN_FIELDS);
+  if (!r.run_steps) return;
+  out('');
+  printTable(r.run_steps, STEP_COLUMNS, '(no steps yet)');
+  if (logs) for (const s of r.run_steps) out(`\n--- step ${s.index}: ${s.name} (${s.status_humanized ?? s.status})\n${(s.logs ?? '').trimEnd()}`);
+}
+
+type CreateArgs = Conn & { name: string; step: string[]; 'project-id': number; 'environment-id': number; 'dbt-version'?: string };
+type RunArgs = Conn & { job: string; cause: string; wait: boolean; interval: number; timeout?: number };
+
+export const jobsCommand: CommandModule<object, object> = {
+  command: 'jobs <command>',
+  describe: 'manage jobs and their runs (v2 API): create, list, run and follow, read steps and logs',
+  builder: (y) =>
+    y
+      .command<CreateArgs>('create', 'create a job: its steps run in order, each a command the service allows (serve --step-commands)', (yy) =>
+        withConn(yy)
+          .option('name', { type: 'string', demandOption: true })
+          .option('step', { type: 'string', array: true, demandOption: true, describe: 'a step command; repeat for several, in order' })
+          .option('project-id', { type: 'number', default: 1 })
+          .option('environment-id', { type: 'number', default: 1 })
+          .option('dbt-version', { type: 'string', describe: 'the engine version the job declares (toolVersion in events)' })
+          .example('$0 jobs create --name nightly --step "runlens generate -o telemetry.jsonl"', 'prints the new job and its id'),
+        async (a) => withApiErrors(async () => {
+          const job = await client(a).create({
+            name: a.name, execute_steps: a.step.map(String), project_id: a['project-id'], environment_id: a['environment-id'],
+            ...(a['dbt-version'] ? { dbt_version: a['dbt-version'] } : {}),
+          });
+          if (a.format === 'json') printJson(job);
+          else printFields(job, JOB_FIELDS);
+        }))
+      .command<Conn & { limit?: number; offset: number }>('list', 'list jobs (every page unless --limit)', (yy) =>
+        withConn(yy).option('limit', { type: 'number', describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
+          .example('$0 jobs list', ''),
+        async (a) => withApiErrors(async () => {
+          paging(a);
+          const c = client(a);
+          if (a.limit === undefined) return printListing(await c.listAll(), JOB_COLUMNS, a.format, 'jobs');
+          const page = await c.list(a.offset, a.limit);
+          printListing(page.items, JOB_COLUMNS, a.format, 'jobs', { total: page.total, offset: a.offset });
+        }))
+      .command<Conn & { job: string }>('get <job>', 'show one job', (yy) =>
+        withConn(yy).positional('job', { type: 'string', demandOption: true, describe: 'job id' }).example('$0 jobs get 1 --format json', 'one object'),
+        async (a) => withApiErrors(async () => {
+          const job = await client(a).get(idOf('JOB', a.job));
+          if (a.format === 'json') printJson(job);
+          else printFields(job, JOB_FIELDS);
+        }))
+      .command<Conn & { job: string }>('delete <job>', 'delete a job: it cannot run any more; its runs and artifacts stay readable', (yy) =>
+        withConn(yy).positional('job', { type: 'string', demandOption: true, describe: 'job id' }).example('$0 jobs delete 1', ''),
+        async (a) => withApiErrors(async () => {
+          const job = await client(a).delete(idOf('JOB', a.job));
+          if (a.format === 'json') printJson(job);
+          else out(`deleted job ${job.id} (${job.name})`);
+        }))
+      .command<RunArgs>('run <job>', 'start a run of a job; with --wait, follow it: exit 0 when it succeeded, 1 when it errored', (yy) =>
+        withConn(yy).positional('job', { type: 'string', demandOption: true, describe: 'job id' })
+          .option('cause', { type: 'string', default: 'Triggered by runlens jobs run', describe: 'why the run was started (the runReason of its events)' })
+          .option('wait', { type: 'boolean', default: false, describe: 'follow the run until it has finished (steps done, telemetry stored)' })
+          .option('interval', { type: 'number', default: 1, describe: '--wait: seconds between reads of the run' })
+          .option('timeout', { type: 'number', describe: '--wait: give up (exit 2) after this many seconds; the run goes on' })
+          .example('$0 jobs run 1 --wait', 'prints each status change on stderr, then the run and its steps')
+          .example('$0 jobs run 1 --wait --format json | jq -r .status_humanized', ''),
+        async (a) => withApiErrors(async () => {
+          const job = idOf('JOB', a.job);
+          const intervalMs = seconds('interval', a.interval)!;
+          const timeoutMs = seconds('timeout', a.timeout);
+          const c = client(a);
+          const started = await c.trigger(job, a.cause);
+          if (!a.wait) {
+            printRun(started, a.format);
+            if (a.format === 'text') process.stderr.write(`follow it with \`runlens jobs run-status ${started.id}\`\n`);
+            return;
+          }
+          let run: RunInfo;
+          try {
+            run = await c.waitFor(started.id, { intervalMs, timeoutMs, onChange: (r) => process.stderr.write(`run ${r.id}: ${r.status_humanized ?? r.status}\n`) });
+          } catch (e) {
+            if (e instanceof WaitTimeout) throw new InputError(`run ${started.id} is still ${e.run.status_humanized ?? e.run.status} after --timeout ${a.timeout} s; \`runlens jobs run-status ${started.id}\` shows it later`);
+            throw e;
+          }
+          printRun(run, a.format);
+          if (run.status !== RUN_SUCCESS) throw new FoundError(`run ${run.id} ${run.status_humanized ?? run.status}${run.status_message ? `: ${run.status_message}` : ''}`);
+        }))
+      .command<Conn & { job: string; limit: number; offset: number }>('runs <job>', "list a job's runs, newest first", (yy) =>
+        withConn(yy).positional('job', { type: 'string', demandOption: true, describe: 'job id' })
+          .option('limit', { type: 'number', default: 20, describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
+          .example('$0 jobs runs 1 --limit 5', 'the five newest runs of job 1'),
+        async (a) => withApiErrors(async () => {
+          paging(a);
+          const page = await client(a).runs(idOf('JOB', a.job), a.offset, a.limit);
+          printListing(page.items, RUN_COLUMNS, a.format, 'runs', { total: page.total, offset: a.offset });
+        }))
+      .command<Conn & { run: string; logs: boolean }>('run-status <run>', 'show one run with its steps', (yy) =>
+        withConn(yy).positional('run', { type: 'string', demandOption: true, describe: 'run id' })
+          .option('logs', { type: 'boolean', default: false, describe: "text: each step's log after the table" })
+          .example('$0 jobs run-status 7 --logs', "the run, its steps and what each step printed"),
+        async (a) => withApiErrors(async () => printRun(await client(a).run(idOf('RUN', a.run)), a.format, a.logs)))
+      .demandCommand(1, 'name a jobs command: create, list, get, delete, run, runs, run-status'),
+  handler: () => undefined,
+};

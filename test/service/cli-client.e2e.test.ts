@@ -1,0 +1,300 @@
+/**
+ * The service's client commands end to end: the built CLI (`dist/src/cli.js`) against a real
+ * `runlens serve` on 127.0.0.1 port 0 with a temporary --data folder. Accounts and tokens work on
+ * that folder; jobs, runs, subscriptions and the delivery log go through the HTTP API with the
+ * RUNLENS_* variables. Build first: `npm run build` (npm test does).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createServer } from 'node:net';
+import { startReceiver, until } from './helpers.js';
+
+const CLI = resolve('dist/src/cli.js');
+const children: ChildProcess[] = [];
+const ESC = '\u001b[';
+
+/** The CLI with its output piped (not a terminal) and without NO_COLOR or CI, so only the pipe decides colour. */
+function cli(args: string[], env: Record<string, string> = {}) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['NO_COLOR', 'FORCE_COLOR', 'CI'].includes(k) && !k.startsWith('RUNLENS_')));
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...base, ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The CLI run asynchronously (several at once). */
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8' }, (err, stdout, stderr) =>
+      resolvePromise({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
+}
+
+function start(args: string[], pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  return new Promise((resolvePromise, reject) => {
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      const m = err.match(pattern);
+      if (m) resolvePromise({ child, match: m });
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)));
+  });
+}
+
+/** A port nothing listens on: bound by the system, then closed. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+describe('service client commands end to end', () => {
+  let data: string;
+  let env: Record<string, string>;
+  let accountId: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+    data = mkdtempSync(join(tmpdir(), 'runlens-client-e2e-'));
+    const s = await start(['serve', '--port', '0', '--data', data, '--allow-private-targets', '--retry-delays', '0.05',
+      '--delivery-timeout', '1', '--step-commands', 'node,runlens'], /listening on (http:\/\/\S+)/);
+    const acct = JSON.parse(cli(['accounts', 'create', 'Acme', '--data', data, '--format', 'json']).stdout);
+    accountId = String(acct.id);
+    const tok = JSON.parse(cli(['tokens', 'create', '--account', accountId, '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout);
+    env = { RUNLENS_BASE_URL: s.match[1]!, RUNLENS_ACCOUNT_ID: accountId, RUNLENS_API_TOKEN: tok.token };
+  });
+
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  describe('client output', () => {
+    it('prints tables without ANSI codes when stdout is not a terminal', () => {
+      const made = cli(['webhooks', 'create', '--name', 'plain', '--url', 'https://example.com/plain', '--event-types', 'job.run.completed', '--job-ids', '4,2'], env);
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stdout).not.toContain(ESC);
+      const list = cli(['webhooks', 'list'], env);
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).toContain('plain');
+      expect(list.stdout).not.toContain(ESC);
+    });
+
+    it('`get --format json` prints one object with the API\'s own types (job_ids as strings)', () => {
+      const made = JSON.parse(cli(['webhooks', 'create', '--name', 'typed', '--url', 'https://example.com/t', '--event-types', 'job.run.started',
+        '--job-ids', '7', '--format', 'json'], env).stdout);
+      expect(made).toMatchObject({ name: 'typed', job_ids: ['7'], account_id: accountId });
+      expect(made.hmac_secret).toBeTruthy();
+      const got = cli(['webhooks', 'get', made.id, '--format', 'json'], env);
+      expect(got.code, got.stderr).toBe(0);
+      const obj = JSON.parse(got.stdout);
+      expect(Array.isArray(obj)).toBe(false);
+      expect(obj).toMatchObject({ id: made.id, job_ids: ['7'], http_status_code: '0', active: true });
+      const upd = JSON.parse(cli(['webhooks', 'update', made.id, '--job-ids', '8,9', '--format', 'json'], env).stdout);
+      expect(upd).toMatchObject({ id: made.id, job_ids: ['8', '9'] });
+    });
+
+    it('uses the same field names in text and JSON', () => {
+      const text = cli(['tokens', 'create', '--account', accountId, '--permission-set', 'analyst', '--data', data]);
+      expect(text.code, text.stderr).toBe(0);
+      const json = JSON.parse(cli(['tokens', 'create', '--account', accountId, '--permission-set', 'analyst', '--data', data, '--format', 'json']).stdout);
+      const textKeys = text.stdout.trim().split('\n').map((l) => l.split('\t')[0]);
+      expect(textKeys).toEqual(Object.keys(json));
+      const acctText = cli(['accounts', 'create', 'Fields', '--data', data]);
+      const acctJson = JSON.parse(cli(['accounts', 'create', 'Fields2', '--data', data, '--format', 'json']).stdout);
+      expect(acctText.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(Object.keys(acctJson));
+    });
+
+    it('names the request, status and message of an API error (exit 2), and an unreachable service', async () => {
+      const r = cli(['webhooks', 'get', 'wsu_nothere'], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`GET ${env.RUNLENS_BASE_URL}/api/v3/accounts/${accountId}/webhooks/subscription/wsu_nothere: 404 not found: `);
+      expect(r.stderr).toMatch(/not found/);
+      const closed = await closedPort();
+      const down = cli(['webhooks', 'list'], { ...env, RUNLENS_BASE_URL: `http://127.0.0.1:${closed}` });
+      expect(down.code).toBe(2);
+      expect(down.stderr).toMatch(new RegExp(`^runlens: GET http://127\\.0\\.0\\.1:${closed}/api/v3/accounts/\\d+/webhooks/subscriptions\\S*: cannot reach the service: .*ECONNREFUSED`));
+    });
+  });
+
+  describe('jobs', () => {
+    it('create, list, get and delete, in text and JSON', () => {
+      const made = cli(['jobs', 'create', '--name', 'two steps', '--step', 'node -v', '--step', 'node -e "console.log(1)"', '--format', 'json'], env);
+      expect(made.code, made.stderr).toBe(0);
+      const job = JSON.parse(made.stdout);
+      expect(job).toMatchObject({ name: 'two steps', execute_steps: ['node -v', 'node -e "console.log(1)"'], project_id: 1, environment_id: 1, state: 1 });
+      const text = cli(['jobs', 'get', String(job.id)], env);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toContain(`id\t${job.id}\nname\ttwo steps\nexecute_steps\t["node -v","node -e \\"console.log(1)\\""]\n`);
+      expect(JSON.parse(cli(['jobs', 'get', String(job.id), '--format', 'json'], env).stdout)).toEqual(job);
+
+      const listed = cli(['jobs', 'list'], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(new RegExp(`│ ${job.id} +│ two steps +│`));
+      expect(JSON.parse(cli(['jobs', 'list', '--format', 'json'], env).stdout).map((j: any) => j.id)).toContain(job.id);
+
+      const del = cli(['jobs', 'delete', String(job.id)], env);
+      expect(del.code, del.stderr).toBe(0);
+      expect(del.stdout).toBe(`deleted job ${job.id} (two steps)\n`);
+      expect(JSON.parse(cli(['jobs', 'list', '--format', 'json'], env).stdout).map((j: any) => j.id)).not.toContain(job.id);
+      const gone = cli(['jobs', 'get', String(job.id)], env);
+      expect(gone.code).toBe(2);
+      expect(gone.stderr).toContain(`GET ${env.RUNLENS_BASE_URL}/api/v2/accounts/${accountId}/jobs/${job.id}/: 404 not found: `);
+      expect(gone.stderr).toContain('(job not found)');
+    });
+
+    it('refuses a step the service would not run, naming it (exit 2)', () => {
+      const r = cli(['jobs', 'create', '--name', 'bad', '--step', 'node -v', '--step', 'bash -c true'], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/POST .*\/jobs\/: 400 bad request: .*execute_steps\[1\]/);
+    });
+
+    it('`run --wait` exits 0 when the run succeeded and 1 when it errored; runs and run-status show them', () => {
+      const ok = JSON.parse(cli(['jobs', 'create', '--name', 'ok', '--step', 'node -e "console.log(\'hello from step 1\')"', '--format', 'json'], env).stdout);
+      const bad = JSON.parse(cli(['jobs', 'create', '--name', 'bad', '--step', 'node -v', '--step', 'node -e "process.exit(3)"', '--format', 'json'], env).stdout);
+
+      const good = cli(['jobs', 'run', String(ok.id), '--wait', '--interval', '0.1', '--cause', 'e2e ok'], env);
+      expect(good.code, good.stderr).toBe(0);
+      expect(good.stdout).toMatch(/^id\t\d+\njob_id\t\d+\nstatus_humanized\tSuccess\n/);
+      expect(good.stdout).toContain('trigger.cause\te2e ok\n');
+      expect(good.stdout).toMatch(/│ 1 +│ node -e "console.log\('hello from step 1'\)" +│ Success +│ 0 /);
+      expect(good.stderr).toMatch(/run \d+: Success\n$/);
+      const goodId = Number(/^id\t(\d+)/.exec(good.stdout)![1]);
+
+      const failed = cli(['jobs', 'run', String(bad.id), '--wait', '--interval', '0.1', '--format', 'json'], env);
+      expect(failed.code).toBe(1);
+      const run = JSON.parse(failed.stdout);
+      expect(run).toMatchObject({ job_id: bad.id, status: 20, status_humanized: 'Errored', is_complete: true });
+      expect(run.finished_at).toBeTruthy();
+      expect(run.run_steps.map((x: any) => [x.index, x.status_humanized, x.exit_code])).toEqual([[1, 'Success', 0], [2, 'Errored', 3]]);
+      expect(failed.stderr).toContain(`runlens: run ${run.id} Errored: step 2 (node -e "process.exit(3)") exited with 3`);
+
+      const started = cli(['jobs', 'run', String(ok.id), '--format', 'json'], env);
+      expect(started.code, started.stderr).toBe(0);
+      const queued = JSON.parse(started.stdout);
+      expect(queued).toMatchObject({ job_id: ok.id, trigger: { cause: 'Triggered by runlens jobs run' } });
+      cli(['jobs', 'run-status', String(queued.id)], env);
+
+      const runs = cli(['jobs', 'runs', String(ok.id), '--format', 'json'], env);
+      expect(runs.code, runs.stderr).toBe(0);
+      expect(JSON.parse(runs.stdout).map((r: any) => r.id)).toEqual([queued.id, goodId]);
+      const table = cli(['jobs', 'runs', String(ok.id), '--limit', '1'], env);
+      expect(table.stdout).toMatch(new RegExp(`│ ${queued.id} +│`));
+      expect(table.stdout).not.toMatch(new RegExp(`│ ${goodId} +│`));
+      expect(table.stderr).toBe('1 of 2 runs shown, from offset 0; see --limit and --offset\n');
+
+      const status = cli(['jobs', 'run-status', String(run.id), '--logs'], env);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain('status_message\tstep 2 (node -e "process.exit(3)") exited with 3\n');
+      expect(status.stdout).toMatch(/--- step 1: node -v \(Success\)\nv\d+\./);
+      expect(JSON.parse(cli(['jobs', 'run-status', String(run.id), '--format', 'json'], env).stdout)).toMatchObject({ id: run.id, run_steps: [{ index: 1 }, { index: 2 }] });
+    });
+
+    it('checks ids and limits before any request (exit 2)', () => {
+      for (const [args, msg] of [
+        [['jobs', 'get', 'x1'], 'JOB: expected a job id'],
+        [['jobs', 'run-status', '0'], 'RUN: expected a run id'],
+        [['jobs', 'runs', '1', '--limit', '500'], '--limit: expected an integer from 1 to 100'],
+        [['jobs', 'run', '1', '--wait', '--interval', '0'], '--interval: expected a positive number of seconds'],
+        [['webhooks', 'events', 'wsu_x', '--limit', '0'], '--limit: expected an integer from 1 to 100'],
+      ] as const) {
+        const r = cli([...args], env);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toContain(msg);
+      }
+      const noEnv = cli(['jobs', 'list']);
+      expect(noEnv.code).toBe(2);
+      expect(noEnv.stderr).toContain('missing --base-url (or RUNLENS_BASE_URL), --account (or RUNLENS_ACCOUNT_ID), --token (or RUNLENS_API_TOKEN)');
+    });
+  });
+
+  describe('the delivery log', () => {
+    it('`webhooks events` lists what was sent and `webhooks receipt` every attempt, by event id alone', async () => {
+      const rx = await startReceiver();
+      try {
+        const sub = JSON.parse(cli(['webhooks', 'create', '--name', 'log', '--url', `${rx.url}/fail`, '--event-types', 'job.run.completed', '--format', 'json'], env).stdout);
+        rx.secrets.set(sub.id, sub.hmac_secret);
+        const job = JSON.parse(cli(['jobs', 'create', '--name', 'logged', '--step', 'node -v', '--format', 'json'], env).stdout);
+        expect(cli(['jobs', 'run', String(job.id), '--wait', '--interval', '0.1'], env).code).toBe(0);
+        await rx.waitFor((d) => d.filter((x) => x.path === '/fail').length >= 5, '5 attempts');
+        let events: any[] = [];
+        await until(async () => {
+          events = JSON.parse(cli(['webhooks', 'events', sub.id, '--format', 'json'], env).stdout);
+          return events[0]?.status === 'failed';
+        }, 'the event to have failed', 300);
+        expect(events).toHaveLength(1);
+        expect(events[0]).toMatchObject({ subscription_id: sub.id, trigger_event_type: 'job.run.completed', job_id: String(job.id), attempts: 5, http_status_code: '500' });
+        const table = cli(['webhooks', 'events', sub.id], env);
+        expect(table.stdout).toMatch(new RegExp(`│ ${events[0].id} │ job\\.run\\.completed +│ ${job.id} +│ failed +│ 5 +│ 500 `));
+
+        const receipt = cli(['webhooks', 'receipt', events[0].id], env);
+        expect(receipt.code, receipt.stderr).toBe(0);
+        expect(receipt.stdout).toMatch(new RegExp(`^id\\t${events[0].id}\\nsubscription_id\\t${sub.id}\\ntrigger_event_type\\tjob\\.run\\.completed\\n`));
+        for (let i = 1; i <= 5; i++) expect(receipt.stdout).toMatch(new RegExp(`│ ${i} +│ \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z │ 500 +│ [\\d.]+ +│ [^│]*500[^│]*│ boom `));
+        const json = JSON.parse(cli(['webhooks', 'receipt', events[0].id, '--format', 'json'], env).stdout);
+        expect(json.map((r: any) => r.attempt)).toEqual([1, 2, 3, 4, 5]);
+        expect(json[0]).toMatchObject({ event_id: events[0].id, subscription_id: sub.id, http_status_code: '500', response_body: 'boom' });
+        expect(JSON.parse(json[0].request_body)).toMatchObject({ eventType: 'job.run.completed', data: { jobId: String(job.id) } });
+        const direct = cli(['webhooks', 'receipt', events[0].id, '--subscription', sub.id, '--format', 'json'], env);
+        expect(JSON.parse(direct.stdout)).toEqual(json);
+
+        const missing = cli(['webhooks', 'receipt', 'wev_nothere'], env);
+        expect(missing.code).toBe(2);
+        expect(missing.stderr).toContain(`GET ${env.RUNLENS_BASE_URL}/api/v3/accounts/${accountId}/webhooks/event/wev_nothere: 404 not found`);
+      } finally {
+        await rx.close();
+      }
+    });
+  });
+
+  describe('accounts and tokens (on the data folder)', () => {
+    it('lists accounts, lists tokens without the token, and a revoked token gets 401', () => {
+      const acct = JSON.parse(cli(['accounts', 'create', 'Listed', '--data', data, '--format', 'json']).stdout);
+      const accounts = cli(['accounts', 'list', '--data', data, '--format', 'json']);
+      expect(accounts.code, accounts.stderr).toBe(0);
+      expect(JSON.parse(accounts.stdout).find((a: any) => a.id === acct.id)).toEqual(acct);
+      expect(cli(['accounts', 'list', '--data', data]).stdout).toMatch(new RegExp(`│ ${acct.id} +│ act_\\w+ +│ Listed +│`));
+
+      const made = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'job_runner', '--name', 'ci', '--data', data, '--format', 'json']).stdout);
+      const list = cli(['tokens', 'list', '--account', String(acct.id), '--data', data, '--format', 'json']);
+      expect(list.code, list.stderr).toBe(0);
+      const { token, ...shown } = made;
+      expect(JSON.parse(list.stdout)).toEqual([shown]);
+      const text = cli(['tokens', 'list', '--account', String(acct.id), '--data', data]);
+      expect(text.stdout).toMatch(new RegExp(`│ ${made.id} +│ ${acct.id} +│ job_runner +│ ci +│`));
+      for (const out of [list.stdout, text.stdout, cli(['tokens', 'list', '--data', data]).stdout]) expect(out).not.toContain(token);
+
+      const asIt = { RUNLENS_BASE_URL: env.RUNLENS_BASE_URL!, RUNLENS_ACCOUNT_ID: String(acct.id), RUNLENS_API_TOKEN: token };
+      expect(cli(['jobs', 'list'], asIt).code).toBe(0);
+      const revoked = cli(['tokens', 'revoke', String(made.id), '--data', data]);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      expect(revoked.stdout).toBe(`revoked token ${made.id} (account ${acct.id}, job_runner, "ci")\n`);
+      const refused = cli(['jobs', 'list'], asIt);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/401 unauthorized: Invalid token/);
+      const again = cli(['tokens', 'revoke', String(made.id), '--data', data]);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain(`tokens revoke: no token ${made.id} in ${data}`);
+      expect(JSON.parse(cli(['tokens', 'list', '--account', String(acct.id), '--data', data, '--format', 'json']).stdout)).toEqual([]);
+    });
+  });
+
+  // Each --help loads every command module (as `runlens --help` does), so these run side by side.
+  it('every client command shows an example in --help, and says how accounts and tokens reach the data', async () => {
+    const commands = [['jobs', 'create'], ['jobs', 'list'], ['jobs', 'get'], ['jobs', 'delete'], ['jobs', 'run'], ['jobs', 'runs'], ['jobs', 'run-status'],
+      ['webhooks', 'events'], ['webhooks', 'receipt'], ['accounts', 'list'], ['accounts', 'create'], ['tokens', 'list'], ['tokens', 'revoke'], ['tokens', 'create'],
+      ['accounts'], ['tokens']];
+    const helps = await Promise.all(commands.map((c) => run([...c, '--help'])));
+    commands.forEach((c, i) => {
+      expect(helps[i]!.code, c.join(' ')).toBe(0);
+      if (c.length === 1) expect(helps[i]!.stdout.replace(/\s+/g, ' ')).toContain('directly, not over HTTP');
+      else expect(helps[i]!.stdout, c.join(' ')).toMatch(new RegExp(`Examples:\\n\\s+runlens ${c.join(' ')}`));
+    });
+  }, 180_000);
+});
