@@ -1,0 +1,115 @@
+/**
+ * docs/service-walkthrough.md, run as written: its shell blocks are extracted and run by bash in an
+ * empty folder with `runlens` (the built CLI) on the PATH. The block with `runlens serve` runs in
+ * the background like the terminal of its own the text asks for; the others run as one script with
+ * `set -euo pipefail`; `runlens explore` runs in a real terminal (tmux) and is quit with q. Ports
+ * 8080 and 9000 are replaced by free ones so the test can run beside anything else.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const CLI = resolve('dist/src/cli.js');
+const DOC = resolve('docs/service-walkthrough.md');
+const has = (cmd: string) => spawnSync(cmd, ['--version']).status === 0;
+const missing = !existsSync(CLI) ? `${CLI} is not built (npm run build)` : !has('jq') ? 'jq is not installed (the walkthrough uses it)' : !has('bash') ? 'bash is not installed' : '';
+if (missing) {
+  if (process.env.CI) throw new Error(`the walkthrough test cannot run in CI: ${missing}`);
+  console.warn(`skipping the service walkthrough test: ${missing}`);
+}
+const haveTmux = spawnSync('tmux', ['-V']).status === 0;
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** The ```sh blocks of a Markdown text, in order. */
+export function shellBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+describe.skipIf(Boolean(missing))('docs/service-walkthrough.md', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'runlens-walkthrough-'));
+  const socket = `runlens-walkthrough-${process.pid}`;
+  let serve: ChildProcess | undefined;
+
+  afterAll(async () => {
+    if (serve && serve.exitCode === null) {
+      serve.kill('SIGTERM');
+      await new Promise((r) => serve!.once('exit', r));
+    }
+    if (haveTmux) spawnSync('tmux', ['-L', socket, 'kill-server']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('every command works as pasted: serve, account, token, listener, subscription, job, run --wait, delivery log, fetch, explore', async () => {
+    const [servePort, listenPort] = [await freePort(), await freePort()];
+    const blocks = shellBlocks(readFileSync(DOC, 'utf8')).map((b) => b.replace(/\b8080\b/g, String(servePort)).replace(/\b9000\b/g, String(listenPort)));
+    expect(blocks[0]).toMatch(/^runlens serve [^\n]*\n$/);
+
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'runlens'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
+    chmodSync(join(bin, 'runlens'), 0o755);
+    const work = join(dir, 'work');
+    mkdirSync(work);
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNLENS_') && k !== 'CI')),
+      PATH: `${bin}:${process.env.PATH}`, NO_COLOR: '1',
+    };
+
+    serve = spawn('bash', ['-c', `exec ${blocks[0]}`], { cwd: work, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolvePromise, reject) => {
+      let err = '';
+      serve!.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+        if (err.includes(`listening on http://127.0.0.1:${servePort}`)) resolvePromise();
+      });
+      serve!.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    });
+
+    const explore = blocks.flatMap((b) => b.split('\n')).filter((l) => l.startsWith('runlens explore '));
+    expect(explore).toEqual(['runlens explore run.parquet']);
+    // A failing line leaves no background job (the listener) behind.
+    const script = ['set -euo pipefail', 'trap \'kill $(jobs -p) 2>/dev/null || true\' EXIT', ...blocks.slice(1).map((b) => b.split('\n').filter((l) => !l.startsWith('runlens explore ')).join('\n'))].join('\n');
+    const r = spawnSync('bash', ['-c', script], { cwd: work, env, encoding: 'utf8', timeout: 240_000 });
+    expect(r.status, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toBe(0);
+
+    expect(r.stdout).toMatch(/│ \d+ +│ [^│]*│ walkthrough +│/); // tokens list
+    expect(r.stdout).toMatch(/^id\t\d+\njob_id\t\d+\nstatus_humanized\tSuccess\n/m); // jobs run --wait
+    expect(r.stderr).toMatch(/^run \d+: Success$/m);
+    expect(r.stdout).toMatch(/job\.run\.started \S+ job=\d+ run=\d+ status=Running/); // the listener
+    expect(r.stdout).toMatch(/│ runlens generate -o telemetry\.jsonl --nodes 40 │ Success +│ 0 +│ [\d:]+ +│ telemetry-1-otel\.parquet │/);
+    expect(r.stdout).toMatch(/│ wev_\w+ │ job\.run\.(started|completed) +│/); // webhooks events
+    expect(r.stdout).toMatch(/│ attempt │ dispatched_at/); // webhooks receipt
+    expect(r.stdout).toMatch(/run\.parquet\t\d+ bytes \(step 1\)/);
+    expect(r.stdout).toMatch(/│ [0-9a-f]{32} │ build +│/); // runs run.parquet
+    expect(r.stdout).toMatch(/deleted job \d+ \(nightly\)/);
+    expect(readFileSync(join(work, 'run.parquet')).subarray(0, 4).toString()).toBe('PAR1');
+
+    if (!haveTmux) {
+      console.warn('skipping the `runlens explore` line of the walkthrough: tmux is not installed');
+      return;
+    }
+    const cmd = `${explore[0]}; echo "EXIT=$?"; sleep 600`;
+    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'walk', '-x', '140', '-y', '40', '-c', work, cmd], { env });
+    const screen = () => execFileSync('tmux', ['-L', socket, 'capture-pane', '-p', '-t', 'walk'], { encoding: 'utf8' });
+    const waitFor = async (re: RegExp, what: string) => {
+      for (let i = 0; i < 600; i++) {
+        if (re.test(screen())) return;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      throw new Error(`waiting for ${what}; screen:\n${screen()}`);
+    };
+    await waitFor(/runs \(1\)[\s\S]*build/, 'the runs screen of the fetched telemetry');
+    execFileSync('tmux', ['-L', socket, 'send-keys', '-t', 'walk', 'q']);
+    await waitFor(/EXIT=0/, 'explore to quit');
+  }, 300_000);
+});
