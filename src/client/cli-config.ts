@@ -1,8 +1,7 @@
 /** Connection options shared by the client commands: flags first, then RUNLENS_* environment variables. */
 import type { Argv } from 'yargs';
-import { UsageError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
 import { ApiClientError, type ClientConfig } from './http.js';
-import { InputError } from '../errors.js';
 
 export interface ConnectionArgs {
   'base-url'?: string;

@@ -86,6 +86,18 @@ describe('service client commands end to end', () => {
       expect(list.stdout).not.toContain(ESC);
     });
 
+    it.skipIf(spawnSync('script', ['--version']).status !== 0)('colours table headers in a terminal, unless NO_COLOR is set', () => {
+      // script(1) gives the CLI a pseudo-terminal as stdout.
+      const inTerminal = (extra: Record<string, string>) => spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} accounts list --data ${JSON.stringify(data)}`, '/dev/null'],
+        { encoding: 'utf8', env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !['NO_COLOR', 'FORCE_COLOR', 'CI'].includes(k))), ...extra } }).stdout;
+      const coloured = inTerminal({});
+      expect(coloured).toContain('Acme');
+      expect(coloured).toContain(ESC);
+      const plain = inTerminal({ NO_COLOR: '1' });
+      expect(plain).toContain('Acme');
+      expect(plain).not.toContain(ESC);
+    });
+
     it('`get --format json` prints one object with the API\'s own types (job_ids as strings)', () => {
       const made = JSON.parse(cli(['webhooks', 'create', '--name', 'typed', '--url', 'https://example.com/t', '--event-types', 'job.run.started',
         '--job-ids', '7', '--format', 'json'], env).stdout);
