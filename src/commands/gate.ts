@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { resolveTrace } from '../analyze/tree.js';
 import { FoundError, UsageError } from '../errors.js';
-import { REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
+import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
 import { OtlpReceiver } from '../ingest/otlp-receiver.js';
 import type { Db } from '../store/db.js';
@@ -19,16 +19,16 @@ interface Args extends ModelArgs, ReceiveArgs {
 
 export const gateCommand: CommandModule<object, Args> = {
   command: 'gate [paths..]',
-  describe: 'CI gate: exit 1 when a test failed or a node errored (see --fail-on), 0 when clean, 2 when the input cannot be read',
+  describe: 'CI gate: exit 1 when a run failed, never ended, or a node result matches --fail-on; 0 when clean; 2 when the input cannot be read',
   builder: (y) =>
     withReceiveOptions(withModelOptions(y))
       .option('fail-on', {
         type: 'string',
         array: true,
-        describe: `what fails the gate (comma or space separated): ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')}`,
+        describe: `what fails the gate (comma or space separated): ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`,
       })
       .option('trace', { type: 'string', describe: 'gate one run only (trace id, invocation id or prefix); default every run' })
-      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format' })
+      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format (markdown: a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
       .option('receive', { type: 'boolean', default: false, describe: 'gate on what a run streams over OTLP/HTTP to this process (see --port)' })
       .option('until-idle', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long' })
       .option('timeout', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this' })
@@ -40,7 +40,10 @@ export const gateCommand: CommandModule<object, Args> = {
       const runs = await db.scalar<number>('SELECT count(*)::INTEGER FROM runs');
       if (runs === 0) throw new UsageError(`no runs in ${(a.paths ?? []).join(', ') || a.db || 'the input'}: nothing to gate`);
       const trace = a.trace ? await resolveTrace(db, a.trace) : undefined;
-      const result = await evaluateGate(db, failOn, trace);
+      const everything = a.reporter === 'json' || a.reporter === 'junit';
+      const result = await evaluateGate(db, {
+        failOn, traceId: trace, listLimit: everything ? undefined : LISTED_FOR_PEOPLE, withTests: a.reporter === 'junit',
+      });
       process.stdout.write(renderGate(result, a.reporter));
       if (!result.passed) throw new FoundError('');
     }, { requireInput: !a.receive }),

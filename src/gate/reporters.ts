@@ -1,47 +1,78 @@
-/** Gate reporters: text, json, github (workflow annotations), junit (XML for CI test tabs). */
-import type { GateNode, GateResult } from './rules.js';
+/**
+ * Gate reporters: text, json, github (workflow annotations), junit (XML for CI test tabs), markdown (a
+ * CI job summary). Each says which runs and which node results failed the gate and why.
+ */
+import type { FailOn, GateNode, GateResult, GateRun } from './rules.js';
+import { RULE_ORDER, failingRows } from './rules.js';
 
-export const REPORTERS = ['text', 'json', 'github', 'junit'] as const;
+export const REPORTERS = ['text', 'json', 'github', 'junit', 'markdown'] as const;
 export type Reporter = (typeof REPORTERS)[number];
 
-const RULE_TEXT: Record<string, string> = {
-  'test-failed': 'test failed',
-  'test-warned': 'test warned',
-  error: 'error',
-  skipped: 'skipped',
-  canceled: 'canceled',
+/** Offenders listed by the reporters meant for people (json and junit list all). */
+export const LISTED_FOR_PEOPLE = 1000;
+
+const RULE_TEXT: Record<FailOn, [one: string, many: string]> = {
+  error: ['error', 'errors'],
+  'test-failed': ['test failed', 'tests failed'],
+  'test-warned': ['test warned', 'tests warned'],
+  skipped: ['skipped (upstream)', 'skipped (upstream)'],
+  'skipped-any': ['skipped', 'skipped'],
+  canceled: ['canceled', 'canceled'],
+  'run-error': ['run-error', 'run-errors'],
+  incomplete: ['incomplete', 'incomplete'],
 };
 
-function firstLine(s: string | null): string {
-  return (s ?? '').split('\n')[0]!.trim();
-}
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const ruleText = (rule: FailOn) => RULE_TEXT[rule][0];
+const runName = (r: GateRun) => `run ${r.trace_id}${r.command ? ` (${r.command})` : ''}`;
+const firstLine = (s: string | null) => (s ?? '').split('\n')[0]!;
+const restLines = (s: string | null) => (s ?? '').split('\n').slice(1);
+const failedRuns = (r: GateResult) => r.runs.filter((x) => x.rule);
 
-function describe(n: GateNode & { rule: string }): string {
-  const bits = [RULE_TEXT[n.rule] ?? n.rule];
-  if (n.failing_rows) bits.push(`${n.failing_rows} failing row(s)`);
-  if (n.skip_reason) bits.push(`skip reason ${n.skip_reason}${n.upstream_unique_id ? ` (upstream ${n.upstream_unique_id})` : ''}`);
-  const err = firstLine(n.error_text);
-  if (err) bits.push(err);
-  return bits.join(': ');
+/** The verdict in one line, without its "gate passed"/"gate FAILED" head. */
+function verdictDetail(r: GateResult): string {
+  const failOn = `fail-on ${r.failOn.join(',')}`;
+  if (r.passed) return `${count(r.runs.length, 'run')}, ${count(r.nodeResults, 'node result')} (${failOn})`;
+  const what = RULE_ORDER.filter((k) => r.counts[k]).map((k) => {
+    const n = r.counts[k]!;
+    return `${n} ${RULE_TEXT[k][n === 1 ? 0 : 1]}`;
+  });
+  return `${what.join(', ')} in ${r.runs.filter((x) => !x.passed).length} of ${count(r.runs.length, 'run')} (${failOn})`;
 }
 
 function summary(r: GateResult): string {
-  const counts = new Map<string, number>();
-  for (const o of r.offenders) counts.set(o.rule, (counts.get(o.rule) ?? 0) + 1);
-  const what = [...counts].map(([k, v]) => `${v} ${RULE_TEXT[k]}`).join(', ');
-  return r.passed
-    ? `gate passed: ${r.runs.length} run(s), ${r.nodes.length} node result(s), fail-on ${r.failOn.join(',')}`
-    : `gate FAILED: ${what} in ${new Set(r.offenders.map((o) => o.trace_id)).size} of ${r.runs.length} run(s) (fail-on ${r.failOn.join(',')})`;
+  return `gate ${r.passed ? 'passed' : 'FAILED'}: ${verdictDetail(r)}`;
+}
+
+/** Node offenders not listed (the counts cover them). */
+function unlisted(r: GateResult): string | undefined {
+  const n = r.offenderCount - r.offenders.length;
+  return n > 0 ? `… and ${count(n, 'more node result')} that fail the gate (--reporter json lists every one)` : undefined;
 }
 
 export function renderText(r: GateResult): string {
   const lines = [summary(r)];
-  for (const o of r.offenders) lines.push(`  ${o.unique_id}${o.relative_path ? ` (${o.relative_path})` : ''}: ${describe(o)}  [trace ${o.trace_id}]`);
+  const block = (head: string, reason: string | null, tail = '') => {
+    lines.push(`  ${head}: ${firstLine(reason)}${tail}`);
+    for (const l of restLines(reason)) lines.push(`      ${l}`);
+  };
+  for (const run of failedRuns(r)) block(`${runName(run)}: ${run.rule}`, run.reason);
+  for (const o of r.offenders) block(`${o.unique_id}${o.relative_path ? ` (${o.relative_path})` : ''}: ${ruleText(o.rule!)}`, o.reason, `  [trace ${o.trace_id}]`);
+  const more = unlisted(r);
+  if (more) lines.push(`  ${more}`);
   return lines.join('\n') + '\n';
 }
 
 export function renderJson(r: GateResult): string {
-  return JSON.stringify({ passed: r.passed, fail_on: r.failOn, runs: r.runs, offenders: r.offenders }, null, 2) + '\n';
+  return JSON.stringify({
+    passed: r.passed,
+    fail_on: r.failOn,
+    counts: r.counts,
+    node_results: r.nodeResults,
+    runs: r.runs,
+    offenders: r.offenders,
+    offenders_total: r.offenderCount,
+  }, null, 2) + '\n';
 }
 
 /** GitHub Actions workflow commands: data escaped as the runner requires. */
@@ -53,14 +84,47 @@ function ghEscapeProp(s: string): string {
 }
 
 export function renderGithub(r: GateResult): string {
-  const lines = r.offenders.map((o) => {
+  const lines: string[] = [];
+  // A run's annotation names no file: the run as a whole failed.
+  for (const run of failedRuns(r)) lines.push(`::error title=${ghEscapeProp(`${runName(run)} ${run.rule}`)}::${ghEscapeData(`${run.rule}: ${run.reason}`)}`);
+  for (const o of r.offenders) {
     const level = o.rule === 'test-warned' ? 'warning' : 'error';
-    const props = [o.relative_path ? `file=${ghEscapeProp(o.relative_path)}` : '', `title=${ghEscapeProp(`${o.unique_id} ${RULE_TEXT[o.rule]}`)}`]
+    const props = [o.relative_path ? `file=${ghEscapeProp(o.relative_path)}` : '', `title=${ghEscapeProp(`${o.unique_id} ${ruleText(o.rule!)}`)}`]
       .filter(Boolean)
       .join(',');
-    return `::${level} ${props}::${ghEscapeData(`${o.unique_id}: ${describe(o)}`)}`;
-  });
+    lines.push(`::${level} ${props}::${ghEscapeData(`${o.unique_id}: ${ruleText(o.rule!)}: ${o.reason}`)}`);
+  }
+  const more = unlisted(r);
+  if (more) lines.push(more);
   lines.push(summary(r));
+  return lines.join('\n') + '\n';
+}
+
+/** A Markdown table cell: one line (`<br>` between lines), HTML and pipes escaped. */
+function mdCell(s: string | null): string {
+  return (s ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => l.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('|', '\\|'))
+    .join('<br>');
+}
+const mdCode = (s: string | null) => (s ? `\`${s.replaceAll('`', "'").replaceAll('|', '\\|')}\`` : '');
+
+/** A CI job summary ($GITHUB_STEP_SUMMARY): the verdict in one line, then a table of what failed. */
+export function renderMarkdown(r: GateResult): string {
+  const lines = [`**runlens gate ${r.passed ? 'passed' : 'failed'}**: ${mdCell(verdictDetail(r))}`];
+  if (!r.passed) {
+    const commands = new Map(r.runs.map((x) => [x.trace_id, x.command]));
+    const runCell = (trace: string) => `${mdCode(trace)}${commands.get(trace) ? ` ${mdCell(commands.get(trace)!)}` : ''}`;
+    lines.push('', '| run | node | file | rule | reason |', '| --- | --- | --- | --- | --- |');
+    for (const run of failedRuns(r)) lines.push(`| ${runCell(run.trace_id)} | — |  | ${run.rule} | ${mdCell(run.reason)} |`);
+    for (const o of r.offenders) {
+      lines.push(`| ${runCell(o.trace_id)} | ${mdCell(o.unique_id)} | ${mdCode(o.relative_path)} | ${ruleText(o.rule!)} | ${mdCell(o.reason)} |`);
+    }
+    const more = unlisted(r);
+    if (more) lines.push('', mdCell(more));
+  }
   return lines.join('\n') + '\n';
 }
 
@@ -71,39 +135,68 @@ function xml(s: string): string {
     .replaceAll('>', '&gt;')
     .replaceAll('"', '&quot;')
     // XML 1.0 forbids most control characters.
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '');
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '');
 }
 
-/** JUnit XML: one testsuite per run, one testcase per test node. */
+const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
+
+/** One testcase: its XML lines and what it counts as. */
+interface Case {
+  lines: string[];
+  kind: 'passed' | 'failure' | 'error' | 'skipped';
+}
+
+function element(kind: 'failure' | 'error', type: string, reason: string | null): string {
+  return `      <${kind} message="${xml(firstLine(reason))}" type="${xml(type)}">${xml(reason ?? '')}</${kind}>`;
+}
+
+function nodeCase(n: GateNode): Case {
+  const attrs = `name="${xml(n.unique_id)}" classname="${xml(n.resource_type ?? 'node')}"${n.relative_path ? ` file="${xml(n.relative_path)}"` : ''} time="${seconds(n.duration_ms)}"`;
+  const wrap = (inner: string, kind: Case['kind']): Case => ({ lines: [`    <testcase ${attrs}>`, inner, '    </testcase>'], kind });
+  // An error fails the gate as an error; every other rule as a failure of what was checked.
+  if (n.rule === 'error') return wrap(element('error', n.rule, n.reason), 'error');
+  if (n.rule) return wrap(element('failure', n.rule, n.reason), 'failure');
+  if (n.node_outcome === 'skipped' || n.node_outcome === 'canceled') {
+    const why = `${n.node_outcome}${n.skip_reason ? ` (${n.skip_reason})` : ''}${n.upstream_unique_id ? ` upstream ${n.upstream_unique_id}` : ''}`;
+    return wrap(`      <skipped message="${xml(why)}"/>`, 'skipped');
+  }
+  // Outcomes --fail-on does not fail are shown, not counted against the gate.
+  const note = n.test_outcome === 'failed' || n.test_outcome === 'warned'
+    ? `${n.test_outcome}: ${failingRows(n.failing_rows)} (not in --fail-on)`
+    : n.node_outcome === 'error' ? `error (not in --fail-on): ${n.error_text ?? ''}` : undefined;
+  return note ? wrap(`      <system-out>${xml(note)}</system-out>`, 'passed') : { lines: [`    <testcase ${attrs}/>`], kind: 'passed' };
+}
+
+function runCase(run: GateRun): Case {
+  const attrs = `name="${xml(runName(run))}" classname="run" time="${seconds(run.duration_ms)}"`;
+  if (!run.rule) return { lines: [`    <testcase ${attrs}/>`], kind: 'passed' };
+  return { lines: [`    <testcase ${attrs}>`, element('error', run.rule, run.reason), '    </testcase>'], kind: 'error' };
+}
+
+function tally(cases: Case[]): string {
+  const n = (k: Case['kind']) => cases.filter((c) => c.kind === k).length;
+  return `tests="${cases.length}" failures="${n('failure')}" errors="${n('error')}" skipped="${n('skipped')}"`;
+}
+
+/**
+ * JUnit XML: one testsuite per run holding a testcase for the run itself, one per test and one per
+ * other node that failed the gate. The counts are those of the testcases written.
+ */
 export function renderJunit(r: GateResult): string {
-  const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  const tests = r.nodes.filter((n) => n.resource_type === 'test' || n.resource_type === 'unit_test');
   const byRun = new Map<string, GateNode[]>();
-  for (const n of tests) byRun.set(n.trace_id, [...(byRun.get(n.trace_id) ?? []), n]);
-  const failures = (n: GateNode) => n.test_outcome === 'failed';
-  const errors = (n: GateNode) => n.node_outcome === 'error';
-  const skipped = (n: GateNode) => n.node_outcome === 'skipped' || n.node_outcome === 'canceled';
-  out.push(
-    `<testsuites name="runlens gate" tests="${tests.length}" failures="${tests.filter(failures).length}" errors="${tests.filter(errors).length}" skipped="${tests.filter(skipped).length}">`,
-  );
-  for (const run of r.runs) {
-    const ts = byRun.get(run.trace_id) ?? [];
-    const time = ts.reduce((a, n) => a + (n.duration_ms ?? 0), 0) / 1000;
-    out.push(
-      `  <testsuite name="${xml(`${run.command ?? 'run'} ${run.trace_id}`)}" tests="${ts.length}" failures="${ts.filter(failures).length}" errors="${ts.filter(errors).length}" skipped="${ts.filter(skipped).length}" time="${time.toFixed(3)}">`,
-    );
-    for (const n of ts) {
-      const attrs = `name="${xml(n.unique_id)}" classname="${xml(n.resource_type ?? 'test')}"${n.relative_path ? ` file="${xml(n.relative_path)}"` : ''} time="${((n.duration_ms ?? 0) / 1000).toFixed(3)}"`;
-      if (failures(n)) {
-        out.push(`    <testcase ${attrs}>`, `      <failure message="${xml(`${n.failing_rows ?? 0} failing row(s)`)}" type="test_failed"/>`, '    </testcase>');
-      } else if (errors(n)) {
-        out.push(`    <testcase ${attrs}>`, `      <error message="${xml(firstLine(n.error_text) || 'node error')}" type="error">${xml(n.error_text ?? '')}</error>`, '    </testcase>');
-      } else if (skipped(n)) {
-        out.push(`    <testcase ${attrs}>`, `      <skipped message="${xml(`${n.node_outcome}${n.skip_reason ? ` (${n.skip_reason})` : ''}${n.upstream_unique_id ? ` upstream ${n.upstream_unique_id}` : ''}`)}"/>`, '    </testcase>');
-      } else if (n.test_outcome === 'warned') {
-        out.push(`    <testcase ${attrs}>`, `      <system-out>warned: ${xml(`${n.failing_rows ?? 0} failing row(s)`)}</system-out>`, '    </testcase>');
-      } else out.push(`    <testcase ${attrs}/>`);
-    }
+  for (const n of r.tests ?? []) {
+    const list = byRun.get(n.trace_id);
+    if (list) list.push(n);
+    else byRun.set(n.trace_id, [n]);
+  }
+  const suites = r.runs.map((run) => {
+    const nodes = byRun.get(run.trace_id) ?? [];
+    return { run, cases: [runCase(run), ...nodes.map(nodeCase)], time: seconds(run.duration_ms) };
+  });
+  const out = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="runlens gate" ${tally(suites.flatMap((s) => s.cases))}>`];
+  for (const s of suites) {
+    out.push(`  <testsuite name="${xml(`${s.run.command ?? 'run'} ${s.run.trace_id}`)}" ${tally(s.cases)} time="${s.time}">`);
+    for (const c of s.cases) out.push(...c.lines);
     out.push('  </testsuite>');
   }
   out.push('</testsuites>');
@@ -118,6 +211,8 @@ export function renderGate(r: GateResult, reporter: Reporter): string {
       return renderGithub(r);
     case 'junit':
       return renderJunit(r);
+    case 'markdown':
+      return renderMarkdown(r);
     default:
       return renderText(r);
   }

@@ -68,14 +68,15 @@ describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () =>
   it('gate exits 1 on a failed test or error, 0 on a clean run, and reports in every format', () => {
     const fail = runCli(['gate', P120]);
     expect(fail.code).toBe(1);
-    expect(fail.stdout).toContain('gate FAILED: 1 test failed, 1 error');
+    expect(fail.stdout).toContain('gate FAILED: 1 error, 1 test failed, 1 run-error');
     expect(runCli(['gate', P72]).code).toBe(0);
     const gh = runCli(['gate', P120, '--reporter', 'github']);
     expect(gh.stdout).toContain('::error file=models/marts/customers.yml,title=test.jaffle_shop.accepted_values_customers_customer_type__new__returning.d299a3800c test failed::');
     const junit = runCli(['gate', P120, '--reporter', 'junit']);
     expect(junit.code).toBe(1);
-    expect(junit.stdout).toContain('<testsuites name="runlens gate" tests="30" failures="1" errors="1" skipped="2">');
-    expect((junit.stdout.match(/<testcase /g) ?? []).length).toBe(30);
+    // the 30 tests and the run itself
+    expect(junit.stdout).toContain('<testsuites name="runlens gate" tests="31" failures="1" errors="2" skipped="2">');
+    expect((junit.stdout.match(/<testcase /g) ?? []).length).toBe(31);
     const js = JSON.parse(runCli(['gate', P120, '--reporter', 'json', '--fail-on', 'skipped']).stdout);
     expect(js.passed).toBe(false);
     expect(js.offenders).toHaveLength(4);

@@ -74,17 +74,17 @@ describe("the interface document's form", () => {
   });
 
   it('gates: default fails on the error and the failed test; --fail-on picks rules', async () => {
-    const g = await evaluateGate(db, ['test-failed', 'error']);
+    const g = await evaluateGate(db, { failOn: ['test-failed', 'error'] });
     expect(g.passed).toBe(false);
     expect(g.offenders.map((o) => [o.unique_id, o.rule])).toEqual([
       ['model.project.customers', 'error'],
       ['test.project.not_null_x', 'test-failed'],
     ]);
-    const w = await evaluateGate(db, ['test-warned']);
+    const w = await evaluateGate(db, { failOn: ['test-warned'] });
     expect(w.offenders.map((o) => o.unique_id)).toEqual(['test.project.unique_y']);
-    const s = await evaluateGate(db, ['skipped']);
+    const s = await evaluateGate(db, { failOn: ['skipped'] });
     expect(s.offenders).toHaveLength(2);
-    expect((await evaluateGate(db, ['canceled'])).passed).toBe(true);
+    expect((await evaluateGate(db, { failOn: ['canceled'] })).passed).toBe(true);
   });
 });
 

@@ -1,0 +1,129 @@
+/**
+ * Reporters carry the whole reason (clean text, every line that explains the cause), github annotations
+ * name the node's file relative to the project, junit lists every node that failed the gate with the
+ * right counts, markdown makes a CI job summary.
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { TRACE, interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
+import { FUSION, LEGACY, ROOT, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
+import { findAll, parseXml, type XmlElement } from './xml.js';
+
+const dir = tempDir('runlens-gate-rep-');
+const FAILED_BUILD = path.join(ROOT, 'samples/failed-build.jsonl');
+const BINDER = 'Binder Error: Referenced column "stg_employees_id" not found in FROM clause!';
+
+describe('the bundled failed build', () => {
+  it('text: the Binder Error line under the Database Error line', () => {
+    const g = runCli(['gate', FAILED_BUILD]);
+    expect(g.code).toBe(1);
+    expect(g.stdout).toContain('Database Error in model stg_employees (models/staging/stg_employees.sql)');
+    expect(g.stdout).toContain(BINDER);
+    expect(g.stdout).toContain("'ref' target 'int_reviews_2_src' was not found");
+  });
+
+  it('github: one annotation per offender with the project-relative file and the whole reason', () => {
+    const lines = runCli(['gate', FAILED_BUILD, '--reporter', 'github']).stdout.trim().split('\n');
+    const emp = lines.find((l) => l.includes('title=model.acme.stg_employees'))!;
+    expect(emp).toMatch(/^::error file=models\/staging\/stg_employees.sql,title=/);
+    expect(emp).toContain(`Database Error in model stg_employees (models/staging/stg_employees.sql)%0A  ${BINDER}`);
+    // the run's own annotation has no file
+    expect(lines.filter((l) => l.startsWith('::error title=run 019cadc69a807832befb1d448955bbe6'))).toHaveLength(1);
+  });
+
+  it('json: offenders carry the reason; runs carry their verdict', () => {
+    const js = JSON.parse(runCli(['gate', FAILED_BUILD, '--reporter', 'json']).stdout);
+    const emp = js.offenders.find((o: { unique_id: string }) => o.unique_id === 'model.acme.stg_employees');
+    expect(emp.reason).toBe(`Database Error in model stg_employees (models/staging/stg_employees.sql)\n  ${BINDER}`);
+    expect(js.counts).toMatchObject({ error: 2, 'test-failed': 1, 'run-error': 1 });
+  });
+
+  it('junit: every node that failed the gate is a testcase, model errors as <error>, counts match the elements', () => {
+    const x = parseXml(runCli(['gate', FAILED_BUILD, '--reporter', 'junit']).stdout);
+    expect(x.name).toBe('testsuites');
+    const cases = findAll(x, 'testcase');
+    const failed = (c: XmlElement, kind: string) => c.children.some((k) => k.name === kind);
+    const errorCases = cases.filter((c) => failed(c, 'error')).map((c) => c.attrs.name);
+    expect(errorCases).toEqual(expect.arrayContaining(['model.acme.int_reviews_2', 'model.acme.stg_employees', 'run 019cadc69a807832befb1d448955bbe6 (build)']));
+    expect(errorCases).toHaveLength(3);
+    expect(cases.filter((c) => failed(c, 'failure')).map((c) => c.attrs.name)).toEqual(['test.acme.accepted_values_stg_shipments_created_at.73052857b5']);
+    const emp = cases.find((c) => c.attrs.name === 'model.acme.stg_employees')!;
+    expect(emp.attrs.file).toBe('models/staging/stg_employees.sql');
+    expect(emp.children[0]!.text).toContain(BINDER);
+    for (const el of [x, ...findAll(x, 'testsuite')]) {
+      const own = el.name === 'testsuites' ? cases : el.children.filter((c) => c.name === 'testcase');
+      expect(el.attrs, el.attrs.name).toMatchObject({
+        tests: String(own.length),
+        failures: String(own.filter((c) => failed(c, 'failure')).length),
+        errors: String(own.filter((c) => failed(c, 'error')).length),
+        skipped: String(own.filter((c) => failed(c, 'skipped')).length),
+      });
+    }
+    expect(x.attrs).toMatchObject({ failures: '1', errors: '3' });
+  });
+
+  it('markdown: a one-line verdict and a table of offenders', () => {
+    const md = runCli(['gate', FAILED_BUILD, '--reporter', 'markdown']).stdout;
+    const lines = md.split('\n');
+    expect(lines[0]).toMatch(/^\*\*runlens gate failed\*\*: /);
+    const header = lines.findIndex((l) => l.startsWith('| run '));
+    expect(lines[header]).toBe('| run | node | file | rule | reason |');
+    expect(lines[header + 1]).toBe('| --- | --- | --- | --- | --- |');
+    const emp = lines.find((l) => l.includes('model.acme.stg_employees'))!;
+    expect(emp).toContain('`models/staging/stg_employees.sql`');
+    expect(emp).toContain(`Database Error in model stg_employees (models/staging/stg_employees.sql)<br>Binder Error: Referenced column "stg_employees_id" not found in FROM clause!`);
+    // every row has the table's five cells
+    for (const row of lines.slice(header)) if (row.startsWith('|')) expect(row.split(/(?<!\\)\|/).length - 2).toBe(5);
+    const clean = runCli(['gate', path.join(ROOT, 'samples/clean-build.jsonl'), '--reporter', 'markdown']);
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toMatch(/^\*\*runlens gate passed\*\*: 1 run, 48 node results/);
+  });
+});
+
+describe('error text without terminal noise', () => {
+  it('drops ANSI codes and progress lines, keeps every line of the cause', () => {
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; body?: string };
+      if (rec.record_type !== 'LogRecord') return r;
+      return {
+        ...rec,
+        body: '12 of 40 ERROR creating sql view model main.customers .......... [\u001b[31mERROR\u001b[0m in 0.05s]\n'
+          + '\u001b[31mDatabase Error in model customers (models/customers.sql)\u001b[0m\n  Parser Error: syntax error at or near "SELEC"\n  LINE 3: SELEC 1\n          ^',
+      };
+    });
+    const file = writeLines(dir, 'ansi.jsonl', records);
+    const js = JSON.parse(runCli(['gate', file, '--reporter', 'json', '--fail-on', 'error']).stdout);
+    expect(js.offenders[0]).toMatchObject({ trace_id: TRACE, unique_id: 'model.project.customers' });
+    expect(js.offenders[0].reason).toBe('Database Error in model customers (models/customers.sql)\n  Parser Error: syntax error at or near "SELEC"\n  LINE 3: SELEC 1\n          ^');
+  });
+});
+
+const fusion = samplesNote(FUSION);
+describe.skipIf(fusion.missing)(fusion.title('the real failed run'), () => {
+  it('a backtrace is not part of the reason', () => {
+    const g = runCli(['gate', sample(FUSION, 'forwarder-otel_failed-preview120.jsonl')]);
+    expect(g.stdout).toContain('Unexpected internal error: Timestamp(Nanosecond, None) is not supported');
+    expect(g.stdout).not.toContain('__mh_execute_header');
+  });
+});
+
+const legacy = samplesNote(LEGACY);
+describe.skipIf(legacy.missing)(legacy.title("the older engine's failed runs, translated"), () => {
+  it('a log: the Database Error block once, without the progress line', () => {
+    const out = path.join(dir, 'model-error.jsonl');
+    expect(runCli(['migrate', sample(LEGACY, 'log_1.8.2_postgres_run_model_error.jsonl'), '-o', out]).code).toBe(0);
+    const js = JSON.parse(runCli(['gate', out, '--reporter', 'json']).stdout);
+    const orders = js.offenders.find((o: { unique_id: string }) => o.unique_id === 'model.jaffle_shop.orders');
+    expect(orders.reason).toBe('Database Error in model orders (models/orders.sql)\n  syntax error at or near "final"\n  LINE 43: final as (\n           ^\n  compiled code at target/run/jaffle_shop/models/orders.sql');
+  });
+
+  it('run_results.json with its manifest: the file from the manifest, the message in full', () => {
+    const base = path.join(SHARED_SAMPLES, 'legacy-corpus/OpenLineage__OpenLineage__integration_common_tests_dbt_fail_target');
+    const out = path.join(dir, 'rr-fail.jsonl');
+    expect(runCli(['migrate', `${base}_run_results.json`, '--manifest', `${base}_manifest.json`, '-o', out]).code).toBe(0);
+    const gh = runCli(['gate', out, '--reporter', 'github']).stdout;
+    expect(gh).toContain('::error file=models/example/test_second_parallel_dbt_model.sql,title=model.dbt_bigquery_test.test_second_parallel_dbt_model error::');
+    expect(gh).toContain('(models/example/test_second_parallel_dbt_model.sql)%0A  Syntax error: Expected end of input but got identifier');
+  });
+});

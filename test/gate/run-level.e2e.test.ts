@@ -1,0 +1,100 @@
+/**
+ * The gate judges the run itself: a run whose invocation never ended, that has no invocation, or whose
+ * invocation ended with status ERROR fails the gate even when no node result does.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { FUSION, ROOT, sample, samplesNote } from '../helpers/samples.js';
+import { parseXml } from './xml.js';
+
+const dir = tempDir('runlens-gate-');
+const CLEAN = path.join(ROOT, 'samples/clean-build.jsonl');
+const FAILED = sample(FUSION, 'forwarder-otel_failed-preview120.jsonl');
+const note = samplesNote(FUSION);
+
+const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+
+/** The run as a crash leaves it: the first 60 records of the bundled clean build. */
+function partialRun(): string {
+  return writeLines(dir, 'partial.jsonl', lines(CLEAN).slice(0, 60));
+}
+
+describe('a run that never ended is incomplete', () => {
+  it('runs says ended=false; the gate fails with incomplete and says why', () => {
+    const partial = partialRun();
+    const runs = JSON.parse(runCli(['runs', partial, '--format', 'json']).stdout) as { ended: boolean }[];
+    expect(runs.map((r) => r.ended)).toEqual([false]);
+    const g = runCli(['gate', partial]);
+    expect(g.code).toBe(1);
+    expect(g.stdout).toMatch(/gate FAILED: 1 incomplete in 1 of 1 run/);
+    expect(g.stdout).toMatch(/run 019cadc69a8077b08e30ce875a51e3fb \(build\): incomplete: the invocation never ended/);
+  });
+
+  it('a file with the Process span only has no invocation: incomplete', () => {
+    const proc = lines(CLEAN).filter((l) => /"span_name":"dbt process/.test(l) && /"record_type":"Span(Start|End)"/.test(l));
+    expect(proc).toHaveLength(2);
+    const g = runCli(['gate', writeLines(dir, 'process-only.jsonl', proc)]);
+    expect(g.code).toBe(1);
+    expect(g.stdout).toMatch(/incomplete: the run has no invocation span/);
+  });
+
+  it('--fail-on without incomplete lets such a run pass', () => {
+    expect(runCli(['gate', partialRun(), '--fail-on', 'test-failed,error,run-error']).code).toBe(0);
+  });
+});
+
+describe.skipIf(note.missing)(note.title('an invocation that ended with status ERROR is a run-error'), () => {
+  /** Only the Process and Invocation spans of the failed real run: a parse or compile failure looks like this. */
+  const onlyRunSpans = () =>
+    writeLines(dir, 'run-spans-only.jsonl', lines(FAILED).filter((l) => {
+      const r = JSON.parse(l) as { record_type: string; span_name: string };
+      return r.record_type.startsWith('Span') && /^dbt (process|invocation)/.test(r.span_name);
+    }));
+
+  it('fails with run-error, names the status message, and counts no node result', () => {
+    const g = runCli(['gate', onlyRunSpans()]);
+    expect(g.code).toBe(1);
+    expect(g.stdout).toContain('gate FAILED: 1 run-error in 1 of 1 run (fail-on test-failed,error,run-error,incomplete)');
+    expect(g.stdout).toContain('run 019c97cafe1c76e2abb150e9427e666a (build): run-error: the invocation ended with status ERROR: Executed with errors');
+    expect(g.stdout).toContain('no node result was recorded');
+    expect(runCli(['gate', onlyRunSpans(), '--fail-on', 'error,test-failed']).code).toBe(0);
+  });
+
+  it('each reporter says it at run level', () => {
+    const file = onlyRunSpans();
+    const js = JSON.parse(runCli(['gate', file, '--reporter', 'json']).stdout);
+    expect(js.passed).toBe(false);
+    expect(js.runs).toEqual([expect.objectContaining({
+      trace_id: '019c97cafe1c76e2abb150e9427e666a', passed: false, rule: 'run-error',
+      reason: 'the invocation ended with status ERROR: Executed with errors; no node result was recorded',
+    })]);
+    const gh = runCli(['gate', file, '--reporter', 'github']).stdout.split('\n');
+    expect(gh[0]).toBe('::error title=run 019c97cafe1c76e2abb150e9427e666a (build) run-error::run-error: the invocation ended with status ERROR: Executed with errors; no node result was recorded');
+    const junit = parseXml(runCli(['gate', file, '--reporter', 'junit']).stdout);
+    expect(junit.attrs).toMatchObject({ tests: '1', failures: '0', errors: '1' });
+    const suite = junit.children[0]!;
+    const runCase = suite.children.find((c) => c.name === 'testcase' && c.attrs.classname === 'run')!;
+    expect(runCase.attrs.name).toBe('run 019c97cafe1c76e2abb150e9427e666a (build)');
+    expect(runCase.children[0]).toMatchObject({ name: 'error', attrs: { type: 'run-error' } });
+    const md = runCli(['gate', file, '--reporter', 'markdown']).stdout;
+    expect(md.split('\n')).toContain('| `019c97cafe1c76e2abb150e9427e666a` build | — |  | run-error | the invocation ended with status ERROR: Executed with errors; no node result was recorded |');
+  });
+
+  it('the whole failed run fails on its nodes and on its invocation', () => {
+    const g = runCli(['gate', FAILED, '--reporter', 'json']);
+    const js = JSON.parse(g.stdout);
+    expect(js.runs[0].rule).toBe('run-error');
+    expect(js.offenders.map((o: { rule: string }) => o.rule).sort()).toEqual(['error', 'test-failed']);
+  });
+});
+
+describe('a clean run passes the default gate', () => {
+  it('exit 0, and the default fail-on names the run-level rules', () => {
+    const g = runCli(['gate', CLEAN]);
+    expect(g.code).toBe(0);
+    expect(g.stdout).toContain('fail-on test-failed,error,run-error,incomplete');
+  });
+});
