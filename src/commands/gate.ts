@@ -1,10 +1,11 @@
 import type { CommandModule } from 'yargs';
 import { resolveTrace } from '../analyze/tree.js';
-import { FoundError, UsageError } from '../errors.js';
+import { FoundError, InputError, UsageError } from '../errors.js';
 import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
 import { OtlpReceiver } from '../ingest/otlp-receiver.js';
 import type { Db } from '../store/db.js';
+import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { endpointHint, parseDuration, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
@@ -34,8 +35,9 @@ export const gateCommand: CommandModule<object, Args> = {
       .option('timeout', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this' })
       .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):'),
   handler: (a) =>
-    withModel(a, async (db) => {
+    withModel(a, async (db, report) => {
       const failOn = parseFailOn(a['fail-on']);
+      everyPathHasRun(a.paths ?? [], report);
       if (a.receive) await receiveUntilIdle(db, a);
       const runs = await db.scalar<number>('SELECT count(*)::INTEGER FROM runs');
       if (runs === 0) throw new UsageError(`no runs in ${(a.paths ?? []).join(', ') || a.db || 'the input'}: nothing to gate`);
@@ -48,6 +50,21 @@ export const gateCommand: CommandModule<object, Args> = {
       if (!result.passed) throw new FoundError('');
     }, { requireInput: !a.receive }),
 };
+
+/**
+ * A PATH that adds no run (an empty file, a folder of files without telemetry records, a file whose
+ * every line a lenient load skipped) would let the gate pass on what it never saw: it is an input error.
+ * A file already loaded (the same content earlier, or in --db) holds its runs all the same.
+ */
+function everyPathHasRun(paths: string[], report: LoadReport): void {
+  for (const arg of paths) {
+    const files = report.files.filter((f) => f.args.includes(arg));
+    if (!files.some((f) => f.traces > 0 || f.duplicate)) {
+      const what = files.length === 1 ? (files[0]!.path === arg ? 'the file holds' : 'its one file holds') : `its ${files.length} files hold`;
+      throw new InputError(`no run in this input: ${what} no telemetry record with a trace id`, arg);
+    }
+  }
+}
 
 /** Receive OTLP until the stream has been quiet for --until-idle, then flush into the model. */
 async function receiveUntilIdle(db: Db, a: Args): Promise<void> {

@@ -43,8 +43,9 @@ export async function expandPaths(args: string[]): Promise<string[]> {
     }
     if (st?.isFile()) out.push(arg);
     else if (st?.isDirectory()) {
-      const found = await fg('**/*', { cwd: arg, onlyFiles: true, dot: false, followSymbolicLinks: true });
-      out.push(...found.filter((f) => TELEMETRY_EXT.test(f)).sort().map((f) => path.join(arg, f)));
+      const found = (await fg('**/*', { cwd: arg, onlyFiles: true, dot: false, followSymbolicLinks: true })).filter((f) => TELEMETRY_EXT.test(f));
+      if (found.length === 0) throw new InputError('no telemetry files in this folder (looked for .jsonl, .ndjson, .json and .parquet, optionally .gz)', arg);
+      out.push(...found.sort().map((f) => path.join(arg, f)));
     } else if (fg.isDynamicPattern(arg)) {
       const found = (await fg(arg, { onlyFiles: true })).sort();
       if (found.length === 0) throw new InputError('no file matches this pattern', arg);

@@ -33,6 +33,8 @@ export interface BadLine {
 
 export interface FileReport {
   path: string;
+  /** the PATH arguments that named this file (itself, a folder holding it, a glob matching it) */
+  args: string[];
   format: 'jsonl' | 'parquet';
   records: number;
   traces: number;
@@ -107,14 +109,16 @@ async function hashUnhashedOfSize(db: Db, size: number): Promise<void> {
 
 /** Load every file named by PATH arguments (files, folders, globs). */
 export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}): Promise<LoadReport> {
-  const paths = await expandPaths(args);
+  const namedBy = new Map<string, string[]>();
+  for (const arg of args) for (const p of await expandPaths([arg])) namedBy.set(p, [...(namedBy.get(p) ?? []), arg]);
+  const paths = [...namedBy.keys()];
   const files: FileReport[] = [];
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   await db.run('DELETE FROM _touched');
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   for (const [index, p] of paths.entries()) {
     const input = await detectFile(p);
-    files.push(await loadFile(db, input, opts, index, paths.length));
+    files.push({ ...(await loadFile(db, input, opts, index, paths.length)), args: namedBy.get(p)! });
   }
   if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
     await deriveTouched(db, { fresh });
@@ -128,8 +132,8 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   };
 }
 
-async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: number, count: number): Promise<FileReport> {
-  const report: FileReport = { path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
+async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: number, count: number): Promise<Omit<FileReport, 'args'>> {
+  const report: Omit<FileReport, 'args'> = { path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
   const hashing = (await mayRepeatContent(db, input)) ? contentHash(input.path) : undefined;

@@ -114,7 +114,7 @@ describe('the built CLI on bad input', () => {
     writeFileSync(empty, '');
     const e = runCli(['gate', empty]);
     expect(e.code).toBe(2);
-    expect(e.stderr).toContain('nothing to gate');
+    expect(e.stderr).toContain(`${empty}: no run in this input`);
     expect(runCli(['gate', path.join(dir, 'nope.jsonl')]).code).toBe(2);
     expect(runCli(['gate']).code).toBe(2);
   });

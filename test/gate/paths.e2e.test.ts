@@ -1,0 +1,77 @@
+/**
+ * Every PATH given to the gate contributes a run, and a folder with nothing runlens can read is an
+ * error for every command that takes PATHs.
+ */
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+
+const CLEAN = path.join(ROOT, 'samples/clean-build.jsonl');
+const dir = tempDir('runlens-gate-paths-');
+
+function folder(name: string, files: Record<string, string> = {}): string {
+  const d = path.join(dir, name);
+  mkdirSync(d, { recursive: true });
+  for (const [f, text] of Object.entries(files)) writeFileSync(path.join(d, f), text);
+  return d;
+}
+
+describe('gate: every PATH contributes a run', () => {
+  it('an empty file beside a clean run is exit 2 naming it', () => {
+    const empty = path.join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const g = runCli(['gate', CLEAN, empty]);
+    expect(g.code).toBe(2);
+    expect(g.stderr).toContain(`${empty}: no run in this input`);
+    expect(g.stdout).toBe('');
+  });
+
+  it('a folder whose telemetry files hold no run is exit 2 naming the folder', () => {
+    const d = folder('only-empty', { 'otel.jsonl': '' });
+    const g = runCli(['gate', CLEAN, d]);
+    expect(g.code).toBe(2);
+    expect(g.stderr).toContain(`${d}: no run in this input`);
+  });
+
+  it('a lenient load that skipped every line of a file is exit 2 naming it', () => {
+    const bad = writeLines(dir, 'garbage.jsonl', ['{oops', 'not json']);
+    const g = runCli(['gate', CLEAN, bad, '--lenient']);
+    expect(g.code).toBe(2);
+    expect(g.stderr).toContain(`${bad}: no run in this input`);
+  });
+
+  it('a file named twice (itself and through its folder), or already in --db, still contributes', () => {
+    const d = folder('has-clean');
+    copyFileSync(CLEAN, path.join(d, 'clean.jsonl'));
+    expect(runCli(['gate', d, path.join(d, 'clean.jsonl')]).code).toBe(0);
+    const db = path.join(dir, 'm.duckdb');
+    expect(runCli(['load', CLEAN, '--db', db]).code).toBe(0);
+    const again = runCli(['gate', '--db', db, CLEAN]);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+  });
+});
+
+describe('gate: one run written twice by the engine', () => {
+  it('its JSONL and its Parquet copy each contribute the run', () => {
+    const g = runCli(['gate', CLEAN, path.join(ROOT, 'samples/clean-build.parquet')]);
+    expect(g.stderr).toBe('');
+    expect(g.code).toBe(0);
+  });
+});
+
+describe('every command: a folder with nothing runlens can read is exit 2 naming it', () => {
+  const emptyDir = folder('empty-dir');
+  const notes = folder('notes-only', { 'README.md': '# notes\n', 'data.csv': 'a,b\n' });
+  it.each([
+    ['gate', emptyDir], ['runs', emptyDir], ['load', emptyDir], ['tree', notes], ['query', notes],
+  ])('%s %s', (cmd, d) => {
+    const args = cmd === 'query' ? ['query', 'errors', d] : [cmd, d];
+    const r = runCli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${d}: no telemetry files in this folder`);
+  });
+});
