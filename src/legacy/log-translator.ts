@@ -70,6 +70,8 @@ class InvocationState {
   last: bigint;
   interrupted = false;
   completed = false;
+  /** the engine said the command failed (CommandCompleted success false, MainEncounteredError): its words */
+  failure: string | undefined;
   summary: LogSummary;
   constructor(inv: Invocation, readonly command: string, at: bigint, readonly legacyId: string) {
     this.inv = inv;
@@ -205,9 +207,13 @@ export class LogTranslator {
       case 'StatsLine':
         s.completed = true;
         break;
+      case 'MainEncounteredError':
+        s.failure ??= ev.msg.split('\n')[0]!.replace(/:\s*$/, '') || 'Encountered an error';
+        break;
       case 'CommandCompleted':
         this.log(ev, at);
         s.completed = true;
+        if (ev.data.success === false) s.failure = ev.msg || 'the command failed';
         this.endInvocation(isoToNs(ev.data.completed_at) ?? at);
         return;
       default:
@@ -339,7 +345,9 @@ export class LogTranslator {
     for (const p of s.phases.values()) p.phase.end({ at: p.last, counts: {} });
     s.summary.interrupted = s.interrupted;
     s.summary.completed = s.completed;
-    s.inv.end({ at, ...(s.interrupted ? { status: { message: 'Interrupted', code: 2 } } : {}) });
+    // A failed command is a failed run even when no node failed (a parse error stops it before any).
+    const status = s.interrupted ? { message: 'Interrupted', code: 2 } : s.failure ? { message: s.failure, code: 2 } : undefined;
+    s.inv.end({ at, ...(status ? { status } : {}) });
     this.summaries.push(s.summary);
   }
 }

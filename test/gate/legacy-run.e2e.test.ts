@@ -1,0 +1,63 @@
+/**
+ * A run of the older engine that failed as a whole (the command reported failure, e.g. a parse error
+ * before any node ran) is a run-error once translated, as the new engine's invocation status says.
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
+
+const dir = tempDir('runlens-gate-legacy-');
+const INV = '4d6a2b1c-0e7f-4a8b-9c1d-2e3f4a5b6c7d';
+
+function event(name: string, code: string, level: string, msg: string, data: Record<string, unknown>, ts: string): object {
+  return { data, info: { category: '', code, extra: {}, invocation_id: INV, level, msg, name, pid: 7, thread: 'MainThread', ts } };
+}
+
+function migrated(name: string, lines: object[]): string {
+  const out = path.join(dir, `${name}.telemetry.jsonl`);
+  const m = runCli(['migrate', writeLines(dir, `${name}.jsonl`, lines), '-o', out]);
+  expect(m.stderr).not.toContain('internal error');
+  expect(m.code).toBe(0);
+  return out;
+}
+
+describe('the older engine: a command that failed is a run-error', () => {
+  it('a parse failure before any node ran', () => {
+    const out = migrated('parse-error', [
+      event('MainReportVersion', 'A001', 'info', 'Running with dbt=1.8.2', { version: '=1.8.2', log_version: 3 }, '2024-11-22T15:58:03.518877Z'),
+      event('MainReportArgs', 'A002', 'debug', 'running dbt with arguments', { args: { which: 'build', invocation_command: 'dbt build' } }, '2024-11-22T15:58:03.530592Z'),
+      event('MainEncounteredError', 'Z002', 'error', 'Encountered an error:\nParsing Error\n  Invalid model config given in models/x.sql @ line 1', { exc: 'Parsing Error' }, '2024-11-22T15:58:04.100000Z'),
+      event('CommandCompleted', 'Q039', 'debug', 'Command `dbt build` failed at 15:58:04.200000 after 0.68 seconds', { command: 'dbt build', success: false, completed_at: '2024-11-22T15:58:04.200000Z', elapsed: 0.68 }, '2024-11-22T15:58:04.200000Z'),
+    ]);
+    const js = JSON.parse(runCli(['gate', out, '--reporter', 'json']).stdout);
+    expect(js.passed).toBe(false);
+    expect(js.runs[0].rule).toBe('run-error');
+    expect(js.runs[0].reason).toBe(
+      'the invocation ended with status ERROR: Command `dbt build` failed at 15:58:04.200000 after 0.68 seconds; no node result was recorded\n'
+      + 'Encountered an error:\nParsing Error\n  Invalid model config given in models/x.sql @ line 1',
+    );
+  });
+
+  it('a command that succeeded passes', () => {
+    const out = migrated('ok', [
+      event('MainReportVersion', 'A001', 'info', 'Running with dbt=1.8.2', { version: '=1.8.2', log_version: 3 }, '2024-11-22T15:58:03.518877Z'),
+      event('CommandCompleted', 'Q039', 'debug', 'Command `dbt build` succeeded at 15:58:04.200000 after 0.68 seconds', { command: 'dbt build', success: true, completed_at: '2024-11-22T15:58:04.200000Z', elapsed: 0.68 }, '2024-11-22T15:58:04.200000Z'),
+    ]);
+    expect(runCli(['gate', out]).code).toBe(0);
+  });
+});
+
+const note = samplesNote(LEGACY);
+describe.skipIf(note.missing)(note.title("the older engine's real logs"), () => {
+  it('a run whose command failed on a model error fails on the node and on the run; a successful one passes', () => {
+    const failed = path.join(dir, 'model-error.jsonl');
+    expect(runCli(['migrate', sample(LEGACY, 'log_1.8.2_postgres_run_model_error.jsonl'), '-o', failed]).code).toBe(0);
+    const js = JSON.parse(runCli(['gate', failed, '--reporter', 'json']).stdout);
+    expect(js.counts).toMatchObject({ error: 1, 'run-error': 1 });
+    const ok = path.join(dir, 'singular.jsonl');
+    expect(runCli(['migrate', sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl'), '-o', ok]).code).toBe(0);
+    expect(runCli(['gate', ok]).code).toBe(0);
+  });
+});
