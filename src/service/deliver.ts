@@ -13,9 +13,17 @@ export interface DeliveryResult {
   httpStatusCode: number;
   success: boolean;
   errorInfo: string | null;
-  requestHeaders: Record<string, string>;
   responseBody: string;
   durationMs: number;
+}
+
+/** The headers of one attempt: content type, user agent and the signatures (timestamped `nowMs`). */
+export function deliveryHeaders(eventId: string, body: string, secret: string, nowMs: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'runlens-webhooks/1',
+    ...signatureHeaders(eventId, body, secret, nowMs),
+  };
 }
 
 export interface SenderOptions {
@@ -36,12 +44,8 @@ export class Sender {
     });
   }
 
-  async send(url: string, eventId: string, body: string, secret: string, nowMs: number): Promise<DeliveryResult> {
-    const requestHeaders: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'runlens-webhooks/1',
-      ...signatureHeaders(eventId, body, secret, nowMs),
-    };
+  /** Sends `body` with `requestHeaders` (see deliveryHeaders) once. */
+  async send(url: string, body: string, requestHeaders: Record<string, string>): Promise<DeliveryResult> {
     const t0 = performance.now();
     const abort = new AbortController();
     // One deadline for connect, headers and body together: a reply after it is a failure.
@@ -63,7 +67,7 @@ export class Sender {
       clearTimeout(timer);
     }
     const success = errorInfo === null && httpStatusCode >= 200 && httpStatusCode < 300;
-    return { httpStatusCode, success, errorInfo, requestHeaders, responseBody, durationMs: performance.now() - t0 };
+    return { httpStatusCode, success, errorInfo, responseBody, durationMs: performance.now() - t0 };
   }
 
   async close(): Promise<void> {

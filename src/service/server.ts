@@ -31,7 +31,10 @@ export interface ServiceOptions {
   archival?: Partial<ArchivalPolicy>;
   concurrency?: number;
   pollMs?: number;
-  /** milliseconds past the delivery timeout before another process may retake a claim (shared stores) */
+  /**
+   * shared stores: milliseconds past the delivery timeout before another process may retake a claim,
+   * and how long a run is held without renewal before another process closes it as abandoned
+   */
   leaseMarginMs?: number;
   jitter?: number;
   /** fastify request logging */
@@ -64,6 +67,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
   });
   const runner = new JobRunner({
     store, clock, stepCommands, workDir: o.workDir ?? join(o.dataDir ?? '.', 'runs'), onEvents: () => dispatcher.kick(),
+    leaseMs: o.leaseMarginMs ?? 30_000,
   });
   const ctx: ServiceContext = { store, clock, dispatcher, runner, stepCommands };
 
@@ -93,7 +97,9 @@ export async function createService(o: ServiceOptions): Promise<Service> {
         // predecessor are released now rather than after they expire.
         if (store.exclusive) {
           await store.releaseClaims();
-          await runner.closeAbandonedRuns();
+          await runner.closeAbandonedRuns(true);
+        } else {
+          runner.start();
         }
         await dispatcher.start();
       }
@@ -105,6 +111,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     async close(graceful = true) {
       await app.close();
       if (graceful) await runner.idle();
+      runner.stop();
       await dispatcher.stop(graceful);
       if (!o.store) await store.close();
     },

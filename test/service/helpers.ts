@@ -87,9 +87,11 @@ export interface Delivery {
 }
 
 /**
- * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /redirect 302 to
- * /redirected, /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes; anything else 200. Each delivery's signature is checked with the
- * secret registered for its webhookId.
+ * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /fail-slowly 500 after
+ * 200 ms (so attempts are in flight when a test kills the sender), /redirect 302 to /redirected,
+ * /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes,
+ * /stall-body sends its status and part of a body, then nothing; anything else 200. Each delivery's
+ * signature is checked with the secret registered for its webhookId.
  */
 export async function startReceiver(): Promise<{
   url: string;
@@ -126,6 +128,13 @@ export async function startReceiver(): Promise<{
       for (const l of listeners) l();
       const path = (req.url ?? '').split('?')[0];
       if (path === '/fail') res.writeHead(500).end('boom');
+      else if (path === '/fail-slowly') {
+        const t = setTimeout(() => res.writeHead(500).end('boom'), 200);
+        res.on('close', () => clearTimeout(t));
+      } else if (path === '/stall-body') {
+        res.writeHead(200, { 'content-length': '100' }).write('partial');
+        hanging.add(res);
+      }
       else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
       else if (path === '/big') res.writeHead(200).end('x'.repeat(50_000));
       else if (path === '/hang') hanging.add(res);

@@ -573,6 +573,12 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(hang[1]!.body).toBe(hang[0]!.body);
         expect(firstBodies).toContain(hang[0]!.body);
         expect(hang.every((x) => x.verified)).toBe(true);
+        // The attempt cut off by the crash counts: the log shows it without an answer, then the second one.
+        const ev = (await store.listEvents(h.accountId, d.id, 0, 10)).items[0]!;
+        expect(ev.attempts).toBe(2);
+        const receipts = await store.listReceipts(ev.id);
+        expect(receipts.map((r) => [r.attempt, r.httpStatusCode])).toEqual([[1, 0], [2, 200]]);
+        expect(receipts[0]!.errorInfo).toMatch(/cut off/);
         // The other delivery either went out before the crash or is retaken (after its lease, on a shared store).
         await until(async () => (await store.listEvents(h.accountId, second.id, 0, 10)).items[0]?.status === 'succeeded', 'second delivery');
       });

@@ -122,6 +122,6 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const t = await authenticate(store, req, req.params.account_id);
     const ev = await store.getEvent(t.accountId, req.params.id, req.params.event_id);
     if (!ev) throw notFound('webhook event');
-    return v3((await store.listReceipts(ev.id)).map((r) => receiptView(r, ev.payload)));
+    return v3((await store.listReceipts(ev.id)).map((r) => receiptView(r, ev)));
   });
 }
