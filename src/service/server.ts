@@ -10,6 +10,7 @@ import { JobRunner } from './runner.js';
 import { SqliteStore } from './store/sqlite.js';
 import type { ArchivalPolicy, Store } from './store/types.js';
 import { DEFAULT_ARCHIVAL } from './subscription-state.js';
+import { systemResolver, type HostResolver } from './ssrf.js';
 import { ApiError, errorBody, notFound } from './http/envelope.js';
 import type { ServiceContext } from './http/context.js';
 import { webhookRoutes } from './http/webhook-routes.js';
@@ -39,6 +40,8 @@ export interface ServiceOptions {
   jitter?: number;
   /** fastify request logging */
   logger?: boolean;
+  /** resolves client_url names when a subscription is saved (default: the system resolver) */
+  resolveHost?: HostResolver;
 }
 
 export interface Service {
@@ -69,7 +72,9 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     store, clock, stepCommands, workDir: o.workDir ?? join(o.dataDir ?? '.', 'runs'), onEvents: () => dispatcher.kick(),
     leaseMs: o.leaseMarginMs ?? 30_000,
   });
-  const ctx: ServiceContext = { store, clock, dispatcher, runner, stepCommands };
+  const ctx: ServiceContext = {
+    store, clock, dispatcher, runner, stepCommands, allowPrivateTargets: o.allowPrivateTargets ?? false, resolveHost: o.resolveHost ?? systemResolver,
+  };
 
   const app = Fastify({ logger: o.logger ?? false, routerOptions: { ignoreTrailingSlash: true }, bodyLimit: 1024 * 1024 });
   app.setErrorHandler((err, _req, reply) => {

@@ -181,6 +181,11 @@ export async function until<T>(fn: () => Promise<T | undefined | null | false>, 
   throw new Error(`gave up waiting for ${what}`);
 }
 
+/** Tests never ask DNS beyond this machine: names a test does not map itself do not resolve. */
+export const offlineResolver = async (host: string): Promise<string[]> => {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host} (tests resolve no names)`), { code: 'ENOTFOUND' });
+};
+
 export interface Harness {
   svc: Service;
   base: string;
@@ -199,7 +204,7 @@ export async function makeToken(store: Store, accountId: number, permissionSet =
 export async function startService(store: Store, opts: Partial<ServiceOptions> & { workDir: string }): Promise<Harness> {
   const svc = await createService({
     store, allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], deliveryTimeoutMs: 2000, jitter: 0, pollMs: 50,
-    stepCommands: ['node'], leaseMarginMs: 200, ...opts,
+    stepCommands: ['node'], leaseMarginMs: 200, resolveHost: offlineResolver, ...opts,
   });
   const base = await svc.listen(0);
   const account = await store.createAccount('Acme', Date.now() * 1000);

@@ -598,15 +598,58 @@ export function serviceSuite(factory: StoreFactory): void {
     });
 
     describe('SSRF guard', () => {
-      it('refuses loopback targets unless private targets are allowed', async () => {
+      it('refuses at connect time a private target saved before (or a name that resolves to one when sending)', async () => {
         await boot({ allowPrivateTargets: false });
-        for (const url of [`${rx.url}/ok`, `http://localhost:${new URL(rx.url).port}/ok`, `http://[::ffff:127.0.0.1]:${new URL(rx.url).port}/ok`]) {
-          const d = await subscribe({ client_url: url });
-          const t = await h.api('GET', `${SUB(d.id)}/test`);
+        const port = new URL(rx.url).port;
+        for (const url of [`${rx.url}/ok`, `http://localhost:${port}/ok`, `http://[::ffff:127.0.0.1]:${port}/ok`, `http://[::ffff:0:7f00:1]:${port}/ok`]) {
+          // Saved straight into the store: the API refuses such URLs, but a name can point elsewhere by the time of sending.
+          const now = toMicros(Date.now());
+          const id = `wsu_saved${Math.random().toString(36).slice(2, 10)}`;
+          await h.store.insertSubscription({ id, accountId: h.accountId, name: 'saved', description: '', clientUrl: url, active: true, archived: false,
+            deactivateReason: null, eventTypes: ALL, jobIds: [], hmacSecret: 's', createdAt: now, updatedAt: now, dispatchedAt: null, httpStatusCode: 0,
+            consecutiveFailures: 0, failingSince: null });
+          const t = await h.api('GET', `${SUB(id)}/test`);
           expect(t.json.data.verification_status_code, url).toBe('0');
           expect(t.json.data.verification_error, url).toMatch(/refused to connect.*allow-private-targets/);
         }
         expect(rx.deliveries).toHaveLength(0);
+      });
+
+      it('refuses a private or loopback client_url at create and update (400 naming client_url) unless private targets are allowed', async () => {
+        const names: Record<string, string[]> = { 'internal.example.test': ['10.1.2.3'], 'public.example.test': ['93.184.215.14'],
+          'mixed.example.test': ['93.184.215.14', '::1'] };
+        const resolveHost = async (host: string) => {
+          if (names[host]) return names[host]!;
+          throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+        };
+        await boot({ allowPrivateTargets: false, resolveHost });
+        const refused = ['http://127.0.0.1:9/x', 'http://localhost:9/', 'http://app.localhost/', 'http://[::1]/', 'http://[::ffff:0:7f00:1]/',
+          'http://[fec0::1]/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://0x7f.1/', 'http://2130706433/',
+          'https://internal.example.test/hook', 'https://mixed.example.test/hook'];
+        for (const url of refused) {
+          const r = await h.api('POST', SUBS, { name: 'n', client_url: url, event_types: ALL, active: true });
+          expect(r.status, url).toBe(400);
+          expect(r.json.status.user_message, url).toMatch(/client_url/);
+          expect(r.json.status.user_message, url).toMatch(/allow-private-targets/);
+        }
+        // public literals, public names, and names that do not resolve now (connect time checks them again)
+        for (const url of ['https://93.184.215.14/hook', 'https://public.example.test/hook', 'https://unresolvable.example.test/hook']) {
+          const r = await h.api('POST', SUBS, { name: 'n', client_url: url, event_types: ALL, active: true });
+          expect(r.status, url).toBe(201);
+        }
+        const sub = (await h.api('GET', SUBS)).json.data[0];
+        const put = await h.api('PUT', SUB(sub.id), { client_url: 'http://192.168.1.10/hook' });
+        expect(put.status).toBe(400);
+        expect(put.json.status.developer_message).toMatch(/client_url.*192\.168\.1\.10.*private/);
+        expect((await h.api('PUT', SUB(sub.id), { client_url: 'https://public.example.test/2' })).status).toBe(200);
+        expect((await h.store.getSubscription(h.accountId, sub.id))!.clientUrl).toBe('https://public.example.test/2');
+      });
+
+      it('accepts private targets with --allow-private-targets', async () => {
+        await boot({ allowPrivateTargets: true });
+        for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/', 'http://10.0.0.1/']) {
+          expect((await h.api('POST', SUBS, { name: 'n', client_url: url, event_types: ALL, active: true })).status, url).toBe(201);
+        }
       });
     });
 
