@@ -1,7 +1,8 @@
 /**
  * One HTTP delivery attempt: POST the stored body (byte-identical on every attempt), signed, through an
  * undici Agent whose connect step refuses private addresses. Redirects are never followed (undici's
- * `request` does not follow them) and count as failures, like every non-2xx answer.
+ * `request` does not follow them) and count as failures, like every non-2xx answer. An attempt without
+ * a complete answer in time (connect, headers and body) records status code 0.
  */
 import { Agent, request } from 'undici';
 import { checkLiteralHost, guardedLookup } from './ssrf.js';
@@ -62,7 +63,16 @@ export class Sender {
       if (httpStatusCode >= 300 && httpStatusCode < 400) errorInfo = `redirect ${httpStatusCode} not followed`;
       else if (httpStatusCode < 200 || httpStatusCode >= 300) errorInfo = `endpoint answered ${httpStatusCode}`;
     } catch (e) {
-      errorInfo = describe(abort.signal.aborted ? abort.signal.reason : e);
+      const cause = abort.signal.aborted ? abort.signal.reason : e;
+      // An answer cut short is no answer: the status code its headers carried is kept only in the text.
+      if (httpStatusCode) {
+        errorInfo = cause instanceof TimeoutError
+          ? `answered ${httpStatusCode} but the body did not complete within ${this.opts.timeoutMs / 1000} s (timeout)`
+          : `answered ${httpStatusCode} but the body failed: ${describe(cause)}`;
+        httpStatusCode = 0;
+      } else {
+        errorInfo = describe(cause);
+      }
     } finally {
       clearTimeout(timer);
     }

@@ -114,6 +114,27 @@ describe('step commands', () => {
     expect(stepRefusal('./dbt build', ['dbt'])).toMatch(/bare name/);
     expect(stepRefusal('   ', ['dbt'])).toMatch(/empty/);
   });
+
+  it.each([
+    ['runlens generate -o x.jsonl | cat', '"|"', 'a pipe'], ['dbt run; dbt test', '";"', 'a command list'], ['dbt run && dbt test', '"&"', 'a background'],
+    ['dbt run > out.txt', '">"', 'a redirection'], ['dbt run 2>&1', '">"', 'a redirection'], ['dbt run < in', '"<"', 'a redirection'],
+    ['dbt run --select models/*', '"*"', 'a glob'], ['dbt run --select model?', '"?"', 'a glob'], ['dbt run --select [ab]', '"["', 'a glob'],
+    ['dbt run --target $TARGET', '"$"', 'a variable'], ['dbt run --target "$TARGET"', '"$"', 'a variable'], ['dbt run --target "`whoami`"', '"`"', 'a command substitution'],
+    ['dbt run $(date)', '"$"', 'a variable'], ['dbt run --vars {a,b}', '"{"', 'a brace expansion'], ['dbt run --project-dir ~/p', '"~"', 'a home folder'],
+    ['dbt run # nightly', '"#"', 'a comment'], ['dbt run\ndbt test', '"\\n"', 'a command list'], ['dbt (run)', '"("', 'a subshell'],
+  ])('refuses shell syntax the runner would not interpret: %s', (command, char, what) => {
+    const why = stepRefusal(command, ['dbt', 'runlens']);
+    expect(why).toContain(`${char} at character`);
+    expect(why).toContain(what);
+    expect(why).toMatch(/steps run without a shell/);
+  });
+
+  it.each([
+    `dbt run --select 'models/*'`, 'dbt run --select "tag:nightly model+"', `dbt run --vars '{"a": 1, "b": [1, 2]}'`, 'dbt run --target \\$TARGET',
+    'dbt run --select "a\\$b"', 'dbt run --select path:models/staging a#b', `dbt run --select '~x' "#y"`, 'runlens generate -o gen.jsonl',
+  ])('accepts quoted or escaped characters and plain words: %s', (command) => {
+    expect(stepRefusal(command, ['dbt', 'runlens'])).toBeNull();
+  });
 });
 
 describe('ids', () => {

@@ -24,7 +24,7 @@ export async function authenticate(store: Store, req: FastifyRequest, accountIdP
   if (!m) throw new ApiError(401, 'Authentication credentials were not provided.', 'send Authorization: Token <api token> (or Bearer <api token>)');
   const token = await store.findToken(hashToken(m[2]!));
   if (!token) throw new ApiError(401, 'Invalid token.', 'the API token is unknown');
-  if (!/^\d+$/.test(accountIdParam) || Number(accountIdParam) !== token.accountId) throw notFound('account');
+  if (accountIdParam !== String(token.accountId)) throw notFound('account'); // canonical ids only: 01 is not 1
   return token;
 }
 

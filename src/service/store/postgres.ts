@@ -205,7 +205,11 @@ export class PostgresStore implements Store {
   async deleteSubscription(accountId: number, id: string): Promise<boolean> {
     return this.tx(async (c) => {
       const r = await c.query('DELETE FROM subscriptions WHERE account_id = $1 AND id = $2', [accountId, id]);
-      if (r.rowCount) await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = $1 AND status = 'pending'`, [id]);
+      if (r.rowCount) {
+        // Its delivery log goes with it (pending deliveries included).
+        await c.query('DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE subscription_id = $1)', [id]);
+        await c.query('DELETE FROM events WHERE subscription_id = $1', [id]);
+      }
       return Boolean(r.rowCount);
     });
   }
@@ -370,8 +374,8 @@ export class PostgresStore implements Store {
 
   /**
    * One statement (no transaction held open across round trips, so subscription rows stay locked only
-   * for the statement itself): the receipts (the rows beginAttempts wrote get their outcome); the events (a late outcome from a claim another process
-   * retook does not move its event); then, per subscription, the state rules of subscription-state.ts
+   * for the statement itself): the receipts (the rows beginAttempts wrote get their outcome); the events (only the outcome
+   * of an event's latest attempt, from the claim's holder, moves it); then, per subscription, the state rules of subscription-state.ts
    * applied in SQL to the batch in order, on the row locked in id order (no deadlocks between processes).
    */
   async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
@@ -441,9 +445,8 @@ rec AS (
     response_body = excluded.response_body, duration_ms = excluded.duration_ms
   RETURNING 1),
 ev AS (
-  UPDATE events e SET status = v.status, attempts = v.attempt, next_attempt_at = v.next, http_status_code = v.code,
-    lease_until = NULL, lease_owner = NULL
-  FROM v WHERE e.id = v.eid AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
+  UPDATE events e SET status = v.status, next_attempt_at = v.next, http_status_code = v.code, lease_until = NULL, lease_owner = NULL
+  FROM v WHERE e.id = v.eid AND e.attempts = v.attempt AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
   RETURNING e.id, e.test),
 m AS (SELECT v.*, ev.test FROM v JOIN ev ON ev.id = v.eid),
 ls AS (SELECT sub, max(ord) FILTER (WHERE success AND NOT test) AS last_succ, max(ord) AS last_any FROM m GROUP BY sub),

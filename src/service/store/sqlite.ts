@@ -163,7 +163,11 @@ export class SqliteStore implements Store {
   async deleteSubscription(accountId: number, id: string): Promise<boolean> {
     return this.db.transaction(() => {
       const n = this.sql('DELETE FROM subscriptions WHERE account_id = ? AND id = ?').run(accountId, id).changes;
-      if (n) this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending'`).run(id);
+      if (n) {
+        // Its delivery log goes with it (pending deliveries included).
+        this.sql('DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE subscription_id = ?)').run(id);
+        this.sql('DELETE FROM events WHERE subscription_id = ?').run(id);
+      }
       return n > 0;
     }).immediate();
   }
@@ -339,7 +343,7 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  /** Receipt and event state of one attempt; returns whether it was a test event, undefined when the claim was retaken. */
+  /** Receipt and event state of one attempt; returns whether it was a test event, undefined when a later attempt or another process took over. */
   private recordOne(o: AttemptOutcome): boolean | undefined {
     const rc = o.receipt;
     // The row beginAttempts wrote gets its outcome (a deleted subscription's log is gone: nothing to write).
@@ -350,9 +354,10 @@ export class SqliteStore implements Store {
       .run(rc.id, rc.eventId, rc.subscriptionId, rc.attempt, rc.dispatchedAt, rc.httpStatusCode, rc.errorInfo,
         JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs, rc.eventId);
     const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
-    const ev = this.sql(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
-      lease_owner = NULL WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
-      .get(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, o.owner) as Row | undefined;
+    // Only the outcome of the event's latest attempt, from the claim's holder, moves the event.
+    const ev = this.sql(`UPDATE events SET status = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
+      lease_owner = NULL WHERE id = ? AND attempts = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
+      .get(status, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, rc.attempt, o.owner) as Row | undefined;
     return ev ? Boolean(ev.test) : undefined;
   }
 

@@ -214,6 +214,7 @@ export interface Store {
   insertSubscription(s: Subscription): Promise<void>;
   /** writes every configurable and state field of `s` (read-modify-write is done by the caller) */
   saveSubscription(s: Subscription): Promise<void>;
+  /** Deletes the subscription and its delivery log (events, pending ones included, and receipts). */
   deleteSubscription(accountId: number, id: string): Promise<boolean>;
 
   createJob(j: Omit<Job, 'id'>): Promise<Job>;
