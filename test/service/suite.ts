@@ -682,6 +682,44 @@ export function serviceSuite(factory: StoreFactory): void {
         await until(async () => (await store.listEvents(h.accountId, second.id, 0, 10)).items[0]?.status === 'succeeded', 'second delivery');
       });
 
+      it('an event whose fifth attempt was cut off by a crash is failed after the restart, with no sixth request', async () => {
+        db = await factory.fresh();
+        store = await db.open();
+        h = await startService(store, { workDir: join(db.dir, 'runs'), pollMs: 60_000 });
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        await h.svc.close(false); // a crash before anything was sent; the store is driven by hand below
+        await enqueue();
+        // Five attempts begun by processes that died before any answer (leases already run out).
+        for (let attempt = 1; attempt <= 5; attempt++) {
+          const now = toMicros(Date.now());
+          const [c] = await store.claimDue(now, 10, now - 1, `dead-${attempt}`);
+          expect(c!.event.attempts).toBe(attempt - 1);
+          await store.beginAttempts([{ eventId: c!.event.id, subscriptionId: d.id, owner: `dead-${attempt}`, receiptId: `wre_dead${attempt}`, attempt,
+            dispatchedAt: now, requestHeaders: {}, cutOffReceiptId: c!.cutOffReceiptId }]);
+        }
+        await store.close();
+        store = await db.open();
+        const { createService } = await import('../../src/service/server.js');
+        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50,
+          leaseMarginMs: 200 });
+        cleanups.push(async () => {
+          await svc2.close(false);
+          await store.close();
+          await db.cleanup();
+        });
+        await svc2.listen(0);
+        const ev = await until(async () => {
+          const e = (await store.listEvents(h.accountId, d.id, 0, 10)).items[0];
+          return e?.status === 'failed' ? e : null;
+        }, 'the event failed');
+        expect(ev.attempts).toBe(5);
+        const receipts = await store.listReceipts(ev.id);
+        expect(receipts.map((r) => [r.attempt, r.httpStatusCode])).toEqual([[1, 0], [2, 0], [3, 0], [4, 0], [5, 0]]);
+        expect(receipts.every((r) => /cut off/.test(r.errorInfo ?? ''))).toBe(true);
+        expect(rx.deliveries).toHaveLength(0);
+        expect((await store.getSubscription(h.accountId, d.id))!.consecutiveFailures).toBe(1);
+      });
+
       it('prunes the delivery log after 7 days (injected clock), keeping pending deliveries', async () => {
         const clock = new ManualClock(Date.UTC(2026, 0, 1));
         await boot({ clock, retryDelaysMs: [0, 0, 0, 0] });
