@@ -103,11 +103,19 @@ async function crashBurst(store: Store, storeArgs: string[], processes: number, 
   await burst;
 
   // Every run finishes and every event runs out of attempts (the endpoint never succeeds).
-  await poll(async () => {
-    const [open] = await rowsOf(store, `SELECT
-      (SELECT count(*) FROM runs WHERE finished_at IS NULL) + (SELECT count(*) FROM events WHERE status = 'pending') AS n`);
-    return Number(open!.n) === 0 || false;
-  }, 'every run finished and every delivery done', 450);
+  const open = async () => {
+    const now = Date.now() * 1000;
+    const runsLeft = await rowsOf(store, 'SELECT id, status, lease_owner, lease_until FROM runs WHERE finished_at IS NULL ORDER BY id');
+    const eventsLeft = await rowsOf(store, `SELECT attempts, lease_until IS NOT NULL AS leased, next_attempt_at FROM events WHERE status = 'pending'`);
+    return { count: runsLeft.length + eventsLeft.length, what: `${runsLeft.length} runs unfinished (${runsLeft.slice(0, 5)
+      .map((r) => `run ${r.id} status ${r.status} lease ${r.lease_owner?.slice(0, 8)} ${r.lease_until === null ? 'none' : `${Math.round((Number(r.lease_until) - now) / 1000)} ms`}`)
+      .join(', ')}); ${eventsLeft.length} events pending (${eventsLeft.slice(0, 5)
+      .map((e) => `attempts ${e.attempts}${e.leased ? ' leased' : ''} due ${Math.round((Number(e.next_attempt_at) - now) / 1000)} ms`).join(', ')})` };
+  };
+  await poll(async () => (await open()).count === 0 || false, 'every run finished and every delivery done', 600)
+    .catch(async (e) => {
+      throw new Error(`${(e as Error).message}: ${(await open()).what}; serve stderr: ${running.map((p) => p.stderr().slice(-500)).join(' | ')}`);
+    });
 
   const runs = await rowsOf(store, 'SELECT id, status FROM runs ORDER BY id');
   const events = await rowsOf(store, 'SELECT id, event_type, payload, attempts, status FROM events');

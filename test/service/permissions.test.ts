@@ -54,8 +54,8 @@ describe('permission sets that may write', () => {
     await h.svc.runner.idle();
   });
 
-  it('`runlens tokens --help` shows the same sets', () => {
-    const r = spawnSync(process.execPath, [CLI, 'tokens', '--help'], { encoding: 'utf8' });
+  it('`runlens tokens create --help` shows the same sets', () => {
+    const r = spawnSync(process.execPath, [CLI, 'tokens', 'create', '--help'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(oneLine(r.stdout)).toContain(oneLine(writeAccessSummary()));
   });

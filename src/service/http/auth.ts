@@ -22,7 +22,7 @@ export const PERMISSION_SETS = [
 const JOB_ADMINS = ['owner', 'account_admin', 'admin', 'developer', 'job_admin'] as const;
 export const WRITE_ACCESS = {
   webhooks: { what: 'create, update, delete and test webhook subscriptions', sets: ['owner', 'account_admin', 'admin', 'developer', 'webhooks_only'] },
-  jobs: { what: 'create jobs', sets: JOB_ADMINS },
+  jobs: { what: 'create and delete jobs', sets: JOB_ADMINS },
   runs: { what: 'trigger runs', sets: [...JOB_ADMINS, 'job_runner'] },
 } as const;
 export const WEBHOOK_WRITERS: readonly string[] = WRITE_ACCESS.webhooks.sets;
