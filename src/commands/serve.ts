@@ -25,7 +25,7 @@ export const serveCommand: CommandModule<object, Args> = {
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 for all interfaces)' })
       .option('data', { type: 'string', describe: 'data folder (SQLite database, run folders); default $RUNLENS_DATA or ./runlens-data' })
       .option('database-url', { type: 'string', describe: 'PostgreSQL store shared by several serve processes (env RUNLENS_DATABASE_URL); default: SQLite in --data' })
-      .option('claim-lease', { type: 'number', default: 30, describe: 'PostgreSQL: seconds past the delivery timeout before another process retakes a claim of a process that died' })
+      .option('claim-lease', { type: 'number', default: 30, describe: 'PostgreSQL: seconds past the delivery timeout before another process retakes the deliveries of a process that died, and closes its runs' })
       .option('retry-delays', { type: 'string', default: '10,60,300,1800', describe: 'seconds to wait before delivery attempts 2, 3, 4 and 5' })
       .option('delivery-timeout', { type: 'number', default: 10, describe: 'seconds an endpoint has to answer; a later answer is a failure' })
       .option('allow-private-targets', { type: 'boolean', default: false, describe: 'allow deliveries to private, loopback and link-local addresses (local development)' })

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { toMicros } from '../service/clock.js';
 import { hashToken, newApiToken } from '../service/ids.js';
-import { PERMISSION_SETS, WEBHOOK_WRITERS } from '../service/http/auth.js';
+import { PERMISSION_SETS, writeAccessSummary } from '../service/http/auth.js';
 import type { TokenInfo } from '../service/store/types.js';
 import { UsageError } from '../errors.js';
 import { out, printFields, printJson, printListing } from '../client/output.js';
@@ -23,7 +23,7 @@ export const tokensCommand: CommandModule<object, object> = {
       .command<StoreArgs & { account: number; 'permission-set': string; name: string }>('create', 'make a token for one account and print it (only now)', (yy) =>
         storeOptions(yy)
           .option('account', { type: 'number', demandOption: true, describe: 'account id (from `runlens accounts create`)' })
-          .option('permission-set', { type: 'string', demandOption: true, describe: `one of ${PERMISSION_SETS.join(', ')}; changing subscriptions needs ${WEBHOOK_WRITERS.join(', ')}` })
+          .option('permission-set', { type: 'string', demandOption: true, describe: `one of ${PERMISSION_SETS.join(', ')}. Who may write: ${writeAccessSummary()}` })
           .option('name', { type: 'string', default: 'api token', describe: 'a label for the token' })
           .example('$0 tokens create --account 1 --permission-set developer --name ci --data ./runlens-data', ''),
         async (a) => {

@@ -2,10 +2,30 @@
  * Step commands are stored as the hosted service has them (`dbt build --select x`). They are split
  * into argv here, like a POSIX shell would split words and quotes, but nothing else a shell does
  * (no variables, globs, pipes or `;`), and run only when the executable is on the allowed list.
+ * `stepRefusal` is the one check: the API applies it when a job is saved, the runner before each step.
  */
 
-export function splitCommand(command: string): string[] {
+interface Parsed {
+  argv: string[];
+  /** the first character a shell would act on (unquoted or, for `$` and backquotes, double-quoted) */
+  shellSyntax: { char: string; at: number; what: string } | null;
+}
+
+const UNQUOTED: Record<string, string> = {
+  '|': 'a pipe', '&': 'a background or && list', ';': 'a command list', '<': 'a redirection', '>': 'a redirection',
+  '(': 'a subshell', ')': 'a subshell', '$': 'a variable or command substitution', '`': 'a command substitution',
+  '*': 'a glob', '?': 'a glob', '[': 'a glob', '{': 'a brace expansion', '}': 'a brace expansion', '\n': 'a command list',
+  '\r': 'a command list',
+};
+/** Special only where a word starts. */
+const WORD_START: Record<string, string> = { '~': 'a home folder expansion', '#': 'a comment' };
+
+function parseCommand(command: string): Parsed {
   const out: string[] = [];
+  let shellSyntax: Parsed['shellSyntax'] = null;
+  const note = (char: string, at: number, what: string) => {
+    shellSyntax ??= { char, at, what };
+  };
   let cur = '';
   let inWord = false;
   let quote: '"' | "'" | null = null;
@@ -17,37 +37,52 @@ export function splitCommand(command: string): string[] {
     } else if (quote === '"') {
       if (ch === '"') quote = null;
       else if (ch === '\\' && i + 1 < command.length && '"\\$`'.includes(command[i + 1]!)) cur += command[++i];
-      else cur += ch;
+      else {
+        if (ch === '$' || ch === '`') note(ch, i, UNQUOTED[ch]!);
+        cur += ch;
+      }
     } else if (ch === "'" || ch === '"') {
       quote = ch;
       inWord = true;
     } else if (ch === '\\' && i + 1 < command.length) {
       cur += command[++i];
       inWord = true;
-    } else if (/\s/.test(ch)) {
+    } else if (ch === ' ' || ch === '\t') {
       if (inWord) out.push(cur);
       cur = '';
       inWord = false;
     } else {
+      if (UNQUOTED[ch]) note(ch, i, UNQUOTED[ch]);
+      else if (!inWord && WORD_START[ch]) note(ch, i, WORD_START[ch]);
       cur += ch;
       inWord = true;
     }
   }
   if (quote) throw new Error(`unclosed ${quote} quote`);
   if (inWord) out.push(cur);
-  return out;
+  return { argv: out, shellSyntax };
 }
 
-/** Why a step may not run (null when it may): executables are bare names from the allowed list. */
+/** argv of a command, split into words and quotes like a shell, nothing else interpreted. */
+export function splitCommand(command: string): string[] {
+  return parseCommand(command).argv;
+}
+
+/** Why a step may not run (null when it may): shell syntax, or an executable not a bare name from the allowed list. */
 export function stepRefusal(command: string, allowed: readonly string[]): string | null {
-  let argv: string[];
+  let parsed: Parsed;
   try {
-    argv = splitCommand(command);
+    parsed = parseCommand(command);
   } catch (e) {
     return (e as Error).message;
   }
-  const exe = argv[0];
+  const exe = parsed.argv[0];
   if (!exe) return 'empty command';
+  const s = parsed.shellSyntax;
+  if (s) {
+    return `${JSON.stringify(s.char)} at character ${s.at + 1} is shell syntax (${s.what}), but steps run without a shell: `
+      + 'quote it to pass it as it is, or make each command its own step';
+  }
   if (exe.includes('/') || exe.includes('\\')) return `executable "${exe}" must be a bare name from the allowed list (${allowed.join(', ')})`;
   if (!allowed.includes(exe)) return `executable "${exe}" is not allowed; this service runs only: ${allowed.join(', ')} (serve --step-commands)`;
   return null;

@@ -1,7 +1,8 @@
 /**
  * One HTTP delivery attempt: POST the stored body (byte-identical on every attempt), signed, through an
  * undici Agent whose connect step refuses private addresses. Redirects are never followed (undici's
- * `request` does not follow them) and count as failures, like every non-2xx answer.
+ * `request` does not follow them) and count as failures, like every non-2xx answer. An attempt without
+ * a complete answer in time (connect, headers and body) records status code 0.
  */
 import { Agent, request } from 'undici';
 import { checkLiteralHost, guardedLookup } from './ssrf.js';
@@ -13,9 +14,17 @@ export interface DeliveryResult {
   httpStatusCode: number;
   success: boolean;
   errorInfo: string | null;
-  requestHeaders: Record<string, string>;
   responseBody: string;
   durationMs: number;
+}
+
+/** The headers of one attempt: content type, user agent and the signatures (timestamped `nowMs`). */
+export function deliveryHeaders(eventId: string, body: string, secret: string, nowMs: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'runlens-webhooks/1',
+    ...signatureHeaders(eventId, body, secret, nowMs),
+  };
 }
 
 export interface SenderOptions {
@@ -36,12 +45,8 @@ export class Sender {
     });
   }
 
-  async send(url: string, eventId: string, body: string, secret: string, nowMs: number): Promise<DeliveryResult> {
-    const requestHeaders: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'runlens-webhooks/1',
-      ...signatureHeaders(eventId, body, secret, nowMs),
-    };
+  /** Sends `body` with `requestHeaders` (see deliveryHeaders) once. */
+  async send(url: string, body: string, requestHeaders: Record<string, string>): Promise<DeliveryResult> {
     const t0 = performance.now();
     const abort = new AbortController();
     // One deadline for connect, headers and body together: a reply after it is a failure.
@@ -58,12 +63,21 @@ export class Sender {
       if (httpStatusCode >= 300 && httpStatusCode < 400) errorInfo = `redirect ${httpStatusCode} not followed`;
       else if (httpStatusCode < 200 || httpStatusCode >= 300) errorInfo = `endpoint answered ${httpStatusCode}`;
     } catch (e) {
-      errorInfo = describe(abort.signal.aborted ? abort.signal.reason : e);
+      const cause = abort.signal.aborted ? abort.signal.reason : e;
+      // An answer cut short is no answer: the status code its headers carried is kept only in the text.
+      if (httpStatusCode) {
+        errorInfo = cause instanceof TimeoutError
+          ? `answered ${httpStatusCode} but the body did not complete within ${this.opts.timeoutMs / 1000} s (timeout)`
+          : `answered ${httpStatusCode} but the body failed: ${describe(cause)}`;
+        httpStatusCode = 0;
+      } else {
+        errorInfo = describe(cause);
+      }
     } finally {
       clearTimeout(timer);
     }
     const success = errorInfo === null && httpStatusCode >= 200 && httpStatusCode < 300;
-    return { httpStatusCode, success, errorInfo, requestHeaders, responseBody, durationMs: performance.now() - t0 };
+    return { httpStatusCode, success, errorInfo, responseBody, durationMs: performance.now() - t0 };
   }
 
   async close(): Promise<void> {

@@ -1,19 +1,24 @@
 /**
- * Outbox dispatcher: claims due deliveries from the store, sends each through the Sender and records
- * the attempt (receipt, retry time, subscription state) in one store transaction. Claims are leases,
- * so deliveries held by a process that died are picked up again once the lease runs out (or at once,
- * for the embedded store, when the next process starts).
+ * Outbox dispatcher: claims due deliveries from the store, counts and logs each attempt before its
+ * request is sent (so an attempt cut off by a crash still counts toward the 5), sends it through the
+ * Sender and records its outcome (receipt, retry time, subscription state) in one store transaction.
+ * Claims are leases, so deliveries held by a process that died are picked up again once the lease
+ * runs out (or at once, for the embedded store, when the next process starts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { toMicros } from './clock.js';
 import { receiptId } from './ids.js';
-import { Sender, type DeliveryResult } from './deliver.js';
-import type { ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Store } from './store/types.js';
+import { deliveryHeaders, Sender, type DeliveryResult } from './deliver.js';
+import type { ArchivalPolicy, AttemptOutcome, AttemptStart, ClaimedDelivery, DeliveryEvent, Store } from './store/types.js';
+import { CUT_OFF_ERROR } from './store/types.js';
 
 export const MAX_ATTEMPTS = 5;
 export const DEFAULT_RETRY_DELAYS_S = [10, 60, 300, 1800];
 export const LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/** The outcome recorded for an attempt whose process stopped before it was answered. */
+const CUT_OFF_RESULT: DeliveryResult = { httpStatusCode: 0, success: false, errorInfo: CUT_OFF_ERROR, responseBody: '', durationMs: 0 };
 
 export interface DispatcherOptions {
   store: Store;
@@ -95,7 +100,7 @@ export class Dispatcher {
         const now = toMicros(this.o.clock.now());
         const lease = now + toMicros(this.o.timeoutMs + (this.o.leaseMarginMs ?? 30_000));
         const claimed = await this.o.store.claimDue(now, room, lease, this.owner);
-        for (const c of claimed) this.launch(c);
+        await this.begin(claimed);
         if (claimed.length === room) this.again = true;
       } while (this.again && !this.stopped);
     } catch (e) {
@@ -122,9 +127,38 @@ export class Dispatcher {
     this.timer.unref?.();
   }
 
-  private launch(c: ClaimedDelivery): void {
+  /**
+   * Starts the claimed deliveries: each attempt is counted and logged (no answer yet) in one store
+   * transaction before any request leaves. A delivery whose last attempt was cut off has none left
+   * to make: that attempt is recorded as its failed last one.
+   */
+  private async begin(claimed: ClaimedDelivery[]): Promise<void> {
+    const nowMs = this.o.clock.now();
+    const starts: { c: ClaimedDelivery; start: AttemptStart }[] = [];
+    for (const c of claimed) {
+      if (c.event.attempts >= MAX_ATTEMPTS) {
+        void this.record(c.event, c.event.attempts, c.cutOffReceiptId ?? receiptId(nowMs), toMicros(nowMs), {}, CUT_OFF_RESULT, null).catch((e) => {
+          if (!this.stopped) process.emitWarning(`runlens dispatcher: ${(e as Error).message}`);
+        });
+        continue;
+      }
+      starts.push({ c, start: this.attemptStart(c.event, c.event.attempts + 1, c.hmacSecret, c.cutOffReceiptId, nowMs) });
+    }
+    if (!starts.length) return;
+    const begun = new Set(await this.o.store.beginAttempts(starts.map((s) => s.start)));
+    for (const { c, start } of starts) if (begun.has(start.eventId)) this.launch(c, start);
+  }
+
+  private attemptStart(event: DeliveryEvent, attempt: number, secret: string, cutOffReceiptId: string | null, nowMs: number): AttemptStart {
+    return {
+      eventId: event.id, subscriptionId: event.subscriptionId, owner: this.owner, receiptId: receiptId(nowMs), attempt,
+      dispatchedAt: toMicros(nowMs), requestHeaders: deliveryHeaders(event.id, event.payload, secret, nowMs), cutOffReceiptId,
+    };
+  }
+
+  private launch(c: ClaimedDelivery, start: AttemptStart): void {
     this.inFlight++;
-    const p = this.deliver(c)
+    const p = this.deliver(c, start)
       .catch((e) => {
         if (!this.stopped) process.emitWarning(`runlens dispatcher: ${(e as Error).message}`);
       })
@@ -136,12 +170,12 @@ export class Dispatcher {
     this.inFlightDone.add(p);
   }
 
-  private async deliver(c: ClaimedDelivery): Promise<void> {
-    const attempt = c.event.attempts + 1;
-    const result = await this.sender.send(c.clientUrl, c.event.id, c.event.payload, c.hmacSecret, this.o.clock.now());
-    if (!this.recording) return; // crashed: the lease runs out and the attempt is made again
-    const nextAttemptAt = result.success || attempt >= MAX_ATTEMPTS ? null : toMicros(this.o.clock.now() + this.delayBefore(attempt + 1));
-    await this.record(c.event, attempt, result, nextAttemptAt);
+  private async deliver(c: ClaimedDelivery, start: AttemptStart): Promise<void> {
+    const result = await this.sender.send(c.clientUrl, c.event.payload, start.requestHeaders);
+    if (!this.recording) return; // crashed: the attempt stays in the log without an answer, and its lease decides what happens next
+    const last = result.success || start.attempt >= MAX_ATTEMPTS;
+    const nextAttemptAt = last ? null : toMicros(this.o.clock.now() + this.delayBefore(start.attempt + 1));
+    await this.record(c.event, start.attempt, start.receiptId, start.dispatchedAt, start.requestHeaders, result, nextAttemptAt);
   }
 
   private delayBefore(attempt: number): number {
@@ -151,28 +185,19 @@ export class Dispatcher {
     return Math.max(0, base * (1 + j * (Math.random() * 2 - 1)));
   }
 
-  private record(event: DeliveryEvent, attempt: number, r: DeliveryResult, nextAttemptAt: number | null): Promise<void> {
+  private record(event: DeliveryEvent, attempt: number, id: string, dispatchedAt: number, requestHeaders: Record<string, string>,
+    r: DeliveryResult, nextAttemptAt: number | null): Promise<void> {
     const now = toMicros(this.o.clock.now());
-    return this.queueRecord(
-      {
-        receipt: {
-          id: receiptId(this.o.clock.now()),
-          eventId: event.id,
-          subscriptionId: event.subscriptionId,
-          attempt,
-          dispatchedAt: now,
-          httpStatusCode: r.httpStatusCode,
-          errorInfo: r.errorInfo,
-          requestHeaders: r.requestHeaders,
-          responseBody: r.responseBody,
-          durationMs: r.durationMs,
-        },
-        owner: this.owner,
-        success: r.success,
-        nextAttemptAt,
-        now,
+    return this.queueRecord({
+      receipt: {
+        id, eventId: event.id, subscriptionId: event.subscriptionId, attempt, dispatchedAt, httpStatusCode: r.httpStatusCode,
+        errorInfo: r.errorInfo, requestHeaders, responseBody: r.responseBody, durationMs: r.durationMs,
       },
-    );
+      owner: this.owner,
+      success: r.success,
+      nextAttemptAt,
+      now,
+    });
   }
 
   /**
@@ -207,8 +232,10 @@ export class Dispatcher {
   /** The test operation: one attempt now, logged like any delivery, never retried. */
   async sendTest(event: DeliveryEvent, clientUrl: string, secret: string): Promise<DeliveryResult> {
     await this.o.store.insertTestEvent(event);
-    const result = await this.sender.send(clientUrl, event.id, event.payload, secret, this.o.clock.now());
-    await this.record(event, 1, result, null);
+    const start = this.attemptStart(event, 1, secret, null, this.o.clock.now());
+    await this.o.store.beginAttempts([start]);
+    const result = await this.sender.send(clientUrl, event.payload, start.requestHeaders);
+    await this.record(event, 1, start.receiptId, start.dispatchedAt, start.requestHeaders, result, null);
     return result;
   }
 

@@ -1,9 +1,14 @@
 /**
  * Job runs: steps execute in order as child processes (argv, no shell) in a per-run folder. Events go
  * into the outbox at the moments section 6A names: started when the run starts; errored as soon as a
- * step fails, before artifacts are stored; completed after every artifact is stored and served.
+ * step fails, before artifacts are stored; completed after every artifact is stored and served. Each
+ * event commits with the run state it reports (a run and its started event are made together), so a
+ * crash leaves every run with its started event, and the runs a stopped process held are closed as
+ * errored (errored and completed) by the next process: at once on the embedded store, after their
+ * lease ran out on a shared one.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,7 +19,7 @@ import { splitCommand, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { artifactName, findStepTelemetry, telemetryArtifact } from './step-telemetry.js';
-import type { EventType, Job, Run, RunStep, Store } from './store/types.js';
+import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 
 const LOG_CAP = 64 * 1024;
 
@@ -26,18 +31,29 @@ export interface RunnerOptions {
   workDir: string;
   /** called after events were committed, so the dispatcher looks at once */
   onEvents: () => void;
+  /** how long a run stays held without renewal; on a shared store, others then close it as abandoned */
+  leaseMs: number;
 }
 
 export class JobRunner {
+  readonly owner = randomUUID();
   private readonly running = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
   constructor(private readonly o: RunnerOptions) {}
 
-  /** Creates the run (Queued) and starts it; the returned run is what POST .../run/ answers. */
+  /**
+   * Creates the run, already Running, together with its job.run.started event, then executes it; the
+   * returned run is what POST .../run/ answers.
+   */
   async trigger(job: Job, cause: string): Promise<Run> {
-    const run = await this.o.store.createRun({
-      accountId: job.accountId, jobId: job.id, status: RUN_STATUS.queued, statusMessage: null, cause,
-      createdAt: toMicros(this.o.clock.now()), startedAt: null, finishedAt: null, erroredAt: null,
-    });
+    const now = toMicros(this.o.clock.now());
+    const run = await this.o.store.createRun(
+      { accountId: job.accountId, jobId: job.id, status: RUN_STATUS.running, statusMessage: null, cause, createdAt: now, startedAt: now,
+        finishedAt: null, erroredAt: null },
+      this.lease(),
+      (r) => [this.event('job.run.started', job, r)],
+    );
+    this.o.onEvents();
     const p = this.execute(job, { ...run }).catch((e) => process.emitWarning(`runlens run ${run.id}: ${(e as Error).message}`));
     this.running.add(p);
     void p.finally(() => this.running.delete(p));
@@ -49,41 +65,75 @@ export class JobRunner {
   }
 
   /**
-   * Runs a process that stopped left Queued or Running cannot finish: they are closed as errored
-   * (with both events), so subscribers are not left waiting for a completion that never comes.
+   * Shared stores: renews this process's hold on its runs and closes the runs of processes that died,
+   * every third of the lease. (The embedded store closes abandoned runs once, at start-up.)
    */
-  async closeAbandonedRuns(): Promise<number> {
-    const runs = await this.o.store.listUnfinishedRuns();
+  start(): void {
+    const tick = async () => {
+      try {
+        await this.o.store.renewRunLeases(this.owner, this.lease().until);
+        await this.closeAbandonedRuns(false);
+      } catch (e) {
+        if (this.timer) process.emitWarning(`runlens runner: ${(e as Error).message}`);
+      }
+    };
+    this.timer = setInterval(() => void tick(), Math.max(50, this.o.leaseMs / 3));
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private lease(): RunLease {
+    return { owner: this.owner, until: toMicros(this.o.clock.now() + this.o.leaseMs) };
+  }
+
+  /**
+   * A run whose process stopped cannot finish: it is closed as errored (errored, unless it was sent
+   * already, then completed), so subscribers are not left waiting for a completion that never comes.
+   * `all`: every unfinished run (the embedded store at start-up); otherwise those whose lease ran out.
+   */
+  async closeAbandonedRuns(all: boolean): Promise<number> {
+    const runs = await this.o.store.claimAbandonedRuns(all ? null : toMicros(this.o.clock.now()), this.lease());
     for (const run of runs) {
       const job = await this.o.store.getJob(run.accountId, run.jobId);
       if (!job) continue;
       const now = toMicros(this.o.clock.now());
-      Object.assign(run, { status: RUN_STATUS.error, statusMessage: 'the service stopped while this run was in progress', erroredAt: now, finishedAt: now });
+      const types: EventType[] = ['job.run.completed'];
+      if (run.status !== RUN_STATUS.error) {
+        Object.assign(run, { status: RUN_STATUS.error, statusMessage: 'the service stopped while this run was in progress', erroredAt: now });
+        types.unshift('job.run.errored');
+      }
       run.startedAt ??= now;
-      await this.o.store.saveRun(run);
-      await this.emit('job.run.errored', job, run);
-      await this.emit('job.run.completed', job, run);
+      run.finishedAt = now;
+      await this.update(job, run, types);
     }
     return runs.length;
   }
 
-  private async emit(type: EventType, job: Job, run: Run): Promise<void> {
+  /** One event of a run, built with the run as it is now (payloads are made inside the store's transaction). */
+  private event(type: EventType, job: Job, run: Run): NewEvent {
     const now = this.o.clock.now();
-    const events = await this.o.store.enqueueEvent({
+    const snapshot = { ...run };
+    return {
       accountId: job.accountId, jobId: job.id, eventType: type, now: toMicros(now),
       newEventId: () => eventId(now),
-      payloadFor: (sub, id) => buildPayload(sub, id, type, job, run, now),
-    });
-    if (events.length) this.o.onEvents();
+      payloadFor: (sub, id) => buildPayload(sub, id, type, job, snapshot, now),
+    };
+  }
+
+  /** Writes the run's state with its events; false when another process has closed the run meanwhile. */
+  private async update(job: Job, run: Run, types: EventType[]): Promise<boolean> {
+    const held = await this.o.store.updateRun({ ...run }, this.owner, types.map((t) => this.event(t, job, run)));
+    if (held && types.length) this.o.onEvents();
+    return held;
   }
 
   private async execute(job: Job, run: Run): Promise<void> {
     const runDir = join(this.o.workDir, String(run.id));
     await mkdir(runDir, { recursive: true });
-    run.status = RUN_STATUS.running;
-    run.startedAt = toMicros(this.o.clock.now());
-    await this.o.store.saveRun(run);
-    await this.emit('job.run.started', job, run);
 
     const steps: RunStep[] = [];
     const telemetry = new Map<number, Awaited<ReturnType<typeof findStepTelemetry>>>();
@@ -111,8 +161,7 @@ export class JobRunner {
       run.status = RUN_STATUS.error;
       run.statusMessage = `step ${failed.index} (${failed.name}) ${failed.exitCode === null ? 'did not start' : `exited with ${failed.exitCode}`}`;
       run.erroredAt = toMicros(this.o.clock.now());
-      await this.o.store.saveRun(run);
-      await this.emit('job.run.errored', job, run);
+      if (!(await this.update(job, run, ['job.run.errored']))) return;
     }
 
     for (const step of steps) {
@@ -130,8 +179,7 @@ export class JobRunner {
 
     run.finishedAt = toMicros(this.o.clock.now());
     if (!failed) run.status = RUN_STATUS.success;
-    await this.o.store.saveRun(run);
-    await this.emit('job.run.completed', job, run);
+    await this.update(job, run, ['job.run.completed']);
   }
 
   private runStep(command: string, cwd: string, telemetryDir: string, run: Run, index: number): Promise<{ exitCode: number | null; logs: string }> {

@@ -2,7 +2,7 @@
  * The service: one fastify app over a Store, with the outbox dispatcher and the job runner. Used by
  * `runlens serve`, the tests (port 0, injected clock, tiny delays) and the bench.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { join } from 'node:path';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULT_RETRY_DELAYS_S, Dispatcher } from './dispatcher.js';
@@ -10,12 +10,15 @@ import { JobRunner } from './runner.js';
 import { SqliteStore } from './store/sqlite.js';
 import type { ArchivalPolicy, Store } from './store/types.js';
 import { DEFAULT_ARCHIVAL } from './subscription-state.js';
+import { systemResolver, type HostResolver } from './ssrf.js';
 import { ApiError, errorBody, notFound } from './http/envelope.js';
 import type { ServiceContext } from './http/context.js';
 import { webhookRoutes } from './http/webhook-routes.js';
 import { runRoutes } from './http/run-routes.js';
 
 export const DEFAULT_STEP_COMMANDS = ['dbt', 'runlens'];
+/** Longest path parameter (ids are far shorter); longer ones are refused with 414 in the envelope. */
+const MAX_PARAM_LENGTH = 100;
 
 export interface ServiceOptions {
   /** data folder: the SQLite database and run working folders (required unless `store` and `workDir` are given) */
@@ -31,11 +34,16 @@ export interface ServiceOptions {
   archival?: Partial<ArchivalPolicy>;
   concurrency?: number;
   pollMs?: number;
-  /** milliseconds past the delivery timeout before another process may retake a claim (shared stores) */
+  /**
+   * shared stores: milliseconds past the delivery timeout before another process may retake a claim,
+   * and how long a run is held without renewal before another process closes it as abandoned
+   */
   leaseMarginMs?: number;
   jitter?: number;
   /** fastify request logging */
   logger?: boolean;
+  /** resolves client_url names when a subscription is saved (default: the system resolver) */
+  resolveHost?: HostResolver;
 }
 
 export interface Service {
@@ -64,10 +72,23 @@ export async function createService(o: ServiceOptions): Promise<Service> {
   });
   const runner = new JobRunner({
     store, clock, stepCommands, workDir: o.workDir ?? join(o.dataDir ?? '.', 'runs'), onEvents: () => dispatcher.kick(),
+    leaseMs: o.leaseMarginMs ?? 30_000,
   });
-  const ctx: ServiceContext = { store, clock, dispatcher, runner, stepCommands };
+  const ctx: ServiceContext = {
+    store, clock, dispatcher, runner, stepCommands, allowPrivateTargets: o.allowPrivateTargets ?? false, resolveHost: o.resolveHost ?? systemResolver,
+  };
 
-  const app = Fastify({ logger: o.logger ?? false, routerOptions: { ignoreTrailingSlash: true }, bodyLimit: 1024 * 1024 });
+  const app = Fastify({
+    logger: o.logger ?? false, routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH }, bodyLimit: 1024 * 1024,
+    // The router's own refusals (a path parameter too long, a malformed %-escape) in the API's envelope.
+    frameworkErrors: (err, _req, reply) => {
+      const api = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new ApiError(414, `Invalid request: a path parameter is too long (at most ${MAX_PARAM_LENGTH} characters)`, `${err.code}: ${err.message}`)
+        : new ApiError(err.statusCode ?? 400, `Invalid request: ${err.message}`, `${err.code}: ${err.message}`);
+      // the handler is generic over route types; this reply is the plain one
+      void (reply as unknown as FastifyReply).code(api.statusCode).send(errorBody(api));
+    },
+  });
   app.setErrorHandler((err, _req, reply) => {
     if (err instanceof ApiError) return reply.code(err.statusCode).send(errorBody(err));
     const e = err as Error & { statusCode?: number; code?: string };
@@ -93,7 +114,9 @@ export async function createService(o: ServiceOptions): Promise<Service> {
         // predecessor are released now rather than after they expire.
         if (store.exclusive) {
           await store.releaseClaims();
-          await runner.closeAbandonedRuns();
+          await runner.closeAbandonedRuns(true);
+        } else {
+          runner.start();
         }
         await dispatcher.start();
       }
@@ -105,6 +128,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     async close(graceful = true) {
       await app.close();
       if (graceful) await runner.idle();
+      runner.stop();
       await dispatcher.stop(graceful);
       if (!o.store) await store.close();
     },

@@ -1,84 +1,77 @@
 /**
- * SSRF guard for deliveries. Addresses are checked where the socket is opened (undici's connect
- * `lookup`), so a name that resolves to a public address when saved and to 127.0.0.1 later (DNS
- * rebinding) is still refused. Literal IPs never reach `lookup`, so they are checked before sending.
+ * SSRF guard for deliveries. Addresses are classified by ipaddr.js, whose range names follow the IANA
+ * special-purpose address registries: only ordinary unicast is a target, and IPv4 carried inside IPv6
+ * (mapped, translated, NAT64, 6to4) is unwrapped and judged as IPv4. Addresses are checked where the
+ * socket is opened (undici's connect `lookup`), so a name that resolves to a public address when saved
+ * and to 127.0.0.1 later (DNS rebinding) is still refused. Literal IPs never reach `lookup`, so they are
+ * checked before sending; `targetRefusal` checks a client_url when it is saved, so a user learns at once.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
+import { lookup as dnsLookupAll } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-type Bytes = number[];
+const NAT64 = ipaddr.IPv6.parse('64:ff9b::');
+const GLOBAL_UNICAST = ipaddr.IPv6.parse('2000::');
 
-function parseV4(s: string): Bytes | null {
-  const parts = s.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return null;
-  return parts.map(Number);
+/**
+ * Canonical text of an address: brackets and zone id dropped; IPv6 through the WHATWG URL parser, which
+ * writes embedded dotted quads as hex (ipaddr.js would read `::1.2.3.4` as `::ffff:1.2.3.4`).
+ */
+function canonical(address: string): string | null {
+  const a = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (!a.includes(':')) return a;
+  try {
+    return new URL(`http://[${a}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
 }
 
-function parseV6(s: string): Bytes | null {
-  s = s.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  let tail: Bytes = [];
-  const lastColon = s.lastIndexOf(':');
-  if (s.slice(lastColon + 1).includes('.')) {
-    const v4 = parseV4(s.slice(lastColon + 1));
-    if (!v4) return null;
-    tail = v4;
-    s = s.slice(0, lastColon + 1) + '0:0';
+/**
+ * The name of the special-purpose range that makes an address no delivery target (for an embedded
+ * IPv4, "<form> of <its range>"), or null for an ordinary public unicast address.
+ */
+export function blockedRange(address: string): string | null {
+  const text = canonical(address);
+  if (text === null || !ipaddr.isValid(text)) return 'not an IP address';
+  const ip = ipaddr.parse(text);
+  if (ip.kind() === 'ipv4') {
+    const range = (ip as ipaddr.IPv4).range();
+    return range === 'unicast' ? null : range;
   }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const group = (h: string) => (h === '' ? [] : h.split(':'));
-  const head = group(halves[0]!);
-  const rest = halves.length === 2 ? group(halves[1]!) : [];
-  const missing = 8 - head.length - rest.length;
-  if (missing < 0 || (halves.length === 1 && missing !== 0)) return null;
-  const groups = [...head, ...Array(missing).fill('0'), ...rest];
-  const bytes: Bytes = [];
-  for (const g of groups) {
-    if (!/^[0-9a-f]{1,4}$/i.test(g)) return null;
-    const v = parseInt(g, 16);
-    bytes.push(v >> 8, v & 0xff);
+  const v6 = ip as ipaddr.IPv6;
+  const range = v6.range();
+  const embedded = embeddedIPv4(v6, range);
+  if (embedded) {
+    const inner = blockedRange(embedded.toString());
+    return inner === null ? null : `${range} of ${inner}`;
   }
-  if (tail.length) bytes.splice(12, 4, ...tail);
-  return bytes;
+  if (range !== 'unicast') return range;
+  const [first] = v6.parts;
+  if (first === 0) return 'ipv4Compatible'; // ::a.b.c.d and the rest of ::/8 (IETF reserved)
+  if (!v6.match(GLOBAL_UNICAST, 3)) return 'outside global unicast (2000::/3)';
+  return null;
 }
 
-const V4_BLOCKED: [string, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-];
-const V6_BLOCKED: [string, number][] = [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
-];
-
-function inPrefix(addr: Bytes, net: Bytes, bits: number): boolean {
-  for (let i = 0; i < bits; i++) {
-    const byte = i >> 3;
-    const mask = 0x80 >> (i & 7);
-    if ((addr[byte]! & mask) !== (net[byte]! & mask)) return false;
-  }
-  return true;
+/** The IPv4 address an IPv6 form carries, where the whole range is a way of reaching IPv4 hosts. */
+function embeddedIPv4(v6: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
+  const p = v6.parts;
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  if (range === 'ipv4Mapped' || range === 'rfc6145') return v4(p[6]!, p[7]!);
+  // 64:ff9b::/96 carries the IPv4 in its last 32 bits; the local-use 64:ff9b:1::/48 stays refused.
+  if (range === 'rfc6052' && v6.match(NAT64, 96)) return v4(p[6]!, p[7]!);
+  if (range === '6to4') return v4(p[1]!, p[2]!);
+  return null;
 }
 
 /** True when the address is private, loopback, link-local, reserved or otherwise not a public host. */
-export function isBlockedAddress(address: string): boolean {
-  const v4 = parseV4(address);
-  if (v4) return V4_BLOCKED.some(([n, b]) => inPrefix(v4, parseV4(n)!, b));
-  const v6 = parseV6(address);
-  if (!v6) return true; // unparseable: refuse rather than guess
-  // IPv4 embedded in IPv6 (mapped, NAT64, 6to4): unwrap and check the IPv4 address too.
-  const zero = (from: number, to: number) => v6.slice(from, to).every((x) => x === 0);
-  if (zero(0, 10) && v6[10] === 0xff && v6[11] === 0xff) return isBlockedAddress(v6.slice(12).join('.'));
-  if (inPrefix(v6, parseV6('64:ff9b::')!, 96)) return isBlockedAddress(v6.slice(12).join('.'));
-  if (v6[0] === 0x20 && v6[1] === 0x02) return isBlockedAddress(v6.slice(2, 6).join('.'));
-  if (zero(0, 12) && !zero(12, 16)) return isBlockedAddress(v6.slice(12).join('.')); // IPv4-compatible
-  return V6_BLOCKED.some(([n, b]) => inPrefix(v6, parseV6(n)!, b));
-}
+export const isBlockedAddress = (address: string): boolean => blockedRange(address) !== null;
 
 export class BlockedAddressError extends Error {
   readonly code = 'E_RUNLENS_BLOCKED_ADDRESS';
   constructor(host: string, address: string) {
-    super(`refused to connect to ${host} (${address}): private, loopback or link-local address; start serve with --allow-private-targets to allow it`);
+    super(`refused to connect to ${host} (${address}, ${blockedRange(address)}): private, loopback or link-local address; start serve with --allow-private-targets to allow it`);
   }
 }
 
@@ -105,4 +98,39 @@ export function guardedLookup(allowPrivate: boolean) {
       callback(null, first.address, first.family);
     });
   };
+}
+
+/** Resolves a host name to its addresses (the system resolver by default; tests inject their own). */
+export type HostResolver = (host: string) => Promise<string[]>;
+
+export const systemResolver: HostResolver = async (host) => (await dnsLookupAll(host, { all: true })).map((a) => a.address);
+
+/**
+ * Why a client_url may not be saved (null when it may): a literal private address, a `localhost`
+ * name, or a name that resolves to a private address now. A name that does not resolve within
+ * `timeoutMs` is accepted: every connection is checked again when it opens.
+ */
+export async function targetRefusal(url: string, resolve: HostResolver, timeoutMs = 3000): Promise<string | null> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (isIP(host)) {
+    const range = blockedRange(host);
+    return range === null ? null : `${host} is a ${range} address`;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} names this machine (loopback)`;
+  let addresses: string[];
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    addresses = await Promise.race([
+      resolve(host),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+  const bad = addresses.find(isBlockedAddress);
+  return bad === undefined ? null : `${host} resolves to ${bad}, a ${blockedRange(bad)} address`;
 }

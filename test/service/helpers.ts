@@ -87,9 +87,11 @@ export interface Delivery {
 }
 
 /**
- * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /redirect 302 to
- * /redirected, /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes; anything else 200. Each delivery's signature is checked with the
- * secret registered for its webhookId.
+ * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /fail-slowly 500 after
+ * 200 ms (so attempts are in flight when a test kills the sender), /redirect 302 to /redirected,
+ * /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes,
+ * /stall-body sends its status and part of a body, then nothing; anything else 200. Each delivery's
+ * signature is checked with the secret registered for its webhookId.
  */
 export async function startReceiver(): Promise<{
   url: string;
@@ -126,6 +128,13 @@ export async function startReceiver(): Promise<{
       for (const l of listeners) l();
       const path = (req.url ?? '').split('?')[0];
       if (path === '/fail') res.writeHead(500).end('boom');
+      else if (path === '/fail-slowly') {
+        const t = setTimeout(() => res.writeHead(500).end('boom'), 200);
+        res.on('close', () => clearTimeout(t));
+      } else if (path === '/stall-body') {
+        res.writeHead(200, { 'content-length': '100' }).write('partial');
+        hanging.add(res);
+      }
       else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
       else if (path === '/big') res.writeHead(200).end('x'.repeat(50_000));
       else if (path === '/hang') hanging.add(res);
@@ -172,6 +181,11 @@ export async function until<T>(fn: () => Promise<T | undefined | null | false>, 
   throw new Error(`gave up waiting for ${what}`);
 }
 
+/** Tests never ask DNS beyond this machine: names a test does not map itself do not resolve. */
+export const offlineResolver = async (host: string): Promise<string[]> => {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host} (tests resolve no names)`), { code: 'ENOTFOUND' });
+};
+
 export interface Harness {
   svc: Service;
   base: string;
@@ -190,7 +204,7 @@ export async function makeToken(store: Store, accountId: number, permissionSet =
 export async function startService(store: Store, opts: Partial<ServiceOptions> & { workDir: string }): Promise<Harness> {
   const svc = await createService({
     store, allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], deliveryTimeoutMs: 2000, jitter: 0, pollMs: 50,
-    stepCommands: ['node'], leaseMarginMs: 200, ...opts,
+    stepCommands: ['node'], leaseMarginMs: 200, resolveHost: offlineResolver, ...opts,
   });
   const base = await svc.listen(0);
   const account = await store.createAccount('Acme', Date.now() * 1000);

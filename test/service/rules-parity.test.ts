@@ -48,6 +48,8 @@ async function check(factory: StoreFactory, seed: number): Promise<boolean> {
             payloadFor: () => '{}' });
           if (!made.length) continue;
         }
+        await store.beginAttempts([{ eventId: id, subscriptionId: sub.id, owner: 'o', receiptId: `wre_${id}`, attempt: 1, dispatchedAt: now,
+          requestHeaders: {}, cutOffReceiptId: null }]);
         batch.push({ receipt: { id: `wre_${id}`, eventId: id, subscriptionId: sub.id, attempt: 1, dispatchedAt: now, httpStatusCode: success ? 200 : 500,
           errorInfo: null, requestHeaders: {}, responseBody: '', durationMs: 1 }, owner: 'o', success, nextAttemptAt: final ? null : now + 1, now });
       }

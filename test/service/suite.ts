@@ -9,7 +9,7 @@ import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 import { join } from 'node:path';
 import { ManualClock, toMicros } from '../../src/service/clock.js';
 import { eventId } from '../../src/service/ids.js';
-import type { EventType, Store } from '../../src/service/store/types.js';
+import type { AttemptStart, EventType, Store } from '../../src/service/store/types.js';
 import { WebhooksClient } from '../../src/client/webhooks.js';
 import { ArtifactsClient } from '../../src/client/artifacts.js';
 import { ApiClientError } from '../../src/client/http.js';
@@ -209,10 +209,55 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.api('DELETE', SUB(d.id))).status).toBe(404);
       });
 
+      it('deletes the delivery log with its subscription (events and receipts), as the API shows', async () => {
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        const kept = await subscribe({ client_url: `${rx.url}/ok` });
+        await enqueue();
+        await until(async () => (await h.store.listEvents(h.accountId, d.id, 0, 10)).items[0]?.status === 'failed', 'failed delivery');
+        await until(async () => (await h.store.listEvents(h.accountId, kept.id, 0, 10)).items[0]?.status === 'succeeded', 'delivered');
+        const ev = (await h.store.listEvents(h.accountId, d.id, 0, 10)).items[0]!;
+        expect(await h.store.listReceipts(ev.id)).toHaveLength(5);
+        expect((await h.api('DELETE', SUB(d.id))).status).toBe(200);
+        expect((await h.api('GET', `${SUB(d.id)}/events`)).status).toBe(404);
+        expect((await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`)).status).toBe(404);
+        expect((await h.store.listEvents(h.accountId, d.id, 0, 10)).total).toBe(0);
+        expect(await h.store.listReceipts(ev.id)).toEqual([]);
+        // another subscription's log stays
+        expect((await h.api('GET', `${SUB(kept.id)}/events`)).json.extra.pagination.total_count).toBe(1);
+      });
+
       it('answers unknown paths with a 404 envelope', async () => {
         const r = await h.api('GET', '/api/v3/accounts/{acct}/webhooks/nothing');
         expect(r.status).toBe(404);
         expect(r.json).toMatchObject({ data: null, status: { code: 404, is_success: false } });
+      });
+
+      it('answers oversized and malformed path parameters in the error envelope', async () => {
+        const long = 'x'.repeat(300);
+        for (const path of [SUB(`wsu_${long}`), `${SUB(`wsu_${long}`)}/events`, `/api/v3/accounts/${'9'.repeat(300)}/webhooks/subscriptions`,
+          `/api/v2/accounts/{acct}/runs/${'1'.repeat(300)}/`]) {
+          const r = await h.api('GET', path);
+          expect(r.status, path.slice(0, 60)).toBe(414);
+          expect(r.json, path.slice(0, 60)).toMatchObject({ data: null, status: { code: 414, is_success: false } });
+          expect(r.json.status.user_message).toMatch(/too long/);
+        }
+        const bad = await h.api('GET', SUB('wsu_%E0%A4%A'));
+        expect(bad.status).toBe(400);
+        expect(bad.json).toMatchObject({ data: null, status: { code: 400, is_success: false } });
+      });
+
+      it('takes ids only in their canonical form: account 01 is not account 1', async () => {
+        const d = await subscribe({ client_url: 'https://example.com' });
+        const id = h.accountId;
+        for (const acct of [`0${id}`, `00${id}`, `+${id}`, `${id}.0`, `0x${id.toString(16)}`, `%20${id}`, `${id}%20`]) {
+          for (const path of [`/api/v3/accounts/${acct}/webhooks/subscriptions`, `/api/v3/accounts/${acct}/webhooks/subscription/${d.id}`,
+            `/api/v2/accounts/${acct}/runs/1/`]) {
+            const r = await h.api('GET', path);
+            expect(r.status, path).toBe(404);
+            expect(r.json.status, path).toMatchObject({ code: 404, is_success: false });
+          }
+        }
+        expect((await h.api('GET', `/api/v3/accounts/${id}/webhooks/subscription/${d.id}`)).status).toBe(200);
       });
 
       it('test sends a signed delivery now and reports the endpoint status', async () => {
@@ -297,6 +342,11 @@ export function serviceSuite(factory: StoreFactory): void {
         };
         await bad({ execute_steps: ['node -v', 'bash -c "rm -rf /"'] }, 'execute_steps[1]');
         await bad({ execute_steps: ['/usr/bin/node -v'] }, 'execute_steps[0]');
+        for (const step of ['node -v | cat', 'node -v; node -v', 'node -v > out.txt', 'node -v < in.txt', 'node -v && node -v', 'node -v &',
+          'node *.js', 'node script?.js', 'node [ab].js', 'node $HOME/x.js', 'node "${HOME}/x.js"', 'node `which x`', 'node $(which x)',
+          'node ~/x.js', 'node -v # comment', 'node -v "unclosed']) {
+          await bad({ execute_steps: ['node -v', step] }, 'execute_steps[1]');
+        }
         await bad({ execute_steps: [] }, 'execute_steps');
         await bad({ project_id: undefined }, 'project_id');
         await bad({ name: '' }, 'name');
@@ -439,6 +489,23 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(sub.active).toBe(true); // one failed delivery does not archive
       });
 
+      it('an answer whose body does not complete in time is a failure with no status code, like any timeout', async () => {
+        await boot({ deliveryTimeoutMs: 150 });
+        const d = await subscribe({ client_url: `${rx.url}/stall-body` });
+        await enqueue();
+        await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'failed', 'failed event');
+        await h.svc.dispatcher.idle();
+        const ev = (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0];
+        expect(ev.http_status_code).toBe('0');
+        const receipts = (await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`)).json.data;
+        expect(receipts).toHaveLength(5);
+        for (const r of receipts) {
+          expect(r.http_status_code).toBe('0');
+          expect(r.error_info).toMatch(/answered 200 but the body did not complete.*timeout/);
+        }
+        expect((await h.api('GET', SUB(d.id))).json.data.http_status_code).toBe('0');
+      });
+
       it('keeps at most 20 KB of a response body in the delivery log', async () => {
         await boot();
         const d = await subscribe({ client_url: `${rx.url}/big` });
@@ -546,6 +613,38 @@ export function serviceSuite(factory: StoreFactory): void {
     });
 
     describe('durability and retention', () => {
+      it('a late outcome of an attempt that was taken over does not move its event back (at most 5 attempts)', async () => {
+        // The same dispatcher retakes its own claim once the lease ran out (a slow machine): its first
+        // attempt's outcome then arrives after the second attempt began.
+        await boot({ pollMs: 60_000 });
+        await h.svc.dispatcher.stop(false); // drive the store by hand
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        await enqueue();
+        const now = toMicros(Date.now());
+        const start = (attempt: number, owner: string): AttemptStart => ({ eventId: '', subscriptionId: d.id, owner, receiptId: `wre_late${attempt}${owner}`,
+          attempt, dispatchedAt: now, requestHeaders: {}, cutOffReceiptId: null });
+        const [claim] = await h.store.claimDue(now, 10, now - 1, 'first'); // a lease already run out
+        const first = { ...start(1, 'first'), eventId: claim!.event.id };
+        expect(await h.store.beginAttempts([first])).toEqual([claim!.event.id]);
+        const [again] = await h.store.claimDue(now, 10, now + 10_000_000, 'first');
+        expect(again!.event.attempts).toBe(1);
+        expect(again!.cutOffReceiptId).toBe(first.receiptId);
+        const second = { ...start(2, 'first'), eventId: again!.event.id, cutOffReceiptId: again!.cutOffReceiptId };
+        await h.store.beginAttempts([second]);
+        // attempt 1's answer arrives late, then attempt 2's
+        const outcome = (a: AttemptStart, code: number) => ({ receipt: { id: a.receiptId, eventId: a.eventId, subscriptionId: d.id, attempt: a.attempt,
+          dispatchedAt: now, httpStatusCode: code, errorInfo: `endpoint answered ${code}`, requestHeaders: {}, responseBody: '', durationMs: 1 },
+        owner: a.owner, success: false, nextAttemptAt: now + 1, now });
+        await h.store.recordAttempts([outcome(first, 500)], { maxConsecutiveFailures: 1000, maxFailingMicros: 1e15 });
+        let ev = (await h.store.getEvent(h.accountId, d.id, first.eventId))!;
+        expect(ev.attempts).toBe(2);
+        await h.store.recordAttempts([outcome(second, 502)], { maxConsecutiveFailures: 1000, maxFailingMicros: 1e15 });
+        ev = (await h.store.getEvent(h.accountId, d.id, first.eventId))!;
+        expect(ev).toMatchObject({ attempts: 2, status: 'pending', httpStatusCode: 502 });
+        // the log keeps what each attempt really got
+        expect((await h.store.listReceipts(ev.id)).map((r) => [r.attempt, r.httpStatusCode])).toEqual([[1, 500], [2, 502]]);
+      });
+
       it('a restart in the middle of a delivery loses nothing: the delivery goes out again', async () => {
         db = await factory.fresh();
         store = await db.open();
@@ -573,8 +672,52 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(hang[1]!.body).toBe(hang[0]!.body);
         expect(firstBodies).toContain(hang[0]!.body);
         expect(hang.every((x) => x.verified)).toBe(true);
+        // The attempt cut off by the crash counts: the log shows it without an answer, then the second one.
+        const ev = (await store.listEvents(h.accountId, d.id, 0, 10)).items[0]!;
+        expect(ev.attempts).toBe(2);
+        const receipts = await store.listReceipts(ev.id);
+        expect(receipts.map((r) => [r.attempt, r.httpStatusCode])).toEqual([[1, 0], [2, 200]]);
+        expect(receipts[0]!.errorInfo).toMatch(/cut off/);
         // The other delivery either went out before the crash or is retaken (after its lease, on a shared store).
         await until(async () => (await store.listEvents(h.accountId, second.id, 0, 10)).items[0]?.status === 'succeeded', 'second delivery');
+      });
+
+      it('an event whose fifth attempt was cut off by a crash is failed after the restart, with no sixth request', async () => {
+        db = await factory.fresh();
+        store = await db.open();
+        h = await startService(store, { workDir: join(db.dir, 'runs'), pollMs: 60_000 });
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        await h.svc.close(false); // a crash before anything was sent; the store is driven by hand below
+        await enqueue();
+        // Five attempts begun by processes that died before any answer (leases already run out).
+        for (let attempt = 1; attempt <= 5; attempt++) {
+          const now = toMicros(Date.now());
+          const [c] = await store.claimDue(now, 10, now - 1, `dead-${attempt}`);
+          expect(c!.event.attempts).toBe(attempt - 1);
+          await store.beginAttempts([{ eventId: c!.event.id, subscriptionId: d.id, owner: `dead-${attempt}`, receiptId: `wre_dead${attempt}`, attempt,
+            dispatchedAt: now, requestHeaders: {}, cutOffReceiptId: c!.cutOffReceiptId }]);
+        }
+        await store.close();
+        store = await db.open();
+        const { createService } = await import('../../src/service/server.js');
+        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50,
+          leaseMarginMs: 200 });
+        cleanups.push(async () => {
+          await svc2.close(false);
+          await store.close();
+          await db.cleanup();
+        });
+        await svc2.listen(0);
+        const ev = await until(async () => {
+          const e = (await store.listEvents(h.accountId, d.id, 0, 10)).items[0];
+          return e?.status === 'failed' ? e : null;
+        }, 'the event failed');
+        expect(ev.attempts).toBe(5);
+        const receipts = await store.listReceipts(ev.id);
+        expect(receipts.map((r) => [r.attempt, r.httpStatusCode])).toEqual([[1, 0], [2, 0], [3, 0], [4, 0], [5, 0]]);
+        expect(receipts.every((r) => /cut off/.test(r.errorInfo ?? ''))).toBe(true);
+        expect(rx.deliveries).toHaveLength(0);
+        expect((await store.getSubscription(h.accountId, d.id))!.consecutiveFailures).toBe(1);
       });
 
       it('prunes the delivery log after 7 days (injected clock), keeping pending deliveries', async () => {
@@ -592,15 +735,58 @@ export function serviceSuite(factory: StoreFactory): void {
     });
 
     describe('SSRF guard', () => {
-      it('refuses loopback targets unless private targets are allowed', async () => {
+      it('refuses at connect time a private target saved before (or a name that resolves to one when sending)', async () => {
         await boot({ allowPrivateTargets: false });
-        for (const url of [`${rx.url}/ok`, `http://localhost:${new URL(rx.url).port}/ok`, `http://[::ffff:127.0.0.1]:${new URL(rx.url).port}/ok`]) {
-          const d = await subscribe({ client_url: url });
-          const t = await h.api('GET', `${SUB(d.id)}/test`);
+        const port = new URL(rx.url).port;
+        for (const url of [`${rx.url}/ok`, `http://localhost:${port}/ok`, `http://[::ffff:127.0.0.1]:${port}/ok`, `http://[::ffff:0:7f00:1]:${port}/ok`]) {
+          // Saved straight into the store: the API refuses such URLs, but a name can point elsewhere by the time of sending.
+          const now = toMicros(Date.now());
+          const id = `wsu_saved${Math.random().toString(36).slice(2, 10)}`;
+          await h.store.insertSubscription({ id, accountId: h.accountId, name: 'saved', description: '', clientUrl: url, active: true, archived: false,
+            deactivateReason: null, eventTypes: ALL, jobIds: [], hmacSecret: 's', createdAt: now, updatedAt: now, dispatchedAt: null, httpStatusCode: 0,
+            consecutiveFailures: 0, failingSince: null });
+          const t = await h.api('GET', `${SUB(id)}/test`);
           expect(t.json.data.verification_status_code, url).toBe('0');
           expect(t.json.data.verification_error, url).toMatch(/refused to connect.*allow-private-targets/);
         }
         expect(rx.deliveries).toHaveLength(0);
+      });
+
+      it('refuses a private or loopback client_url at create and update (400 naming client_url) unless private targets are allowed', async () => {
+        const names: Record<string, string[]> = { 'internal.example.test': ['10.1.2.3'], 'public.example.test': ['93.184.215.14'],
+          'mixed.example.test': ['93.184.215.14', '::1'] };
+        const resolveHost = async (host: string) => {
+          if (names[host]) return names[host]!;
+          throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+        };
+        await boot({ allowPrivateTargets: false, resolveHost });
+        const refused = ['http://127.0.0.1:9/x', 'http://localhost:9/', 'http://app.localhost/', 'http://[::1]/', 'http://[::ffff:0:7f00:1]/',
+          'http://[fec0::1]/', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/', 'http://0x7f.1/', 'http://2130706433/',
+          'https://internal.example.test/hook', 'https://mixed.example.test/hook'];
+        for (const url of refused) {
+          const r = await h.api('POST', SUBS, { name: 'n', client_url: url, event_types: ALL, active: true });
+          expect(r.status, url).toBe(400);
+          expect(r.json.status.user_message, url).toMatch(/client_url/);
+          expect(r.json.status.user_message, url).toMatch(/allow-private-targets/);
+        }
+        // public literals, public names, and names that do not resolve now (connect time checks them again)
+        for (const url of ['https://93.184.215.14/hook', 'https://public.example.test/hook', 'https://unresolvable.example.test/hook']) {
+          const r = await h.api('POST', SUBS, { name: 'n', client_url: url, event_types: ALL, active: true });
+          expect(r.status, url).toBe(201);
+        }
+        const sub = (await h.api('GET', SUBS)).json.data[0];
+        const put = await h.api('PUT', SUB(sub.id), { client_url: 'http://192.168.1.10/hook' });
+        expect(put.status).toBe(400);
+        expect(put.json.status.developer_message).toMatch(/client_url.*192\.168\.1\.10.*private/);
+        expect((await h.api('PUT', SUB(sub.id), { client_url: 'https://public.example.test/2' })).status).toBe(200);
+        expect((await h.store.getSubscription(h.accountId, sub.id))!.clientUrl).toBe('https://public.example.test/2');
+      });
+
+      it('accepts private targets with --allow-private-targets', async () => {
+        await boot({ allowPrivateTargets: true });
+        for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/', 'http://10.0.0.1/']) {
+          expect((await h.api('POST', SUBS, { name: 'n', client_url: url, event_types: ALL, active: true })).status, url).toBe(201);
+        }
       });
     });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { isBlockedAddress, checkLiteralHost } from '../../src/service/ssrf.js';
+import { blockedRange, checkLiteralHost, isBlockedAddress } from '../../src/service/ssrf.js';
 import { hmacHex, signatureHeaders, verifyStandardWebhook, verifyWebhookSignature } from '../../src/service/signing.js';
 import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
 import { accountIdentifier, base62, eventId, ksuid, subscriptionId } from '../../src/service/ids.js';
@@ -9,20 +9,52 @@ import { parseRetryDelays, parseStepCommands } from '../../src/service/cli-optio
 import type { AttemptOutcome, Subscription } from '../../src/service/store/types.js';
 
 describe('SSRF address classes', () => {
+  // Every special-purpose range of the IANA registries, the embedded-IPv4 forms (mapped, translated,
+  // NAT64, 6to4, IPv4-compatible) and odd spellings: refused.
   it.each([
-    '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1',
-    '255.255.255.255', '198.18.0.1', '192.0.2.5', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:0001::', '::127.0.0.1', 'not-an-ip',
-  ])('blocks %s', (a) => expect(isBlockedAddress(a)).toBe(true));
+    ['0.0.0.0', 'unspecified'], ['0.1.2.3', 'unspecified'], ['10.0.0.1', 'private'], ['10.255.255.255', 'private'],
+    ['100.64.0.1', 'carrierGradeNat'], ['100.127.255.254', 'carrierGradeNat'], ['127.0.0.1', 'loopback'], ['127.255.255.254', 'loopback'],
+    ['169.254.169.254', 'linkLocal'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'], ['192.0.0.8', 'reserved'],
+    ['192.0.2.5', 'reserved'], ['192.88.99.1', 'reserved'], ['192.168.1.1', 'private'], ['198.18.0.1', 'reserved'],
+    ['198.19.255.255', 'reserved'], ['198.51.100.7', 'reserved'], ['203.0.113.9', 'reserved'], ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'], ['240.0.0.1', 'reserved'], ['255.255.255.255', 'broadcast'],
+    ['::', 'unspecified'], ['::1', 'loopback'], ['0:0:0:0:0:0:0:1', 'loopback'], ['fe80::1', 'linkLocal'], ['fe80::1%eth0', 'linkLocal'],
+    ['febf::1', 'linkLocal'], ['fc00::1', 'uniqueLocal'], ['fd12:3456::1', 'uniqueLocal'], ['ff02::1', 'multicast'], ['ff05::1:3', 'multicast'],
+    ['fec0::1', 'deprecatedSiteLocal'], ['feff::1', 'deprecatedSiteLocal'], ['2001:db8::1', 'reserved'], ['100::1', 'discard'],
+    ['2001:2::1', 'benchmarking'], ['3fff::1', 'reserved'], ['5f00::1', 'segmentRouting'], ['4000::1', 'outside global unicast'],
+    ['2001::1', 'teredo'], ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'teredo'],
+    ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['::ffff:10.0.0.1', 'private'], ['::ffff:169.254.169.254', 'linkLocal'],
+    ['::ffff:0:7f00:1', 'loopback'], ['::ffff:0:127.0.0.1', 'loopback'], ['::ffff:0:a9fe:a9fe', 'linkLocal'],
+    ['64:ff9b::7f00:1', 'loopback'], ['64:ff9b::a9fe:a9fe', 'linkLocal'], ['64:ff9b::10.0.0.1', 'private'], ['64:ff9b:1::1', 'rfc6052'],
+    ['64:ff9b:1:a00:1::', 'rfc6052'], ['2002:7f00:1::', 'loopback'], ['2002:a00:1::1', 'private'], ['2002:c0a8:101::1', 'private'],
+    ['2002:a9fe:a9fe::', 'linkLocal'], ['::127.0.0.1', 'ipv4Compatible'], ['::7f00:1', 'ipv4Compatible'], ['::10.0.0.1', 'ipv4Compatible'],
+    ['::8.8.8.8', 'ipv4Compatible'], ['not-an-ip', 'not an IP address'], ['', 'not an IP address'], ['::g', 'not an IP address'],
+    ['1.2.3.4.5', 'not an IP address'],
+  ])('refuses %s (%s)', (a, range) => {
+    expect(isBlockedAddress(a)).toBe(true);
+    expect(blockedRange(a)).toContain(range);
+  });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::'])(
-    'allows %s', (a) => expect(isBlockedAddress(a)).toBe(false));
+  it.each([
+    '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.169.0.1', '9.255.255.255', '11.0.0.1', '93.184.215.14',
+    '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '2001:4860:4860::8888', '::ffff:8.8.8.8', '::ffff:808:808',
+    '::ffff:0:808:808', '64:ff9b::808:808', '64:ff9b::8.8.8.8', '2002:808:808::1',
+  ])('allows %s', (a) => {
+    expect(isBlockedAddress(a)).toBe(false);
+    expect(blockedRange(a)).toBeNull();
+  });
 
-  it('checks literal hosts after URL normalisation (decimal, hex, bracketed IPv6)', () => {
-    for (const u of ['http://2130706433/', 'http://0x7f.1/', 'http://[::ffff:7f00:1]/', 'http://127.1/']) {
-      expect(() => checkLiteralHost(new URL(u), false), u).toThrow(/refused/);
-      expect(() => checkLiteralHost(new URL(u), true), u).not.toThrow();
-    }
+  it.each([
+    'http://127.0.0.1/', 'http://2130706433/', 'http://0x7f.1/', 'http://0x7f000001/', 'http://0177.0.0.1/', 'http://017700000001/',
+    'http://127.1/', 'http://0/', 'http://[::1]/', 'http://[::ffff:7f00:1]/', 'http://[::ffff:0:7f00:1]/', 'http://[0:0:0:0:0:ffff:127.0.0.1]/',
+    'http://[fec0::1]/', 'http://[64:ff9b:1::7f00:1]/', 'http://[2001::7f00:1]/', 'http://[2002:7f00:1::]/', 'http://[::127.0.0.1]/',
+    'https://169.254.169.254/latest/meta-data/',
+  ])('checks the literal host of %s after URL normalisation', (u) => {
+    expect(() => checkLiteralHost(new URL(u), false)).toThrow(/refused/);
+    expect(() => checkLiteralHost(new URL(u), true)).not.toThrow();
+  });
+
+  it('leaves names to the connect-time lookup', () => {
     expect(() => checkLiteralHost(new URL('http://example.com/'), false)).not.toThrow();
   });
 });
@@ -81,6 +113,27 @@ describe('step commands', () => {
     expect(stepRefusal('/tmp/dbt build', ['dbt'])).toMatch(/bare name/);
     expect(stepRefusal('./dbt build', ['dbt'])).toMatch(/bare name/);
     expect(stepRefusal('   ', ['dbt'])).toMatch(/empty/);
+  });
+
+  it.each([
+    ['runlens generate -o x.jsonl | cat', '"|"', 'a pipe'], ['dbt run; dbt test', '";"', 'a command list'], ['dbt run && dbt test', '"&"', 'a background'],
+    ['dbt run > out.txt', '">"', 'a redirection'], ['dbt run 2>&1', '">"', 'a redirection'], ['dbt run < in', '"<"', 'a redirection'],
+    ['dbt run --select models/*', '"*"', 'a glob'], ['dbt run --select model?', '"?"', 'a glob'], ['dbt run --select [ab]', '"["', 'a glob'],
+    ['dbt run --target $TARGET', '"$"', 'a variable'], ['dbt run --target "$TARGET"', '"$"', 'a variable'], ['dbt run --target "`whoami`"', '"`"', 'a command substitution'],
+    ['dbt run $(date)', '"$"', 'a variable'], ['dbt run --vars {a,b}', '"{"', 'a brace expansion'], ['dbt run --project-dir ~/p', '"~"', 'a home folder'],
+    ['dbt run # nightly', '"#"', 'a comment'], ['dbt run\ndbt test', '"\\n"', 'a command list'], ['dbt (run)', '"("', 'a subshell'],
+  ])('refuses shell syntax the runner would not interpret: %s', (command, char, what) => {
+    const why = stepRefusal(command, ['dbt', 'runlens']);
+    expect(why).toContain(`${char} at character`);
+    expect(why).toContain(what);
+    expect(why).toMatch(/steps run without a shell/);
+  });
+
+  it.each([
+    `dbt run --select 'models/*'`, 'dbt run --select "tag:nightly model+"', `dbt run --vars '{"a": 1, "b": [1, 2]}'`, 'dbt run --target \\$TARGET',
+    'dbt run --select "a\\$b"', 'dbt run --select path:models/staging a#b', `dbt run --select '~x' "#y"`, 'runlens generate -o gen.jsonl',
+  ])('accepts quoted or escaped characters and plain words: %s', (command) => {
+    expect(stepRefusal(command, ['dbt', 'runlens'])).toBeNull();
   });
 });
 

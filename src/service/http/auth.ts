@@ -13,10 +13,25 @@ export const PERMISSION_SETS = [
   'project_creator', 'metadata_only', 'semantic_layer_only', 'webhooks_only',
 ] as const;
 
-/** Who may change webhook subscriptions (interface section 1: Account Admin, Admin or Developer). */
-export const WEBHOOK_WRITERS = ['owner', 'account_admin', 'admin', 'developer', 'webhooks_only'];
-export const JOB_WRITERS = ['owner', 'account_admin', 'admin', 'developer', 'job_admin'];
-export const RUN_TRIGGERS = [...JOB_WRITERS, 'job_runner'];
+/**
+ * Who may write what: the one list behind the API's 403s, `runlens tokens --help` and docs/service.md
+ * (a test holds the docs to it). Webhooks follow interface section 1 (Account Admin, Admin or
+ * Developer), plus the owner and the webhooks-only set; jobs and runs the hosted job permissions.
+ * Any token of the account may read.
+ */
+const JOB_ADMINS = ['owner', 'account_admin', 'admin', 'developer', 'job_admin'] as const;
+export const WRITE_ACCESS = {
+  webhooks: { what: 'create, update, delete and test webhook subscriptions', sets: ['owner', 'account_admin', 'admin', 'developer', 'webhooks_only'] },
+  jobs: { what: 'create and delete jobs', sets: JOB_ADMINS },
+  runs: { what: 'trigger runs', sets: [...JOB_ADMINS, 'job_runner'] },
+} as const;
+export const WEBHOOK_WRITERS: readonly string[] = WRITE_ACCESS.webhooks.sets;
+export const JOB_WRITERS: readonly string[] = WRITE_ACCESS.jobs.sets;
+export const RUN_TRIGGERS: readonly string[] = WRITE_ACCESS.runs.sets;
+
+/** One line for help texts: "create jobs: owner, ...; trigger runs: ...". */
+export const writeAccessSummary = (): string =>
+  `${Object.values(WRITE_ACCESS).map((w) => `${w.what}: ${w.sets.join(', ')}`).join('; ')}; any token reads`;
 
 export async function authenticate(store: Store, req: FastifyRequest, accountIdParam: string): Promise<TokenRecord> {
   const header = req.headers.authorization;
@@ -24,7 +39,7 @@ export async function authenticate(store: Store, req: FastifyRequest, accountIdP
   if (!m) throw new ApiError(401, 'Authentication credentials were not provided.', 'send Authorization: Token <api token> (or Bearer <api token>)');
   const token = await store.findToken(hashToken(m[2]!));
   if (!token) throw new ApiError(401, 'Invalid token.', 'the API token is unknown');
-  if (!/^\d+$/.test(accountIdParam) || Number(accountIdParam) !== token.accountId) throw notFound('account');
+  if (accountIdParam !== String(token.accountId)) throw notFound('account'); // canonical ids only: 01 is not 1
   return token;
 }
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Dispatcher } from '../dispatcher.js';
 import type { JobRunner } from '../runner.js';
+import type { HostResolver } from '../ssrf.js';
 import type { Store } from '../store/types.js';
 
 /** What route handlers share. */
@@ -10,4 +11,6 @@ export interface ServiceContext {
   dispatcher: Dispatcher;
   runner: JobRunner;
   stepCommands: readonly string[];
+  allowPrivateTargets: boolean;
+  resolveHost: HostResolver;
 }

@@ -1,6 +1,7 @@
 /** Request-body checks for the v3 subscription and v2 job/run endpoints; each failure names its field. */
 import { EVENT_TYPES, type EventType } from '../store/types.js';
 import { stepRefusal } from '../command-line.js';
+import { targetRefusal, type HostResolver } from '../ssrf.js';
 import { invalid } from './envelope.js';
 
 export interface SubscriptionInput {
@@ -36,6 +37,18 @@ export function checkUrl(v: string, field = 'client_url'): string {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(field, 'must be an http or https URL');
   if (u.username || u.password) throw invalid(field, 'must not carry a user name or password');
   return v;
+}
+
+/**
+ * A client_url must not point at a private, loopback or link-local address (unless serve allows them):
+ * refused when saved, so the user learns at once; every connection is checked again when it opens.
+ */
+export async function checkTargetAllowed(url: string, allowPrivateTargets: boolean, resolve: HostResolver): Promise<void> {
+  if (allowPrivateTargets) return;
+  const why = await targetRefusal(url, resolve);
+  if (why) {
+    throw invalid('client_url', `${why}; deliveries to private, loopback and link-local addresses are refused (serve --allow-private-targets allows them)`);
+  }
 }
 
 /** Job ids are integers; digit strings (as responses show them) are accepted too. */

@@ -3,6 +3,7 @@ import { microsString } from '../clock.js';
 import { accountIdentifier } from '../ids.js';
 import { runStatusName } from '../payload.js';
 import type { DeliveryEvent, Job, Receipt, Run, RunStep, Subscription } from '../store/types.js';
+import { CUT_OFF_ERROR, IN_FLIGHT_ERROR } from '../store/types.js';
 
 export function subscriptionView(s: Subscription, withSecret = false): Record<string, unknown> {
   const v: Record<string, unknown> = {
@@ -44,7 +45,9 @@ export function eventView(e: DeliveryEvent): Record<string, unknown> {
   };
 }
 
-export function receiptView(r: Receipt, requestBody: string): Record<string, unknown> {
+/** One attempt of `e`; an attempt with no outcome is in progress while its event is pending, else it was cut off. */
+export function receiptView(r: Receipt, e: DeliveryEvent): Record<string, unknown> {
+  const noOutcome = r.httpStatusCode === 0 && r.errorInfo === null;
   return {
     id: r.id,
     event_id: r.eventId,
@@ -52,8 +55,8 @@ export function receiptView(r: Receipt, requestBody: string): Record<string, unk
     attempt: r.attempt,
     dispatched_at: microsString(r.dispatchedAt),
     http_status_code: String(r.httpStatusCode),
-    error_info: r.errorInfo,
-    request_body: requestBody,
+    error_info: noOutcome ? (e.status === 'pending' ? IN_FLIGHT_ERROR : CUT_OFF_ERROR) : r.errorInfo,
+    request_body: e.payload,
     request_headers: JSON.stringify(r.requestHeaders),
     response_body: r.responseBody,
     duration_ms: Math.round(r.durationMs * 1000) / 1000,

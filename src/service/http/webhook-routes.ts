@@ -8,7 +8,7 @@ import type { Subscription } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { authenticate, requirePermission, WEBHOOK_WRITERS } from './auth.js';
 import { notFound, v3 } from './envelope.js';
-import { parsePaging, parseSubscriptionBody } from './validate.js';
+import { checkTargetAllowed, parsePaging, parseSubscriptionBody } from './validate.js';
 import { eventView, receiptView, subscriptionView } from './views.js';
 
 type P = { account_id: string; id: string; event_id: string };
@@ -38,6 +38,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const t = await authenticate(store, req, req.params.account_id);
     requirePermission(t, WEBHOOK_WRITERS, 'creating a webhook subscription');
     const b = parseSubscriptionBody(req.body, false);
+    await checkTargetAllowed(b.client_url!, ctx.allowPrivateTargets, ctx.resolveHost);
     const now = toMicros(clock.now());
     const s: Subscription = {
       id: subscriptionId(clock.now()), accountId: t.accountId, name: b.name!, description: b.description ?? '', clientUrl: b.client_url!,
@@ -59,6 +60,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     requirePermission(t, WEBHOOK_WRITERS, 'updating a webhook subscription');
     const b = parseSubscriptionBody(req.body, true);
     const s = await load(t.accountId, req.params.id);
+    if (b.client_url !== undefined) await checkTargetAllowed(b.client_url, ctx.allowPrivateTargets, ctx.resolveHost);
     const active = activeAfterUpdate(s, b);
     const reactivated = active && !(s.active && !s.archived);
     const next: Subscription = {
@@ -122,6 +124,6 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const t = await authenticate(store, req, req.params.account_id);
     const ev = await store.getEvent(t.accountId, req.params.id, req.params.event_id);
     if (!ev) throw notFound('webhook event');
-    return v3((await store.listReceipts(ev.id)).map((r) => receiptView(r, ev.payload)));
+    return v3((await store.listReceipts(ev.id)).map((r) => receiptView(r, ev)));
   });
 }

@@ -49,4 +49,11 @@ export const POSTGRES_MIGRATIONS: string[] = [
   ALTER TABLE jobs ADD COLUMN deleted_at BIGINT;
   CREATE INDEX runs_job ON runs(account_id, job_id, id);
   `,
+  // Runs are held by the process running them (a lease it renews), so another process can close the
+  // runs of one that died.
+  `
+  ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+  ALTER TABLE runs ADD COLUMN lease_until BIGINT;
+  CREATE INDEX runs_unfinished ON runs(lease_until) WHERE finished_at IS NULL;
+  `,
 ];

@@ -11,9 +11,10 @@ import {
   accountFromRow, eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches, tokenFromRow,
 } from './rows.js';
 import type {
-  Account, ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunStep,
-  Store, Subscription, TokenInfo, TokenRecord,
+  Account, ArchivalPolicy, AttemptOutcome, AttemptStart, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunLease,
+  RunStep, Store, Subscription, TokenInfo, TokenRecord,
 } from './types.js';
+import { CUT_OFF_ERROR } from './types.js';
 
 type Row = Record<string, unknown>;
 type Q = pg.Pool | pg.PoolClient;
@@ -204,7 +205,11 @@ export class PostgresStore implements Store {
   async deleteSubscription(accountId: number, id: string): Promise<boolean> {
     return this.tx(async (c) => {
       const r = await c.query('DELETE FROM subscriptions WHERE account_id = $1 AND id = $2', [accountId, id]);
-      if (r.rowCount) await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = $1 AND status = 'pending'`, [id]);
+      if (r.rowCount) {
+        // Its delivery log goes with it (pending deliveries included).
+        await c.query('DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE subscription_id = $1)', [id]);
+        await c.query('DELETE FROM events WHERE subscription_id = $1', [id]);
+      }
       return Boolean(r.rowCount);
     });
   }
@@ -221,11 +226,15 @@ export class PostgresStore implements Store {
     return r ? jobFromRow(r) : null;
   }
 
-  async createRun(r: Omit<Run, 'id'>): Promise<Run> {
-    const [row] = await this.rows(this.pool, `INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at,
-      finished_at, errored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-    [r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt]);
-    return { ...r, id: Number(row!.id) };
+  async createRun(r: Omit<Run, 'id'>, lease: RunLease, emit: (run: Run) => NewEvent[]): Promise<Run> {
+    return this.tx(async (c) => {
+      const [row] = await this.rows(c, `INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at,
+        finished_at, errored_at, lease_owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+      [r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt, lease.owner, lease.until]);
+      const run = { ...r, id: Number(row!.id) };
+      for (const e of emit(run)) await this.enqueueWith(c, e);
+      return run;
+    });
   }
 
   async getRun(accountId: number, id: number): Promise<Run | null> {
@@ -233,13 +242,27 @@ export class PostgresStore implements Store {
     return r ? runFromRow(r) : null;
   }
 
-  async saveRun(r: Run): Promise<void> {
-    await this.pool.query('UPDATE runs SET status = $1, status_message = $2, started_at = $3, finished_at = $4, errored_at = $5 WHERE id = $6',
-      [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id]);
+  async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
+    return this.tx(async (c) => {
+      const u = await c.query(`UPDATE runs SET status = $1, status_message = $2, started_at = $3, finished_at = $4, errored_at = $5
+        WHERE id = $6 AND lease_owner = $7`, [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner]);
+      if (!u.rowCount) return false;
+      for (const e of events) await this.enqueueWith(c, e);
+      return true;
+    });
   }
 
-  async listUnfinishedRuns(): Promise<Run[]> {
-    return (await this.rows(this.pool, 'SELECT * FROM runs WHERE status IN (1, 2, 3) ORDER BY id')).map(runFromRow);
+  async renewRunLeases(owner: string, until: number): Promise<void> {
+    await this.pool.query('UPDATE runs SET lease_until = $2 WHERE lease_owner = $1 AND finished_at IS NULL', [owner, until]);
+  }
+
+  async claimAbandonedRuns(now: number | null, lease: RunLease): Promise<Run[]> {
+    const rows = await this.rows(this.pool, `UPDATE runs SET lease_owner = $1, lease_until = $2 WHERE id IN (
+        SELECT id FROM runs WHERE finished_at IS NULL AND lease_owner IS DISTINCT FROM $1
+          AND ($3::bigint IS NULL OR lease_until IS NULL OR lease_until < $3)
+        FOR UPDATE SKIP LOCKED)
+      RETURNING *`, [lease.owner, lease.until, now]);
+    return rows.map(runFromRow).sort((a, b) => a.id - b.id);
   }
 
   async saveRunStep(s: RunStep): Promise<void> {
@@ -266,9 +289,16 @@ export class PostgresStore implements Store {
   }
 
   async enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]> {
-    // Read, then one atomic statement that inserts every delivery and notifies the other processes.
-    // A subscription changed in between is rechecked when the delivery is claimed.
-    const subs = (await this.rows(this.pool, 'SELECT * FROM subscriptions WHERE account_id = $1 AND active AND NOT archived', [e.accountId]))
+    return this.enqueueWith(this.pool, e);
+  }
+
+  /**
+   * Reads the matching subscriptions, then one atomic statement inserts every delivery and notifies
+   * the other processes (at commit, inside a transaction). A subscription changed in between is
+   * rechecked when the delivery is claimed.
+   */
+  private async enqueueWith(q: Q, e: NewEvent): Promise<DeliveryEvent[]> {
+    const subs = (await this.rows(q, 'SELECT * FROM subscriptions WHERE account_id = $1 AND active AND NOT archived', [e.accountId]))
       .map(subscriptionFromRow)
       .filter((s) => subscriptionMatches(s, e.eventType, e.jobId));
     const out = subs.map((s) => {
@@ -277,7 +307,7 @@ export class PostgresStore implements Store {
         status: 'pending' as const, attempts: 0, nextAttemptAt: e.now, httpStatusCode: 0, createdAt: e.now, test: false };
     });
     if (!out.length) return out;
-    await this.pool.query(`WITH ins AS (
+    await q.query(`WITH ins AS (
         INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts, next_attempt_at, http_status_code,
           created_at, test)
         SELECT id, $2, sub, $3, $4, payload, 'pending', 0, $5, 0, $5, false FROM unnest($1::text[], $6::text[], $7::text[]) AS v(id, sub, payload)
@@ -301,7 +331,8 @@ export class PostgresStore implements Store {
         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED),
       claimed AS (
         UPDATE events e SET lease_until = $3, lease_owner = $4 FROM due WHERE e.id = due.id RETURNING e.*)
-      SELECT claimed.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived
+      SELECT claimed.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
+        (SELECT r.id FROM receipts r WHERE r.event_id = claimed.id AND r.http_status_code = 0 AND r.error_info IS NULL LIMIT 1) AS cut_off_receipt
       FROM claimed LEFT JOIN subscriptions s ON s.id = claimed.subscription_id`, [now, limit, leaseUntil, owner]);
     const dropped = rows.filter((r) => r.s_url === null || !r.s_active || r.s_archived).map((r) => String(r.id));
     if (dropped.length) {
@@ -311,7 +342,7 @@ export class PostgresStore implements Store {
     return rows
       .filter((r) => !dropped.includes(String(r.id)))
       .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at))
-      .map((r) => ({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret) }));
+      .map((r) => ({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret), cutOffReceiptId: (r.cut_off_receipt as string | null) ?? null }));
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -320,10 +351,31 @@ export class PostgresStore implements Store {
     return r ? Number(r.t) : null;
   }
 
+  /** One statement: earlier attempts left without an outcome marked cut off, attempts counted, receipts written. */
+  async beginAttempts(starts: AttemptStart[]): Promise<string[]> {
+    if (!starts.length) return [];
+    const rows = await this.rows(this.pool, `
+      WITH v AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::text[], $8::text[])
+          AS v(eid, sub, owner, rid, attempt, dispatched, headers, cut)),
+      cut AS (
+        UPDATE receipts r SET error_info = $9 FROM v WHERE r.id = v.cut AND r.http_status_code = 0 AND r.error_info IS NULL RETURNING 1),
+      ev AS (
+        UPDATE events e SET attempts = v.attempt FROM v WHERE e.id = v.eid AND (e.lease_owner IS NULL OR e.lease_owner = v.owner) RETURNING e.id)
+      INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info, request_headers, response_body,
+        duration_ms)
+      SELECT v.rid, v.eid, v.sub, v.attempt, v.dispatched, 0, NULL, v.headers, '', 0 FROM v JOIN ev ON ev.id = v.eid
+      RETURNING event_id`,
+    [starts.map((a) => a.eventId), starts.map((a) => a.subscriptionId), starts.map((a) => a.owner), starts.map((a) => a.receiptId),
+      starts.map((a) => a.attempt), starts.map((a) => a.dispatchedAt), starts.map((a) => JSON.stringify(a.requestHeaders)),
+      starts.map((a) => a.cutOffReceiptId), CUT_OFF_ERROR]);
+    return rows.map((r) => String(r.event_id));
+  }
+
   /**
    * One statement (no transaction held open across round trips, so subscription rows stay locked only
-   * for the statement itself): the receipts; the events (a late outcome from a claim another process
-   * retook does not move its event); then, per subscription, the state rules of subscription-state.ts
+   * for the statement itself): the receipts (the rows beginAttempts wrote get their outcome); the events (only the outcome
+   * of an event's latest attempt, from the claim's holder, moves it); then, per subscription, the state rules of subscription-state.ts
    * applied in SQL to the batch in order, on the row locked in id order (no deadlocks between processes).
    */
   async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
@@ -388,11 +440,13 @@ WITH v AS (
 rec AS (
   INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info, request_headers,
     response_body, duration_ms)
-  SELECT rid, eid, sub, attempt, dispatched, code, err, headers, body, dur FROM v RETURNING 1),
+  SELECT rid, eid, sub, attempt, dispatched, code, err, headers, body, dur FROM v WHERE EXISTS (SELECT 1 FROM events WHERE id = v.eid)
+  ON CONFLICT (id) DO UPDATE SET http_status_code = excluded.http_status_code, error_info = excluded.error_info,
+    response_body = excluded.response_body, duration_ms = excluded.duration_ms
+  RETURNING 1),
 ev AS (
-  UPDATE events e SET status = v.status, attempts = v.attempt, next_attempt_at = v.next, http_status_code = v.code,
-    lease_until = NULL, lease_owner = NULL
-  FROM v WHERE e.id = v.eid AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
+  UPDATE events e SET status = v.status, next_attempt_at = v.next, http_status_code = v.code, lease_until = NULL, lease_owner = NULL
+  FROM v WHERE e.id = v.eid AND e.attempts = v.attempt AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
   RETURNING e.id, e.test),
 m AS (SELECT v.*, ev.test FROM v JOIN ev ON ev.id = v.eid),
 ls AS (SELECT sub, max(ord) FILTER (WHERE success AND NOT test) AS last_succ, max(ord) AS last_any FROM m GROUP BY sub),

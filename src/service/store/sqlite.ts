@@ -13,9 +13,10 @@ import {
   accountFromRow, eventFromRow, jobFromRow, receiptFromRow, runFromRow, stepFromRow, subscriptionFromRow, subscriptionMatches, tokenFromRow,
 } from './rows.js';
 import type {
-  Account, ArchivalPolicy, AttemptOutcome, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunStep,
-  Store, Subscription, TokenInfo, TokenRecord,
+  Account, ArchivalPolicy, AttemptOutcome, AttemptStart, ClaimedDelivery, DeliveryEvent, Job, NewEvent, Page, Receipt, Run, RunLease,
+  RunStep, Store, Subscription, TokenInfo, TokenRecord,
 } from './types.js';
+import { CUT_OFF_ERROR } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -162,7 +163,11 @@ export class SqliteStore implements Store {
   async deleteSubscription(accountId: number, id: string): Promise<boolean> {
     return this.db.transaction(() => {
       const n = this.sql('DELETE FROM subscriptions WHERE account_id = ? AND id = ?').run(accountId, id).changes;
-      if (n) this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending'`).run(id);
+      if (n) {
+        // Its delivery log goes with it (pending deliveries included).
+        this.sql('DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE subscription_id = ?)').run(id);
+        this.sql('DELETE FROM events WHERE subscription_id = ?').run(id);
+      }
       return n > 0;
     }).immediate();
   }
@@ -179,10 +184,15 @@ export class SqliteStore implements Store {
     return r ? jobFromRow(r) : null;
   }
 
-  async createRun(r: Omit<Run, 'id'>): Promise<Run> {
-    const info = this.sql(`INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at, finished_at, errored_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt);
-    return { ...r, id: Number(info.lastInsertRowid) };
+  async createRun(r: Omit<Run, 'id'>, lease: RunLease, emit: (run: Run) => NewEvent[]): Promise<Run> {
+    return this.db.transaction(() => {
+      const info = this.sql(`INSERT INTO runs (account_id, job_id, status, status_message, cause, created_at, started_at, finished_at, errored_at,
+        lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(r.accountId, r.jobId, r.status, r.statusMessage, r.cause, r.createdAt, r.startedAt, r.finishedAt, r.erroredAt, lease.owner, lease.until);
+      const run = { ...r, id: Number(info.lastInsertRowid) };
+      for (const e of emit(run)) this.enqueueInTransaction(e);
+      return run;
+    }).immediate();
   }
 
   async getRun(accountId: number, id: number): Promise<Run | null> {
@@ -190,13 +200,25 @@ export class SqliteStore implements Store {
     return r ? runFromRow(r) : null;
   }
 
-  async saveRun(r: Run): Promise<void> {
-    this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ?')
-      .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id);
+  async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ? AND lease_owner = ?')
+        .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner).changes;
+      if (!n) return false;
+      for (const e of events) this.enqueueInTransaction(e);
+      return true;
+    }).immediate();
   }
 
-  async listUnfinishedRuns(): Promise<Run[]> {
-    return (this.sql('SELECT * FROM runs WHERE status IN (1, 2, 3) ORDER BY id').all() as Row[]).map(runFromRow);
+  async renewRunLeases(owner: string, until: number): Promise<void> {
+    this.sql('UPDATE runs SET lease_until = ? WHERE lease_owner = ? AND finished_at IS NULL').run(until, owner);
+  }
+
+  async claimAbandonedRuns(now: number | null, lease: RunLease): Promise<Run[]> {
+    return (this.sql(`UPDATE runs SET lease_owner = ?, lease_until = ? WHERE finished_at IS NULL AND lease_owner IS NOT ?
+      AND (? IS NULL OR lease_until IS NULL OR lease_until < ?) RETURNING *`).all(lease.owner, lease.until, lease.owner, now, now) as Row[])
+      .map(runFromRow)
+      .sort((a, b) => a.id - b.id);
   }
 
   async saveRunStep(s: RunStep): Promise<void> {
@@ -221,20 +243,22 @@ export class SqliteStore implements Store {
   }
 
   async enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]> {
-    return this.db.transaction(() => {
-      const subs = (this.sql('SELECT * FROM subscriptions WHERE account_id = ? AND active = 1 AND archived = 0').all(e.accountId) as Row[])
-        .map(subscriptionFromRow)
-        .filter((s) => subscriptionMatches(s, e.eventType, e.jobId));
-      const insert = this.sql(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts,
-        next_attempt_at, http_status_code, created_at, test) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, ?, 0)`);
-      return subs.map((s) => {
-        const id = e.newEventId();
-        const payload = e.payloadFor(s, id);
-        insert.run(id, e.accountId, s.id, e.jobId, e.eventType, payload, e.now, e.now);
-        return { id, accountId: e.accountId, subscriptionId: s.id, jobId: e.jobId, eventType: e.eventType, payload, status: 'pending' as const,
-          attempts: 0, nextAttemptAt: e.now, httpStatusCode: 0, createdAt: e.now, test: false };
-      });
-    }).immediate();
+    return this.db.transaction(() => this.enqueueInTransaction(e)).immediate();
+  }
+
+  private enqueueInTransaction(e: NewEvent): DeliveryEvent[] {
+    const subs = (this.sql('SELECT * FROM subscriptions WHERE account_id = ? AND active = 1 AND archived = 0').all(e.accountId) as Row[])
+      .map(subscriptionFromRow)
+      .filter((s) => subscriptionMatches(s, e.eventType, e.jobId));
+    const insert = this.sql(`INSERT INTO events (id, account_id, subscription_id, job_id, event_type, payload, status, attempts,
+      next_attempt_at, http_status_code, created_at, test) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, ?, 0)`);
+    return subs.map((s) => {
+      const id = e.newEventId();
+      const payload = e.payloadFor(s, id);
+      insert.run(id, e.accountId, s.id, e.jobId, e.eventType, payload, e.now, e.now);
+      return { id, accountId: e.accountId, subscriptionId: s.id, jobId: e.jobId, eventType: e.eventType, payload, status: 'pending' as const,
+        attempts: 0, nextAttemptAt: e.now, httpStatusCode: 0, createdAt: e.now, test: false };
+    });
   }
 
   async insertTestEvent(ev: DeliveryEvent): Promise<void> {
@@ -245,7 +269,8 @@ export class SqliteStore implements Store {
 
   async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
     return this.db.transaction(() => {
-      const rows = this.sql(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived
+      const rows = this.sql(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
+        (SELECT r.id FROM receipts r WHERE r.event_id = e.id AND r.http_status_code = 0 AND r.error_info IS NULL LIMIT 1) AS cut_off_receipt
         FROM events e LEFT JOIN subscriptions s ON s.id = e.subscription_id
         WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?)
         ORDER BY e.next_attempt_at LIMIT ?`).all(now, now, limit) as Row[];
@@ -259,7 +284,7 @@ export class SqliteStore implements Store {
           continue;
         }
         lease.run(leaseUntil, owner, r.id);
-        out.push({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret) });
+        out.push({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret), cutOffReceiptId: (r.cut_off_receipt as string | null) ?? null });
       }
       return out;
     }).immediate();
@@ -270,6 +295,24 @@ export class SqliteStore implements Store {
     const r = this.sql(`SELECT next_attempt_at AS t FROM events WHERE status = 'pending' AND test = 0 AND lease_until IS NULL
       ORDER BY next_attempt_at LIMIT 1`).get() as Row | undefined;
     return r ? Number(r.t) : null;
+  }
+
+  async beginAttempts(starts: AttemptStart[]): Promise<string[]> {
+    return this.db.transaction(() => {
+      const started: string[] = [];
+      for (const a of starts) {
+        if (a.cutOffReceiptId) {
+          this.sql('UPDATE receipts SET error_info = ? WHERE id = ? AND http_status_code = 0 AND error_info IS NULL').run(CUT_OFF_ERROR, a.cutOffReceiptId);
+        }
+        const n = this.sql('UPDATE events SET attempts = ? WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ?)').run(a.attempt, a.eventId, a.owner).changes;
+        if (!n) continue;
+        this.sql(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info, request_headers,
+          response_body, duration_ms) VALUES (?, ?, ?, ?, ?, 0, NULL, ?, '', 0)`)
+          .run(a.receiptId, a.eventId, a.subscriptionId, a.attempt, a.dispatchedAt, JSON.stringify(a.requestHeaders));
+        started.push(a.eventId);
+      }
+      return started;
+    }).immediate();
   }
 
   async recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void> {
@@ -300,17 +343,21 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  /** Receipt and event state of one attempt; returns whether it was a test event, undefined when the claim was retaken. */
+  /** Receipt and event state of one attempt; returns whether it was a test event, undefined when a later attempt or another process took over. */
   private recordOne(o: AttemptOutcome): boolean | undefined {
     const rc = o.receipt;
+    // The row beginAttempts wrote gets its outcome (a deleted subscription's log is gone: nothing to write).
     this.sql(`INSERT INTO receipts (id, event_id, subscription_id, attempt, dispatched_at, http_status_code, error_info,
-      request_headers, response_body, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      request_headers, response_body, duration_ms) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM events WHERE id = ?)
+      ON CONFLICT (id) DO UPDATE SET http_status_code = excluded.http_status_code, error_info = excluded.error_info,
+      response_body = excluded.response_body, duration_ms = excluded.duration_ms`)
       .run(rc.id, rc.eventId, rc.subscriptionId, rc.attempt, rc.dispatchedAt, rc.httpStatusCode, rc.errorInfo,
-        JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs);
+        JSON.stringify(rc.requestHeaders), rc.responseBody, rc.durationMs, rc.eventId);
     const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
-    const ev = this.sql(`UPDATE events SET status = ?, attempts = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
-      lease_owner = NULL WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
-      .get(status, rc.attempt, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, o.owner) as Row | undefined;
+    // Only the outcome of the event's latest attempt, from the claim's holder, moves the event.
+    const ev = this.sql(`UPDATE events SET status = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
+      lease_owner = NULL WHERE id = ? AND attempts = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
+      .get(status, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, rc.attempt, o.owner) as Row | undefined;
     return ev ? Boolean(ev.test) : undefined;
   }
 

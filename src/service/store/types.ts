@@ -110,8 +110,33 @@ export interface ClaimedDelivery {
   event: DeliveryEvent;
   clientUrl: string;
   hmacSecret: string;
+  /** the receipt of this event's last attempt when that attempt never got an outcome (a process stopped during it) */
+  cutOffReceiptId: string | null;
 }
 
+/**
+ * One attempt about to be sent. It is counted and written to the delivery log (as an attempt with no
+ * answer yet) before its request leaves, so an attempt cut off by a crash still counts.
+ */
+export interface AttemptStart {
+  eventId: string;
+  subscriptionId: string;
+  /** the dispatcher holding the claim */
+  owner: string;
+  receiptId: string;
+  attempt: number;
+  dispatchedAt: number;
+  requestHeaders: Record<string, string>;
+  /** an earlier attempt of the same event left without an outcome, recorded now as cut off */
+  cutOffReceiptId: string | null;
+}
+
+/** error_info of an attempt whose process stopped before it got an answer (kill -9, power loss). */
+export const CUT_OFF_ERROR = 'no answer recorded: the service stopped during this attempt (cut off)';
+/** error_info shown for an attempt still waiting for its answer. */
+export const IN_FLIGHT_ERROR = 'no answer yet: the attempt is in progress';
+
+/** One attempt. It has no outcome yet (in flight, or cut off) while its http_status_code is 0 and error_info null. */
 export interface Receipt {
   id: string;
   eventId: string;
@@ -150,6 +175,12 @@ export interface NewEvent {
   newEventId(): string;
 }
 
+/** Which process runs a run, and until when it must renew its hold before others may close the run. */
+export interface RunLease {
+  owner: string;
+  until: number;
+}
+
 export interface Page<T> {
   items: T[];
   total: number;
@@ -183,15 +214,29 @@ export interface Store {
   insertSubscription(s: Subscription): Promise<void>;
   /** writes every configurable and state field of `s` (read-modify-write is done by the caller) */
   saveSubscription(s: Subscription): Promise<void>;
+  /** Deletes the subscription and its delivery log (events, pending ones included, and receipts). */
   deleteSubscription(accountId: number, id: string): Promise<boolean>;
 
   createJob(j: Omit<Job, 'id'>): Promise<Job>;
   getJob(accountId: number, id: number): Promise<Job | null>;
-  createRun(r: Omit<Run, 'id'>): Promise<Run>;
+  /**
+   * Creates a run held by `lease.owner` and enqueues the events `emit` builds for it (its
+   * job.run.started), in one transaction: a run exists with its first event or not at all.
+   */
+  createRun(r: Omit<Run, 'id'>, lease: RunLease, emit: (run: Run) => NewEvent[]): Promise<Run>;
   getRun(accountId: number, id: number): Promise<Run | null>;
-  saveRun(r: Run): Promise<void>;
-  /** runs left Queued or Running by a process that stopped */
-  listUnfinishedRuns(): Promise<Run[]>;
+  /**
+   * Writes a run's state and enqueues its events in one transaction, only while `owner` still holds
+   * the run; false when it does not (another process closed the run as abandoned): nothing is written.
+   */
+  updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean>;
+  /** Extends the lease of every unfinished run `owner` holds. */
+  renewRunLeases(owner: string, until: number): Promise<void>;
+  /**
+   * Takes over unfinished runs whose lease ran out before `now` (every unfinished run when `now` is
+   * null: the embedded store at start-up, when no other process can hold one), for `lease`.
+   */
+  claimAbandonedRuns(now: number | null, lease: RunLease): Promise<Run[]>;
   saveRunStep(s: RunStep): Promise<void>;
   listRunSteps(runId: number): Promise<RunStep[]>;
   putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void>;
@@ -203,16 +248,26 @@ export interface Store {
   insertTestEvent(e: DeliveryEvent): Promise<void>;
   /** Claims due pending deliveries of active subscriptions until `leaseUntil`. */
   claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]>;
+  /**
+   * Counts the attempts and logs each with no answer yet, in one transaction, before their requests
+   * are sent; an attempt an earlier process left without an outcome is recorded as cut off. Returns
+   * the events whose attempt began (those whose claim this dispatcher still holds).
+   */
+  beginAttempts(starts: AttemptStart[]): Promise<string[]>;
   /** Soonest next_attempt_at of a pending delivery (null when none). */
   nextDueAt(): Promise<number | null>;
   /**
-   * Records attempts, in order, in one transaction: each one's receipt, event state and subscription
-   * state (archival). The dispatcher batches the attempts that finished in the same tick.
+   * Records the outcomes of attempts, in order, in one transaction: each one's receipt (the row
+   * beginAttempts wrote), event state and subscription state (archival). The dispatcher batches the
+   * attempts that finished in the same tick.
    */
   recordAttempts(outcomes: AttemptOutcome[], policy: ArchivalPolicy): Promise<void>;
   /** Calls `fn` when another process (or this one) enqueued deliveries; optional (polling covers it). */
   watch?(fn: () => void): Promise<void>;
-  /** Releases leases held by processes that are gone (embedded store: all of them at start-up). */
+  /**
+   * Releases leases held by processes that are gone (embedded store: all of them at start-up); the
+   * attempts they left without an outcome are recorded as cut off when their events are claimed again.
+   */
   releaseClaims(owner?: string): Promise<number>;
 
   listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>>;
