@@ -6,7 +6,9 @@ export const RUN_COLUMNS = [
   'tests_passed', 'tests_warned', 'tests_failed', 'failed', 'engine_version', 'ended',
 ] as const;
 
-export async function listRuns(db: Db): Promise<Row[]> {
+/** Runs oldest first, or with `newestFirst` the most recent first (ties: the greater trace id first). */
+export async function listRuns(db: Db, opts: { newestFirst?: boolean } = {}): Promise<Row[]> {
+  const order = opts.newestFirst ? 'start_ns DESC, trace_id DESC' : 'start_ns, trace_id';
   return db.all(`
     SELECT trace_id, invocation_id, command, raw_command,
       strftime(make_timestamp(start_ns // 1000), '%Y-%m-%dT%H:%M:%S.%gZ') AS started_at,
@@ -14,5 +16,5 @@ export async function listRuns(db: Db): Promise<Row[]> {
       error::INTEGER AS error, skipped::INTEGER AS skipped, canceled::INTEGER AS canceled,
       tests_passed::INTEGER AS tests_passed, tests_warned::INTEGER AS tests_warned, tests_failed::INTEGER AS tests_failed,
       failed, engine_version, ended, spans::INTEGER AS spans, files
-    FROM runs ORDER BY start_ns, trace_id`);
+    FROM runs ORDER BY ${order}`);
 }

@@ -13,7 +13,7 @@ export const runsCommand: CommandModule<object, Args> = {
   builder: (y) => withModelOptions(y).option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
   handler: (a) =>
     withModel(a, async (db) => {
-      const rows = await listRuns(db);
+      const rows = await listRuns(db, { newestFirst: true });
       if (rows.length === 0 && a.format === 'table') {
         process.stderr.write('runlens: no runs in the input\n');
         return;

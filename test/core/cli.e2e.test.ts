@@ -11,14 +11,14 @@ const P72 = sample(FUSION, 'forwarder-otel-preview72.jsonl');
 const dir = tempDir();
 
 describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () => {
-  it('runs lists the runs as JSON', () => {
+  it('runs lists the runs as JSON, newest first', () => {
     const r = runCli(['runs', FUSION, '--format', 'json']);
     expect(r.code).toBe(0);
     const runs = JSON.parse(r.stdout) as { trace_id: string; failed: boolean }[];
     expect(runs.map((x) => [x.trace_id, x.failed])).toEqual([
-      ['019abf1c70ba7a808f0bcf72dacda1e6', false],
-      ['019abf1d46467a819fcf90d9284d6318', false],
       ['019c97cafe1c76e2abb150e9427e666a', true],
+      ['019abf1d46467a819fcf90d9284d6318', false],
+      ['019abf1c70ba7a808f0bcf72dacda1e6', false],
     ]);
   });
 
