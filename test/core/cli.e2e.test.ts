@@ -61,7 +61,8 @@ describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () =>
     expect(runCli(['query', 'run-diff', P120]).stderr).toContain('compares 2 runs; the input has 1');
     const q = runCli(['queries', '--format', 'json']);
     expect((JSON.parse(q.stdout) as { name: string }[]).map((x) => x.name)).toEqual([
-      'errors', 'failed-tests', 'outcome-summary', 'run-diff', 'slowest-nodes', 'upstream-skip-chains',
+      'critical-path', 'errors', 'failed-tests', 'failure-history', 'flaky-tests', 'node-trends', 'outcome-summary', 'run-diff',
+      'slowest-nodes', 'upstream-skip-chains',
     ]);
   });
 

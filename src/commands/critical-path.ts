@@ -1,0 +1,91 @@
+import type { CommandModule } from 'yargs';
+import {
+  manifestCriticalPath, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
+} from '../analyze/critical-path.js';
+import { resolveTrace, traceIds } from '../analyze/tree.js';
+import { readManifest } from '../legacy/manifest.js';
+import { renderTable } from '../render/table.js';
+import { formatDuration } from '../render/tree-text.js';
+import type { Db } from '../store/db.js';
+import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+
+interface Args extends ModelArgs {
+  trace?: string;
+  manifest?: string;
+  format: 'table' | 'json';
+}
+
+interface RunCriticalPath {
+  trace_id: string;
+  command: string | null;
+  phases: PhaseCriticalPath[];
+  manifest?: ManifestCriticalPath;
+}
+
+export const criticalPathCommand: CommandModule<object, Args> = {
+  command: 'critical-path [paths..]',
+  describe: "the chain of nodes that decided each phase's wall time (from the spans); with --manifest also the longest dependency path",
+  builder: (y) =>
+    withModelOptions(y)
+      .option('trace', { type: 'string', describe: 'one run: trace id, invocation id, or a unique prefix (default: every run)' })
+      .option('manifest', { type: 'string', describe: "a manifest.json (the older engine's, or target/manifest.json): adds the longest path through its dependency graph by duration" })
+      .option('format', { choices: ['table', 'json'] as const, default: 'table' as const }),
+  handler: async (a) => {
+    // read first: a bad manifest fails before any telemetry is loaded
+    const manifest = a.manifest ? readManifest(a.manifest) : undefined;
+    await withModel(a, async (db) => {
+      const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
+      if (ids.length === 0) {
+        process.stderr.write('runlens: no spans in the input\n');
+        return;
+      }
+      const runs: RunCriticalPath[] = [];
+      for (const id of ids) {
+        runs.push({
+          trace_id: id,
+          command: await commandOf(db, id),
+          phases: await spanCriticalPaths(db, id),
+          ...(manifest ? { manifest: await manifestCriticalPath(db, id, a.manifest!, manifest) } : {}),
+        });
+      }
+      if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? runs[0] : runs, null, 2) + '\n');
+      else process.stdout.write(runs.map(renderRun).join('\n'));
+    });
+  },
+};
+
+async function commandOf(db: Db, traceId: string): Promise<string | null> {
+  return db.scalar<string | null>('SELECT command FROM runs WHERE trace_id = $t', { t: traceId });
+}
+
+const ms = (x: number | null) => formatDuration(x ?? null);
+
+function outcome(l: { node_outcome: string | null; skip_reason?: string | null; test_outcome?: string | null }): string {
+  const extra = [l.skip_reason, l.test_outcome && l.test_outcome !== 'passed' ? `test ${l.test_outcome}` : null].filter(Boolean);
+  return `${l.node_outcome ?? '?'}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+}
+
+function renderRun(r: RunCriticalPath): string {
+  let out = `trace ${r.trace_id}${r.command ? ` (${r.command})` : ''}\n`;
+  out += 'critical path from the spans: per phase, walked back from its end through the evaluation that ended last\n';
+  if (r.phases.length === 0) out += '  (no node evaluations under a phase)\n';
+  for (const p of r.phases) {
+    const work = p.links.reduce((s, l) => s + l.duration_ms, 0);
+    const wait = p.links.reduce((s, l) => s + l.wait_ms, 0);
+    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${p.links.length} node(s) on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
+    out += renderTable({
+      columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
+      rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) })),
+    }, 'table');
+  }
+  const m = r.manifest;
+  if (m) {
+    out += `\nestimated critical path from the manifest (${m.manifest}): the longest dependency path by duration, ${m.links.length} node(s), ${ms(m.total_ms)}\n`;
+    if (m.matched < m.nodes) out += `note: ${m.nodes - m.matched} of the run's ${m.nodes} nodes are not in the manifest\n`;
+    out += renderTable({
+      columns: ['#', 'unique_id', 'outcome', 'duration', 'cumulative'],
+      rows: m.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), duration: ms(l.duration_ms), cumulative: ms(l.cumulative_ms) })),
+    }, 'table');
+  }
+  return out;
+}

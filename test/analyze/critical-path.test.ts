@@ -1,0 +1,201 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criticalSpans, longestDependencyPath, manifestCriticalPath, spanCriticalPaths } from '../../src/analyze/critical-path.js';
+import { parseManifest } from '../../src/legacy/manifest.js';
+import type { Db } from '../../src/store/db.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { writeRuns, type RunSpec } from './make-runs.js';
+
+/** Hand-made runs whose critical paths are known (times in ms from the run's start). */
+const RUNS: RunSpec[] = [
+  {
+    // two threads: A runs a1 then a2; B runs b1 then b2, which ends last
+    at: 0,
+    phases: [{
+      phase: 'run', start: 0, end: 100, evals: [
+        { id: 'model.p.a1', start: 0, end: 30 },
+        { id: 'model.p.a2', start: 31, end: 60 },
+        { id: 'model.p.b1', start: 0, end: 50 },
+        { id: 'model.p.b2', start: 52, end: 95 },
+        { id: 'model.p.c', start: 60, end: 70 },
+      ],
+    }],
+  },
+  {
+    // `down` waited for its slow upstream `up`; the quick nodes beside them end earlier
+    at: 3_600_000,
+    phases: [
+      { phase: 'render', start: 0, end: 12, evals: [{ id: 'model.p.up', start: 1, end: 4 }, { id: 'model.p.down', start: 5, end: 11 }] },
+      {
+        phase: 'run', start: 20, end: 130, evals: [
+          { id: 'model.p.up', start: 20, end: 100 },
+          { id: 'model.p.q1', start: 20, end: 30 },
+          { id: 'model.p.q2', start: 31, end: 40 },
+          { id: 'model.p.down', start: 105, end: 125 },
+        ],
+      },
+    ],
+  },
+  {
+    // ties: t1 and t2 end together (t1 started first); u_a and u_b are identical but for their ids;
+    // z0 and z1 take no time at the same instant
+    at: 7_200_000,
+    phases: [{
+      phase: 'run', start: 0, end: 80, evals: [
+        { id: 'model.p.x', start: 0, end: 5 },
+        { id: 'model.p.t2', start: 20, end: 50 },
+        { id: 'model.p.t1', start: 10, end: 50 },
+        { id: 'model.p.z1', start: 52, end: 52 },
+        { id: 'model.p.z0', start: 52, end: 52 },
+        { id: 'model.p.u_b', start: 55, end: 70 },
+        { id: 'model.p.u_a', start: 55, end: 70 },
+      ],
+    }],
+  },
+];
+
+describe('critical path from the spans (CRISP), on hand-made runs', () => {
+  const dir = tempDir('runlens-critical-');
+  let db: Db;
+  let file: string;
+  let traces: string[];
+  const chain = async (trace: string, phase = 'run') => {
+    const p = (await spanCriticalPaths(db, trace)).find((x) => x.phase === phase)!;
+    return p.links.map((l) => [l.unique_id!.replace('model.p.', ''), l.wait_ms, l.duration_ms]);
+  };
+
+  beforeAll(async () => {
+    ({ file, traces } = await writeRuns(dir, 'runs.jsonl', RUNS));
+    db = await openModel();
+    await loadPaths(db, [file]);
+  });
+  afterAll(() => {
+    db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('follows the thread that ended last across parallel threads', async () => {
+    expect(await chain(traces[0]!)).toEqual([['b1', 0, 50], ['b2', 2, 43]]);
+    const [p] = await spanCriticalPaths(db, traces[0]!);
+    expect(p).toMatchObject({ phase: 'run', phase_ms: 100, method: 'spans' });
+    expect(p!.links.map((l) => [l.position, l.start_ms])).toEqual([[1, 0], [2, 52]]);
+  });
+
+  it('goes through the slow upstream a node waited for, per phase', async () => {
+    expect(await chain(traces[1]!)).toEqual([['up', 0, 80], ['down', 5, 20]]);
+    expect(await chain(traces[1]!, 'render')).toEqual([['up', 1, 3], ['down', 1, 6]]);
+    expect((await spanCriticalPaths(db, traces[1]!)).map((p) => p.phase)).toEqual(['render', 'run']);
+  });
+
+  it('breaks ties by the earlier start, then the smaller unique_id, and moves past zero-length evaluations', async () => {
+    expect(await chain(traces[2]!)).toEqual([['x', 0, 5], ['t1', 5, 40], ['z1', 2, 0], ['z0', 0, 0], ['u_a', 3, 15]]);
+  });
+
+  it('gives every run at once in run order, and the critical span ids of one run', async () => {
+    const all = await spanCriticalPaths(db);
+    expect(all.map((p) => [traces.indexOf(p.trace_id), p.phase])).toEqual([[0, 'run'], [1, 'render'], [1, 'run'], [2, 'run']]);
+    const marks = await criticalSpans(db, traces[1]!);
+    expect(marks.size).toBe(4);
+    const ids = await db.all<{ span_id: string; unique_id: string; phase: string }>(
+      `SELECT span_id, unique_id, phase FROM nodes WHERE kind = 'evaluated' AND trace_id = $t ORDER BY span_id`, { t: traces[1]! },
+    );
+    const marked = ids.filter((r) => marks.has(r.span_id)).map((r) => `${r.phase} ${r.unique_id}`).sort();
+    expect(marked).toEqual(['render model.p.down', 'render model.p.up', 'run model.p.down', 'run model.p.up']);
+    const down = ids.find((r) => r.phase === 'run' && r.unique_id === 'model.p.down')!;
+    expect(marks.get(down.span_id)).toEqual({ phase: 'run', position: 2, of: 2 });
+  });
+
+  describe('the command and the tree', () => {
+    const manifest = (nodes: Record<string, string[]>) => {
+      const p = path.join(dir, `manifest-${Object.keys(nodes).length}.json`);
+      writeFileSync(p, JSON.stringify({ nodes: Object.fromEntries(Object.entries(nodes).map(([id, deps]) => [id, { resource_type: 'model', depends_on: { nodes: deps } }])) }));
+      return p;
+    };
+
+    it('critical-path prints each phase as table or JSON, and says which method gave it', () => {
+      const t = runCli(['critical-path', file, '--trace', traces[1]!]);
+      expect(t.code).toBe(0);
+      expect(t.stdout).toContain('critical path from the spans');
+      expect(t.stdout).toMatch(/phase run: 110ms; 2 node\(s\) on the path: 100ms working, 5\.0ms waiting/);
+      const j = runCli(['critical-path', file, '--format', 'json']);
+      expect(j.code).toBe(0);
+      const runs = JSON.parse(j.stdout) as { trace_id: string; phases: { phase: string; method: string; links: { unique_id: string }[] }[] }[];
+      expect(runs.map((r) => r.trace_id)).toEqual(traces);
+      expect(runs[1]!.phases.map((p) => [p.phase, p.method, p.links.map((l) => l.unique_id)])).toEqual([
+        ['render', 'spans', ['model.p.up', 'model.p.down']],
+        ['run', 'spans', ['model.p.up', 'model.p.down']],
+      ]);
+    });
+
+    it('with --manifest adds the longest dependency path by duration, marked as the manifest method', () => {
+      // run 0: a1 -> a2 -> c (30+29+10) against b1 -> b2 (50+43)
+      const m = manifest({ 'model.p.a1': [], 'model.p.a2': ['model.p.a1'], 'model.p.c': ['model.p.a2'], 'model.p.b1': [], 'model.p.b2': ['model.p.b1'] });
+      const j = runCli(['critical-path', file, '--trace', traces[0]!, '--manifest', m, '--format', 'json']);
+      expect(j.code).toBe(0);
+      const run = JSON.parse(j.stdout) as { manifest: { method: string; total_ms: number; links: { unique_id: string; cumulative_ms: number }[] } };
+      expect(run.manifest.method).toBe('manifest');
+      expect(run.manifest.links.map((l) => [l.unique_id, l.cumulative_ms])).toEqual([['model.p.b1', 50], ['model.p.b2', 93]]);
+      const t = runCli(['critical-path', file, '--trace', traces[0]!, '--manifest', m]);
+      expect(t.stdout).toContain('estimated critical path from the manifest');
+      const bad = runCli(['critical-path', file, '--manifest', path.join(dir, 'runs.jsonl')]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('runs.jsonl');
+    });
+
+    it('tree marks the critical evaluations with their place on the path', () => {
+      const r = runCli(['tree', file, '--trace', traces[0]!]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/Node evaluated \(model\.p\.b1\)\s+\[success, -> processed [0-9a-f]{16}, critical path 1\/2\]/);
+      expect(r.stdout).toMatch(/Node evaluated \(model\.p\.b2\)\s+\[success, -> processed [0-9a-f]{16}, critical path 2\/2\]/);
+      expect(r.stdout.match(/critical path/g)).toHaveLength(2);
+      const j = JSON.parse(runCli(['tree', file, '--trace', traces[0]!, '--format', 'json']).stdout);
+      const marked: string[] = [];
+      const walk = (n: { unique_id: string; critical_path?: { position: number }; children: unknown[] }) => {
+        if (n.critical_path) marked.push(`${n.unique_id} ${n.critical_path.position}`);
+        n.children.forEach((c) => walk(c as typeof n));
+      };
+      j.roots.forEach(walk);
+      expect(marked.sort()).toEqual(['model.p.b1 1', 'model.p.b2 2']);
+    });
+  });
+});
+
+describe('longest dependency path (estimated critical path) through a manifest', () => {
+  const graph = (parents: Record<string, string[]>) => parseManifest({ nodes: Object.fromEntries(Object.entries(parents).map(([id, d]) => [id, { depends_on: { nodes: d } }])) });
+  const node = (unique_id: string, duration_ms: number) => ({ unique_id, duration_ms, resource_type: 'model', node_outcome: 'success' });
+
+  it('weighs each node by its duration and passes through nodes the run did not execute', () => {
+    // a -> b -> d and a -> eph -> c -> d: eph (ephemeral, not in the run) weighs nothing
+    const m = graph({ a: [], b: ['a'], eph: ['a'], c: ['eph'], d: ['b', 'c'], e: [] });
+    const p = longestDependencyPath(m, 'manifest.json', 't', [node('a', 10), node('b', 20), node('c', 30), node('d', 5), node('e', 40)]);
+    expect(p.links.map((l) => [l.unique_id, l.cumulative_ms])).toEqual([['a', 10], ['c', 40], ['d', 45]]);
+    expect(p).toMatchObject({ method: 'manifest', total_ms: 45, matched: 5, nodes: 5 });
+  });
+
+  it('breaks ties by the smaller unique_id, and rejects cycles and foreign manifests', () => {
+    const m = graph({ a: [], b: ['a'], c: ['a'], d: ['c', 'b'] });
+    const p = longestDependencyPath(m, 'm.json', 't', [node('a', 1), node('b', 7), node('c', 7), node('d', 1)]);
+    expect(p.links.map((l) => l.unique_id)).toEqual(['a', 'b', 'd']);
+    expect(() => longestDependencyPath(graph({ a: ['c'], b: ['a'], c: ['b'] }), 'm.json', 't', [node('a', 1)])).toThrow(/m\.json: .*cycle/);
+    expect(() => longestDependencyPath(graph({ x: [] }), 'm.json', 't', [node('a', 1)])).toThrow(/none of the run's 1 nodes/);
+  });
+
+  it('reads the run from the model', async () => {
+    const dir = tempDir('runlens-critical-m-');
+    const { file, traces } = await writeRuns(dir, 'r.jsonl', [RUNS[1]!]);
+    const db = await openModel();
+    try {
+      await loadPaths(db, [file]);
+      const m = graph({ 'model.p.up': [], 'model.p.down': ['model.p.up'], 'model.p.q1': [], 'model.p.q2': ['model.p.q1'] });
+      const p = await manifestCriticalPath(db, traces[0]!, 'm.json', m);
+      // node durations are the sums of their evaluations (render + run), in whole milliseconds
+      expect(p.links.map((l) => [l.unique_id, l.duration_ms])).toEqual([['model.p.up', 83], ['model.p.down', 26]]);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
