@@ -21,21 +21,32 @@ ev AS MATERIALIZED (
 ends AS (SELECT trace_id, phase_span, end_ns, max(k) AS k FROM ev GROUP BY ALL),
 -- each evaluation's link before it: the preferred one that ended at or before its start; an
 -- evaluation without duration links to the one ranked just below it, so the walk always moves on
-links AS MATERIALIZED (
+links AS (
   SELECT e.trace_id, e.phase_span, e.k, least(coalesce(x.k, 0), e.k - 1) AS before
   FROM ev e ASOF LEFT JOIN ends x ON x.trace_id = e.trace_id AND x.phase_span = e.phase_span AND x.end_ns <= e.start_ns
 ),
-walk(trace_id, phase_span, k, step) AS (
-  SELECT trace_id, phase_span, max(k), 1 FROM ev GROUP BY trace_id, phase_span
+-- Following the links one at a time would take a step per link (a serial phase of 20,000 nodes is a
+-- chain of 20,000); pointer doubling takes a step per power of two instead. Per phase, list `jump`
+-- holds at place k + 1 the place of the link before k (place 1 stands for "none" and points to
+-- itself); jump level j maps each place to the one 2^j links before it.
+lists AS (SELECT trace_id, phase_span, list_prepend(1, list(before + 1 ORDER BY k)) AS jump, count(*) AS n FROM links GROUP BY ALL),
+jumps(trace_id, phase_span, n, level, jump) AS (
+  SELECT trace_id, phase_span, n, 0, jump FROM lists
   UNION ALL
-  SELECT w.trace_id, w.phase_span, l.before, w.step + 1
-  FROM walk w JOIN links l ON l.trace_id = w.trace_id AND l.phase_span = w.phase_span AND l.k = w.k
-  WHERE l.before > 0
+  SELECT trace_id, phase_span, n, level + 1, list_select(jump, jump) FROM jumps WHERE 2 ** (level + 1) < n
+),
+-- The chain from the last-ending evaluation (place n + 1): starting from it, each level from the
+-- highest down adds the places 2^j links before every member, which covers every distance from 0 to
+-- 2^levels - 1.
+chains AS (
+  SELECT trace_id, phase_span,
+    list_reduce(list(jump ORDER BY level DESC), (have, jump) -> list_distinct(list_concat(have, list_select(jump, have))), [any_value(n) + 1]) AS places
+  FROM jumps GROUP BY trace_id, phase_span
 ),
 path AS (
-  SELECT e.*, count(*) OVER (PARTITION BY w.trace_id, w.phase_span) - w.step + 1 AS position,
-    lag(e.end_ns) OVER (PARTITION BY w.trace_id, w.phase_span ORDER BY w.step DESC) AS previous_end
-  FROM walk w JOIN ev e USING (trace_id, phase_span, k)
+  SELECT e.*, row_number() OVER (PARTITION BY e.trace_id, e.phase_span ORDER BY e.k) AS position,
+    lag(e.end_ns) OVER (PARTITION BY e.trace_id, e.phase_span ORDER BY e.k) AS previous_end
+  FROM (SELECT trace_id, phase_span, unnest(places) - 1 AS k FROM chains) c JOIN ev e USING (trace_id, phase_span, k)
 )
 SELECT p.trace_id, ph.phase, p.position::INTEGER AS position, p.unique_id, p.resource_type, p.node_outcome, p.skip_reason, p.test_outcome,
   round((p.start_ns - ph.start_ns) / 1e6, 3) AS start_ms,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criticalSpans, longestDependencyPath, manifestCriticalPath, spanCriticalPaths } from '../../src/analyze/critical-path.js';
 import { parseManifest } from '../../src/legacy/manifest.js';
+import { generate } from '../../src/produce/generate/index.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { runCli } from '../helpers/cli.js';
@@ -160,6 +161,61 @@ describe('critical path from the spans (CRISP), on hand-made runs', () => {
       j.roots.forEach(walk);
       expect(marked.sort()).toEqual(['model.p.b1 1', 'model.p.b2 2']);
     });
+  });
+});
+
+/** The walk done naively, one link at a time, with the documented tie-breaking. */
+function naiveWalk(evs: { span_id: string; unique_id: string; start: bigint; end: bigint }[]): string[] {
+  // preferred first: later end, earlier start, smaller unique_id, smaller span id
+  const better = (a: (typeof evs)[number], b: (typeof evs)[number]) =>
+    a.end !== b.end ? a.end > b.end : a.start !== b.start ? a.start < b.start : a.unique_id !== b.unique_id ? a.unique_id < b.unique_id : a.span_id < b.span_id;
+  const ranked = [...evs].sort((a, b) => (better(a, b) ? 1 : better(b, a) ? -1 : 0)); // ascending preference
+  const chain: string[] = [];
+  let i = ranked.length - 1;
+  while (i >= 0) {
+    const cur = ranked[i]!;
+    chain.unshift(cur.span_id);
+    let j = i - 1;
+    while (j >= 0 && ranked[j]!.end > cur.start) j--;
+    i = j;
+  }
+  return chain;
+}
+
+describe('critical path of generated runs', () => {
+  it('matches a naive one-link-at-a-time walk in every phase', async () => {
+    const dir = tempDir('runlens-critical-g-');
+    const db = await openModel();
+    try {
+      const out = path.join(dir, 'g.jsonl');
+      await generate({ output: out, runs: 2, nodes: 400, seed: 11, threads: 6, failRate: 0.05 });
+      await loadPaths(db, [out]);
+      const evs = await db.all<{ trace_id: string; phase_span: string; span_id: string; unique_id: string; start_ns: string; end_ns: string }>(
+        `SELECT e.trace_id, e.parent_span_id AS phase_span, e.span_id, e.unique_id, e.start_ns::VARCHAR AS start_ns, e.end_ns::VARCHAR AS end_ns
+         FROM spans e JOIN spans p ON p.trace_id = e.trace_id AND p.span_id = e.parent_span_id
+         WHERE e.kind = 'node_evaluated' AND p.kind = 'phase' AND e.ended`,
+      );
+      const groups = new Map<string, { span_id: string; unique_id: string; start: bigint; end: bigint }[]>();
+      for (const e of evs) {
+        const key = `${e.trace_id} ${e.phase_span}`;
+        if (!groups.has(key)) groups.set(key, []);
+        groups.get(key)!.push({ span_id: e.span_id, unique_id: e.unique_id, start: BigInt(e.start_ns), end: BigInt(e.end_ns) });
+      }
+      const phases = await spanCriticalPaths(db);
+      expect(phases.length).toBe(groups.size);
+      let longest = 0;
+      for (const p of phases) {
+        const phaseSpan = evs.find((e) => e.span_id === p.links[0]!.span_id && e.trace_id === p.trace_id)!.phase_span;
+        const want = naiveWalk(groups.get(`${p.trace_id} ${phaseSpan}`)!);
+        expect(p.links.map((l) => l.span_id)).toEqual(want);
+        longest = Math.max(longest, want.length);
+      }
+      // the serial phases (render, analyze) give chains of every node: the doubling covers long chains
+      expect(longest).toBe(400);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
