@@ -73,6 +73,21 @@ export async function criticalSpans(db: Db, traceId: string): Promise<Map<string
   return marks;
 }
 
+/**
+ * A temporary table (span_id, fact) of one run's critical evaluations, the fact saying their place
+ * (`critical path 3/9`): what the text tree joins to its labels. Returns the table's name.
+ */
+export async function criticalMarksTable(db: Db, traceId: string): Promise<string> {
+  const q = findSavedQuery('critical-path');
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE _critical_marks AS
+     SELECT span_id, 'critical path ' || position || '/' || count(*) OVER (PARTITION BY phase) AS fact
+     FROM (${q.sql.trim().replace(/;\s*$/, '')})`,
+    { trace: traceId },
+  );
+  return '_critical_marks';
+}
+
 /** Set critical_path on the tree's marked spans. */
 export function markCritical(tree: TraceTree, marks: ReadonlyMap<string, CriticalMark>): TraceTree {
   if (marks.size === 0) return tree;

@@ -3,7 +3,7 @@
  * span whose parent is not in the data: orphans stay in their trace, marked, never dropped).
  */
 import { UsageError } from '../errors.js';
-import { sqlString, type Db } from '../store/db.js';
+import type { Db } from '../store/db.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 
 export interface TreeNode extends OutcomeColumns {
@@ -105,23 +105,14 @@ export interface TreeText {
  * ORPHAN, the NodeProcessed link, a mark such as the place on the critical path). The duration is
  * formatted in JS (formatDuration), whose rounding SQL's printf does not share.
  */
-const label = (marks = '') => `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif(concat_ws(', ',
+const label = (mark = '') => `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif(concat_ws(', ',
     nullif(node_outcome, ''),
     CASE WHEN skip_reason <> '' THEN 'skip=' || skip_reason || CASE WHEN upstream_unique_id <> '' THEN ' (upstream ' || upstream_unique_id || ')' ELSE '' END END,
     CASE WHEN test_outcome <> '' THEN 'test=' || test_outcome || CASE WHEN coalesce(failing_rows, 0) <> 0 THEN ' (' || failing_rows || ' failing rows)' ELSE '' END END,
     CASE WHEN coalesce(node_outcome, '') = '' AND status_code = 2 THEN 'error' || CASE WHEN status_message <> '' THEN ': ' || status_message ELSE '' END END,
     CASE WHEN ended IS NOT TRUE THEN 'NOT ENDED' END,
     CASE WHEN orphan IS TRUE THEN 'ORPHAN (parent ' || coalesce(parent_span_id, 'null') || ' not in the data)' END,
-    CASE WHEN kind = 'node_evaluated' AND linked_span_id <> '' THEN '-> processed ' || linked_span_id END${marks}), '') || ']', '')`;
-
-/** Spans to mark in the tree: span id -> the fact shown in its brackets (e.g. its place on the critical path). */
-export type SpanMarks = ReadonlyMap<string, string>;
-
-/** The marks as one more fact of the label: a CASE over the (few) marked span ids. */
-function marksFact(marks?: SpanMarks): string {
-  if (!marks || marks.size === 0) return '';
-  return `, CASE span_id ${[...marks].map(([id, fact]) => `WHEN ${sqlString(id)} THEN ${sqlString(fact)}`).join(' ')} END`;
-}
+    CASE WHEN kind = 'node_evaluated' AND linked_span_id <> '' THEN '-> processed ' || linked_span_id END${mark}), '') || ']', '')`;
 
 /**
  * The tree as lines. DuckDB gives each span of the trace, in start order, its line label, duration
@@ -131,17 +122,18 @@ function marksFact(marks?: SpanMarks): string {
  * start order, and puts the prefixes (`├─ `, `│  `) in front of the labels. Spans in a parent cycle,
  * which no root reaches, are listed as roots at the end (as the explorer does). With `maxDepth`,
  * spans deeper than that are counted on one line under their parent, as `… N child span(s)`.
+ * `marks`: a relation (span_id, fact) of this trace's spans whose fact joins the label's facts.
  * Building 97,592 node objects in JS cost 1.3-1.5 s (splitting every field, garbage collection); a
  * recursive walk in SQL 0.6-0.9 s, most of it in the recursion's joins.
  */
-export async function buildTreeText(db: Db, traceId: string, maxDepth?: number, marks?: SpanMarks): Promise<TreeText> {
+export async function buildTreeText(db: Db, traceId: string, maxDepth?: number, marks?: string): Promise<TreeText> {
   // a span at depth >= maxDepth shows no children (as in the JSON tree)
   const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? Infinity : Math.max(0, Math.ceil(maxDepth));
   // one row per span in start order: its parent's place in that order (none for a root), label, duration
   const sql = `WITH s AS (
-      SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${label(marksFact(marks))} AS label,
+      SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${label(marks ? ', m.fact' : '')} AS label,
         row_number() OVER (ORDER BY start_ns, span_id) AS n
-      FROM spans WHERE trace_id = $t
+      FROM spans ${marks ? `LEFT JOIN ${marks} m USING (span_id)` : ''} WHERE trace_id = $t
     ),
     ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id)
     SELECT s.n, CASE WHEN s.parent_span_id <> '' AND ids.n <> s.n THEN ids.n END AS parent_n, s.label, s.d

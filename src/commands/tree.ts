@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
-import { criticalSpans, markCritical } from '../analyze/critical-path.js';
+import { criticalMarksTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -31,12 +31,8 @@ export const treeCommand: CommandModule<object, Args> = {
       }
       const trees = [];
       for (const id of ids) {
-        const critical = await criticalSpans(db, id);
-        if (a.format === 'json') trees.push(treeJson(markCritical(await buildTree(db, id), critical), a.depth));
-        else {
-          const marks = new Map([...critical].map(([span, c]) => [span, `critical path ${c.position}/${c.of}`]));
-          process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, marks)) + (ids.length > 1 ? '\n' : ''));
-        }
+        if (a.format === 'json') trees.push(treeJson(markCritical(await buildTree(db, id), await criticalSpans(db, id)), a.depth));
+        else process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, await criticalMarksTable(db, id))) + (ids.length > 1 ? '\n' : ''));
       }
       if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? trees[0] : trees, null, 2) + '\n');
     });
