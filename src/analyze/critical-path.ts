@@ -74,18 +74,18 @@ export async function criticalSpans(db: Db, traceId: string): Promise<Map<string
 }
 
 /**
- * A temporary table (span_id, fact) of one run's critical evaluations, the fact saying their place
- * (`critical path 3/9`): what the text tree joins to its labels. Returns the table's name.
+ * The saved query's rows for one run, kept in a temporary table (the columns of CriticalLink) for
+ * views that join them (the text tree, the report's chart). Returns the table's name.
  */
-export async function criticalMarksTable(db: Db, traceId: string): Promise<string> {
+export async function criticalPathTable(db: Db, traceId: string): Promise<string> {
   const q = findSavedQuery('critical-path');
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE _critical_marks AS
-     SELECT span_id, 'critical path ' || position || '/' || count(*) OVER (PARTITION BY phase) AS fact
-     FROM (${q.sql.trim().replace(/;\s*$/, '')})`,
-    { trace: traceId },
-  );
-  return '_critical_marks';
+  await db.run(`CREATE OR REPLACE TEMP TABLE _critical_path AS ${q.sql.trim().replace(/;\s*$/, '')}`, { trace: traceId });
+  return '_critical_path';
+}
+
+/** The text tree's marks (span_id, fact) from a critical path table: `critical path 3/9`. */
+export function criticalMarks(table: string): string {
+  return `(SELECT span_id, 'critical path ' || position || '/' || count(*) OVER (PARTITION BY trace_id, phase) AS fact FROM ${table})`;
 }
 
 /** Set critical_path on the tree's marked spans. */

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
-import { criticalMarksTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
+import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -32,7 +32,7 @@ export const treeCommand: CommandModule<object, Args> = {
       const trees = [];
       for (const id of ids) {
         if (a.format === 'json') trees.push(treeJson(markCritical(await buildTree(db, id), await criticalSpans(db, id)), a.depth));
-        else process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, await criticalMarksTable(db, id))) + (ids.length > 1 ? '\n' : ''));
+        else process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, criticalMarks(await criticalPathTable(db, id)))) + (ids.length > 1 ? '\n' : ''));
       }
       if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? trees[0] : trees, null, 2) + '\n');
     });
