@@ -13,6 +13,7 @@ export const commandLoaders: Record<string, () => Promise<AnyCommand>> = {
   runs: async () => (await import('./runs.js')).runsCommand,
   tree: async () => (await import('./tree.js')).treeCommand,
   'critical-path': async () => (await import('./critical-path.js')).criticalPathCommand,
+  report: async () => (await import('./report.js')).reportCommand,
   queries: async () => (await import('./queries.js')).queriesCommand,
   query: async () => (await import('./queries.js')).queryCommand,
   gate: async () => (await import('./gate.js')).gateCommand,
