@@ -10,6 +10,8 @@ const parts: Record<string, () => Promise<unknown>> = {
   legacy: async () => (await import('./legacy.js')).runLegacyBench(),
   explore: async () => (await import('./explore.js')).runExploreBench(),
   receive: async () => (await import('./receive.js')).runReceiveBench(),
+  history: async () => (await import('./history.js')).runHistoryBench(),
+  report: async () => (await import('./report.js')).runReportBench(),
   service: async () => {
     const m = await import('./service.js');
     await m.runServiceBench();
