@@ -62,7 +62,7 @@ function offenders(lines: string[]): string {
 function gantt(d: ReportData): string {
   return `<section id="timeline">
 <h2>Timeline</h2>
-<p class="hint">Node evaluations by start time, one lane per worker within each phase (an evaluation takes the first lane free when it starts).
+<p class="hint">Node evaluations by start time, one lane per worker within each phase (an evaluation takes the lane free longest when it starts).
 Scroll to zoom, drag to pan, double-click to reset; hover a bar for its details. <span class="crit-key"></span> on the critical path.</p>
 <div class="toolbar"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">reset</button>
 <label><input type="checkbox" id="only-critical"> dim all but the critical path</label><span id="legend"></span></div>
