@@ -11,8 +11,6 @@ import type { Db } from '../store/db.js';
 import { findSavedQuery, runSavedQuery } from './queries.js';
 import type { TraceTree, TreeNode } from './tree.js';
 
-export type CriticalMethod = 'spans' | 'manifest';
-
 /** One node evaluation on a phase's critical path (a row of the saved query). */
 export interface CriticalLink {
   trace_id: string;
