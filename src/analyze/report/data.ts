@@ -4,7 +4,7 @@
  * trends and flaky tests. The chart's evaluations come out of DuckDB as one JSON document.
  */
 import { DEFAULT_FAIL_ON, evaluateGate } from '../../gate/rules.js';
-import { renderGate } from '../../gate/reporters.js';
+import { LISTED_FOR_PEOPLE, renderGate } from '../../gate/reporters.js';
 import { UsageError } from '../../errors.js';
 import type { Db, Row } from '../../store/db.js';
 import { criticalPathTable } from '../critical-path.js';
@@ -36,6 +36,7 @@ export interface ReportGate {
   passed: boolean;
   /** the gate's own summary line and offender lines (text reporter) */
   lines: string[];
+  /** node results and runs that fail it */
   offenders: number;
 }
 
@@ -144,7 +145,7 @@ async function pickRun(db: Db, trace?: string): Promise<ReportRun> {
 export async function buildReportData(db: Db, opts: { trace?: string } = {}): Promise<ReportData> {
   const run = await pickRun(db, opts.trace);
   const t = run.trace_id;
-  const gate = await evaluateGate(db, DEFAULT_FAIL_ON, t);
+  const gate = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON, traceId: t, listLimit: LISTED_FOR_PEOPLE });
   const critical = await criticalPathTable(db, t);
   const phases = await db.all<Omit<ReportCriticalPhase, 'longest'>>(
     `SELECT c.phase, any_value(c.phase_ms) AS phase_ms, count(*)::INTEGER AS links, round(sum(c.duration_ms), 3) AS work_ms,
@@ -162,7 +163,11 @@ export async function buildReportData(db: Db, opts: { trace?: string } = {}): Pr
   const data: ReportData = {
     generated_at: new Date().toISOString(),
     run,
-    gate: { passed: gate.passed, lines: renderGate(gate, 'text').trimEnd().split('\n'), offenders: gate.offenders.length },
+    gate: {
+      passed: gate.passed,
+      lines: renderGate(gate, 'text').trimEnd().split('\n'),
+      offenders: gate.offenderCount + gate.runs.filter((r) => r.rule).length,
+    },
     critical: phases.map((p) => ({ ...p, longest: longest.filter((l) => l.phase === p.phase) })),
     errors: await saved(db, 'errors', { trace: t }),
     failed_tests: (await saved(db, 'failed-tests', { trace: t })).filter((r) => r.outcome === 'failed'),

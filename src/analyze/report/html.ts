@@ -46,17 +46,17 @@ function header(d: ReportData): string {
  · ${esc(r.duration_s === null ? '' : formatDuration(r.duration_s * 1000))}${r.ended ? '' : ' · <b>never ended</b>'} · engine ${esc(r.engine_version ?? '?')}</p>
 <div id="verdict" class="verdict ${d.gate.passed ? 'passed' : 'failed'}" data-passed="${d.gate.passed}">
 <div class="badge">${d.gate.passed ? 'PASSED' : 'FAILED'}</div>
-<div><pre id="gate-summary">${esc(d.gate.lines[0] ?? '')}</pre>${offenders(d.gate.lines.slice(1))}</div>
+<div><pre id="gate-summary">${esc(d.gate.lines[0] ?? '')}</pre>${offenders(d.gate.lines.slice(1), d.gate.offenders)}</div>
 </div>
 <ul id="counts" class="counts">${counts.map(([k, v, c]) => `<li class="${c}" data-count="${esc(k)}"><b>${v}</b> ${esc(k)}</li>`).join('')}</ul>
 </header>`;
 }
 
-/** The gate's offender lines: shown when few, folded when many. */
-function offenders(lines: string[]): string {
+/** The gate's lines after its summary: shown when few, folded when many. */
+function offenders(lines: string[], count: number): string {
   if (lines.length === 0) return '';
-  const pre = `<pre class="offenders">${lines.map((l) => esc(l.trim())).join('\n')}</pre>`;
-  return lines.length <= 5 ? pre : `<details><summary>${lines.length} offending nodes</summary>${pre}</details>`;
+  const pre = `<pre class="offenders">${lines.map(esc).join('\n')}</pre>`;
+  return lines.length <= 8 ? pre : `<details><summary>${count} offender(s): the gate's report</summary>${pre}</details>`;
 }
 
 function gantt(d: ReportData): string {
