@@ -12,7 +12,7 @@ export type Action =
   | 'open' | 'toggle' | 'expand' | 'collapse' | 'expandAll' | 'collapseAll'
   | 'mark' | 'detail' | 'detailUp' | 'detailDown' | 'rootCause'
   | 'search' | 'nextMatch' | 'prevMatch'
-  | 'onlyFailures' | 'cycleOutcome' | 'cyclePhase' | 'cycleResourceType' | 'clearFilters'
+  | 'critical' | 'onlyFailures' | 'cycleOutcome' | 'cyclePhase' | 'cycleResourceType' | 'clearFilters'
   | 'submit' | 'cancel' | 'erase';
 
 export interface Binding {
@@ -62,6 +62,7 @@ export const BINDINGS: Binding[] = [
   { action: 'search', keys: ['/'], contexts: TREE, help: 'search unique_id and names', hint: 'search' },
   { action: 'nextMatch', keys: ['n'], contexts: TREE, help: 'next match' },
   { action: 'prevMatch', keys: ['N'], contexts: TREE, help: 'previous match' },
+  { action: 'critical', keys: ['c'], contexts: TREE, help: 'highlight the critical path: the evaluations that decided each phase\'s time', hint: 'critical path' },
   { action: 'onlyFailures', keys: ['f'], contexts: TREE, help: 'only failures (errors, failed tests) on/off', hint: 'failures' },
   { action: 'cycleOutcome', keys: ['o'], contexts: TREE, help: 'filter by outcome (cycles)' },
   { action: 'cyclePhase', keys: ['p'], contexts: TREE, help: 'filter by phase (cycles, in run order)' },

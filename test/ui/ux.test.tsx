@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { criticalSpans } from '../../src/analyze/critical-path.js';
 import type { Db } from '../../src/store/db.js';
 import { app, closeLater, haveSample, KEY, sampleDb, SAMPLE } from './helpers.js';
 
@@ -39,7 +40,7 @@ describe.skipIf(!haveSample)('explorer at 80x24 and beside', () => {
     await t.press(KEY.enter);
     await t.until('dbt invocation');
     const tree = await t.until((f) => bar(f).includes('⏎ fold'), 'tree hints');
-    expect(bar(tree)).toMatch(/d detail {2}u root cause {2}\/ search {2}f failures/);
+    expect(bar(tree)).toMatch(/d detail {2}u root cause {2}\/ search {2}c critical path {2}f failures/);
     await t.press('d');
     await t.until((f) => bar(f).includes('J/K scroll detail'), 'detail hints');
     await t.press('/');
@@ -56,7 +57,7 @@ describe.skipIf(!haveSample)('explorer at 80x24 and beside', () => {
     await t.until('FAILED');
     // the clean run of two-runs: nothing fails in it
     const runs = t.frame().split('\n');
-    const clean = runs.findIndex((l) => /^ {2}ok +build +2026-03-02 15:00/.test(l)) - runs.findIndex((l) => l.includes('FAILED'));
+    const clean = runs.findIndex((l) => /^ {2}ok +build +2026-03-02 15:00/.test(l)) - 2; // rows start on line 2
     await t.press(...Array(clean).fill('j'), KEY.enter);
     await t.until('dbt invocation');
     await t.press('f');
@@ -74,6 +75,33 @@ describe.skipIf(!haveSample)('explorer at 80x24 and beside', () => {
     t.unmount();
   });
 
+  it('lists the newest run first', async () => {
+    const t = app(db, 140, 30);
+    const f = await t.until('runs (3)');
+    const started = f.split('\n').map((l) => / (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) /.exec(l)?.[1]).filter((x): x is string => Boolean(x));
+    expect(started).toHaveLength(3);
+    expect([...started].sort().reverse()).toEqual(started);
+    t.unmount();
+  });
+
+  it('highlights the critical path in the tree and the waterfall with c', async () => {
+    const marks = await criticalSpans(db, '019c97cafe1c76e2abb150e9427e666a');
+    expect(marks.size).toBeGreaterThan(0);
+    const t = app(db, 160, 40);
+    await t.until('FAILED');
+    await t.press('G', KEY.enter); // the oldest run: the real one
+    await t.until('323 spans');
+    await t.press('E', 'c');
+    const f = await t.until(new RegExp(`critical path: ${marks.size} evaluations? marked ◆`), 'the highlight');
+    // the cursor is on the first marked evaluation, and others are marked around it
+    expect(f).toMatch(/^› +Node evaluated \(.*\) .*▓/m);
+    expect(f).toMatch(/^◆ +Node evaluated \(.*\) .*▓/m);
+    expect(f).toContain('c hides them');
+    await t.press('c');
+    await t.until((fr) => !/^◆/m.test(fr) && !fr.includes('▓'), 'highlight off');
+    t.unmount();
+  });
+
   it('cycles the phase filter in the order the phases ran', async () => {
     const order = (await db.all<{ phase: string }>(
       `SELECT phase FROM spans WHERE kind = 'phase' AND trace_id LIKE '019c97ca%' GROUP BY phase ORDER BY min(start_ns)`,
@@ -82,8 +110,8 @@ describe.skipIf(!haveSample)('explorer at 80x24 and beside', () => {
     expect(order.indexOf('analyze')).toBeLessThan(order.indexOf('run'));
     const t = app(db, 140, 30);
     await t.until('FAILED');
-    await t.press(KEY.enter);
-    await t.until('dbt invocation');
+    await t.press('G', KEY.enter);
+    await t.until('323 spans');
     const seen: string[] = [];
     for (let i = 0; i < order.length; i++) {
       await t.press('p');

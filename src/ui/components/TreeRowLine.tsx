@@ -43,6 +43,8 @@ export interface RowLineProps {
   expander: 'open' | 'closed' | 'leaf';
   selected: boolean;
   match: boolean;
+  /** on the run's critical path (shown while the highlight is on) */
+  critical?: boolean;
   layout: TreeLayout;
 }
 
@@ -50,12 +52,12 @@ export interface RowLineProps {
  * Columns are Boxes of fixed width rather than space padding: ink tokenizes every character it
  * writes on every frame, so unwritten gaps make each frame cheaper (the hot path while scrolling).
  */
-export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, selected, match, layout }: RowLineProps) {
+export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, selected, match, critical, layout }: RowLineProps) {
   const theme = useTheme();
   const exp = expander === 'open' ? '▾ ' : expander === 'closed' ? '▸ ' : '  ';
   const indent = '  '.repeat(Math.min(depth, 30));
   // a text marker besides inverse video: visible without colour and in screen captures
-  const marker = selected ? '›' : match ? '*' : ' ';
+  const marker = selected ? '›' : match ? '*' : critical ? '◆' : ' ';
   if (!row) return <Text dimColor>{`${marker}${indent}${exp}…`}</Text>;
   const tone = toneOf(row);
   const props = toneProps(theme, tone);
@@ -63,11 +65,14 @@ export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, sel
   const name = prefix + middle(row.name, layout.nameWidth - prefix.length);
   const f = cut(facts(row), layout.factsWidth);
   const d = row.ended ? formatDuration(row.dur_ms) : 'running';
-  const bar = layout.barWidth ? waterfallSpan(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : undefined;
+  const span = layout.barWidth ? waterfallSpan(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : undefined;
+  // the critical path's bars stand out without colour too
+  const bar = span && critical ? { ...span, text: span.text.replace(/█/g, '▓') } : span;
+  const barProps = critical && theme.color ? { color: 'magenta' } : props;
   return (
     <Box height={1} width={layout.width}>
       <Box width={layout.nameWidth + 1} flexShrink={0}>
-        <Text inverse={selected} bold={match && !selected} {...(tone === 'skip' ? props : {})}>{name}</Text>
+        <Text inverse={selected} bold={(match || Boolean(critical)) && !selected} {...(tone === 'skip' ? props : {})}>{name}</Text>
       </Box>
       <Box width={layout.factsWidth + 1} flexShrink={0}>
         <Text {...props}>{f}</Text>
@@ -77,7 +82,7 @@ export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, sel
       </Box>
       {bar && (
         <Box width={layout.barWidth} paddingLeft={bar.start} flexShrink={0}>
-          <Text {...props}>{bar.text}</Text>
+          <Text {...barProps}>{bar.text}</Text>
         </Box>
       )}
     </Box>

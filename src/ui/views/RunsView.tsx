@@ -46,7 +46,7 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
 
   useEffect(() => {
     let live = true;
-    listRuns(nav.db).then((r) => live && setRuns(r), () => undefined);
+    listRuns(nav.db, { newestFirst: true }).then((r) => live && setRuns(r), () => undefined);
     return () => {
       live = false;
     };

@@ -5,9 +5,10 @@
  */
 import { Box, Text } from 'ink';
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { criticalSpans, type CriticalMark } from '../../analyze/critical-path.js';
 import { spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import {
-  facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, searchPositions, type TreeFilter,
+  facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter,
 } from '../../analyze/explore/tree-index.js';
 import { defaultOpen, indexOfPosition, keptMask, nearestIndex, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
 import { fit } from '../format.js';
@@ -49,6 +50,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const [detail, setDetail] = useState<SpanDetail | undefined>();
   const [detailScroll, setDetailScroll] = useState(0);
   const [message, setMessage] = useState<string | undefined>();
+  const [critical, setCritical] = useState<Map<string, CriticalMark> | undefined>();
   const topRef = useRef(0);
   // a jump (root cause, search, a row of a query or diff) shows its target mid-screen
   const centerNext = useRef(false);
@@ -236,6 +238,19 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
       case 'prevMatch':
         jumpMatch(-1);
         return true;
+      case 'critical':
+        if (critical) setCritical(undefined);
+        else {
+          setMessage('finding the critical path…');
+          void criticalSpans(db, traceId).then(async (m) => {
+            setCritical(m);
+            // the first marked evaluation in tree order, mid-screen: the highlight is seen at once
+            const first = shape ? (await positionsOfSpans(db, shape, [...m.keys()]))[0] : undefined;
+            if (first !== undefined) revealAndSelect(first);
+            setMessage(m.size ? `critical path: ${m.size} evaluation${m.size === 1 ? '' : 's'} marked ◆ (c hides them)` : 'no critical path: no node evaluation ended in this run');
+          }, (e: unknown) => setMessage((e as Error).message));
+        }
+        return true;
       case 'onlyFailures':
         setFilter((f) => ({ ...f, onlyFailures: !f.onlyFailures }));
         return true;
@@ -341,6 +356,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         expander={kids ? (isOpen ? 'open' : 'closed') : 'leaf'}
         selected={i === cursor}
         match={matchSet.has(pos)}
+        critical={critical !== undefined && critical.has(rows.get(pos)?.span_id ?? '')}
         layout={layout}
       />,
     );
