@@ -151,7 +151,7 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     const res = await fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(jsonRequest) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'span "bad": invalid trace_id, span_id or start time' } });
+    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'resourceSpans[0].scopeSpans[0].spans[1].traceId: 32 hex digits expected, got "nothex"' } });
     await rx.flush(true);
     expect(await db.one(`SELECT trace_id, kind, node_outcome, duration_ms, status_code FROM spans`)).toEqual({
       trace_id: tid, kind: 'node_processed', node_outcome: 'error', duration_ms: 1000, status_code: 2,
