@@ -11,6 +11,7 @@ import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import protobuf from 'protobufjs';
 import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
+import { verifyWire } from '../otlp/verify.js';
 import { randomIds } from '../produce/ids.js';
 import type { JsonlRecord, LogRecordRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
@@ -189,8 +190,10 @@ export class OtlpReceiver {
       req = obj as OtlpTraceRequest | OtlpLogsRequest;
     } else {
       try {
-        // protobufjs over the OTLP .proto schema; the message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
+        // protobufjs over the OTLP .proto schema, once the wire checks it does not make have passed;
+        // the message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
         const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceRequest' : 'opentelemetry.proto.logs.v1.ExportLogsServiceRequest');
+        verifyWire(body, T);
         req = T.decode(body) as unknown as OtlpTraceRequest | OtlpLogsRequest;
       } catch (e) {
         throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);

@@ -204,4 +204,32 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     // still serving after all that
     expect((await post(pb, { 'content-type': 'application/x-protobuf' })).status).toBe(200);
   });
+
+  it('protobuf with field number 0, an invalid or mismatched wire type, or a string that is not UTF-8 is 400, not a 200', async () => {
+    const { rx } = await startReceiver();
+    const post = (bytes: number[]) => fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.from(bytes) });
+    for (const bytes of [
+      [0x00, 0x01], // field 0, varint
+      [0x0a, 0x02, 0x00, 0x01], // field 0 inside a ResourceSpans
+      [0x0a, 0x02, 0x0f, 0x00], // wire type 7 inside a ResourceSpans
+      [0x0e, 0x00], // wire type 6
+      [0x0b, 0x14], // a group ended by another field's end tag
+      [0x0a, 0x06, 0x0a, 0x04, 0x0a, 0x02, 0x08, 0x00], // a resource attribute's key (a string) sent as a varint
+    ]) {
+      const res = await post(bytes);
+      expect(res.status, Buffer.from(bytes).toString('hex')).toBe(400);
+    }
+    // a span name that is not UTF-8 (it would be stored with U+FFFD in place of the byte)
+    const T = otlpRoot().lookupType('opentelemetry.proto.trace.v1.ExportTraceServiceRequest');
+    const span = { traceId: Buffer.from(tid, 'hex'), spanId: Buffer.from('eee19b7ec3c1b174', 'hex'), name: 'Phase: RUN', startTimeUnixNano: '1772073188904419000' };
+    const pb = Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] })).finish());
+    expect((await post([...pb])).status).toBe(200);
+    pb[pb.indexOf('Phase') + 1] = 0xff;
+    const notUtf8 = await post([...pb]);
+    expect(notUtf8.status).toBe(400);
+    expect(Buffer.from(await notUtf8.arrayBuffer()).toString('latin1')).toMatch(/not UTF-8/);
+    // what the specification allows still passes: an empty request, and unknown fields (skipped)
+    expect((await post([])).status).toBe(200);
+    expect((await post([0xf8, 0x01, 0x01])).status).toBe(200);
+  });
 });
