@@ -174,7 +174,8 @@ const LOG_KEYS = `SELECT trace_id, span_id, time_ns::VARCHAR AS t, body, event_t
 const real = samplesNote(FUSION);
 
 describe('runlens receive: a valid client and a poison client at once', () => {
-  it(real.title('every span and log the valid client sent is stored; everything acknowledged is stored, once'), async () => {
+  const title = 'every span and log the valid client sent is stored; everything acknowledged is stored, once';
+  it(real.missing ? `${title} (the real sample left out: ${FUSION} not found)` : title, async () => {
     const dir = tempDir();
     const generated = path.join(dir, 'run.jsonl');
     await generate({ output: generated, runs: 1, nodes: 150, seed: 21, failRate: 0.1 });
