@@ -60,7 +60,8 @@ export const receiveCommand: CommandModule<object, Args> = {
     await rx.close();
     await reporting;
     db.close();
-    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${a.db ? `; model in ${a.db}` : ''}`);
+    const lost = rx.stats.lost ? `, ${rx.stats.lost} acknowledged but refused by the database (see above)` : '';
+    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${lost}${a.db ? `; model in ${a.db}` : ''}`);
     if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');
   },
 };

@@ -6,11 +6,13 @@
  * stream pauses or on a timer (a rebuild covers whole traces, so it must not follow every batch).
  * Responses follow the OTLP/HTTP specification.
  */
+import { isUtf8 } from 'node:buffer';
 import { availableParallelism } from 'node:os';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import protobuf from 'protobufjs';
 import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
+import { verifyWire } from '../otlp/verify.js';
 import { randomIds } from '../produce/ids.js';
 import type { JsonlRecord, LogRecordRecord, SpanEndRecord, SpanStartRecord } from '../produce/record.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
@@ -57,6 +59,8 @@ export interface ReceiverStats {
   rejected: number;
   flushedRecords: number;
   throttled: number;
+  /** acknowledged records the database refused when written alone (each such refusal is a defect of the checks) */
+  lost: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -77,7 +81,7 @@ class HttpError extends Error {
 type Signal = 'traces' | 'logs';
 
 export class OtlpReceiver {
-  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0 };
+  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0, lost: 0 };
   private app: FastifyInstance;
   private pending: LiveRows[] = [];
   private pendingCount = 0;
@@ -143,8 +147,9 @@ export class OtlpReceiver {
     this.timer = setInterval(() => this.flushInBackground(), this.o.flushIntervalMs);
   }
 
+  /** Media types compare without case and parameters (`Application/JSON; charset=utf-8`). */
   private isJson(req: FastifyRequest): boolean {
-    return (req.headers['content-type'] ?? '').startsWith('application/json');
+    return (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
   }
 
   private sendStatus(req: FastifyRequest, reply: FastifyReply, status: number, message: string): void {
@@ -176,26 +181,26 @@ export class OtlpReceiver {
   private decode(signal: Signal, json: boolean, body: Buffer): ConvertedRows {
     let req: OtlpTraceRequest | OtlpLogsRequest;
     if (json) {
-      let obj: unknown;
+      // toString would replace bad bytes with U+FFFD: stored text would differ from what was sent
+      if (!isUtf8(body)) throw new HttpError(400, 'invalid JSON: the body is not valid UTF-8');
       try {
-        obj = JSON.parse(body.toString('utf8'));
+        req = JSON.parse(body.toString('utf8')) as OtlpTraceRequest | OtlpLogsRequest;
       } catch (e) {
         throw new HttpError(400, `invalid JSON: ${(e as Error).message}`);
       }
-      const key = signal === 'traces' ? 'resourceSpans' : 'resourceLogs';
-      if (typeof obj !== 'object' || obj === null || (key in obj && !Array.isArray((obj as Record<string, unknown>)[key]))) {
-        throw new HttpError(400, `not an OTLP ${signal} request: ${key} must be an array`);
-      }
-      req = obj as OtlpTraceRequest | OtlpLogsRequest;
     } else {
       try {
-        // protobufjs over the OTLP .proto schema; the message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
+        // protobufjs over the OTLP .proto schema, once the wire checks it does not make have passed;
+        // the message itself, not toObject(): otlp-records.ts reads bytes and Longs directly.
         const T = otlpRoot().lookupType(signal === 'traces' ? 'opentelemetry.proto.trace.v1.ExportTraceServiceRequest' : 'opentelemetry.proto.logs.v1.ExportLogsServiceRequest');
+        verifyWire(body, T);
         req = T.decode(body) as unknown as OtlpTraceRequest | OtlpLogsRequest;
       } catch (e) {
         throw new HttpError(400, `undecodable protobuf: ${(e as Error).message}`);
       }
     }
+    // Each span or log is type-checked here, before the answer: what cannot be stored is rejected
+    // (partialSuccess), a request whose structure is not OTLP throws (400).
     try {
       return signal === 'traces'
         ? spansToRows(req as OtlpTraceRequest)
@@ -228,8 +233,12 @@ export class OtlpReceiver {
       }
       this.o.onReceive?.({ spans: signal === 'traces' ? n : 0, logs: signal === 'logs' ? n : 0 });
       if (this.pendingCount >= this.o.flushRecords) this.flushInBackground();
+      const more = conv.rejected - conv.errors.length;
       const partial = conv.rejected
-        ? { [signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords']: String(conv.rejected), errorMessage: conv.errors.join('; ') }
+        ? {
+            [signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords']: String(conv.rejected),
+            errorMessage: conv.errors.join('; ') + (more > 0 ? ` (and ${more} more)` : ''),
+          }
         : undefined;
       if (json) {
         await reply.code(200).type('application/json').send(JSON.stringify(partial ? { partialSuccess: partial } : {}));
@@ -246,11 +255,22 @@ export class OtlpReceiver {
     }
   }
 
-  /** Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd. */
+  /**
+   * Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd.
+   * An output's failure is reported and leaves the others, and the answer to the request, alone.
+   */
   private toSinks(rows: LiveRows): void {
     const sinks = (this.o.sinks ?? []).filter((s) => !this.sinkErrors.has(s.name));
     if (sinks.length === 0) return;
-    for (const r of rowsToRecords(rows)) {
+    let records: ReturnType<typeof rowsToRecords>;
+    try {
+      records = rowsToRecords(rows);
+    } catch (e) {
+      for (const s of sinks) this.sinkErrors.set(s.name, e as Error);
+      this.o.log?.(`runlens: outputs stopped, a received record could not be written as one: ${(e as Error).message}`);
+      return;
+    }
+    for (const r of records) {
       const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
       for (const s of sinks) {
         if (this.sinkErrors.has(s.name)) continue;
@@ -277,12 +297,11 @@ export class OtlpReceiver {
         const batches = this.pending;
         this.pending = [];
         this.pendingCount = 0;
-        const rows = batches.length === 1 ? batches[0]! : batches.reduce((all, b) => (all.append(b), all), new LiveRows(rowsIn(batches)));
         const t0 = performance.now();
-        await appendLiveRows(this.o.db, this.source!, rows);
-        this.stats.flushedRecords += rows.length;
-        this.underived += rows.length;
-        if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: batch of ${rows.length} in ${(performance.now() - t0).toFixed(0)} ms\n`);
+        const written = await this.write(batches);
+        this.stats.flushedRecords += written;
+        this.underived += written;
+        if (process.env.RUNLENS_TIMING) process.stderr.write(`receive: batch of ${written} in ${(performance.now() - t0).toFixed(0)} ms\n`);
       }
       if (this.underived === 0) return;
       const now = Date.now();
@@ -299,6 +318,59 @@ export class OtlpReceiver {
     return this.flushing;
   }
 
+  /**
+   * Append the queued requests in one batch. The checks while converting make a refusal a defect, yet
+   * if the database refuses the batch it must not take the other requests' records with it: each
+   * request is then written alone, and a request refused alone record by record, so only the records
+   * refused on their own are lost (counted, reported by the flush). When nothing of the batch can be
+   * written, the database itself is failing, not a record: the batch is lost as a whole.
+   */
+  private async write(batches: LiveRows[]): Promise<number> {
+    const all = batches.length === 1 ? batches[0]! : batches.reduce((acc, b) => (acc.append(b), acc), new LiveRows(rowsIn(batches)));
+    let first: Error;
+    try {
+      await appendLiveRows(this.o.db, this.source!, all);
+      return all.length;
+    } catch (e) {
+      first = e as Error;
+    }
+    let written = 0;
+    const refused: LiveRows[] = [];
+    if (batches.length > 1) {
+      for (const b of batches) {
+        try {
+          await appendLiveRows(this.o.db, this.source!, b);
+          written += b.length;
+        } catch {
+          refused.push(b);
+        }
+      }
+    } else refused.push(all);
+    let lost = 0;
+    let tried = 0;
+    for (const b of refused) {
+      for (let i = 0; i < b.length; i++) {
+        // a database that took nothing, not even a handful of records alone, is failing as a whole
+        if (written === 0 && tried >= ALONE_PROBES) {
+          lost += b.length - i;
+          break;
+        }
+        tried++;
+        try {
+          await appendLiveRows(this.o.db, this.source!, oneRow(b, i));
+          written++;
+        } catch (e) {
+          lost++;
+          first = e as Error;
+        }
+      }
+    }
+    this.stats.lost += lost;
+    this.underived += written;
+    this.stats.flushedRecords += written;
+    throw new Error(`${lost} acknowledged record${lost === 1 ? '' : 's'} could not be written: ${first.message}`);
+  }
+
   /** A flush nobody waits for: its failure is logged, never an unhandled rejection that ends the process. */
   private flushInBackground(): void {
     this.flush(false).catch((e: unknown) => this.o.log?.(`runlens: receive: writing to the database failed: ${(e as Error).message}`));
@@ -306,11 +378,12 @@ export class OtlpReceiver {
 
   /** Stop accepting, flush everything into DuckDB, close the outputs. */
   async close(): Promise<void> {
-    if (this.closed) return this.flushing;
+    if (this.closed) return this.flushing.catch(() => undefined);
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.app.close();
-    await this.flush(true);
+    // what could not be written is counted (stats.lost) and reported; the outputs still close
+    await this.flush(true).catch((e: unknown) => this.o.log?.(`runlens: receive: writing to the database failed: ${(e as Error).message}`));
     if (this.source) await closeLiveSource(this.o.db, this.source);
     if (this.threadsBefore) await this.o.db.run(`SET threads = ${this.threadsBefore}`);
     for (const s of this.o.sinks ?? []) {
@@ -324,6 +397,20 @@ export class OtlpReceiver {
       }
     }
   }
+}
+
+/** Records of a refused request tried alone before the database is taken to be failing as a whole. */
+const ALONE_PROBES = 8;
+
+/** Row i of a batch as a batch of its own. */
+function oneRow(rows: LiveRows, i: number): LiveRows {
+  const one = new LiveRows(1);
+  one.addRow();
+  const r = rows.row(i);
+  for (const c of ['span_id', 'parent_span_id', 'start_ns', 'end_ns', 'time_ns'] as const) one.setBigValue(c, 0, r[c]);
+  for (const c of ['severity_number', 'status_code'] as const) one.setNum(c, 0, r[c]);
+  for (const c of ['record_type', 'trace_id', 'span_name', 'event_type', 'event_id', 'severity_text', 'status_message', 'body', 'links', 'attributes'] as const) one.setStr(c, 0, r[c]);
+  return one;
 }
 
 function rowsIn(batches: LiveRows[]): number {

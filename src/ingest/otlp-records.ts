@@ -8,7 +8,7 @@
  * through record objects (a BigInt per id and time, an attributes object serialized afterwards), which
  * cost more than the decode. Outputs (--jsonl, --parquet) get records rebuilt from the rows.
  */
-import type { OtlpAnyValue, OtlpKeyValue, OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
+import type { OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
 import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord } from '../produce/record.js';
 import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
@@ -46,91 +46,312 @@ function recoverEventType(name: string, explicit: AttrValue | undefined): { even
   return { eventType: null, severity: 9 };
 }
 
+
+/**
+ * A field of one span or log record that the model cannot keep as it is: that record is rejected
+ * with this reason (partialSuccess), the others of the request go on. `field` is the path below the
+ * value being converted; callers prefix their own part as the error unwinds, so no path is built
+ * while nothing is wrong.
+ */
+class BadField extends Error {
+  constructor(
+    public field: string,
+    readonly why: string,
+  ) {
+    super(why);
+  }
+
+  get reason(): string {
+    return this.field ? `${this.field}: ${this.why}` : this.why;
+  }
+}
+
+function fail(field: string, why: string): never {
+  throw new BadField(field, why);
+}
+
+/** The error again, its field now below `prefix` (any other error becomes a BadField of `prefix`). */
+function within(prefix: string, e: unknown): never {
+  if (!(e instanceof BadField)) throw new BadField(prefix, `cannot be converted: ${(e as Error).message}`);
+  e.field = e.field === '' ? prefix : e.field.startsWith('[') ? prefix + e.field : `${prefix}.${e.field}`;
+  throw e;
+}
+
+/** What a value is, for messages: a JSON type, or a short quote of a string. */
+function got(v: unknown): string {
+  if (typeof v === 'string') return `got ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return `got ${v === null ? 'null' : Array.isArray(v) ? 'array' : v instanceof Uint8Array ? `${v.length} bytes` : typeof v}`;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A string field: absent or null is "", anything but a string is rejected. */
+function str(v: unknown, field: string): string {
+  if (typeof v === 'string') {
+    // a lone surrogate (OTLP/JSON "\ud800") would reach DuckDB as U+FFFD, and the outputs as an escape it cannot read back
+    if (!wellFormed(v)) fail(field, 'a string that is not well-formed UTF-16 (a lone surrogate)');
+    return v;
+  }
+  if (v === undefined || v === null) return '';
+  return fail(field, `a string expected, ${got(v)}`);
+}
+
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Text made by JSON.stringify holds a lone surrogate as an escape, which DuckDB's JSON rejects. */
+const SURROGATE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f]/;
+function checkJsonText(text: string, field: string): string {
+  if (text.includes('\\ud') && SURROGATE_ESCAPE.test(text)) fail(field, 'a string that is not well-formed UTF-16 (a lone surrogate)');
+  return text;
+}
+
+const KINDS = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const;
+
 /**
  * Both shapes are read without conversion passes: protobufjs messages straight from decode (ids as
- * bytes, 64-bit values as Long, the AnyValue oneof named by its virtual `value` property) and OTLP/JSON
- * objects (ids as hex, 64-bit values as strings or numbers). Converting messages with toObject first
- * cost three times the decode itself.
+ * bytes, 64-bit values as Long) and OTLP/JSON objects (ids as hex, 64-bit values as strings or
+ * numbers). Converting messages with toObject first cost three times the decode itself.
+ * The AnyValue kind set is the own property among the kinds: a decoded message's defaults live on
+ * its prototype (an empty AnyValue is null, not ""), and protobufjs' virtual oneof property lists
+ * the message's keys on every read.
  */
-function which(v: OtlpAnyValue): keyof OtlpAnyValue | undefined {
-  const named = (v as { value?: unknown }).value;
-  if (typeof named === 'string') return named as keyof OtlpAnyValue;
-  for (const k of ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const) {
-    // own properties only: a decoded message's defaults live on its prototype (an empty AnyValue is null, not "")
-    if (Object.hasOwn(v, k) && (v as Record<string, unknown>)[k] !== undefined) return k;
+function which(v: Record<string, unknown>): (typeof KINDS)[number] | undefined {
+  for (let i = 0; i < KINDS.length; i++) {
+    const k = KINDS[i]!;
+    if (Object.hasOwn(v, k)) {
+      const x = v[k];
+      if (x !== undefined && x !== null) return k;
+    }
   }
   return undefined;
 }
 
-function scalar(v: OtlpAnyValue | undefined, parseJsonText: boolean, key: string): AttrValue {
-  if (!v) return null;
-  const k = which(v);
-  if (k === 'stringValue') {
-    const s = String(v.stringValue ?? "");
-    if (parseJsonText && !STRING_KEYS.has(key) && (s.startsWith('{') || s.startsWith('['))) {
-      try {
-        return JSON.parse(s) as AttrValue;
-      } catch {
-        return s;
-      }
-    }
-    return s;
-  }
-  if (k === 'boolValue') return Boolean(v.boolValue);
-  // int64 travels as a string in protobuf-decoded form and as string or number in OTLP/JSON;
-  // the engine writes 64-bit values as strings, 32-bit ones as numbers: small values become numbers.
-  if (k === 'intValue') {
-    const str = String(v.intValue);
-    const n = Number(str);
-    return Number.isSafeInteger(n) && Math.abs(n) < 2 ** 31 ? n : str;
-  }
-  if (k === 'doubleValue') return Number(v.doubleValue);
-  if (k === 'arrayValue') return (v.arrayValue?.values ?? []).map((x) => scalar(x, false, ''));
-  if (k === 'kvlistValue') return attributes(v.kvlistValue?.values, false);
-  if (k === 'bytesValue') return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue as unknown as Uint8Array).toString('base64');
-  return null;
+interface LongLike {
+  low: number;
+  high: number;
+  unsigned: boolean;
+  toString(): string;
+}
+const isLong = (v: unknown): v is LongLike => typeof v === 'object' && v !== null && typeof (v as LongLike).low === 'number' && typeof (v as LongLike).high === 'number';
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const INT_TEXT = /^-?\d+$/;
+
+/** An int64 AnyValue; the engine writes 64-bit values as strings, 32-bit ones as numbers: small values become numbers. */
+function int64(v: unknown): number | string {
+  let big: bigint;
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v)) fail('intValue', `an integer expected, ${got(v)}`);
+    if (Math.abs(v) < 2 ** 31) return v;
+    big = BigInt(String(v));
+  } else if (typeof v === 'string' && INT_TEXT.test(v)) big = BigInt(v);
+  else if (isLong(v)) big = BigInt(v.toString());
+  else return fail('intValue', `an integer expected (a number or decimal string), ${got(v)}`);
+  if (big < INT64_MIN || big > INT64_MAX) fail('intValue', 'beyond the 64-bit integer range');
+  const n = Number(big);
+  return Math.abs(n) < 2 ** 31 ? n : big.toString();
 }
 
-function attributes(kvs: OtlpKeyValue[] | undefined, parseJsonText: boolean): Attributes {
+/** A double AnyValue; NaN and the infinities, which JSON numbers cannot hold, keep their OTLP/JSON names. */
+function double(v: unknown): number | string {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (Number.isFinite(n)) return n;
+  if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return v;
+  if (typeof v === 'number') return String(v);
+  return fail('doubleValue', `a number expected, ${got(v)}`);
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+const MAX_DEPTH = 64;
+
+function scalar(v: unknown, parseJsonText: boolean, key: string, depth = 0): AttrValue {
+  if (v === undefined || v === null) return null;
+  if (!isObject(v)) return fail('', `an object expected, ${got(v)}`);
+  if (depth > MAX_DEPTH) fail('', `nested deeper than ${MAX_DEPTH} levels`);
+  switch (which(v)) {
+    case 'stringValue': {
+      const x = v.stringValue;
+      if (typeof x !== 'string') return fail('stringValue', `a string expected, ${got(x)}`);
+      if (parseJsonText && !STRING_KEYS.has(key) && (x.startsWith('{') || x.startsWith('['))) {
+        try {
+          return JSON.parse(x) as AttrValue;
+        } catch {
+          return x;
+        }
+      }
+      return x;
+    }
+    case 'boolValue':
+      return typeof v.boolValue === 'boolean' ? v.boolValue : fail('boolValue', `a boolean expected, ${got(v.boolValue)}`);
+    case 'intValue':
+      return int64(v.intValue);
+    case 'doubleValue':
+      return double(v.doubleValue);
+    case 'arrayValue': {
+      const values = list(v.arrayValue, 'arrayValue');
+      const out: AttrValue[] = new Array<AttrValue>(values.length);
+      for (let i = 0; i < values.length; i++) {
+        try {
+          out[i] = scalar(values[i], false, '', depth + 1);
+        } catch (e) {
+          within(`arrayValue.values[${i}]`, e);
+        }
+      }
+      return out;
+    }
+    case 'kvlistValue':
+      return attributes(list(v.kvlistValue, 'kvlistValue'), depth + 1);
+    case 'bytesValue': {
+      const x = v.bytesValue;
+      if (x instanceof Uint8Array) return Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64');
+      return typeof x === 'string' && BASE64.test(x) ? x : fail('bytesValue', `a base64 string expected, ${got(x)}`);
+    }
+    default:
+      return null;
+  }
+}
+
+/** The `values` of an ArrayValue or KeyValueList: absent is empty, anything but an array is rejected. */
+function list(holder: unknown, field: string): unknown[] {
+  if (!isObject(holder)) return fail(field, `an object expected, ${got(holder)}`);
+  const values = holder.values;
+  if (values === undefined || values === null) return [];
+  return Array.isArray(values) ? values : fail(`${field}.values`, `an array expected, ${got(values)}`);
+}
+
+/** A KeyValue's key; the entry itself must be an object. Errors name the entry as `[i]`. */
+function keyOf(kv: unknown, i: number): string {
+  if (!isObject(kv)) return fail(`[${i}]`, `an object expected, ${got(kv)}`);
+  const key = kv.key;
+  if (typeof key !== 'string') return fail(`[${i}].key`, `a string expected, ${got(key)}`);
+  return key;
+}
+
+/** A nested KeyValueList as an object (its JSON text is sorted by sortedJson). */
+function attributes(kvs: unknown[], depth: number): Attributes {
   const o: Attributes = {};
-  for (const kv of kvs ?? []) {
-    if (kv.key === 'code.file.path') o['file'] = scalar(kv.value, false, kv.key);
-    else if (kv.key === 'code.line.number') o['line'] = scalar(kv.value, false, kv.key);
-    else o[kv.key] = scalar(kv.value, parseJsonText, kv.key);
+  for (let i = 0; i < kvs.length; i++) {
+    let key: string;
+    try {
+      key = keyOf(kvs[i], i);
+    } catch (e) {
+      within('kvlistValue.values', e);
+    }
+    if (key === '__proto__') continue;
+    try {
+      const v = scalar((kvs[i] as Record<string, unknown>).value, false, key, depth);
+      if (key === 'code.file.path') o['file'] = v;
+      else if (key === 'code.line.number') o['line'] = v;
+      else o[key] = v;
+    } catch (e) {
+      within(`kvlistValue.values[${i}].value`, e);
+    }
   }
   return o;
 }
 
-const HEX16 = /^[0-9a-f]{16}$/;
-const HEX32 = /^[0-9a-f]{32}$/;
+const HEX16 = /^[0-9a-fA-F]{16}$/;
+const HEX32 = /^[0-9a-fA-F]{32}$/;
+const ZEROS = /^0+$/;
 
-/** Ids: hex from OTLP/JSON or from the protobuf decoder; empty or all-zero ids mean "none". */
-function id(v: string | Uint8Array | undefined): string | null {
-  if (!v || v.length === 0) return null;
-  const s = typeof v === 'string' ? v.toLowerCase() : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
-  return /^0+$/.test(s) ? null : s;
+/** Is an id absent: undefined, null, "" or no bytes (an unset bytes field of a decoded message is an empty array)? */
+const noId = (v: unknown): boolean => v === undefined || v === null || v === '' || ((v instanceof Uint8Array || Array.isArray(v)) && v.length === 0);
+
+/** The trace id of the previous span: a request's spans mostly share one, so its hex is made once. */
+let lastTraceBytes: Uint8Array | null = null;
+let lastTraceHex = '';
+
+/** A trace id (16 bytes, or 32 hex digits in OTLP/JSON) as lower-case hex; a missing, malformed or all-zero id is rejected. */
+function traceIdHex(v: unknown, field: string): string {
+  if (v instanceof Uint8Array) {
+    if (v.length !== 16) fail(field, v.length === 0 ? 'missing' : `16 bytes expected, ${got(v)}`);
+    const last = lastTraceBytes;
+    if (last !== null) {
+      let same = true;
+      for (let k = 0; k < 16; k++) if (v[k] !== last[k]) (same = false), (k = 16);
+      if (same) return lastTraceHex;
+    }
+    const s = Buffer.from(v.buffer, v.byteOffset, 16).toString('hex');
+    if (ZEROS.test(s)) fail(field, 'all zeros (an invalid id)');
+    // a copy: the request's buffer is not ours to keep
+    lastTraceBytes = Uint8Array.from(v);
+    lastTraceHex = s;
+    return s;
+  }
+  if (noId(v)) fail(field, 'missing');
+  if (typeof v !== 'string' || !HEX32.test(v)) fail(field, `32 hex digits expected, ${got(v)}`);
+  if (ZEROS.test(v)) fail(field, 'all zeros (an invalid id)');
+  return v.toLowerCase();
 }
 
-/** Long (protobufjs), number or decimal string -> decimal string; zero means unset. */
-function nanos(v: unknown): string | null {
-  if (v === undefined || v === null || v === '') return null;
-  const s = String(v);
-  return /^\d+$/.test(s) && s !== '0' ? s : null;
+/** A span id (8 bytes, or 16 hex digits): checked; null when absent or all zeros and not `required`. */
+function spanId(v: unknown, field: string, required: boolean): Uint8Array | string | null {
+  if (v instanceof Uint8Array) {
+    if (v.length === 8) {
+      for (let k = 0; k < 8; k++) if (v[k] !== 0) return v;
+      return required ? fail(field, 'all zeros (an invalid id)') : null;
+    }
+    if (v.length !== 0) fail(field, `8 bytes expected, ${got(v)}`);
+  } else if (!noId(v)) {
+    if (typeof v !== 'string' || !HEX16.test(v)) fail(field, `16 hex digits expected, ${got(v)}`);
+    if (!ZEROS.test(v)) return v;
+    return required ? fail(field, 'all zeros (an invalid id)') : null;
+  }
+  return required ? fail(field, 'missing') : null;
 }
 
-function statusCode(code: string | number | undefined): number {
-  if (code === undefined) return 0;
-  if (typeof code === 'number') return code;
-  if (/^\d+$/.test(code)) return Number(code);
-  return code.endsWith('_OK') ? 1 : code.endsWith('_ERROR') ? 2 : 0;
+function setSpanId(rows: LiveRows, c: 'span_id' | 'parent_span_id', i: number, v: Uint8Array | string | null): void {
+  if (v === null) return;
+  if (v instanceof Uint8Array) rows.setIdBytes(c, i, v);
+  else rows.setBigValue(c, i, BigInt(`0x${v}`));
 }
 
-function severityNumber(v: string | number | undefined): number {
-  if (v === undefined) return 0;
-  if (typeof v === 'number') return v;
-  if (/^\d+$/.test(v)) return Number(v);
-  const name = v.replace(/^SEVERITY_NUMBER_/, '').replace(/\d+$/, '');
-  return { TRACE: 1, DEBUG: 5, INFO: 9, WARN: 13, ERROR: 17, FATAL: 21 }[name] ?? 0;
+/**
+ * Is a time set (not absent, not zero)? A protobufjs Long, or in OTLP/JSON a decimal string or an
+ * integer number; DuckDB keeps nanoseconds in a signed 64-bit integer, so larger times are rejected.
+ */
+function timeSet(v: unknown, field: string): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === 'string') {
+    if (!/^\d+$/.test(v)) fail(field, `an unsigned integer expected (a decimal string or number), ${got(v)}`);
+    if (v.length >= 19 && BigInt(v) > INT64_MAX) fail(field, 'beyond the largest time the model keeps (2^63 - 1 ns)');
+    return !ZEROS.test(v);
+  }
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v) || v < 0) fail(field, `an unsigned integer expected, ${got(v)}`);
+    if (v >= 2 ** 63) fail(field, 'beyond the largest time the model keeps (2^63 - 1 ns)');
+    return v !== 0;
+  }
+  if (isLong(v)) {
+    // fixed64: the high word of a value of 2^63 or more reads negative
+    if (v.high < 0) fail(field, 'beyond the largest time the model keeps (2^63 - 1 ns)');
+    return (v.low | v.high) !== 0;
+  }
+  return fail(field, `an unsigned integer expected (a decimal string or number), ${got(v)}`);
+}
+
+/** A time that timeSet accepted. */
+function setNanos(rows: LiveRows, c: 'start_ns' | 'end_ns' | 'time_ns', i: number, v: unknown): void {
+  if (isLong(v)) rows.setWords(c, i, v.low >>> 0, v.high >>> 0);
+  // a number's shortest decimal form, which is the JSON text it came from for any time up to 2^63
+  else rows.setBigValue(c, i, BigInt(typeof v === 'number' ? String(v) : (v as string)));
+}
+
+/** An enum as its number: a number or decimal string in the int32 range, or a name `names` knows. */
+function enumNumber(v: unknown, field: string, names: (name: string) => number | undefined, expected: string): number {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && INT_TEXT.test(v) ? Number(v) : typeof v === 'string' ? names(v) : undefined;
+  if (n === undefined || !Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) return fail(field, `${expected} expected, ${got(v)}`);
+  return n;
+}
+
+const STATUS: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+const SEVERITY: Record<string, number> = { TRACE: 1, DEBUG: 5, INFO: 9, WARN: 13, ERROR: 17, FATAL: 21 };
+const statusName = (s: string): number | undefined => STATUS[s];
+function severityName(s: string): number | undefined {
+  const m = /^(?:SEVERITY_NUMBER_)?(TRACE|DEBUG|INFO|WARN|ERROR|FATAL)([1-4]?)$/.exec(s);
+  return m ? SEVERITY[m[1]!]! + (m[2] ? Number(m[2]) - 1 : 0) : s === 'SEVERITY_NUMBER_UNSPECIFIED' ? 0 : undefined;
 }
 
 export interface Converted<T> {
@@ -142,7 +363,21 @@ export interface Converted<T> {
 export interface ConvertedRows {
   rows: LiveRows;
   rejected: number;
+  /** the first few reasons, each naming the record and field */
   errors: string[];
+}
+
+/** How many reasons a response carries; the count says how many records were rejected in all. */
+const MAX_ERRORS = 5;
+
+function reject(out: ConvertedRows, where: string, e: unknown): void {
+  out.rejected++;
+  if (out.errors.length >= MAX_ERRORS) return;
+  try {
+    within(where, e);
+  } catch (bad) {
+    out.errors.push((bad as BadField).reason);
+  }
 }
 
 /** Values of the attributes a converter takes out of the attributes text (set by attributesText). */
@@ -172,24 +407,31 @@ function entryText(key: string, v: AttrValue): string {
  * Attributes as the engine's JSON text (keys ascending, a repeated key's last value wins), made of
  * one fragment per entry rather than an object serialized afterwards. `take`: the keys a span
  * (event_type, dbt.event_type) or a log record (event_id) carries apart, left in `taken`.
+ * A malformed entry throws a BadField naming it (`[i].key`, `[i].value.intValue`, ...).
  */
-function attributesText(kvs: OtlpKeyValue[] | undefined, parseJsonText: boolean, take: 'span' | 'log' | null): string {
+function attributesText(kvs: unknown, parseJsonText: boolean, take: 'span' | 'log' | null): string {
   taken.eventType = taken.dbtEventType = taken.eventId = undefined;
-  if (!kvs || kvs.length === 0) return '{}';
+  if (kvs === undefined || kvs === null) return '{}';
+  if (!Array.isArray(kvs)) return fail('', `an array expected, ${got(kvs)}`);
+  if (kvs.length === 0) return '{}';
   const keys = keysBuf;
   const frags = fragsBuf;
   keys.length = 0;
   frags.length = 0;
   let sorted = true;
   for (let j = 0; j < kvs.length; j++) {
-    const kv = kvs[j]!;
-    let key = kv.key ?? '';
+    let key = keyOf(kvs[j], j);
     let parse = parseJsonText;
     if (key === 'code.file.path') (key = 'file'), (parse = false);
     else if (key === 'code.line.number') (key = 'line'), (parse = false);
     // an object's __proto__ is no attribute (assigning one was ignored when attributes were objects)
     else if (key === '__proto__') continue;
-    const v = scalar(kv.value, parse, key);
+    let v: AttrValue;
+    try {
+      v = scalar((kvs[j] as Record<string, unknown>).value, parse, key);
+    } catch (e) {
+      within(`[${j}].value`, e);
+    }
     if (take === 'span' && (key === 'event_type' || key === 'dbt.event_type')) {
       if (key === 'event_type') taken.eventType = v;
       else taken.dbtEventType = v;
@@ -203,7 +445,7 @@ function attributesText(kvs: OtlpKeyValue[] | undefined, parseJsonText: boolean,
     keys.push(key);
     frags.push(entryText(key, v));
   }
-  if (sorted) return `{${frags.join(',')}}`;
+  if (sorted) return checkJsonText(`{${frags.join(',')}}`, '');
   // Out of order or repeated keys: a stable sort keeps repeats in arrival order, the last one wins.
   const order = keys.map((_, k) => k).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
   const out: string[] = [];
@@ -211,153 +453,167 @@ function attributesText(kvs: OtlpKeyValue[] | undefined, parseJsonText: boolean,
     if (k + 1 < order.length && keys[order[k + 1]!] === keys[order[k]!]) continue;
     out.push(frags[order[k]!]!);
   }
-  return `{${out.join(',')}}`;
+  return checkJsonText(`{${out.join(',')}}`, '');
 }
 
-const ZEROS = /^0+$/;
-
-/** The trace id of the previous span: a request's spans mostly share one, so its hex is made once. */
-let lastTraceBytes: Uint8Array | null = null;
-let lastTraceHex = '';
-
-/** A trace id (16 bytes, or hex in OTLP/JSON) as lower-case hex; null when missing, malformed or all zero. */
-function traceIdHex(v: string | Uint8Array | undefined): string | null {
-  if (v instanceof Uint8Array) {
-    if (v.length !== 16) return null;
-    const last = lastTraceBytes;
-    if (last !== null) {
-      let same = true;
-      for (let k = 0; k < 16; k++) if (v[k] !== last[k]) (same = false), (k = 16);
-      if (same) return lastTraceHex;
-    }
-    const s = Buffer.from(v.buffer, v.byteOffset, 16).toString('hex');
-    if (ZEROS.test(s)) return null;
-    // a copy: the request's buffer is not ours to keep
-    lastTraceBytes = Uint8Array.from(v);
-    lastTraceHex = s;
-    return s;
+/** The attributes text of a span, log or link, its errors named below `field`. */
+function attributesOf(kvs: unknown, parseJsonText: boolean, take: 'span' | 'log' | null, field: string): string {
+  try {
+    return attributesText(kvs, parseJsonText, take);
+  } catch (e) {
+    return within(field, e);
   }
-  const s = id(v);
-  return s && HEX32.test(s) ? s : null;
-}
-
-/** Is this a span id: 8 bytes (or 16 hex digits) not all zero? */
-function isSpanId(v: string | Uint8Array | undefined): boolean {
-  if (v instanceof Uint8Array) {
-    if (v.length !== 8) return false;
-    for (let k = 0; k < 8; k++) if (v[k] !== 0) return true;
-    return false;
-  }
-  const s = id(v);
-  return s !== null && HEX16.test(s);
-}
-
-function setSpanId(rows: LiveRows, c: 'span_id' | 'parent_span_id', i: number, v: string | Uint8Array | undefined): void {
-  if (!isSpanId(v)) return;
-  if (v instanceof Uint8Array) rows.setIdBytes(c, i, v);
-  else rows.setBigValue(c, i, BigInt(`0x${v!}`));
-}
-
-interface LongLike {
-  low: number;
-  high: number;
-  unsigned: boolean;
-}
-
-/** Is a time set: a protobufjs Long, or (OTLP/JSON) a number or decimal string, not zero? */
-function hasNanos(v: unknown): boolean {
-  if (v !== null && typeof v === 'object') {
-    const l = v as LongLike;
-    return (l.low | l.high) !== 0 && (l.unsigned || l.high >= 0);
-  }
-  return nanos(v) !== null;
-}
-
-function setNanos(rows: LiveRows, c: 'start_ns' | 'end_ns' | 'time_ns', i: number, v: unknown): void {
-  if (v !== null && typeof v === 'object') {
-    const l = v as LongLike;
-    rows.setWords(c, i, l.low >>> 0, l.high >>> 0);
-  } else rows.setBigValue(c, i, BigInt(nanos(v)!));
 }
 
 /** Link JSON as the JSONL writer spells it. */
-function linksText(links: { traceId: string | Uint8Array; spanId: string | Uint8Array; attributes?: OtlpKeyValue[] }[]): string {
-  return `[${links
-    .map((l) => `{"trace_id":${JSON.stringify(id(l.traceId) ?? '')},"span_id":${JSON.stringify(id(l.spanId) ?? '')},"attributes":${attributesText(l.attributes, true, null)}}`)
-    .join(',')}]`;
+function linksText(links: unknown): string | null {
+  if (links === undefined || links === null) return null;
+  if (!Array.isArray(links)) return fail('links', `an array expected, ${got(links)}`);
+  if (links.length === 0) return null;
+  const parts: string[] = [];
+  for (let i = 0; i < links.length; i++) {
+    const l: unknown = links[i];
+    if (!isObject(l)) fail(`links[${i}]`, `an object expected, ${got(l)}`);
+    const traceId = traceIdHex(l.traceId, `links[${i}].traceId`);
+    const sid = spanId(l.spanId, `links[${i}].spanId`, true)!;
+    const hex = typeof sid === 'string' ? sid.toLowerCase() : Buffer.from(sid.buffer, sid.byteOffset, 8).toString('hex');
+    parts.push(`{"trace_id":"${traceId}","span_id":"${hex}","attributes":${attributesOf(l.attributes, true, null, `links[${i}].attributes`)}}`);
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** The array under `key` of one level of a request; absent or null is empty. */
+function level(holder: unknown, key: string, where: string): unknown[] {
+  if (!isObject(holder)) throw new Error(`${where || 'the request'}: an object expected, ${got(holder)}`);
+  const v = holder[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new Error(`${where ? `${where}.` : ''}${key}: an array expected, ${got(v)}`);
+  return v;
+}
+
+/**
+ * The spans (or log records) of a request by scope, with the path that names them. A request whose
+ * levels are not objects and arrays is no OTLP request: that throws (the receiver answers 400).
+ */
+function itemsOf(req: unknown, resources: string, scopes: string, items: string): { where: string; items: unknown[] }[] {
+  const out: { where: string; items: unknown[] }[] = [];
+  const rs = level(req, resources, '');
+  for (let a = 0; a < rs.length; a++) {
+    const ss = level(rs[a], scopes, `${resources}[${a}]`);
+    for (let b = 0; b < ss.length; b++) {
+      const where = `${resources}[${a}].${scopes}[${b}]`;
+      out.push({ where: `${where}.${items}`, items: level(ss[b], items, where) });
+    }
+  }
+  return out;
+}
+
+/**
+ * One span into a new row, or a BadField naming what the model cannot keep. Every check comes before
+ * the row is added, so a rejected span leaves nothing behind.
+ */
+function addSpan(rows: LiveRows, s: unknown): void {
+  if (!isObject(s)) return fail('', `an object expected, ${got(s)}`);
+  const traceId = traceIdHex(s.traceId, 'traceId');
+  const sid = spanId(s.spanId, 'spanId', true);
+  const parent = spanId(s.parentSpanId, 'parentSpanId', false);
+  const name = str(s.name, 'name');
+  if (!timeSet(s.startTimeUnixNano, 'startTimeUnixNano')) fail('startTimeUnixNano', 'missing');
+  const ended = timeSet(s.endTimeUnixNano, 'endTimeUnixNano');
+  const attributes = attributesOf(s.attributes, true, 'span', 'attributes');
+  const explicitEventType = taken.eventType ?? taken.dbtEventType;
+  let code = 0;
+  let message = '';
+  const status = s.status;
+  if (status !== undefined && status !== null) {
+    if (!isObject(status)) fail('status', `an object expected, ${got(status)}`);
+    code = enumNumber(status.code, 'status.code', statusName, 'a status code (0, 1, 2 or STATUS_CODE_UNSET/OK/ERROR)');
+    message = str(status.message, 'status.message');
+  }
+  const links = linksText(s.links);
+
+  const i = rows.addRow();
+  rows.setStr('record_type', i, 'SpanEnd');
+  rows.setStr('trace_id', i, traceId);
+  setSpanId(rows, 'span_id', i, sid);
+  setSpanId(rows, 'parent_span_id', i, parent);
+  rows.setStr('span_name', i, name);
+  setNanos(rows, 'start_ns', i, s.startTimeUnixNano);
+  setNanos(rows, 'end_ns', i, ended ? s.endTimeUnixNano : s.startTimeUnixNano);
+  rows.setStr('attributes', i, attributes);
+  const { eventType: et, severity } = recoverEventType(name, explicitEventType);
+  rows.setStr('event_type', i, et ?? '');
+  rows.setNum('severity_number', i, severity);
+  rows.setStr('severity_text', i, SEVERITY_TEXT[severity] ?? 'INFO');
+  if (code !== 0 || message) {
+    rows.setNum('status_code', i, code);
+    rows.setStr('status_message', i, message || null);
+  }
+  if (links !== null) rows.setStr('links', i, links);
 }
 
 /** An ExportTraceServiceRequest (decoded or OTLP/JSON) as SpanEnd rows of the live source. */
 export function spansToRows(req: OtlpTraceRequest): ConvertedRows {
-  let n = 0;
-  for (const rs of req.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) n += ss.spans?.length ?? 0;
-  const rows = new LiveRows(Math.max(1, n));
+  const groups = itemsOf(req, 'resourceSpans', 'scopeSpans', 'spans');
+  const rows = new LiveRows(Math.max(1, groups.reduce((n, g) => n + g.items.length, 0)));
   const out: ConvertedRows = { rows, rejected: 0, errors: [] };
-  for (const rs of req.resourceSpans ?? []) {
-    for (const ss of rs.scopeSpans ?? []) {
-      for (const s of ss.spans ?? []) {
-        const traceId = traceIdHex(s.traceId);
-        if (!traceId || !isSpanId(s.spanId) || !hasNanos(s.startTimeUnixNano)) {
-          out.rejected++;
-          if (out.errors.length < 5) out.errors.push(`span "${s.name}": invalid trace_id, span_id or start time`);
-          continue;
-        }
-        const i = rows.addRow();
-        const name = s.name ?? '';
-        rows.setStr('record_type', i, 'SpanEnd');
-        rows.setStr('trace_id', i, traceId);
-        setSpanId(rows, 'span_id', i, s.spanId);
-        setSpanId(rows, 'parent_span_id', i, s.parentSpanId);
-        rows.setStr('span_name', i, name);
-        setNanos(rows, 'start_ns', i, s.startTimeUnixNano);
-        setNanos(rows, 'end_ns', i, hasNanos(s.endTimeUnixNano) ? s.endTimeUnixNano : s.startTimeUnixNano);
-        rows.setStr('attributes', i, attributesText(s.attributes, true, 'span'));
-        const { eventType: et, severity } = recoverEventType(name, taken.eventType ?? taken.dbtEventType);
-        rows.setStr('event_type', i, et ?? '');
-        rows.setNum('severity_number', i, severity);
-        rows.setStr('severity_text', i, SEVERITY_TEXT[severity] ?? 'INFO');
-        const code = statusCode(s.status?.code as string | number | undefined);
-        if (code !== 0 || s.status?.message) {
-          rows.setNum('status_code', i, code);
-          rows.setStr('status_message', i, s.status?.message || null);
-        }
-        if (s.links?.length) rows.setStr('links', i, linksText(s.links));
+  for (const { where, items } of groups) {
+    for (let k = 0; k < items.length; k++) {
+      try {
+        addSpan(rows, items[k]);
+      } catch (e) {
+        reject(out, `${where}[${k}]`, e);
       }
     }
   }
   return out;
 }
 
+/** One log record into a new row, or a BadField; every check comes before the row is added. */
+function addLog(rows: LiveRows, l: unknown, newEventId: () => string): void {
+  if (!isObject(l)) return fail('', `an object expected, ${got(l)}`);
+  // The engine's logs always carry a trace; a log without one cannot join a run.
+  const traceId = traceIdHex(l.traceId, 'traceId');
+  const sid = spanId(l.spanId, 'spanId', false);
+  const time = timeSet(l.timeUnixNano, 'timeUnixNano') ? l.timeUnixNano : timeSet(l.observedTimeUnixNano, 'observedTimeUnixNano') ? l.observedTimeUnixNano : undefined;
+  if (time === undefined) fail('timeUnixNano', 'missing (and no observedTimeUnixNano)');
+  const sev = enumNumber(l.severityNumber, 'severityNumber', severityName, 'a severity number (0-24 or SEVERITY_NUMBER_*)');
+  const severityText = str(l.severityText, 'severityText');
+  let body: AttrValue;
+  try {
+    body = scalar(l.body, false, 'body');
+  } catch (e) {
+    within('body', e);
+  }
+  const bodyText = typeof body === 'string' ? str(body, 'body') : body === null ? '' : JSON.stringify(body);
+  const eventName = str(l.eventName, 'eventName');
+  const attributes = attributesOf(l.attributes, false, 'log', 'attributes');
+  const eventId = typeof taken.eventId === 'string' ? str(taken.eventId, 'attributes.event_id') : newEventId();
+
+  const i = rows.addRow();
+  rows.setStr('record_type', i, 'LogRecord');
+  rows.setStr('trace_id', i, traceId);
+  setSpanId(rows, 'span_id', i, sid);
+  setNanos(rows, 'time_ns', i, time);
+  rows.setNum('severity_number', i, sev);
+  rows.setStr('severity_text', i, severityText || SEVERITY_TEXT[sev] || 'INFO');
+  rows.setStr('body', i, bodyText);
+  rows.setStr('event_type', i, eventName);
+  rows.setStr('attributes', i, attributes);
+  rows.setStr('event_id', i, eventId);
+}
+
 /** An ExportLogsServiceRequest (decoded or OTLP/JSON) as LogRecord rows of the live source. */
 export function logsToRows(req: OtlpLogsRequest, newEventId: () => string): ConvertedRows {
-  let n = 0;
-  for (const rl of req.resourceLogs ?? []) for (const sl of rl.scopeLogs ?? []) n += sl.logRecords?.length ?? 0;
-  const rows = new LiveRows(Math.max(1, n));
+  const groups = itemsOf(req, 'resourceLogs', 'scopeLogs', 'logRecords');
+  const rows = new LiveRows(Math.max(1, groups.reduce((n, g) => n + g.items.length, 0)));
   const out: ConvertedRows = { rows, rejected: 0, errors: [] };
-  for (const rl of req.resourceLogs ?? []) {
-    for (const sl of rl.scopeLogs ?? []) {
-      for (const l of sl.logRecords ?? []) {
-        const traceId = traceIdHex(l.traceId);
-        const time = hasNanos(l.timeUnixNano) ? l.timeUnixNano : hasNanos(l.observedTimeUnixNano) ? l.observedTimeUnixNano : undefined;
-        if (!traceId || time === undefined) {
-          // The engine's logs always carry a trace; a log without one cannot join a run.
-          out.rejected++;
-          if (out.errors.length < 5) out.errors.push('log record: missing trace_id or time');
-          continue;
-        }
-        const i = rows.addRow();
-        const sev = severityNumber(l.severityNumber as string | number | undefined);
-        const body = scalar(l.body, false, 'body');
-        rows.setStr('record_type', i, 'LogRecord');
-        rows.setStr('trace_id', i, traceId);
-        setSpanId(rows, 'span_id', i, l.spanId);
-        setNanos(rows, 'time_ns', i, time);
-        rows.setNum('severity_number', i, sev);
-        rows.setStr('severity_text', i, l.severityText || SEVERITY_TEXT[sev] || 'INFO');
-        rows.setStr('body', i, typeof body === 'string' ? body : body === null ? '' : JSON.stringify(body));
-        rows.setStr('event_type', i, l.eventName ?? '');
-        rows.setStr('attributes', i, attributesText(l.attributes, false, 'log'));
-        rows.setStr('event_id', i, typeof taken.eventId === 'string' ? taken.eventId : newEventId());
+  for (const { where, items } of groups) {
+    for (let k = 0; k < items.length; k++) {
+      try {
+        addLog(rows, items[k], newEventId);
+      } catch (e) {
+        reject(out, `${where}[${k}]`, e);
       }
     }
   }

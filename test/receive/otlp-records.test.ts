@@ -1,6 +1,6 @@
 /** OTLP requests (protobufjs-decoded or OTLP/JSON) -> the engine's JSONL record and attribute shapes. */
 import { describe, expect, it } from 'vitest';
-import { logsToRecords, spansToRecords, spansToRows } from '../../src/ingest/otlp-records.js';
+import { logsToRecords, logsToRows, spansToRecords, spansToRows } from '../../src/ingest/otlp-records.js';
 import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../../src/otlp/decode.js';
 import { sortedJson } from '../../src/produce/record.js';
 import { hexSpanId } from '../../src/store/live.js';
@@ -67,7 +67,7 @@ describe('OTLP protobuf -> records', () => {
     const TID2 = 'a0000000000000000000000000000001';
     const s = (traceId: string, spanId: string, attributes: object[]) => ({
       traceId: hex(traceId), spanId: hex(spanId), parentSpanId: hex('00000000000000ff'), name: 'Phase: RUN',
-      startTimeUnixNano: '18446744073709551615', endTimeUnixNano: '0', attributes,
+      startTimeUnixNano: '9223372036854775807', endTimeUnixNano: '0', attributes,
     });
     const { rows, rejected } = spansToRows(decodeTraces(traces([
       s(TID, 'ffffffffffffffff', [kv('z', { stringValue: 'q"uote' }), kv('a', { intValue: 1 }), kv('m', { kvlistValue: { values: [kv('y', { boolValue: false }), kv('b', { doubleValue: 0.5 })] } }), kv('a', { intValue: 2 })]),
@@ -81,7 +81,7 @@ describe('OTLP protobuf -> records', () => {
     const r = rows.row(0);
     expect(r.parent_span_id).toBe(255n);
     // a zero end time means "not set": the span ends when it starts
-    expect([r.start_ns, r.end_ns]).toEqual([2n ** 64n - 1n, 2n ** 64n - 1n]);
+    expect([r.start_ns, r.end_ns]).toEqual([2n ** 63n - 1n, 2n ** 63n - 1n]);
     // the text itself, not only what it parses to: sorted keys, the last of a repeated key, nested keys sorted
     expect(r.attributes).toBe(sortedJson({ a: 2, m: { b: 0.5, y: false }, z: 'q"uote' }));
     expect(r.attributes).toBe('{"a":2,"m":{"b":0.5,"y":false},"z":"q\\"uote"}');
@@ -113,5 +113,106 @@ describe('OTLP protobuf -> records', () => {
     const good = traces([{ traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Phase: RUN', startTimeUnixNano: '1' }]);
     expect(() => decodeTraces(good.subarray(0, good.length - 3))).toThrow();
     expect(() => decodeTraces(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]))).toThrow();
+  });
+});
+
+/**
+ * A span or log record that could not be stored (DuckDB's appender wants strings where strings go,
+ * 64-bit times, valid JSON text in attributes) is rejected while converting, with the field and the
+ * reason, before the receiver answers: what it acknowledges must insert.
+ */
+describe('OTLP/JSON and protobuf: every field the model keeps is type-checked', () => {
+  const SID = 'eee19b7ec3c1b174';
+  const good = { traceId: TID, spanId: SID, name: 'Phase: RUN', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000' };
+  const attr = (value: unknown, key: unknown = 'k') => ({ ...good, attributes: [{ key, value }] });
+  const spanCases: [string, object, RegExp][] = [
+    ['numeric name', { ...good, name: 5 }, /spans\[0\]\.name: a string expected, got number/],
+    ['object name', { ...good, name: { a: 1 } }, /spans\[0\]\.name: a string expected, got object/],
+    ['numeric trace id', { ...good, traceId: 5 }, /spans\[0\]\.traceId: 32 hex digits expected/],
+    ['short span id', { ...good, spanId: 'abc' }, /spans\[0\]\.spanId: 16 hex digits expected/],
+    ['numeric parent', { ...good, parentSpanId: 12345 }, /spans\[0\]\.parentSpanId: 16 hex digits expected/],
+    ['non-hex parent', { ...good, parentSpanId: 'zzzzzzzzzzzzzzzz' }, /spans\[0\]\.parentSpanId/],
+    ['start as object', { ...good, startTimeUnixNano: { a: 1 } }, /spans\[0\]\.startTimeUnixNano: .*integer/],
+    ['end as object', { ...good, endTimeUnixNano: { a: 1 } }, /spans\[0\]\.endTimeUnixNano: .*integer/],
+    ['fractional start', { ...good, startTimeUnixNano: 1.5 }, /spans\[0\]\.startTimeUnixNano/],
+    ['start beyond 64 bits', { ...good, startTimeUnixNano: '99999999999999999999' }, /spans\[0\]\.startTimeUnixNano: .*beyond/],
+    ['start beyond int64', { ...good, startTimeUnixNano: '9223372036854775808' }, /spans\[0\]\.startTimeUnixNano: .*beyond/],
+    ['status code as object', { ...good, status: { code: { x: 1 } } }, /spans\[0\]\.status\.code/],
+    ['status message as number', { ...good, status: { code: 2, message: 5 } }, /spans\[0\]\.status\.message: a string expected/],
+    ['status as string', { ...good, status: 'ERROR' }, /spans\[0\]\.status: an object expected/],
+    ['attributes as string', { ...good, attributes: 'x' }, /spans\[0\]\.attributes: an array expected/],
+    ['numeric attribute key', attr({ stringValue: 'x' }, 7), /spans\[0\]\.attributes\[0\]\.key: a string expected, got number/],
+    ['missing attribute key', { ...good, attributes: [{ value: { stringValue: 'x' } }] }, /spans\[0\]\.attributes\[0\]\.key: a string expected/],
+    ['attribute not an object', { ...good, attributes: [5] }, /spans\[0\]\.attributes\[0\]: an object expected/],
+    ['stringValue as number', attr({ stringValue: 5 }), /attributes\[0\]\.value\.stringValue: a string expected/],
+    ['boolValue as string', attr({ boolValue: 'false' }), /attributes\[0\]\.value\.boolValue: a boolean expected/],
+    ['intValue not a number', attr({ intValue: 'abc' }), /attributes\[0\]\.value\.intValue: .*integer/],
+    ['intValue fractional', attr({ intValue: 1.5 }), /attributes\[0\]\.value\.intValue: .*integer/],
+    ['intValue beyond int64', attr({ intValue: '9223372036854775808' }), /attributes\[0\]\.value\.intValue: .*beyond/],
+    ['doubleValue not a number', attr({ doubleValue: 'abc' }), /attributes\[0\]\.value\.doubleValue: a number expected/],
+    ['arrayValue values as string', attr({ arrayValue: { values: 'x' } }), /attributes\[0\]\.value\.arrayValue\.values: an array expected/],
+    ['nested numeric key', attr({ kvlistValue: { values: [{ key: 3, value: {} }] } }), /attributes\[0\]\.value\.kvlistValue\.values\[0\]\.key: a string expected/],
+    ['bytesValue as number', attr({ bytesValue: 5 }), /attributes\[0\]\.value\.bytesValue: .*base64/],
+    ['value as number', attr(5), /attributes\[0\]\.value: an object expected/],
+    ['link ids as numbers', { ...good, links: [{ traceId: 5, spanId: 6 }] }, /spans\[0\]\.links\[0\]\.traceId: 32 hex digits expected/],
+    ['links as object', { ...good, links: { traceId: TID } }, /spans\[0\]\.links: an array expected/],
+    ['lone surrogate in name', { ...good, name: 'a\ud800b' }, /spans\[0\]\.name: .*UTF-16/],
+    ['lone surrogate in an attribute', attr({ stringValue: '\udc00' }), /spans\[0\]\.attributes: .*UTF-16/],
+    ['span not an object', 5 as unknown as object, /spans\[0\]: an object expected/],
+  ];
+  it.each(spanCases)('rejects a span with %s, naming the field', (_what, span, reason) => {
+    const req = { resourceSpans: [{ scopeSpans: [{ spans: [span, { ...good, spanId: 'eee19b7ec3c1b175' }] }] }] } as unknown as OtlpTraceRequest;
+    const { rows, rejected, errors } = spansToRows(req);
+    expect(rejected).toBe(1);
+    expect(errors.join('; ')).toMatch(reason);
+    expect(rows.length).toBe(1);
+    expect(hexSpanId(rows.row(0).span_id)).toBe('eee19b7ec3c1b175');
+  });
+
+  it('accepts what OTLP/JSON allows: numeric times, upper-case hex ids, null for unset, empty parent, enum names, special doubles', () => {
+    const req = { resourceSpans: [{ scopeSpans: [{ spans: [{
+      traceId: TID.toUpperCase(), spanId: SID.toUpperCase(), parentSpanId: '', name: null, startTimeUnixNano: 1772073188904419000, endTimeUnixNano: null,
+      status: { code: 'STATUS_CODE_ERROR', message: null }, links: null,
+      attributes: [kv('i', { intValue: '-9223372036854775808' }), kv('d', { doubleValue: 'NaN' }), kv('e', { doubleValue: '2.5' }), kv('n', null as unknown as object), kv('u', { unknownValue: 1 }), kv('b', { bytesValue: 'aGk=' })],
+    }] }] }] } as unknown as OtlpTraceRequest;
+    const { records, rejected, errors } = spansToRecords(req);
+    expect(errors).toEqual([]);
+    expect(rejected).toBe(0);
+    expect(records[0]).toMatchObject({ trace_id: TID, span_id: SID, parent_span_id: null, span_name: '', status: { code: 2, message: null } });
+    expect(records[0]!.attributes).toEqual({ i: '-9223372036854775808', d: 'NaN', e: 2.5, n: null, u: null, b: 'aGk=' });
+  });
+
+  it('a protobuf time beyond int64 is rejected (DuckDB keeps nanoseconds in a signed 64-bit integer)', () => {
+    const s = { traceId: hex(TID), spanId: hex(SID), name: 'Phase: RUN', startTimeUnixNano: '9223372036854775808' };
+    const { rejected, errors } = spansToRows(decodeTraces(traces([s, { ...s, startTimeUnixNano: '9223372036854775807' }])));
+    expect(rejected).toBe(1);
+    expect(errors[0]).toMatch(/startTimeUnixNano: .*beyond/);
+  });
+
+  const goodLog = { timeUnixNano: '1772073189904419000', traceId: TID, spanId: SID, severityNumber: 9, body: { stringValue: 'x' } };
+  const logCases: [string, object, RegExp][] = [
+    ['numeric severityText', { ...goodLog, severityText: 5 }, /logRecords\[0\]\.severityText: a string expected/],
+    ['severityNumber as object', { ...goodLog, severityNumber: { a: 1 } }, /logRecords\[0\]\.severityNumber/],
+    ['unknown severity name', { ...goodLog, severityNumber: 'LOUD' }, /logRecords\[0\]\.severityNumber/],
+    ['numeric eventName', { ...goodLog, eventName: 5 }, /logRecords\[0\]\.eventName: a string expected/],
+    ['body stringValue as number', { ...goodLog, body: { stringValue: 5 } }, /logRecords\[0\]\.body\.stringValue: a string expected/],
+    ['time as object', { ...goodLog, timeUnixNano: { a: 1 } }, /logRecords\[0\]\.timeUnixNano/],
+    ['numeric span id', { ...goodLog, spanId: 5 }, /logRecords\[0\]\.spanId: 16 hex digits expected/],
+    ['numeric attribute key', { ...goodLog, attributes: [{ key: 1, value: { stringValue: 'x' } }] }, /logRecords\[0\]\.attributes\[0\]\.key/],
+    ['lone surrogate in the body', { ...goodLog, body: { stringValue: 'a\ud800' } }, /logRecords\[0\]\.body: .*UTF-16/],
+    ['record not an object', null as unknown as object, /logRecords\[0\]: an object expected/],
+  ];
+  it.each(logCases)('rejects a log record with %s, naming the field', (_what, log, reason) => {
+    const req = { resourceLogs: [{ scopeLogs: [{ logRecords: [log, { ...goodLog, body: { stringValue: 'kept' } }] }] }] } as unknown as OtlpLogsRequest;
+    const { records, rejected, errors } = logsToRecords(req, () => 'generated');
+    expect(rejected).toBe(1);
+    expect(errors.join('; ')).toMatch(reason);
+    expect(records.map((r) => r.body)).toEqual(['kept']);
+  });
+
+  it('a request whose structure is not OTLP (spans not an array, a scope not an object) throws: the receiver answers 400', () => {
+    expect(() => spansToRows({ resourceSpans: [{ scopeSpans: [{ spans: 'x' }] }] } as unknown as OtlpTraceRequest)).toThrow(/resourceSpans\[0\]\.scopeSpans\[0\]\.spans: an array expected/);
+    expect(() => spansToRows({ resourceSpans: [{ scopeSpans: [5] }] } as unknown as OtlpTraceRequest)).toThrow(/resourceSpans\[0\]\.scopeSpans\[0\]: an object expected/);
+    expect(() => logsToRows({ resourceLogs: [{ scopeLogs: 'x' }] } as unknown as OtlpLogsRequest, () => 'x')).toThrow(/resourceLogs\[0\]\.scopeLogs: an array expected/);
   });
 });

@@ -11,7 +11,9 @@ import { OtlpReceiver } from '../../src/ingest/otlp-receiver.js';
 import { otlpRoot } from '../../src/otlp/decode.js';
 import { readRecords } from '../../src/produce/convert.js';
 import { generate } from '../../src/produce/generate/index.js';
+import { JsonlSink } from '../../src/produce/sinks/jsonl.js';
 import { OtlpSink } from '../../src/produce/sinks/otlp.js';
+import { ParquetSink } from '../../src/produce/sinks/parquet.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -151,7 +153,7 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     const res = await fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(jsonRequest) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'span "bad": invalid trace_id, span_id or start time' } });
+    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'resourceSpans[0].scopeSpans[0].spans[1].traceId: 32 hex digits expected, got "nothex"' } });
     await rx.flush(true);
     expect(await db.one(`SELECT trace_id, kind, node_outcome, duration_ms, status_code FROM spans`)).toEqual({
       trace_id: tid, kind: 'node_processed', node_outcome: 'error', duration_ms: 1000, status_code: 2,
@@ -204,4 +206,108 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     // still serving after all that
     expect((await post(pb, { 'content-type': 'application/x-protobuf' })).status).toBe(200);
   });
+
+  const spanWith = (spanId: string, extra: object = {}) => ({ ...jsonRequest.resourceSpans[0]!.scopeSpans[0]!.spans[0]!, spanId, ...extra });
+  const requestOf = (spans: object[]) => ({ resourceSpans: [{ scopeSpans: [{ scope: { name: 'x' }, spans }] }] });
+  const postJson = (rx: OtlpReceiver, body: object, contentType = 'application/json') =>
+    fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': contentType }, body: JSON.stringify(body) });
+
+  it('a span that cannot be stored is rejected with its reason; what was acknowledged beside it, in any request, is stored', async () => {
+    const { rx, db } = await startReceiver({ flushIntervalMs: 60_000 });
+    expect((await postJson(rx, requestOf([spanWith('00000000000000a1')]))).status).toBe(200);
+    const res = await postJson(rx, requestOf([spanWith('00000000000000b1', { name: 5 }), spanWith('00000000000000b2')]));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'resourceSpans[0].scopeSpans[0].spans[0].name: a string expected, got number' } });
+    await rx.flush(true);
+    expect(await db.all(`SELECT span_id FROM spans ORDER BY span_id`)).toEqual([{ span_id: '00000000000000a1' }, { span_id: '00000000000000b2' }]);
+    expect(rx.stats).toMatchObject({ spans: 2, rejected: 1, lost: 0 });
+  });
+
+  it('with JSONL and Parquet outputs: a bad attribute key is rejected, never a 500 after storing; outputs and model hold the same spans', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'copy.jsonl');
+    const parquet = path.join(dir, 'copy.parquet');
+    const { rx, db } = await startReceiver({
+      sinks: [new JsonlSink({ path: jsonl, append: false, level: 'trace' }), new ParquetSink({ path: parquet, level: 'trace' })],
+    });
+    const numericKey = spanWith('00000000000000c1', { attributes: [{ key: 7, value: { stringValue: 'x' } }] });
+    const res = await postJson(rx, requestOf([numericKey, spanWith('00000000000000c2')]));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: 'resourceSpans[0].scopeSpans[0].spans[0].attributes[0].key: a string expected, got number' } });
+    expect((await postJson(rx, requestOf([spanWith('00000000000000c3')]))).status).toBe(200);
+    await rx.close();
+    expect(rx.sinkErrors.size).toBe(0);
+    const spans = `SELECT span_id, span_name, attributes::VARCHAR AS a FROM records WHERE record_type = 'SpanEnd' ORDER BY span_id`;
+    const model = await db.all(spans);
+    expect(model.map((r) => r.span_id)).toEqual(['00000000000000c2', '00000000000000c3']);
+    expect(await db.scalar(`SELECT count(*)::INT FROM record_rows WHERE NOT json_valid(attributes::VARCHAR)`)).toBe(0);
+    // the JSONL copy holds the records themselves; Parquet the same spans in the engine's typed columns
+    const names = `SELECT span_id, span_name FROM spans ORDER BY span_id`;
+    for (const [out, q] of [[jsonl, spans], [parquet, names]] as const) {
+      const file = await openModel();
+      cleanups.push(() => file.close());
+      await loadPaths(file, [out]);
+      expect(await file.all(q), out).toEqual(await db.all(q));
+    }
+  });
+
+  it('media types match without regard to case and with parameters', async () => {
+    const { rx, db } = await startReceiver();
+    for (const [i, type] of ['APPLICATION/JSON; charset=utf-8', 'application/json;charset=UTF-8', 'Application/Json'].entries()) {
+      const res = await postJson(rx, requestOf([spanWith(`00000000000000d${i}`)]), type);
+      expect(res.status, type).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toEqual({});
+    }
+    const bad = await postJson(rx, { resourceSpans: 3 }, 'Application/JSON; charset=utf-8');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 3 });
+    await rx.flush(true);
+    expect(await db.scalar(`SELECT count(*)::INT FROM spans`)).toBe(3);
+  });
+
+  it('protobuf with field number 0, an invalid or mismatched wire type, or a string that is not UTF-8 is 400, not a 200', async () => {
+    const { rx } = await startReceiver();
+    const post = (bytes: number[]) => fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.from(bytes) });
+    for (const bytes of [
+      [0x00, 0x01], // field 0, varint
+      [0x0a, 0x02, 0x00, 0x01], // field 0 inside a ResourceSpans
+      [0x0a, 0x02, 0x0f, 0x00], // wire type 7 inside a ResourceSpans
+      [0x0e, 0x00], // wire type 6
+      [0x0b, 0x14], // a group ended by another field's end tag
+      [0x0a, 0x06, 0x0a, 0x04, 0x0a, 0x02, 0x08, 0x00], // a resource attribute's key (a string) sent as a varint
+    ]) {
+      const res = await post(bytes);
+      expect(res.status, Buffer.from(bytes).toString('hex')).toBe(400);
+    }
+    // a span name that is not UTF-8 (it would be stored with U+FFFD in place of the byte)
+    const T = otlpRoot().lookupType('opentelemetry.proto.trace.v1.ExportTraceServiceRequest');
+    const span = { traceId: Buffer.from(tid, 'hex'), spanId: Buffer.from('eee19b7ec3c1b174', 'hex'), name: 'Phase: RUN', startTimeUnixNano: '1772073188904419000' };
+    const pb = Buffer.from(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] })).finish());
+    expect((await post([...pb])).status).toBe(200);
+    pb[pb.indexOf('Phase') + 1] = 0xff;
+    const notUtf8 = await post([...pb]);
+    expect(notUtf8.status).toBe(400);
+    expect(Buffer.from(await notUtf8.arrayBuffer()).toString('latin1')).toMatch(/not UTF-8/);
+    // what the specification allows still passes: an empty request, and unknown fields (skipped)
+    expect((await post([])).status).toBe(200);
+    expect((await post([0xf8, 0x01, 0x01])).status).toBe(200);
+  });
+
+  it('a batch the database refuses anyway loses only the records it refuses: the other requests, and the rest of that request, are written', async () => {
+    const { rx, db } = await startReceiver({ flushIntervalMs: 60_000 });
+    // A constraint the converter knows nothing about stands for a record the checks let through by mistake.
+    const ddl = await db.scalar<string>(`SELECT sql FROM duckdb_tables() WHERE table_name = 'record_rows'`);
+    await db.run('ALTER TABLE record_rows RENAME TO record_rows_unchecked');
+    await db.run(ddl!.replace(/\);?\s*$/, `, CHECK (span_name IS DISTINCT FROM 'refused by the database'))`));
+    expect((await postJson(rx, requestOf([spanWith('00000000000000e1'), spanWith('00000000000000e2', { name: 'refused by the database' }), spanWith('00000000000000e3')]))).status).toBe(200);
+    expect((await postJson(rx, requestOf([spanWith('00000000000000f1')]))).status).toBe(200);
+    await expect(rx.flush(false)).rejects.toThrow(/1 acknowledged record could not be written.*refused by the database|CHECK/);
+    expect(rx.stats.lost).toBe(1);
+    await rx.flush(true);
+    expect(await db.all(`SELECT span_id FROM record_rows ORDER BY span_id`)).toEqual([
+      { span_id: '00000000000000e1' }, { span_id: '00000000000000e3' }, { span_id: '00000000000000f1' },
+    ]);
+  });
 });
+
