@@ -7,7 +7,7 @@ interface Args extends ModelArgs {
 
 export const loadCommand: CommandModule<object, Args> = {
   command: 'load <paths..>',
-  describe: 'load telemetry files into the model (persisted with --db FILE); the same content twice adds nothing',
+  describe: 'load telemetry files into the model (persisted with --db FILE); a record already in the model is not added again',
   builder: (y) => withModelOptions(y).option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
   handler: (a) =>
     withModel(a, async (db, report) => {
@@ -20,9 +20,10 @@ export const loadCommand: CommandModule<object, Args> = {
         return;
       }
       for (const f of report.files) {
+        const skipped = f.skippedLines ? `, ${f.skippedLines} line(s) skipped` : '';
         const what = f.duplicate
-          ? 'already loaded (same content), nothing added'
-          : `${f.records} records, ${f.traces} trace(s)${f.skippedLines ? `, ${f.skippedLines} line(s) skipped` : ''}`;
+          ? `${f.alreadyPresent} records already present, nothing added${skipped}`
+          : `${f.records} records, ${f.traces} trace(s)${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${skipped}`;
         process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
       }
       process.stdout.write(

@@ -14,6 +14,7 @@ import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBuffer
 import { readParquetSql } from '../ingest/parquet.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
+import { hideRecordsAlreadyPresent } from './dedupe.js';
 import { deriveTouched } from './derive.js';
 import { ensureSchema } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
@@ -38,7 +39,10 @@ export interface FileReport {
   format: 'jsonl' | 'parquet';
   records: number;
   traces: number;
+  /** nothing was added: every record of the file is already in the model */
   duplicate: boolean;
+  /** records of the file that were already in the model (from any earlier input), not added again */
+  alreadyPresent: number;
   skippedLines: number;
   badLines: BadLine[];
 }
@@ -47,6 +51,7 @@ export interface LoadReport {
   files: FileReport[];
   records: number;
   traces: number;
+  alreadyPresent: number;
   skippedLines: number;
 }
 
@@ -81,32 +86,6 @@ async function contentHash(path: string): Promise<string> {
   return `xxh64:${h.digest().toString(16).padStart(16, '0')}`;
 }
 
-/** Loaded files (not receiver streams) of the size $size. */
-const SAME_SIZE = `size = $size AND format IN ('jsonl', 'parquet')`;
-
-/**
- * Whether a file's content hash is needed. A --db model keeps the hash of every file for later loads
- * to compare with. An in-memory model lives for one command: a file can only repeat the content of a
- * file of the same size loaded before it, so the others are not hashed (hashing a 1 GB file beside
- * the insert took 0.15-0.25 s of its 1.3 s); the earlier file is hashed when such a file comes.
- */
-async function mayRepeatContent(db: Db, input: InputFile): Promise<boolean> {
-  if (!db.inMemory) return true;
-  return (await db.scalar<number>(`SELECT count(*)::INTEGER FROM files WHERE ${SAME_SIZE}`, { size: input.size })) > 0;
-}
-
-/** Hash the earlier files of this size that were loaded without one (a file that is gone since stays unhashed). */
-async function hashUnhashedOfSize(db: Db, size: number): Promise<void> {
-  const rows = await db.all<{ file_id: number; path: string }>(
-    `SELECT file_id, path FROM files WHERE sha256 IS NULL AND ${SAME_SIZE}`,
-    { size },
-  );
-  for (const r of rows) {
-    const sha = await contentHash(r.path).catch(() => null);
-    if (sha !== null) await db.run('UPDATE files SET sha256 = $sha WHERE file_id = $id', { sha, id: r.file_id });
-  }
-}
-
 /** Load every file named by PATH arguments (files, folders, globs). */
 export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}): Promise<LoadReport> {
   const namedBy = new Map<string, string[]>();
@@ -118,7 +97,9 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   for (const [index, p] of paths.entries()) {
     const input = await detectFile(p);
-    files.push({ ...(await loadFile(db, input, opts, index, paths.length)), args: namedBy.get(p)! });
+    // Records can only be present already when the model had some, or an earlier file added some.
+    const compare = !fresh || files.some((f) => f.records > 0);
+    files.push({ ...(await loadFile(db, input, opts, { index, count: paths.length, compare })), args: namedBy.get(p)! });
   }
   if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
     await deriveTouched(db, { fresh });
@@ -128,15 +109,27 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
     files,
     records: files.reduce((a, f) => a + f.records, 0),
     traces: files.reduce((a, f) => a + f.traces, 0),
+    alreadyPresent: files.reduce((a, f) => a + f.alreadyPresent, 0),
     skippedLines: files.reduce((a, f) => a + f.skippedLines, 0),
   };
 }
 
-async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: number, count: number): Promise<Omit<FileReport, 'args'>> {
-  const report: Omit<FileReport, 'args'> = { path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
+interface FilePlace {
+  index: number;
+  count: number;
+  /** compare the file's records with those already in the model */
+  compare: boolean;
+}
+
+async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
+  const report: Omit<FileReport, 'args'> = {
+    path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, skippedLines: 0, badLines: [],
+  };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
-  const hashing = (await mayRepeatContent(db, input)) ? contentHash(input.path) : undefined;
+  // A --db model keeps every file's content hash: loading the same file again is then a no-op without
+  // reading it into DuckDB. An in-memory model lives for one command, where the record check suffices.
+  const hashing = db.inMemory ? undefined : contentHash(input.path);
   hashing?.catch(() => undefined); // awaited later; a read error must not count as unhandled meanwhile
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   const parquet = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
@@ -195,12 +188,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     await attributes?.written().catch((e: unknown) => { throw translateReadError(e, input); });
     await restoreThreads();
     const sha = (await hashing) ?? null;
-    if (sha !== null) await hashUnhashedOfSize(db, input.size);
-    const dup = sha === null ? null : await db.scalar<string | null>('SELECT path FROM files WHERE sha256 = $sha', { sha });
-    if (dup !== null) {
+    const same = sha === null ? undefined : await db.one<{ records: number }>('SELECT records::INTEGER AS records FROM files WHERE sha256 = $sha', { sha });
+    if (same !== undefined) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
       report.duplicate = true;
+      report.alreadyPresent = same.records;
       return report;
     }
     const stats = await db.one<{ first_row: string; n: number; bad: number; first_bad: number | null }>(
@@ -215,8 +208,15 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       // Valid JSON that is not a telemetry record (no record_type): stop, as for a malformed line.
       throw new InputError('not a telemetry record: record_type is missing', input.path, stats.first_bad ?? undefined, 'record_type');
     }
-    report.records = n - (stats?.bad ?? 0);
     report.skippedLines = stats?.bad ?? 0;
+    report.alreadyPresent = compare ? await hideRecordsAlreadyPresent(db, fileId) : 0;
+    report.records = n - report.skippedLines - report.alreadyPresent;
+    if (report.records === 0 && report.alreadyPresent > 0) {
+      await db.run('ROLLBACK');
+      await attributes?.rollback();
+      report.duplicate = true;
+      return report;
+    }
     await db.run(
       `INSERT INTO files (file_id, path, sha256, size, format, records, first_row, skipped_lines)
        VALUES ($file_id, $path, $sha, $size, $format, $records, CAST($first_row AS BIGINT), $skipped)`,
@@ -228,7 +228,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     // An INSERT's result is the number of rows it inserted: here the file's traces.
     report.traces = Number(
       await db.scalar<number | string>(
-        `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL`,
+        `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL AND record_type IS NOT NULL`,
         { file_id: fileId },
       ),
     );

@@ -91,7 +91,7 @@ describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () =>
     expect(a.code).toBe(0);
     expect(a.stdout).toContain('736 records, 1 trace(s)');
     const b = runCli(['load', P120, P72, '--db', db]);
-    expect(b.stdout).toContain('already loaded (same content), nothing added');
+    expect(b.stdout).toContain('736 records already present, nothing added');
     expect(b.stdout).toMatch(/model .*: 1728 records, \d+ spans, 3 run\(s\)/);
     const g = runCli(['gate', '--db', db, '--trace', '019abf1c']);
     expect(g.code).toBe(0);

@@ -1,0 +1,115 @@
+/**
+ * A record is in the model once (DESIGN.md): the engine writes each run twice (JSONL and Parquet), and
+ * loading both, in one command or into one --db, keeps one copy of every record.
+ */
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import type { Db } from '../../src/store/db.js';
+import { runCli } from '../helpers/cli.js';
+import { TRACE, ns, span, tempDir, writeLines } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+
+const dir = tempDir();
+const FUSION_ET = (x: string) => `v1.public.events.fusion.${x}`;
+const CLEAN_JSONL = path.join(ROOT, 'samples/clean-build.jsonl');
+const CLEAN_PARQUET = path.join(ROOT, 'samples/clean-build.parquet');
+const FAILED_JSONL = path.join(ROOT, 'samples/failed-build.jsonl');
+const FAILED_PARQUET = path.join(ROOT, 'samples/failed-build.parquet');
+
+const counts = (db: Db) =>
+  db.one(`SELECT (SELECT count(*) FROM records)::INT AS records, (SELECT count(*) FROM spans)::INT AS spans,
+                 (SELECT count(*) FROM logs)::INT AS logs, (SELECT count(*) FROM node_results)::INT AS node_results`);
+
+describe('a record is in the model once', () => {
+  it('the JSONL and the Parquet of one run load as one copy, whichever comes first', async () => {
+    const once = await openModel();
+    const both = await openModel();
+    const reversed = await openModel();
+    try {
+      await loadPaths(once, [CLEAN_JSONL]);
+      const want = await counts(once);
+      expect(want).toMatchObject({ records: 557 });
+      const r = await loadPaths(both, [CLEAN_JSONL, CLEAN_PARQUET]);
+      expect(await counts(both)).toEqual(want);
+      expect(r.files.map((f) => [f.records, f.alreadyPresent])).toEqual([[557, 0], [0, 557]]);
+      expect(r.records).toBe(557);
+      expect(r.alreadyPresent).toBe(557);
+      await loadPaths(reversed, [CLEAN_PARQUET, CLEAN_JSONL]);
+      expect(await counts(reversed)).toEqual(want);
+    } finally {
+      once.close();
+      both.close();
+      reversed.close();
+    }
+  });
+
+  it('the errors query lists each error once after the JSONL then the Parquet went into one --db', () => {
+    const db = path.join(dir, 'failed.duckdb');
+    expect(runCli(['load', FAILED_JSONL, '--db', db]).code).toBe(0);
+    const second = runCli(['load', FAILED_PARQUET, '--db', db]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('failed-build.parquet (parquet): 525 records already present, nothing added');
+    expect(second.stdout).toMatch(/model .*: 525 records/);
+    const errors = JSON.parse(runCli(['query', 'errors', '--db', db, '--format', 'json']).stdout) as { unique_id: string }[];
+    const alone = JSON.parse(runCli(['query', 'errors', FAILED_JSONL, '--format', 'json']).stdout) as { unique_id: string }[];
+    expect(alone.length).toBeGreaterThan(0);
+    expect(errors).toEqual(alone);
+  });
+
+  it('`load logs target`: the engine layout of one run, a folder each, loads once', () => {
+    const project = path.join(dir, 'project');
+    mkdirSync(path.join(project, 'logs'), { recursive: true });
+    mkdirSync(path.join(project, 'target', 'metadata'), { recursive: true });
+    copyFileSync(CLEAN_JSONL, path.join(project, 'logs', 'otel.jsonl'));
+    copyFileSync(CLEAN_PARQUET, path.join(project, 'target', 'metadata', 'otel.parquet'));
+    const r = runCli(['load', path.join(project, 'logs'), path.join(project, 'target'), '--format', 'json']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { records: number; alreadyPresent: number; model: { records: number } };
+    expect(report.model.records).toBe(557);
+    expect(report.alreadyPresent).toBe(557);
+  });
+
+  it('a file that repeats some records of the model adds only the others, and says how many were there', async () => {
+    const inv = span({ id: '00000000000000a1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
+    const node = span({ id: '00000000000000a2', parent: '00000000000000a1', name: 'Node evaluated (model.p.m)', eventType: FUSION_ET('node.NodeEvaluated'),
+      start: 1, end: 2, attrs: { unique_id: 'model.p.m' }, endAttrs: { node_outcome: 'NODE_OUTCOME_ERROR' } });
+    const log = (body: string, at: number) => ({ record_type: 'LogRecord', trace_id: TRACE, span_id: '00000000000000a2', span_name: 'Node evaluated (model.p.m)',
+      event_id: null, time_unix_nano: ns(at), severity_number: 17, severity_text: 'ERROR', body, event_type: FUSION_ET('log.LogMessage'),
+      attributes: { unique_id: 'model.p.m' } });
+    const db = await openModel();
+    try {
+      // the first half of a run (a trimmed copy), then the whole run with one more log line
+      await loadPaths(db, [writeLines(dir, 'half.jsonl', [...inv, node[0]!, log('boom', 1.5)])]);
+      const r = await loadPaths(db, [writeLines(dir, 'whole.jsonl', [...inv, ...node, log('boom', 1.5), log('boom again', 1.6), log('boom', 1.7)])]);
+      expect(r.files[0]).toMatchObject({ records: 3, alreadyPresent: 4, duplicate: false });
+      expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(7);
+      expect(await db.all('SELECT body, time_ns::VARCHAR AS t FROM logs ORDER BY time_ns')).toEqual([
+        { body: 'boom', t: ns(1.5) }, { body: 'boom again', t: ns(1.6) }, { body: 'boom', t: ns(1.7) },
+      ]);
+      expect(await db.scalar(`SELECT error_text FROM node_results`)).toBe('boom\nboom again\nboom');
+      expect(await db.one('SELECT spans::INT AS spans, error::INT AS error FROM runs')).toEqual({ spans: 2, error: 1 });
+      // the records view numbers the new records by their own lines in the file
+      expect(await db.all(`SELECT line::INT AS line, record_type FROM records WHERE source_file LIKE '%whole.jsonl' ORDER BY line`)).toEqual([
+        { line: 4, record_type: 'SpanEnd' }, { line: 6, record_type: 'LogRecord' }, { line: 7, record_type: 'LogRecord' },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a run spread over several files (a followed file in parts) still merges', async () => {
+    const inv = span({ id: '00000000000000b1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
+    const db = await openModel();
+    try {
+      const a = await loadPaths(db, [writeLines(dir, 'part-a.jsonl', [inv[0]!])]);
+      const b = await loadPaths(db, [writeLines(dir, 'part-b.jsonl', [inv[1]!])]);
+      expect([a.alreadyPresent, b.alreadyPresent]).toEqual([0, 0]);
+      expect(await db.one('SELECT ended, spans::INT AS spans FROM runs')).toEqual({ ended: true, spans: 1 });
+      expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+});
