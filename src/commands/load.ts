@@ -29,5 +29,5 @@ export const loadCommand: CommandModule<object, Args> = {
       process.stdout.write(
         `model${a.db ? ` ${a.db}` : ''}: ${totals?.records ?? 0} records, ${totals?.spans ?? 0} spans, ${totals?.runs ?? 0} run(s)\n`,
       );
-    }),
+    }, { writes: true }),
 };

@@ -3,26 +3,35 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { createProgress } from '../render/progress.js';
 import type { Db } from '../store/db.js';
-import { loadPaths, openModel, type LoadReport } from '../store/load.js';
+import { loadPaths, type LoadReport } from '../store/load.js';
+import { openModelFor } from '../store/open.js';
 
 export interface ModelArgs {
   paths?: string[];
   db?: string;
   lenient?: boolean;
+  /** the command receives OTLP into the model (`gate --receive`): it writes the --db model, like `receive` */
+  receive?: boolean;
 }
 
 export function withModelOptions<T>(y: Argv<T>) {
   return y
     .positional('paths', { type: 'string', array: true, describe: 'JSONL (.jsonl/.ndjson/.json, optionally .gz) or Parquet files, folders, globs' })
-    .option('db', { type: 'string', describe: 'a DuckDB file made by `runlens load --db` (used instead of or beside PATHs)' })
+    .option('db', { type: 'string', describe: 'a model made by `runlens load --db` (read-only; PATHs beside it are read with an in-memory copy)' })
     .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' });
 }
 
-/** Open the model and load PATHs into it; the caller must close the returned db. */
-export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean } = {}): Promise<{ db: Db; report: LoadReport }> {
+const NOTHING_LOADED: LoadReport = { files: [], records: 0, traces: 0, alreadyPresent: 0, skippedLines: 0 };
+
+/**
+ * Open the model and load PATHs into it; the caller must close the returned db. Reading never
+ * writes: only `writes` (load) and commands that receive open a --db model to write it.
+ */
+export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; writes?: boolean } = {}): Promise<{ db: Db; report: LoadReport }> {
   const paths = a.paths ?? [];
   if (paths.length === 0 && !a.db && opts.requireInput !== false) throw new UsageError('give at least one PATH or --db FILE');
-  const db = await openModel(a.db);
+  const db = await openModelFor({ db: a.db, writes: opts.writes === true || a.receive === true, adding: paths.length > 0 });
+  if (paths.length === 0) return { db, report: NOTHING_LOADED };
   try {
     const bar = createProgress('loading');
     const report = await loadPaths(db, paths, {
@@ -48,7 +57,11 @@ export function reportSkipped(report: LoadReport): void {
   }
 }
 
-export async function withModel<R>(a: ModelArgs, fn: (db: Db, report: LoadReport) => Promise<R>, opts?: { requireInput?: boolean }): Promise<R> {
+export async function withModel<R>(
+  a: ModelArgs,
+  fn: (db: Db, report: LoadReport) => Promise<R>,
+  opts?: { requireInput?: boolean; writes?: boolean },
+): Promise<R> {
   const { db, report } = await openAndLoad(a, opts);
   try {
     return await fn(db, report);

@@ -1,6 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
 import { totalmem } from 'node:os';
-import { InputError } from '../errors.js';
+import { InputError, UsageError, errorMessage } from '../errors.js';
 import { jsonRows } from './json-rows.js';
 import { timed } from './timing.js';
 
@@ -53,6 +53,8 @@ export class Db {
     readonly instance: DuckDBInstance,
     readonly conn: DuckDBConnection,
     readonly path: string,
+    /** opened read-only (a --db model under a reading command): DuckDB refuses every write */
+    readonly readOnly = false,
   ) {}
 
   /** A model that lives for one process (no --db file). */
@@ -60,18 +62,19 @@ export class Db {
     return this.path === IN_MEMORY;
   }
 
-  static async open(path = IN_MEMORY): Promise<Db> {
+  static async open(path = IN_MEMORY, opts: { readOnly?: boolean } = {}): Promise<Db> {
     let instance: DuckDBInstance;
     try {
       instance = await DuckDBInstance.create(path, {
         block_allocator_memory: BLOCK_ALLOCATOR_MEMORY,
         ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
+        ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
       });
     } catch (e) {
-      throw new InputError(`cannot open database: ${(e as Error).message}`, path);
+      throw openError(errorMessage(e), path);
     }
     const conn = await instance.connect();
-    return new Db(instance, conn, path);
+    return new Db(instance, conn, path, opts.readOnly ?? false);
   }
 
   async run(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<void> {
@@ -98,6 +101,14 @@ export class Db {
       if (opts.transaction) await this.run('ROLLBACK').catch(() => undefined);
       throw e;
     }
+  }
+
+  /** A write refused because the model is open read-only, said so (DuckDB names its database and the statement type). */
+  private readOnlyError(e: unknown): unknown {
+    if (this.readOnly && /read-only mode/.test(errorMessage(e))) {
+      return new UsageError(`${this.path}: the model is read-only here: reading commands never change it (\`runlens load PATH --db ${this.path}\` adds files)`);
+    }
+    return e;
   }
 
   async all<T = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T[]> {
@@ -138,11 +149,15 @@ export class Db {
 
   /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
   async table(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
-    const { result, prepared } = await jsonRows(this.conn, sql, params);
-    if (result) return result;
-    if (prepared && params) prepared.bind(params);
-    const r = prepared ? await prepared.runAndReadAll() : await this.conn.runAndReadAll(sql, params);
-    return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
+    try {
+      const { result, prepared } = await jsonRows(this.conn, sql, params);
+      if (result) return result;
+      if (prepared && params) prepared.bind(params);
+      const r = prepared ? await prepared.runAndReadAll() : await this.conn.runAndReadAll(sql, params);
+      return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
+    } catch (e) {
+      throw this.readOnlyError(e);
+    }
   }
 
   async one<T = Row>(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<T | undefined> {
@@ -159,6 +174,26 @@ export class Db {
     this.conn.closeSync();
     this.instance.closeSync();
   }
+}
+
+/**
+ * DuckDB's refusal to open a database file, in the user's terms. A file is locked by the one process
+ * that writes it (DuckDB allows one writer, and no reader beside it): a running `receive --db`.
+ */
+function openError(message: string, path: string): InputError {
+  const lock = /Could not set lock on file[^]*?\(PID (\d+)\)/.exec(message);
+  if (lock || /Conflicting lock/.test(message)) {
+    return new InputError(
+      `the model is in use by another process${lock ? ` (PID ${lock[1]})` : ''}, such as a running \`runlens receive --db\`: ` +
+        'DuckDB lets one process write a model, and no other open it meanwhile. To watch runs as they arrive, receive with ' +
+        `\`runlens explore --receive --db ${path}\` instead; to read the model, stop the receiver first`,
+      path,
+    );
+  }
+  if (/not a valid DuckDB database file|database file with version|Invalid Input Error.*header/i.test(message)) {
+    return new InputError('not a runlens model (not a DuckDB database file; `runlens load PATH --db FILE` makes models)', path);
+  }
+  return new InputError(`cannot open the model: ${message.replace(/^[A-Za-z ]+Error: /, '')}`, path);
 }
 
 /** Quote a string literal for SQL built from trusted parts (paths); parameters are used wherever DuckDB allows them. */

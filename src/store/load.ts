@@ -55,12 +55,7 @@ export interface LoadReport {
   skippedLines: number;
 }
 
-/** Open (or create) a model database and make sure its schema is current. */
-export async function openModel(dbPath?: string): Promise<Db> {
-  const db = await Db.open(dbPath);
-  await ensureSchema(db);
-  return db;
-}
+export { openModel } from './open.js';
 
 /**
  * Content hash for de-duplicating loads (not a security boundary): XXH64 (WebAssembly, ~2.9 GB/s

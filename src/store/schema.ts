@@ -2,6 +2,7 @@
  * DDL of the model (DESIGN.md "The model in DuckDB"). Users write SQL against these relations, so
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
+import { createHash } from 'node:crypto';
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { deriveTouched } from './derive.js';
@@ -102,9 +103,33 @@ const VIEWS = [
      WHERE r.record_type IS NOT NULL`,
 ];
 
-export async function ensureSchema(db: Db): Promise<void> {
-  const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}')`;
-  if (db.inMemory) {
+/**
+ * What a reading command may use as it is: a model whose tables, views and macros are this runlens's
+ * (the same DDL, by its fingerprint). Reading commands open a --db model read-only; one written by
+ * another version is read from an in-memory copy brought up to date (src/store/open.ts).
+ */
+export const DDL_FINGERPRINT = createHash('sha256')
+  .update([...TABLES, ...normalizerMacros(), ...VIEWS, String(SCHEMA_VERSION)].join('\n;\n'))
+  .digest('hex')
+  .slice(0, 16);
+
+export type ModelState = 'current' | 'other-version' | 'newer' | 'not-a-model' | 'empty';
+
+/** Whether a database is a runlens model, and of this runlens's DDL. */
+export async function modelState(db: Db): Promise<ModelState> {
+  const tables = await db.all<{ name: string }>(`SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary`);
+  if (tables.length === 0) return 'empty';
+  if (!tables.some((t) => t.name === 'runlens_meta')) return 'not-a-model';
+  const meta = new Map((await db.all<{ key: string; value: string }>('SELECT key, value FROM runlens_meta')).map((r) => [r.key, r.value]));
+  const version = Number(meta.get('schema_version'));
+  if (!Number.isInteger(version)) return 'not-a-model';
+  if (version > SCHEMA_VERSION) return 'newer';
+  return version === SCHEMA_VERSION && meta.get('ddl') === DDL_FINGERPRINT ? 'current' : 'other-version';
+}
+
+export async function ensureSchema(db: Db, opts: { migrate?: boolean } = {}): Promise<void> {
+  const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}'), ('ddl', '${DDL_FINGERPRINT}')`;
+  if (db.inMemory && !opts.migrate) {
     // A new database, with nothing to migrate: one call (22 statements one by one took 14-21 ms).
     await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta].map((sql): [string, string] => ['schema', sql]));
     return;

@@ -8,7 +8,8 @@ import { assertFollowable, Follower } from '../analyze/explore/follow.js';
 import { receiveLive } from '../analyze/explore/receive.js';
 import { closeReader, readerFor } from '../analyze/explore/reader.js';
 import type { OtlpReceiver, ReceiverOptions } from '../ingest/otlp-receiver.js';
-import { loadPaths, openModel } from '../store/load.js';
+import { loadPaths } from '../store/load.js';
+import { openModelFor } from '../store/open.js';
 import { App, type LoaderHooks } from './App.js';
 import { MOUSE_ON } from './mouse.js';
 
@@ -25,7 +26,8 @@ export interface ExploreOptions {
 
 export async function runExplorer(o: ExploreOptions): Promise<void> {
   const followFile = o.follow ? assertFollowable(o.paths) : undefined;
-  const db = await openModel(o.db);
+  // reading never writes: only a receiving explorer writes its --db model
+  const db = await openModelFor({ db: o.db, writes: o.receive !== undefined, adding: o.paths.length > 0 });
   const reader = await readerFor(db);
   let follower: Follower | undefined;
   let receiver: OtlpReceiver | undefined;

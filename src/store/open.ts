@@ -1,0 +1,82 @@
+/**
+ * Opening a model. Reading never writes (DESIGN.md): `load` and `receive` (and the commands that
+ * receive, `--receive`) open a --db model to write it, creating it if needed; every other command
+ * opens an existing runlens model read-only. A reading command that also takes PATHs, or a model
+ * of another runlens version (which would need rewriting), reads from an in-memory copy instead.
+ */
+import { existsSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { Db, sqlString } from './db.js';
+import { ensureSchema, modelState, type ModelState } from './schema.js';
+
+const MAKES_MODELS = '`runlens load PATH --db FILE` makes models';
+
+function refuse(state: ModelState, path: string, reading: boolean): void {
+  if (state === 'not-a-model' || (reading && state === 'empty')) {
+    throw new InputError(`not a runlens model (a DuckDB database without runlens's tables; ${MAKES_MODELS})`, path);
+  }
+  if (state === 'newer') throw new InputError('the model was made by a newer runlens; upgrade runlens to read it', path);
+}
+
+/** Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. */
+export async function openModel(dbPath?: string): Promise<Db> {
+  const db = await Db.open(dbPath);
+  try {
+    if (dbPath !== undefined) refuse(await modelState(db), dbPath, false);
+    await ensureSchema(db);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+/**
+ * Open an existing runlens model to read. `copy`: PATHs will be loaded beside it, into an in-memory
+ * copy (the file is not changed).
+ */
+export async function openModelToRead(dbPath: string, opts: { copy?: boolean } = {}): Promise<Db> {
+  if (!existsSync(dbPath)) throw new InputError(`no such model (${MAKES_MODELS})`, dbPath);
+  const db = await Db.open(dbPath, { readOnly: true });
+  let state: ModelState;
+  try {
+    state = await modelState(db);
+    refuse(state, dbPath, true);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  if (state === 'current' && !opts.copy) return db;
+  db.close();
+  return copyIntoMemory(dbPath);
+}
+
+/**
+ * The model's tables copied into a new in-memory database and brought up to this runlens's schema
+ * there. Rows keep their order, so a record's line (its row id less its file's first row id) stays
+ * right once each file's first row id is taken again.
+ */
+async function copyIntoMemory(dbPath: string): Promise<Db> {
+  const db = await Db.open();
+  try {
+    await db.run(`ATTACH ${sqlString(dbPath)} AS _model (READ_ONLY)`);
+    const tables = await db.all<{ name: string }>(
+      `SELECT table_name AS name FROM duckdb_tables() WHERE database_name = '_model' AND schema_name = 'main' AND table_name <> 'runlens_meta'`,
+    );
+    for (const { name } of tables) await db.run(`CREATE TABLE main."${name}" AS SELECT * FROM _model.main."${name}"`);
+    await db.run('DETACH _model');
+    await ensureSchema(db, { migrate: true });
+    await db.run(`UPDATE files SET first_row = f.first FROM (SELECT file_id, min(rowid) AS first FROM record_rows GROUP BY file_id) f
+                  WHERE files.file_id = f.file_id`);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+/** The model a command works on: `writes` for load and receive; otherwise read (`adding`: PATHs go into it too). */
+export async function openModelFor(o: { db?: string; writes: boolean; adding: boolean }): Promise<Db> {
+  if (o.writes || o.db === undefined) return openModel(o.db);
+  return openModelToRead(o.db, { copy: o.adding });
+}

@@ -1,0 +1,137 @@
+/**
+ * Reading never writes (DESIGN.md): commands other than `load` and `receive` open a --db model
+ * read-only and refuse a path that is not an existing runlens model.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { describe, expect, it } from 'vitest';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { openModelToRead } from '../../src/store/open.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+
+const dir = tempDir();
+const CLEAN = path.join(ROOT, 'samples/clean-build.jsonl');
+const FAILED = path.join(ROOT, 'samples/failed-build.jsonl');
+
+function model(name: string, files: string[]): string {
+  const db = path.join(dir, name);
+  const r = runCli(['load', ...files, '--db', db]);
+  expect(r.code, r.stderr).toBe(0);
+  return db;
+}
+
+const runCount = (db: string) => JSON.parse(runCli(['query', '--sql', 'SELECT count(*)::INT AS n FROM runs', '--db', db, '--format', 'json']).stdout)[0].n;
+
+describe('reading never writes', () => {
+  it('query --sql cannot change a --db model: a writing statement is exit 2 and says the model is read-only', () => {
+    const db = model('ro.duckdb', [CLEAN]);
+    const before = readFileSync(db);
+    for (const sql of ['DELETE FROM runs', 'DROP VIEW spans', "INSERT INTO files (file_id, path) VALUES (99, 'x')", 'CREATE TABLE t (x INT)']) {
+      const r = runCli(['query', '--sql', sql, '--db', db]);
+      expect(r.code, sql).toBe(2);
+      expect(r.stderr, sql).toMatch(/read-only/);
+      expect(r.stderr).not.toContain('internal error');
+    }
+    expect(runCount(db)).toBe(1);
+    expect(readFileSync(db).equals(before)).toBe(true);
+  });
+
+  it('a missing --db is exit 2 "no such model" and creates no file, for every reading command', () => {
+    const missing = path.join(dir, 'nope.duckdb');
+    for (const args of [['runs'], ['tree'], ['query', 'errors'], ['gate'], ['query', '--sql', 'SELECT 1']]) {
+      const r = runCli([...args, '--db', missing]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`${missing}: no such model`);
+      expect(existsSync(missing)).toBe(false);
+      expect(existsSync(`${missing}.wal`)).toBe(false);
+    }
+  });
+
+  it('a file that is not a runlens model is exit 2, whether DuckDB or not, and `load` does not make it one', async () => {
+    const other = path.join(dir, 'other.duckdb');
+    const inst = await DuckDBInstance.create(other);
+    const c = await inst.connect();
+    await c.run('CREATE TABLE orders (id INTEGER)');
+    c.closeSync();
+    inst.closeSync();
+    const text = path.join(dir, 'notes.duckdb');
+    writeFileSync(text, 'not a database\n'.repeat(500));
+    for (const f of [other, text]) {
+      const size = statSync(f).size;
+      for (const args of [['runs', '--db', f], ['gate', '--db', f], ['load', CLEAN, '--db', f]]) {
+        const r = runCli(args);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toContain(`${f}: not a runlens model`);
+      }
+      expect(statSync(f).size).toBe(size);
+    }
+  });
+
+  it('PATHs beside --db are read with the model in memory; the --db file is not changed', () => {
+    const db = model('beside.duckdb', [CLEAN]);
+    const before = readFileSync(db);
+    const r = runCli(['runs', FAILED, '--db', db, '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as unknown[]).length).toBe(2);
+    const gate = runCli(['gate', FAILED, '--db', db]);
+    expect(gate.code).toBe(1);
+    expect(runCount(db)).toBe(1);
+    expect(readFileSync(db).equals(before)).toBe(true);
+  });
+
+  it('a model of an older schema is read as the current model without being rewritten', async () => {
+    const file = path.join(dir, 'old.duckdb');
+    const w = await openModel(file);
+    await loadPaths(w, [writeLines(dir, 'old.jsonl', interfaceStyleRun())]);
+    const want = await w.all('SELECT span_id, kind, depth, ended FROM spans ORDER BY span_id');
+    const results = await w.all('SELECT unique_id, node_outcome FROM node_results ORDER BY unique_id');
+    // schema 2 kept node_results as a table
+    await w.run('DROP VIEW node_results');
+    await w.run('CREATE TABLE node_results AS SELECT 1 AS stale');
+    await w.run(`UPDATE runlens_meta SET value = '2' WHERE key = 'schema_version'`);
+    w.close();
+    const before = readFileSync(file);
+    const r = await openModelToRead(file);
+    try {
+      expect(await r.all('SELECT span_id, kind, depth, ended FROM spans ORDER BY span_id')).toEqual(want);
+      expect(await r.all('SELECT unique_id, node_outcome FROM node_results ORDER BY unique_id')).toEqual(results);
+      expect(await r.scalar('SELECT count(*)::INT FROM records WHERE line IS NULL')).toBe(0);
+    } finally {
+      r.close();
+    }
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('a model held by a running receive answers a reader with what to do, not a lock error', async () => {
+    const db = path.join(dir, 'live.duckdb');
+    const child = spawn(process.execPath, [CLI, 'receive', '--port', '0', '--db', db], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const done = new Promise<number | null>((res) => child.on('close', res));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let err = '';
+        const timer = setTimeout(() => reject(new Error(`receive did not start: ${err}`)), 30_000);
+        child.stderr.on('data', (d) => {
+          err += d;
+          if (/receiving OTLP/.test(err)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      for (const args of [['runs', '--db', db], ['query', 'errors', '--db', db], ['load', CLEAN, '--db', db]]) {
+        const r = runCli(args);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr).toContain(`${db}: the model is in use by another process`);
+        expect(r.stderr).toContain('runlens explore --receive');
+        expect(r.stderr).not.toMatch(/internal error|Could not set lock/);
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await done;
+    }
+  });
+});
