@@ -47,15 +47,19 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; 
   }
 }
 
-/** Lenient loads say how many lines were skipped and where (stderr, so results stay parseable). */
+/** Lenient loads say how many lines were skipped and where: every one by number, the first with why (stderr, so results stay parseable). */
 export function reportSkipped(report: LoadReport): void {
   for (const f of report.files) {
     if (f.skippedLines === 0) continue;
-    const where = f.badLines.map((b) => `${f.path}:${b.line}: ${b.reason}`).join('\n  ');
-    const more = f.skippedLines > f.badLines.length ? `\n  ... and ${f.skippedLines - f.badLines.length} more` : '';
-    process.stderr.write(`runlens: skipped ${f.skippedLines} malformed line(s) in ${f.path}:\n  ${where}${more}\n`);
+    const what = f.format === 'parquet' ? 'row(s)' : 'line(s)';
+    const where = f.badLines.map((b) => `${f.path}:${b.line}: ${b.field ? `${b.field}: ` : ''}${b.reason}`).join('\n  ');
+    const others = f.skippedLines - f.badLines.length;
+    const more = others > 0 ? `\n  ... and ${others} more: ${f.format === 'parquet' ? 'rows' : 'lines'} ${lineRanges(f.moreBadLines)}` : '';
+    process.stderr.write(`runlens: skipped ${f.skippedLines} ${what} in ${f.path}:\n  ${where}${more}\n`);
   }
 }
+
+const lineRanges = (ranges: [number, number][]) => ranges.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(', ');
 
 export async function withModel<R>(
   a: ModelArgs,

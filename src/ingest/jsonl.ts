@@ -59,13 +59,85 @@ export function isObjectSizeError(message: string): boolean {
   return message.includes('maximum_object_size');
 }
 
-export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObjectBytes?: number }): string {
+/** Record types of the envelope (reference/telemetry.md 2.1). */
+export const RECORD_TYPES = ['SpanStart', 'SpanEnd', 'LogRecord'] as const;
+
+/**
+ * What the model needs of a record to hold it (a malformed or misshapen record is an input error, or a
+ * skipped line with --lenient): its record type; a trace and span id on a span; ids, times, severity,
+ * attributes, status and links of the right JSON type where given. The wording is validate's; the
+ * finer conformance rules (key order, enum spellings, ...) are validate's alone.
+ */
+export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field: string; reason: string } | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { field: '-', reason: 'not a JSON object' };
+  const k = KEYS[keyStyle];
+  const r = v as Record<string, unknown>;
+  const got = (x: unknown) => `(got ${JSON.stringify(x)?.slice(0, 60)})`;
+  const rt = r[k.record_type];
+  if (rt === undefined || rt === null) return { field: k.record_type, reason: 'missing' };
+  if (!(RECORD_TYPES as readonly unknown[]).includes(rt)) return { field: k.record_type, reason: `must be SpanStart, SpanEnd or LogRecord ${got(rt)}` };
+  if (rt !== 'LogRecord') {
+    for (const f of [k.trace_id, k.span_id]) {
+      if (!(f in r)) return { field: f, reason: `missing (required on ${rt as string})` };
+      if (r[f] === null) return { field: f, reason: `must not be null on a ${rt as string}` };
+    }
+  }
+  const ids: [string, RegExp, string][] = [
+    [k.trace_id, /^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/, '32 hex digits (or a UUID)'],
+    [k.span_id, /^[0-9a-fA-F]{16}$/, '16 hex digits'],
+    [k.parent_span_id, /^[0-9a-fA-F]{16}$/, '16 hex digits'],
+  ];
+  for (const [f, re, what] of ids) {
+    const x = r[f];
+    if (x !== undefined && x !== null && !(typeof x === 'string' && re.test(x))) return { field: f, reason: `must be ${what} ${got(x)}` };
+  }
+  for (const f of [k.start, k.end, k.time]) {
+    const x = r[f];
+    if (x !== undefined && x !== null && !isInt64(x)) return { field: f, reason: `must be nanoseconds, a string of decimal digits ${got(x)}` };
+  }
+  const sn = r[k.severity_number];
+  if (sn !== undefined && sn !== null && !isInt64(sn)) return { field: k.severity_number, reason: `must be an integer ${got(sn)}` };
+  const kinds: [string, 'object' | 'array'][] = [[k.attributes, 'object'], [k.status, 'object'], [k.links, 'array']];
+  for (const [f, kind] of kinds) {
+    const x = r[f];
+    if (x === undefined || x === null) continue;
+    if (kind === 'array' ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) return { field: f, reason: `must be an ${kind} ${got(x)}` };
+  }
+  const code = (r[k.status] as Record<string, unknown> | null | undefined)?.code;
+  if (code !== undefined && code !== null && !isInt64(code)) return { field: `${k.status}.code`, reason: `must be an integer ${got(code)}` };
+  return undefined;
+}
+
+/** An integer as JSON carries one: a number, or a string of decimal digits. */
+function isInt64(x: unknown): boolean {
+  if (typeof x === 'number') return Number.isInteger(x) && Math.abs(x) < 9.2e18;
+  return typeof x === 'string' && /^-?\d{1,19}$/.test(x);
+}
+
+/**
+ * The records of a JSONL file, read by DuckDB. `checks`: a record recordProblem would reject is read
+ * with record_type NULL (a row the load then reports, as a malformed line): what DuckDB's reader shows
+ * of it (ids by their length, times and severities that do not cast, attributes, status and links by
+ * their first character) is tested on the way in, at little cost. DuckDB's reader is forgiving where a
+ * JSON parser is not (trailing commas, NaN), and reads a number where a string belongs as its text: a
+ * 16-digit number for a span id reads as one.
+ */
+export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObjectBytes?: number; checks?: boolean; path?: string }): string {
   const k = KEYS[file.keyStyle];
   const columns = Object.entries(k)
     .map(([field, key]) => `${sqlString(key)}: '${JSON_FIELDS.has(field) ? 'JSON' : 'VARCHAR'}'`)
     .join(', ');
   const q = (key: string) => `"${key}"`;
-  return `SELECT
+  // Checks test what the inner select computed, and the raw values of what it cast (_raw_*).
+  const castFails = (f: string) => `(_raw_${f} IS NOT NULL AND ${f} IS NULL)`;
+  const problem = `record_type NOT IN (${RECORD_TYPES.map((t) => `'${t}'`).join(', ')})
+      OR (record_type <> 'LogRecord' AND (trace_id IS NULL OR span_id IS NULL))
+      OR strlen(trace_id) <> 32 OR strlen(span_id) <> 16 OR strlen(parent_span_id) <> 16
+      OR ${['start_ns', 'end_ns', 'time_ns', 'severity_number', 'status_code'].map(castFails).join(' OR ')}
+      OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(status AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')`;
+  // Three steps, so that nothing is computed twice: read (raw values of what is cast keep their text),
+  // cast, check.
+  const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
       ${q(k.record_type)} AS record_type,
       rl_trace_id(${q(k.trace_id)}) AS trace_id,
@@ -74,19 +146,26 @@ export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObject
       ${q(k.span_name)} AS span_name,
       ${q(k.event_type)} AS event_type,
       ${q(k.event_id)} AS event_id,
-      TRY_CAST(${q(k.start)} AS BIGINT) AS start_ns,
-      TRY_CAST(${q(k.end)} AS BIGINT) AS end_ns,
-      TRY_CAST(${q(k.time)} AS BIGINT) AS time_ns,
-      TRY_CAST(${q(k.severity_number)} AS INTEGER) AS severity_number,
+      ${q(k.start)} AS _raw_start_ns, ${q(k.end)} AS _raw_end_ns, ${q(k.time)} AS _raw_time_ns,
+      ${q(k.severity_number)} AS _raw_severity_number,
       ${q(k.severity_text)} AS severity_text,
-      TRY_CAST(json_extract_string(${q(k.status)}, '$.code') AS INTEGER) AS status_code,
+      json_extract_string(${q(k.status)}, '$.code') AS _raw_status_code,
       json_extract_string(${q(k.status)}, '$.message') AS status_message,
       ${q(k.body)} AS body,
       ${q(k.links)} AS links,
-      ${q(k.attributes)} AS attributes
-    FROM read_json(${sqlString(file.path)}, format = 'newline_delimited', columns = {${columns}},
-                   compression = '${file.gzip ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
+      ${q(k.attributes)} AS attributes,
+      ${q(k.status)} AS status
+    FROM read_json(${sqlString(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
+                   compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = ${opts.lenient ? 'true' : 'false'})`;
+  const cast = `SELECT *,
+      TRY_CAST(_raw_start_ns AS BIGINT) AS start_ns, TRY_CAST(_raw_end_ns AS BIGINT) AS end_ns, TRY_CAST(_raw_time_ns AS BIGINT) AS time_ns,
+      TRY_CAST(_raw_severity_number AS INTEGER) AS severity_number, TRY_CAST(_raw_status_code AS INTEGER) AS status_code
+    FROM (${read})`;
+  return `SELECT file_id, ${opts.checks ? `CASE WHEN ${problem} THEN NULL ELSE record_type END` : 'record_type'} AS record_type,
+      trace_id, span_id, parent_span_id, span_name, event_type, event_id, start_ns, end_ns, time_ns, severity_number,
+      severity_text, status_code, status_message, body, links, attributes
+    FROM (${cast})`;
 }
 
 /** DuckDB's message for a malformed line -> line number and reason. */

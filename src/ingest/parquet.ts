@@ -9,6 +9,7 @@ import type { Db } from '../store/db.js';
 import { sqlIn, sqlString } from '../store/db.js';
 import type { InputFile } from './detect.js';
 import { DETAIL_KEYS, DETAIL_KEY_ALIASES } from '../telemetry/details.js';
+import { RECORD_TYPES } from './jsonl.js';
 
 /** Well-known attribute columns and the JSONL key they came from, per event (section 3.2). */
 const NODE_RENAMES: Record<string, string> = { code_line: 'defined_at_line', code_column: 'defined_at_col', content_hash: 'node_checksum' };
@@ -185,6 +186,52 @@ export interface ParquetRead {
   attributesSelect?: string;
 }
 
+/**
+ * Why the model cannot hold a row (the reasons of recordProblem in src/ingest/jsonl.ts; the Parquet
+ * schema holds every other field to its type), or NULL. Such a row is read with record_type NULL.
+ */
+function problemSql(shape: ParquetShape): string {
+  const has = (c: string) => shape.top.has(c);
+  const rt = has('record_type') ? 'CAST(record_type AS VARCHAR)' : 'NULL::VARCHAR';
+  const missing = (c: string) => (has(c) ? `WHEN ${rt} <> 'LogRecord' AND ${c} IS NULL THEN '${c}: must not be null on a ' || ${rt}` : `WHEN ${rt} <> 'LogRecord' THEN '${c}: missing (required on ' || ${rt} || ')'`);
+  return `CASE WHEN ${rt} IS NULL THEN 'record_type: missing'
+    WHEN ${rt} NOT IN (${RECORD_TYPES.map((t) => sqlString(t)).join(', ')}) THEN 'record_type: must be SpanStart, SpanEnd or LogRecord (got ' || to_json(${rt}) || ')'
+    ${missing('trace_id')} ${missing('span_id')} END`;
+}
+
+/** The record type of a row the model can hold, else NULL (the test problemSql explains, in its cheapest form). */
+function storableRecordTypeSql(shape: ParquetShape): string {
+  if (!shape.top.has('record_type')) return 'NULL::VARCHAR';
+  const ids = ['trace_id', 'span_id'].map((c) => (shape.top.has(c) ? `${c} IS NOT NULL` : 'false')).join(' AND ');
+  return `CASE WHEN record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}) THEN CAST(record_type AS VARCHAR) END`;
+}
+
+/** The rows of a Parquet file the model cannot hold: row number (from 1) and reason, the first `max` of them. */
+export async function parquetProblems(db: Db, input: InputFile, max: number): Promise<{ line: number; field: string; reason: string }[]> {
+  const shape = await describe(db, input.path);
+  const rows = await db.all<{ line: number; problem: string }>(
+    `SELECT (file_row_number + 1)::INTEGER AS line, problem FROM (
+       SELECT file_row_number, ${problemSql(shape)} AS problem FROM read_parquet(${sqlString(input.path)}, file_row_number = true))
+     WHERE problem IS NOT NULL ORDER BY line LIMIT ${Math.trunc(max)}`,
+  );
+  return rows.map((r) => {
+    const at = r.problem.indexOf(': ');
+    return { line: r.line, field: r.problem.slice(0, at), reason: r.problem.slice(at + 2) };
+  });
+}
+
+/** The rows of a Parquet file the model cannot hold after the first `skip`, as [first, last] row ranges. */
+export async function parquetProblemRanges(db: Db, input: InputFile, skip: number): Promise<[number, number][]> {
+  const shape = await describe(db, input.path);
+  const rows = await db.all<{ first: number; last: number }>(
+    `WITH bad AS (SELECT file_row_number + 1 AS line FROM read_parquet(${sqlString(input.path)}, file_row_number = true)
+                  WHERE ${problemSql(shape)} IS NOT NULL ORDER BY line OFFSET ${Math.trunc(skip)})
+     SELECT min(line)::INTEGER AS first, max(line)::INTEGER AS last
+     FROM (SELECT line, line - row_number() OVER (ORDER BY line) AS island FROM bad) GROUP BY island ORDER BY first`,
+  );
+  return rows.map((r) => [r.first, r.last]);
+}
+
 export async function readParquetSql(db: Db, input: InputFile): Promise<ParquetRead> {
   const shape = await describe(db, input.path);
   const col = (c: string, expr: string) => (shape.top.has(c) ? expr : 'NULL');
@@ -198,7 +245,7 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<ParquetR
   const hasAttrs = shape.top.has('attributes');
   const select = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
-      ${col('record_type', 'CAST(record_type AS VARCHAR)')} AS record_type,
+      ${storableRecordTypeSql(shape)} AS record_type,
       ${col('trace_id', 'rl_trace_id(CAST(trace_id AS VARCHAR))')} AS trace_id,
       ${hex('span_id')} AS span_id, ${hex('parent_span_id')} AS parent_span_id,
       ${col('span_name', 'span_name')} AS span_name, ${col('event_type', 'CAST(event_type AS VARCHAR)')} AS event_type,

@@ -5,7 +5,7 @@
  * omitted, alphabetical attribute keys; across records: SpanStart/SpanEnd pairing and parents.
  * Unknown event types, enum values and envelope keys are warnings: the schema is additive.
  */
-import { access } from 'node:fs/promises';
+import { access, open } from 'node:fs/promises';
 import { InputError } from '../errors.js';
 import {
   ArtifactType, ExecutionPhase, HookOutcome, HookType, NodeCacheReason, NodeCancelReason, NodeErrorType, NodeMaterialization, NodeOutcome,
@@ -13,7 +13,7 @@ import {
 } from '../telemetry/enums.js';
 import { KNOWN_EVENTS, eventKey } from '../telemetry/event-types.js';
 import { formatOf } from './convert.js';
-import { readLines } from './jsonl-io.js';
+import { rawLines, parseLine } from '../ingest/jsonl-lines.js';
 import { readParquetRecords } from './parquet-reader.js';
 
 export type IssueSeverity = 'violation' | 'warning';
@@ -251,6 +251,18 @@ class FileChecker {
   }
 }
 
+/** Whether a file starts with the gzip magic (as src/ingest/detect.ts tells it; the extension is only a hint). */
+async function isGzip(path: string): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await fh.read(head, 0, 2, 0);
+    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Validate one file (JSONL, .jsonl.gz or Parquet). Unreadable input throws InputError. */
 export async function validateFile(path: string, opts: ValidateOptions = {}): Promise<FileReport> {
   try {
@@ -267,16 +279,15 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
       throw new InputError((e as Error).message, path);
     }
   } else {
-    for await (const { line, text } of readLines(path)) {
-      let v: unknown;
-      try {
-        v = JSON.parse(text);
-      } catch {
-        c.issue(line, '-', 'not valid JSON');
+    for await (const { line, bytes } of rawLines(path, await isGzip(path))) {
+      const parsed = parseLine(bytes);
+      if (parsed === 'blank') continue;
+      if ('problem' in parsed) {
+        c.issue(line, '-', parsed.problem === 'not valid UTF-8' ? parsed.problem : 'not valid JSON');
         c.report.records++;
         continue;
       }
-      c.record(line, v);
+      c.record(line, parsed.value);
     }
   }
   return c.finish();

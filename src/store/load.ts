@@ -3,15 +3,15 @@
  * keyed by content hash (the same content loaded twice adds nothing), then the derived relations of
  * the traces it touched are rebuilt.
  */
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import xxhashWasm from 'xxhash-wasm';
-import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
-import { readParquetSql } from '../ingest/parquet.js';
+import { LISTED_BAD_LINES, checkGzip, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
+import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest/parquet.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
 import { hideRecordsAlreadyPresent } from './dedupe.js';
@@ -27,10 +27,7 @@ export interface LoadOptions {
   onProgress?: (p: { file: string; index: number; count: number; fraction: number }) => void;
 }
 
-export interface BadLine {
-  line: number;
-  reason: string;
-}
+export type { BadLine } from '../ingest/jsonl-lines.js';
 
 export interface FileReport {
   path: string;
@@ -44,7 +41,10 @@ export interface FileReport {
   /** records of the file that were already in the model (from any earlier input), not added again */
   alreadyPresent: number;
   skippedLines: number;
+  /** the first skipped lines (LISTED_BAD_LINES), with reasons */
   badLines: BadLine[];
+  /** the other skipped lines, as [first, last] ranges */
+  moreBadLines: [number, number][];
 }
 
 export interface LoadReport {
@@ -116,9 +116,23 @@ interface FilePlace {
   compare: boolean;
 }
 
+/** The rows of file `fileId` in record_rows: its first row id, how many, and how many DuckDB could not take (record_type NULL). */
+interface RowStats {
+  first_row: string;
+  n: number;
+  bad: number;
+}
+
+const rowStats = async (db: Db, fileId: number): Promise<RowStats> =>
+  (await db.one<RowStats>(
+    `SELECT coalesce(min(rowid), 0)::VARCHAR AS first_row, count(*)::INTEGER AS n, count(*) FILTER (WHERE record_type IS NULL)::INTEGER AS bad
+     FROM record_rows WHERE file_id = $file_id`,
+    { file_id: fileId },
+  ))!;
+
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
   const report: Omit<FileReport, 'args'> = {
-    path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, skippedLines: 0, badLines: [],
+    path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, skippedLines: 0, badLines: [], moreBadLines: [],
   };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
@@ -128,17 +142,9 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
   hashing?.catch(() => undefined); // awaited later; a read error must not count as unhandled meanwhile
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   const parquet = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
-  const parquetSelect = parquet?.select;
-  // An in-memory model reads a big JSONL file in buffers of a row group (jsonBufferBytes). A --db model
-  // keeps DuckDB's default: its batches of a row group or more are written to the file as they come,
-  // and derive's updates of those row groups then set off checkpoints that rewrote them (1M records:
-  // 8.8-10.2 s and a 650 MB file, against 6.0-6.2 s and 354 MB with the default).
-  const bufferBytes = db.inMemory ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
-  const insert = (maxObjectBytes = bufferBytes) => {
-    const select = parquetSelect ?? readJsonSql(input, { lenient, maxObjectBytes });
-    return timed('insert records', () =>
+  const insert = (select: string) =>
+    timed('insert records', () =>
       db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId }));
-  };
 
   const timer = opts.onProgress
     ? setInterval(() => {
@@ -155,33 +161,25 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
   };
   let recordsCommitted = false;
   try {
-    // A Parquet file's attributes are written on a second connection at the same time.
-    if (parquet?.attributesSelect) {
-      threadsBefore = await poolForTwoQueries(db);
-      attributes = await AttributesWriter.start(db, parquet.attributesSelect, fileId);
-    }
-    await db.run('BEGIN TRANSACTION');
-    try {
-      try {
-        await insert();
-      } catch (e) {
-        // A record over DuckDB's default size: read the file again with room for it.
-        if (parquetSelect !== undefined || !isObjectSizeError(errorMessage(e))) throw e;
-        await db.run('ROLLBACK');
-        await db.run('BEGIN TRANSACTION');
-        await insert(LARGE_OBJECT_BYTES);
+    let stats: RowStats;
+    if (parquet) {
+      // A Parquet file's attributes are written on a second connection at the same time.
+      if (parquet.attributesSelect) {
+        threadsBefore = await poolForTwoQueries(db);
+        attributes = await AttributesWriter.start(db, parquet.attributesSelect, fileId);
       }
-    } catch (e) {
-      const err = translateReadError(e, input);
-      // DuckDB's line numbers can be off by one: name the first bad line from our own scan.
-      if (input.format === 'jsonl' && err instanceof InputError) {
-        const [first] = await locateBadLines(input, 1);
-        if (first) throw new InputError(`${first.reason} (use --lenient to skip bad lines)`, input.path, first.line);
-      }
-      throw err;
+      await db.run('BEGIN TRANSACTION');
+      await insert(parquet.select).catch((e: unknown) => { throw translateReadError(e, input); });
+      await attributes?.written().catch((e: unknown) => { throw translateReadError(e, input); });
+      await restoreThreads();
+      stats = await rowStats(db, fileId);
+      if (stats.bad > 0) Object.assign(report, await parquetBadRows(db, input, lenient));
+    } else {
+      await db.run('BEGIN TRANSACTION');
+      const read = await insertJsonl(db, input, { fileId, lenient, insert });
+      stats = read.stats;
+      if (read.vetted) Object.assign(report, { badLines: read.vetted.listed, moreBadLines: read.vetted.more });
     }
-    await attributes?.written().catch((e: unknown) => { throw translateReadError(e, input); });
-    await restoreThreads();
     const sha = (await hashing) ?? null;
     const same = sha === null ? undefined : await db.one<{ records: number }>('SELECT records::INTEGER AS records FROM files WHERE sha256 = $sha', { sha });
     if (same !== undefined) {
@@ -191,21 +189,9 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       report.alreadyPresent = same.records;
       return report;
     }
-    const stats = await db.one<{ first_row: string; n: number; bad: number; first_bad: number | null }>(
-      `SELECT min(rowid)::VARCHAR AS first_row, count(*)::INTEGER AS n,
-              count(*) FILTER (WHERE record_type IS NULL)::INTEGER AS bad,
-              (min(rowid) FILTER (WHERE record_type IS NULL) - min(rowid) + 1)::INTEGER AS first_bad
-       FROM record_rows WHERE file_id = $file_id`,
-      { file_id: fileId },
-    );
-    const n = stats?.n ?? 0;
-    if (stats && stats.bad > 0 && !lenient) {
-      // Valid JSON that is not a telemetry record (no record_type): stop, as for a malformed line.
-      throw new InputError('not a telemetry record: record_type is missing', input.path, stats.first_bad ?? undefined, 'record_type');
-    }
-    report.skippedLines = stats?.bad ?? 0;
+    report.skippedLines = stats.bad;
     report.alreadyPresent = compare ? await hideRecordsAlreadyPresent(db, fileId) : 0;
-    report.records = n - report.skippedLines - report.alreadyPresent;
+    report.records = stats.n - report.skippedLines - report.alreadyPresent;
     if (report.records === 0 && report.alreadyPresent > 0) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
@@ -217,7 +203,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
        VALUES ($file_id, $path, $sha, $size, $format, $records, CAST($first_row AS BIGINT), $skipped)`,
       {
         file_id: fileId, path: input.path, sha, size: input.size, format: input.format, records: report.records,
-        first_row: stats?.first_row ?? '0', skipped: report.skippedLines,
+        first_row: stats.first_row, skipped: report.skippedLines,
       },
     );
     // An INSERT's result is the number of rows it inserted: here the file's traces.
@@ -248,9 +234,85 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
     if (timer) clearInterval(timer);
     attributes?.close();
   }
-  if (report.skippedLines > 0) report.badLines = await locateBadLines(input);
   opts.onProgress?.({ file: input.path, index, count, fraction: 1 });
   return report;
+}
+
+/**
+ * A JSONL file's records into record_rows, in the open transaction, exactly: DuckDB reads the file
+ * (readJsonSql, with its checks), and only when it reports a problem (an error, or rows it could not
+ * take) are the lines read here to find which and why. Strict: the first bad line is the error.
+ * Lenient: DuckDB reads a copy in which every bad line is `{}`, so that no valid line is lost with a
+ * bad one and every record keeps its line.
+ */
+async function insertJsonl(
+  db: Db,
+  input: InputFile,
+  o: { fileId: number; lenient: boolean; insert: (select: string) => Promise<void> },
+): Promise<{ stats: RowStats; vetted?: LinesVetted }> {
+  // An in-memory model reads a big JSONL file in buffers of a row group (jsonBufferBytes). A --db model
+  // keeps DuckDB's default: its batches of a row group or more are written to the file as they come,
+  // and derive's updates of those row groups then set off checkpoints that rewrote them (1M records:
+  // 8.8-10.2 s and a 650 MB file, against 6.0-6.2 s and 354 MB with the default).
+  const bufferBytes = db.inMemory ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
+  const read = async (r: { path?: string; checks: boolean; lenient: boolean }) => {
+    try {
+      await o.insert(readJsonSql(input, { ...r, maxObjectBytes: bufferBytes }));
+    } catch (e) {
+      // A record over DuckDB's default size: read the file again with room for it.
+      if (!isObjectSizeError(errorMessage(e))) throw e;
+      await restart(db);
+      await o.insert(readJsonSql(input, { ...r, maxObjectBytes: LARGE_OBJECT_BYTES }));
+    }
+  };
+  // DuckDB's reader takes a truncated gzip for text that ends early: the file is checked to its end beside it.
+  const gzipChecked = input.gzip ? checkGzip(input.path) : undefined;
+  gzipChecked?.catch(() => undefined);
+  let failure: unknown;
+  try {
+    await read({ checks: true, lenient: o.lenient });
+  } catch (e) {
+    if (/INTERRUPT/i.test(errorMessage(e))) throw e;
+    failure = e;
+  }
+  await gzipChecked;
+  if (failure === undefined) {
+    const stats = await rowStats(db, o.fileId);
+    if (stats.bad === 0) return { stats };
+  }
+  await restart(db);
+  const vet = { gzip: input.gzip, keyStyle: input.keyStyle };
+  if (!o.lenient) {
+    const first = (await vetLines(input.path, { ...vet, stopAtFirst: true })).listed[0];
+    if (first) throw new InputError(`${first.reason} (use --lenient to skip bad lines)`, input.path, first.line, first.field);
+    // Every line holds a record: what DuckDB tripped on is not a line's fault (or its checks were too wary).
+    await read({ checks: false, lenient: false }).catch((e: unknown) => { throw translateReadError(failure ?? e, input); });
+    return { stats: await rowStats(db, o.fileId) };
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), 'runlens-lenient-'));
+  try {
+    const copy = path.join(dir, 'lines.jsonl');
+    const vetted = await vetLines(input.path, { ...vet, copyTo: copy });
+    await read({ path: copy, checks: false, lenient: false }).catch((e: unknown) => { throw translateReadError(e, input); });
+    return { stats: await rowStats(db, o.fileId), vetted };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Roll the open transaction back and begin another (the file's rows are read again). */
+async function restart(db: Db): Promise<void> {
+  await db.run('ROLLBACK');
+  await db.run('BEGIN TRANSACTION');
+}
+
+/** A Parquet file's rows the model cannot hold: strict, the first is the error; lenient, they are listed. */
+async function parquetBadRows(db: Db, input: InputFile, lenient: boolean): Promise<Pick<FileReport, 'badLines' | 'moreBadLines'>> {
+  const listed = await parquetProblems(db, input, lenient ? LISTED_BAD_LINES : 1);
+  const first = listed[0];
+  if (!lenient && first) throw new InputError(`${first.reason} (use --lenient to skip bad rows)`, input.path, first.line, first.field);
+  const rest = await parquetProblemRanges(db, input, LISTED_BAD_LINES);
+  return { badLines: listed, moreBadLines: rest };
 }
 
 /**
@@ -274,31 +336,4 @@ function translateReadError(e: unknown, input: InputFile): Error {
   }
   if (/gzip|GZIP|compress/i.test(msg)) return new InputError(`cannot decompress: ${msg}`, input.path);
   return new InputError(msg.replace(/^[A-Za-z ]+Error: /, ''), input.path);
-}
-
-/** Only after a lenient load skipped lines: find where they are (a text scan, not the bulk path). */
-async function locateBadLines(input: InputFile, max = 20): Promise<BadLine[]> {
-  const out: BadLine[] = [];
-  const raw = createReadStream(input.path);
-  const rl = createInterface({ input: input.gzip ? raw.pipe(createGunzip()) : raw, crlfDelay: Infinity });
-  let n = 0;
-  for await (const line of rl) {
-    n++;
-    if (line.trim() === '') continue;
-    let reason: string | undefined;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) reason = 'not a JSON object';
-      else if (!('record_type' in v) && !('recordType' in v)) reason = 'record_type: missing';
-    } catch (e) {
-      reason = `malformed JSON: ${errorMessage(e)}`;
-    }
-    if (reason) {
-      out.push({ line: n, reason });
-      if (out.length >= max) break;
-    }
-  }
-  rl.close();
-  raw.destroy();
-  return out;
 }

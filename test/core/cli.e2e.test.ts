@@ -106,7 +106,7 @@ describe('the built CLI on bad input', () => {
     expect(strict.stderr).toContain(`${bad}:2: malformed JSON`);
     const lenient = runCli(['gate', bad, '--lenient']);
     expect(lenient.code).toBe(1);
-    expect(lenient.stderr).toContain(`skipped 1 malformed line(s) in ${bad}`);
+    expect(lenient.stderr).toContain(`skipped 1 line(s) in ${bad}`);
     expect(lenient.stderr).toContain(`${bad}:2:`);
   });
 

@@ -67,7 +67,7 @@ describe('line numbers of a large input', () => {
     appendFileSync(bad, lines.join('\n') + '\n');
     const db = await openModel();
     try {
-      await expect(loadPaths(db, [bad])).rejects.toThrow(`bad.jsonl:${at + 1}: record_type: not a telemetry record`);
+      await expect(loadPaths(db, [bad])).rejects.toThrow(`bad.jsonl:${at + 1}: record_type: missing`);
     } finally {
       db.close();
     }

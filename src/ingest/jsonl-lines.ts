@@ -1,0 +1,165 @@
+/**
+ * A JSONL file's lines as bytes, numbered exactly (every newline counts, a blank line too), read by
+ * JavaScript only where a load needs the truth about lines: after DuckDB reported a problem, and
+ * validate. A damaged gzip stops the read with an error that says how far it got.
+ */
+import { isUtf8 } from 'node:buffer';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createGunzip } from 'node:zlib';
+import { InputError, errorMessage } from '../errors.js';
+import { recordProblem } from './jsonl.js';
+
+export interface RawLine {
+  /** from 1 */
+  line: number;
+  /** without its newline */
+  bytes: Buffer;
+}
+
+/** How far a read of a file's text got: whole lines and bytes of (decompressed) text. */
+interface Progress {
+  lines: number;
+  bytes: number;
+}
+
+/** zlib's complaint about a gzip stream, said for a user with the file and how far its text was read. */
+function gzipError(e: unknown, path: string, got: Progress): InputError {
+  const msg = errorMessage(e);
+  const where = `after line ${got.lines} (${got.bytes} bytes of text)`;
+  if (/unexpected end of file/i.test(msg)) return new InputError(`truncated gzip: the data ends ${where}`, path);
+  return new InputError(`damaged gzip: ${msg} ${where}`, path);
+}
+
+/** The file's text as chunks (gunzipped when `gzip`); zlib errors become InputErrors saying how far it got. */
+async function* textChunks(path: string, gzip: boolean, got: Progress): AsyncGenerator<Buffer> {
+  const raw = createReadStream(path, { highWaterMark: 1 << 20 });
+  if (!gzip) {
+    for await (const chunk of raw) yield chunk as Buffer;
+    return;
+  }
+  const gunzip = createGunzip();
+  raw.on('error', (e) => gunzip.destroy(e));
+  raw.pipe(gunzip);
+  try {
+    for await (const chunk of gunzip) yield chunk as Buffer;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) throw gzipError(e, path, got);
+    throw e;
+  } finally {
+    raw.destroy();
+  }
+}
+
+/** Every line of a JSONL file, numbered from 1; the last one may lack its newline. */
+export async function* rawLines(path: string, gzip: boolean): AsyncGenerator<RawLine> {
+  const got: Progress = { lines: 0, bytes: 0 };
+  let carry: Buffer[] = [];
+  for await (const chunk of textChunks(path, gzip, got)) {
+    let from = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
+      const piece = chunk.subarray(from, nl);
+      const bytes = carry.length ? Buffer.concat([...carry, piece]) : piece;
+      carry = [];
+      got.lines++;
+      got.bytes += bytes.length + 1;
+      yield { line: got.lines, bytes };
+      from = nl + 1;
+    }
+    if (from < chunk.length) carry.push(chunk.subarray(from));
+  }
+  if (carry.length) yield { line: got.lines + 1, bytes: Buffer.concat(carry) };
+}
+
+/**
+ * Read a gzip file through to its end to check it (DuckDB's reader takes a truncated gzip for a text
+ * that ends early, and does not check the checksum); zlib works in a thread of its own. Rejects with
+ * the InputError of rawLines.
+ */
+export async function checkGzip(path: string): Promise<void> {
+  const got: Progress = { lines: 0, bytes: 0 };
+  for await (const chunk of textChunks(path, true, got)) {
+    got.bytes += chunk.length;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) got.lines++;
+  }
+}
+
+/** A line's bytes as a JSON value, or why it is not one. Blank lines (DuckDB skips them) are 'blank'. */
+export function parseLine(bytes: Buffer): { value: unknown } | { problem: string } | 'blank' {
+  let blank = true;
+  for (let i = 0; i < bytes.length && blank; i++) blank = bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0d;
+  if (blank) return 'blank';
+  if (!isUtf8(bytes)) return { problem: 'not valid UTF-8' };
+  try {
+    return { value: JSON.parse(bytes.toString('utf8')) };
+  } catch (e) {
+    return { problem: `malformed JSON: ${errorMessage(e)}` };
+  }
+}
+
+/** A line a load cannot take, and why (field: the envelope field at fault, if one is). */
+export interface BadLine {
+  line: number;
+  field?: string;
+  reason: string;
+}
+
+/** Bad lines listed with their reasons; the others are counted and kept as line ranges. */
+export const LISTED_BAD_LINES = 20;
+
+export interface LinesVetted {
+  /** bad lines in all */
+  count: number;
+  /** the first LISTED_BAD_LINES of them, with reasons */
+  listed: BadLine[];
+  /** the others, as [first, last] line ranges */
+  more: [number, number][];
+}
+
+/**
+ * Every line of a JSONL file held to what a load needs (UTF-8, a JSON object, recordProblem). Only
+ * where DuckDB reported a problem: JSON.parse of every line is the slow path. `stopAtFirst`: return at
+ * the first bad line. `copyTo`: write the file's text there with every bad line replaced by `{}`, line
+ * for line, for DuckDB to read without tripping (a read that skips a malformed line can take the line
+ * after it too) and with every record on its own line number.
+ */
+export async function vetLines(
+  path: string,
+  o: { gzip: boolean; keyStyle: 'snake' | 'camel'; stopAtFirst?: boolean; copyTo?: string },
+): Promise<LinesVetted> {
+  const out: LinesVetted = { count: 0, listed: [], more: [] };
+  const copy = o.copyTo ? createWriteStream(o.copyTo) : undefined;
+  const write = async (b: Buffer) => {
+    if (copy && !copy.write(b)) await once(copy, 'drain');
+  };
+  try {
+    for await (const { line, bytes } of rawLines(path, o.gzip)) {
+      const parsed = parseLine(bytes);
+      const bad: BadLine | undefined =
+        parsed === 'blank' ? undefined
+        : 'problem' in parsed ? { line, reason: parsed.problem }
+        : (() => {
+            const p = recordProblem(parsed.value, o.keyStyle);
+            return p && { line, field: p.field, reason: p.reason };
+          })();
+      if (bad) {
+        out.count++;
+        if (out.listed.length < LISTED_BAD_LINES) out.listed.push(bad);
+        else {
+          const last = out.more[out.more.length - 1];
+          if (last && last[1] === line - 1) last[1] = line;
+          else out.more.push([line, line]);
+        }
+        if (o.stopAtFirst) break;
+      }
+      await write(bad ? EMPTY_OBJECT : bytes);
+      await write(NEWLINE);
+    }
+  } finally {
+    if (copy) await new Promise<void>((res, rej) => copy.end((e?: Error | null) => (e ? rej(e) : res())));
+  }
+  return out;
+}
+
+const EMPTY_OBJECT = Buffer.from('{}');
+const NEWLINE = Buffer.from('\n');

@@ -1,0 +1,169 @@
+/**
+ * Input errors are exact (issue 20): the line of a fault is its line, --lenient keeps every valid line
+ * and lists every skipped one, a damaged gzip names the file and how far it got, and a record the model
+ * cannot hold is `file:line: field: reason` (exit 2), never an internal error or a silent load.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+
+const dir = tempDir();
+/** The lines of a real run (the project's own generated sample), as text. */
+const LINES = readFileSync(path.join(ROOT, 'samples/clean-build.jsonl'), 'utf8').trimEnd().split('\n');
+const RECORDS = LINES.map((l) => JSON.parse(l) as Record<string, unknown>);
+const firstOf = (rt: string) => RECORDS.findIndex((r) => r.record_type === rt);
+
+function file(name: string, lines: (string | Buffer)[], opts: { gzip?: boolean } = {}): string {
+  const p = path.join(dir, name);
+  const body = Buffer.concat(lines.flatMap((l) => [Buffer.isBuffer(l) ? l : Buffer.from(l), Buffer.from('\n')]));
+  writeFileSync(p, opts.gzip ? gzipSync(body) : body);
+  return p;
+}
+
+/** LINES with line `n` (from 1) replaced. */
+const withLine = (n: number, text: string | Buffer) => [...LINES.slice(0, n - 1), text, ...LINES.slice(n)];
+const edited = (n: number, edit: (r: Record<string, unknown>) => void) => {
+  const r = structuredClone(RECORDS[n - 1]!);
+  edit(r);
+  return withLine(n, JSON.stringify(r));
+};
+
+describe('the line of a fault is its line', () => {
+  it('invalid UTF-8 on line 3: load says line 3, validate exits 1 naming it', () => {
+    const bytes = Buffer.from(LINES[2]!);
+    const at = bytes.indexOf('"span_name":"') + 13;
+    const bad = file('utf8.jsonl', withLine(3, Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff, 0xfe]), bytes.subarray(at)])));
+    const load = runCli(['load', bad]);
+    expect(load.code).toBe(2);
+    expect(load.stderr).toContain(`${bad}:3: `);
+    expect(load.stderr).toMatch(/UTF-8/);
+    const v = runCli(['validate', bad]);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`${bad}:3: -: not valid UTF-8`);
+  });
+
+  it('a malformed line after a blank one is named by its own line', () => {
+    const bad = file('blank.jsonl', [LINES[0]!, '', LINES[1]!, '{"record_type": "SpanEnd"', ...LINES.slice(2)]);
+    const r = runCli(['load', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${bad}:4: malformed JSON`);
+  });
+});
+
+describe('--lenient keeps every valid line and lists every skipped one', () => {
+  it('a line cut after "record_type": does not take the valid line after it', async () => {
+    const cut = LINES[2]!.slice(0, LINES[2]!.indexOf('"record_type":') + 14);
+    const p = file('cut.jsonl', withLine(3, cut));
+    const db = await openModel();
+    try {
+      const r = await loadPaths(db, [p], { lenient: true });
+      expect(r.records).toBe(LINES.length - 1);
+      expect(r.skippedLines).toBe(1);
+      expect(r.files[0]!.badLines.map((b) => b.line)).toEqual([3]);
+      expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(LINES.length - 1);
+      // the valid line after the cut one is in the model, under its own line number
+      expect(await db.scalar(`SELECT record_type FROM records WHERE line = 4`)).toBe(RECORDS[3]!.record_type);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('every skipped line is listed by number, none as a blank entry, whatever made it bad', () => {
+    const lines = [...LINES];
+    const badAt = [2, 5, 9, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 60];
+    badAt.forEach((n, i) => (lines[n - 1] = i % 3 === 0 ? '{"record_type":' : i % 3 === 1 ? 'not json at all' : '[1, 2]'));
+    const p = file('many-bad.jsonl', lines);
+    const r = runCli(['load', p, '--lenient']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${LINES.length - badAt.length} records`);
+    expect(r.stderr).toContain(`skipped ${badAt.length} line(s) in ${p}`);
+    for (const n of badAt.slice(0, 20)) expect(r.stderr).toMatch(new RegExp(`${p}:${n}: \\S`));
+    // the rest by number
+    expect(r.stderr).toContain('and 6 more: lines 47-51, 60');
+    expect(r.stderr).not.toMatch(/:\d+:\s*\n/);
+  });
+});
+
+describe('a damaged gzip names the file and how far it got', () => {
+  const gz = gzipSync(Buffer.from(LINES.join('\n') + '\n'));
+
+  it('truncated: exit 2 with the file and the last whole line read, in load, load --lenient and gate', () => {
+    const p = path.join(dir, 'trunc.jsonl.gz');
+    writeFileSync(p, gz.subarray(0, Math.floor(gz.length / 2)));
+    for (const args of [['load', p], ['load', p, '--lenient'], ['gate', p]]) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`${p}: truncated gzip: the data ends after line \\d+`));
+      expect(r.stderr).not.toContain('internal error');
+    }
+  });
+
+  it('damaged in the middle or at its checksum: exit 2 with the file', () => {
+    const flipped = Buffer.from(gz);
+    for (let i = 0; i < 16; i++) flipped[Math.floor(gz.length / 2) + i]! ^= 0xff;
+    const crc = Buffer.from(gz);
+    crc[crc.length - 6]! ^= 0xff;
+    for (const [name, bytes] of [['flipped.jsonl.gz', flipped], ['crc.jsonl.gz', crc]] as const) {
+      const p = path.join(dir, name);
+      writeFileSync(p, bytes);
+      for (const args of [['load', p], ['load', p, '--lenient'], ['gate', p]]) {
+        const r = runCli(args);
+        expect(r.code, `${name} ${args.join(' ')}`).toBe(2);
+        expect(r.stderr).toMatch(new RegExp(`${p}: (damaged|truncated) gzip`));
+        expect(r.stderr).not.toContain('internal error');
+      }
+    }
+  });
+});
+
+describe('a record the model cannot hold is file:line: field: reason', () => {
+  const spanEnd = firstOf('SpanEnd') + 1;
+  const log = firstOf('LogRecord') + 1;
+  const cases: [string, number, (r: Record<string, unknown>) => void, string][] = [
+    ['no trace_id on a span', spanEnd, (r) => delete r.trace_id, 'trace_id: missing (required on SpanEnd)'],
+    ['a null trace_id on a span', spanEnd, (r) => (r.trace_id = null), 'trace_id: must not be null on a SpanEnd'],
+    ['span_id a number', spanEnd, (r) => (r.span_id = 1234), 'span_id: must be 16 hex digits (got 1234)'],
+    ['attributes an array', log, (r) => (r.attributes = [1, 2]), 'attributes: must be an object (got [1,2])'],
+    ['a time an object', spanEnd, (r) => (r.end_time_unix_nano = { ns: 1 }), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got {"ns":1})'],
+    ['record_type unknown', log, (r) => (r.record_type = 'Metric'), 'record_type: must be SpanStart, SpanEnd or LogRecord (got "Metric")'],
+  ];
+
+  it.each(cases)('%s: load and gate exit 2 naming file, line and field; --lenient skips it', (name, n, edit, message) => {
+    const p = file(`${name.replace(/\W+/g, '-')}.jsonl`, edited(n, edit));
+    for (const cmd of ['load', 'gate']) {
+      const r = runCli([cmd, p]);
+      expect(r.code, `${cmd}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`${p}:${n}: ${message}`);
+      expect(r.stderr).not.toContain('internal error');
+    }
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
+    expect(lenient.stderr).toContain(`${p}:${n}: ${message}`);
+  });
+
+  it('a Parquet span without a trace_id is named by its row', async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const p = path.join(dir, 'no-trace.parquet');
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    const src = path.join(ROOT, 'samples/clean-build.parquet');
+    const row = Number((await c.runAndReadAll(`SELECT min(file_row_number) + 1 FROM read_parquet('${src}', file_row_number = true) WHERE record_type = 'SpanEnd'`)).getRows()[0]![0]);
+    await c.run(`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (CASE WHEN file_row_number + 1 = ${row} THEN NULL ELSE trace_id END AS trace_id)
+                      FROM read_parquet('${src}', file_row_number = true) ORDER BY file_row_number) TO '${p}' (FORMAT parquet)`);
+    c.closeSync();
+    inst.closeSync();
+    const r = runCli(['load', p]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${p}:${row}: trace_id: must not be null on a SpanEnd`);
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
+    expect(lenient.stderr).toContain(`skipped 1 row(s) in ${p}`);
+  });
+});
