@@ -6,6 +6,8 @@
  * 1.0-1.25 s with this (profiled, alternated runs). It applies when the CLI runs as a program (npx,
  * the bin link), not under `node dist/src/cli.js`.
  */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { commandsFor } from './commands/index.js';
@@ -50,12 +52,23 @@ export async function main(argv: string[]): Promise<number> {
 
 class UsageExit extends Error {}
 
-main(hideBin(process.argv)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (e: unknown) => {
-    process.stderr.write(`runlens: ${errorMessage(e)}\n`);
-    process.exitCode = EXIT.internal;
-  },
-);
+/** Started as the program (node dist/src/cli.js, or the bin link to it), not imported (tests call main). */
+function startedAsProgram(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (startedAsProgram()) {
+  main(hideBin(process.argv)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`runlens: ${errorMessage(e)}\n`);
+      process.exitCode = EXIT.internal;
+    },
+  );
+}

@@ -26,7 +26,7 @@ interface Progress {
 /** zlib's complaint about a gzip stream, said for a user with the file and how far its text was read. */
 function gzipError(e: unknown, path: string, got: Progress): InputError {
   const msg = errorMessage(e);
-  const where = `after line ${got.lines} (${got.bytes} bytes of text)`;
+  const where = `after ${got.lines} whole line${got.lines === 1 ? '' : 's'} (${got.bytes} bytes of text)`;
   if (/unexpected end of file/i.test(msg)) return new InputError(`truncated gzip: the data ends ${where}`, path);
   return new InputError(`damaged gzip: ${msg} ${where}`, path);
 }
@@ -78,9 +78,15 @@ export async function* rawLines(path: string, gzip: boolean): AsyncGenerator<Raw
  */
 export async function checkGzip(path: string): Promise<void> {
   const got: Progress = { lines: 0, bytes: 0 };
+  let read = 0;
   for await (const chunk of textChunks(path, true, got)) {
-    got.bytes += chunk.length;
-    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) got.lines++;
+    let last = -1;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) {
+      got.lines++;
+      last = nl;
+    }
+    if (last >= 0) got.bytes = read + last + 1;
+    read += chunk.length;
   }
 }
 

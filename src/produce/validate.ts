@@ -121,7 +121,8 @@ class FileChecker {
     };
     str('trace_id', HEX32, '32 lower-case hex digits');
     str('span_id', HEX16, '16 lower-case hex digits', rt === 'LogRecord');
-    if (rt !== 'LogRecord') str('parent_span_id', HEX16, '16 lower-case hex digits', true);
+    // (not an envelope field of a LogRecord, but one of the wrong type is refused by a load on any record)
+    str('parent_span_id', HEX16, '16 lower-case hex digits', true);
     if (typeof r.span_id === 'string' && /^0+$/.test(r.span_id)) this.issue(line, 'span_id', 'must not be all zeros');
     if (r.span_name !== undefined && !(typeof r.span_name === 'string' || (rt === 'LogRecord' && r.span_name === null))) this.issue(line, 'span_name', 'must be a string');
     for (const k of ['start_time_unix_nano', 'end_time_unix_nano', 'time_unix_nano']) str(k, DEC, 'a string of decimal digits (nanoseconds)');
@@ -137,26 +138,26 @@ class FileChecker {
       if (typeof sn !== 'number' || !SEVERITIES[sn]) this.issue(line, 'severity_number', 'must be one of 1, 5, 9, 13, 17');
       else if (r.severity_text !== SEVERITIES[sn]) this.issue(line, 'severity_text', `must be ${SEVERITIES[sn]} for severity_number ${sn}`);
     }
-    if (rt !== 'LogRecord' && r.links !== undefined && r.links !== null) {
-      if (!Array.isArray(r.links)) this.issue(line, 'links', 'must be null or an array');
-      else
-        r.links.forEach((l: unknown, i) => {
-          const o = l as Record<string, unknown> | null;
-          if (!o || typeof o !== 'object') return this.issue(line, `links[${i}]`, 'must be an object');
-          if (typeof o.trace_id !== 'string' || !HEX32.test(o.trace_id)) this.issue(line, `links[${i}].trace_id`, 'must be 32 lower-case hex digits');
-          if (typeof o.span_id !== 'string' || !HEX16.test(o.span_id)) this.issue(line, `links[${i}].span_id`, 'must be 16 lower-case hex digits');
-          else if (typeof o.trace_id === 'string') this.refs.push([line, `links[${i}].span_id`, o.trace_id, o.span_id]);
-          if (o.attributes === null || typeof o.attributes !== 'object' || Array.isArray(o.attributes)) this.issue(line, `links[${i}].attributes`, 'must be an object');
-        });
+    // A links or status of the wrong JSON type is a violation on any record (a load refuses it); their
+    // contents are checked where the engine writes them.
+    if (r.links !== undefined && r.links !== null && !Array.isArray(r.links)) this.issue(line, 'links', 'must be null or an array');
+    else if (rt !== 'LogRecord' && Array.isArray(r.links)) {
+      r.links.forEach((l: unknown, i) => {
+        const o = l as Record<string, unknown> | null;
+        if (!o || typeof o !== 'object') return this.issue(line, `links[${i}]`, 'must be an object');
+        if (typeof o.trace_id !== 'string' || !HEX32.test(o.trace_id)) this.issue(line, `links[${i}].trace_id`, 'must be 32 lower-case hex digits');
+        if (typeof o.span_id !== 'string' || !HEX16.test(o.span_id)) this.issue(line, `links[${i}].span_id`, 'must be 16 lower-case hex digits');
+        else if (typeof o.trace_id === 'string') this.refs.push([line, `links[${i}].span_id`, o.trace_id, o.span_id]);
+        if (o.attributes === null || typeof o.attributes !== 'object' || Array.isArray(o.attributes)) this.issue(line, `links[${i}].attributes`, 'must be an object');
+      });
     }
-    if (rt === 'SpanEnd' && r.status !== undefined && r.status !== null) {
-      const s = r.status as Record<string, unknown>;
-      if (typeof s !== 'object' || Array.isArray(s)) this.issue(line, 'status', 'must be null or {message, code}');
-      else {
-        if (Object.keys(s).join(',') !== 'message,code') this.issue(line, 'status', 'must have exactly the keys message, code in that order');
-        if (!(s.message === null || typeof s.message === 'string')) this.issue(line, 'status.message', 'must be a string or null');
-        if (s.code !== 0 && s.code !== 1 && s.code !== 2) this.issue(line, 'status.code', 'must be 0, 1 or 2');
-      }
+    const st = r.status;
+    if (st !== undefined && st !== null && (typeof st !== 'object' || Array.isArray(st))) this.issue(line, 'status', 'must be null or {message, code}');
+    else if (rt === 'SpanEnd' && st !== undefined && st !== null) {
+      const s = st as Record<string, unknown>;
+      if (Object.keys(s).join(',') !== 'message,code') this.issue(line, 'status', 'must have exactly the keys message, code in that order');
+      if (!(s.message === null || typeof s.message === 'string')) this.issue(line, 'status.message', 'must be a string or null');
+      if (s.code !== 0 && s.code !== 1 && s.code !== 2) this.issue(line, 'status.code', 'must be 0, 1 or 2');
     }
     let key: string | null = null;
     if (typeof r.event_type !== 'string' || !EVENT_TYPE.test(r.event_type)) {

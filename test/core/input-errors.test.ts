@@ -98,7 +98,7 @@ describe('a damaged gzip names the file and how far it got', () => {
     for (const args of [['load', p], ['load', p, '--lenient'], ['gate', p]]) {
       const r = runCli(args);
       expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr).toMatch(new RegExp(`${p}: truncated gzip: the data ends after line \\d+`));
+      expect(r.stderr).toMatch(new RegExp(`${p}: truncated gzip: the data ends after \\d+ whole lines`));
       expect(r.stderr).not.toContain('internal error');
     }
   });
@@ -145,6 +145,22 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     expect(lenient.code).toBe(0);
     expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
     expect(lenient.stderr).toContain(`${p}:${n}: ${message}`);
+    // validate reports what a load refuses
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`${p}:${n}: ${message.split(':')[0]}: `);
+  });
+
+  it.each([
+    ['status an array on a log record', firstOf('LogRecord') + 1, 'status', [1]],
+    ['links an object on a log record', firstOf('LogRecord') + 1, 'links', { a: 1 }],
+    ['parent_span_id a list on a log record', firstOf('LogRecord') + 1, 'parent_span_id', []],
+  ])('%s: refused by load, reported by validate', (name, n, field, value) => {
+    const p = file(`${name.replace(/\W+/g, '-')}.jsonl`, edited(n, (r) => (r[field] = value)));
+    expect(runCli(['load', p]).stderr).toContain(`${p}:${n}: ${field}: must be`);
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`${p}:${n}: ${field}: must be`);
   });
 
   it('a Parquet span without a trace_id is named by its row', async () => {
