@@ -9,6 +9,7 @@
  * line is (record_type NULL), so that every view leaves them out and the lines of the others stay right.
  */
 import type { Db } from './db.js';
+import { timed } from './timing.js';
 
 /** A record's identity, on a record_rows alias (IS NOT DISTINCT FROM joins: a log outside any span has no span id). */
 const IDENTITY = (r: string) => [
@@ -23,33 +24,34 @@ const IDENTITY = (r: string) => [
 const sameRecord = IDENTITY('n').map((n, i) => `${n} IS NOT DISTINCT FROM ${IDENTITY('o')[i]}`).join(' AND ');
 
 /**
- * Hide the rows of file `fileId` (inserted, not yet committed) whose record is already in the model;
- * returns how many. Only the traces the file shares with earlier inputs are compared, so a file of
+ * Hide the rows of file `fileId` (inserted, not yet committed, `records` of them readable) whose
+ * record is already in the model; returns how many. Only the traces the file shares with earlier inputs are compared, so a file of
  * new runs costs one scan of the trace ids. Within one file nothing is hidden: what a file repeats
  * is what it says (a span ended twice under two parents).
  */
-export async function hideRecordsAlreadyPresent(db: Db, fileId: number): Promise<number> {
+export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records: number): Promise<number> {
   const params = { file_id: fileId };
-  await db.run(
+  await timed('dedupe: shared traces', () => db.run(
     `CREATE OR REPLACE TEMP TABLE _shared_traces AS
      SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND record_type IS NOT NULL
      INTERSECT
      SELECT DISTINCT trace_id FROM record_rows WHERE file_id <> $file_id AND record_type IS NOT NULL`,
     params,
-  );
+  ));
   try {
     if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _shared_traces')) === 0) return 0;
     const rowsOf = (files: string) => `SELECT r.rowid AS r, r.trace_id, r.span_id, r.record_type, r.time_ns, r.event_type, r.body
       FROM record_rows r SEMI JOIN _shared_traces s ON r.trace_id IS NOT DISTINCT FROM s.trace_id
       WHERE ${files} AND r.record_type IS NOT NULL`;
-    await db.run(
+    await timed('dedupe: records present', () => db.run(
       `CREATE OR REPLACE TEMP TABLE _present AS
        SELECT n.r FROM (${rowsOf('r.file_id = $file_id')}) n SEMI JOIN (${rowsOf('r.file_id <> $file_id')}) o ON ${sameRecord}`,
       params,
-    );
+    ));
     const n = await db.scalar<number>('SELECT count(*)::INTEGER FROM _present');
-    if (n > 0) {
-      await db.run(`UPDATE record_rows SET record_type = NULL, span_row = false, node_result = false WHERE rowid IN (SELECT r FROM _present)`);
+    // (all of them: the caller rolls the file back, nothing to hide)
+    if (n > 0 && n < records) {
+      await timed('dedupe: hide', () => db.run(`UPDATE record_rows SET record_type = NULL, span_row = false, node_result = false WHERE rowid IN (SELECT r FROM _present)`));
     }
     await db.run('DROP TABLE _present');
     return n;

@@ -190,7 +190,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       return report;
     }
     report.skippedLines = stats.bad;
-    report.alreadyPresent = compare ? await hideRecordsAlreadyPresent(db, fileId) : 0;
+    report.alreadyPresent = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : 0;
     report.records = stats.n - report.skippedLines - report.alreadyPresent;
     if (report.records === 0 && report.alreadyPresent > 0) {
       await db.run('ROLLBACK');
