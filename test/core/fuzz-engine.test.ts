@@ -16,7 +16,7 @@ describe.skipIf(note.missing)(note.title('fuzz: malformed variants of the real e
     jsonl = readdirSync(FUSION).filter((f) => f.endsWith('.jsonl')).map((f) => jsonlSource(f, readFileSync(path.join(FUSION, f))));
   });
 
-  it('80 variants: exit 0/1/2, named errors, no gate passes what it could not read', async () => {
-    await fuzz(variants(dir, jsonl, [], 80, rnd, 'engine'), []);
+  it('100 variants: exit 0/1/2, named errors, no gate passes what it could not read', async () => {
+    await fuzz(variants(dir, jsonl, [], 100, rnd, 'engine'), []);
   }, FUZZ_TIMEOUT_MS);
 });

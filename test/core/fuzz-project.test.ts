@@ -25,8 +25,8 @@ describe('fuzz: malformed variants of the project samples and of generated runs'
     parquet = [...readdirSync(samples).filter((f) => f.endsWith('.parquet')).map((f) => path.join(samples, f)), `${gen}.parquet`];
   });
 
-  it('120 variants and 3 misshapen Parquet files: exit 0/1/2, named errors, no gate passes what it could not read', async () => {
-    const vs = variants(dir, jsonl, parquet, 120, rnd, 'project');
+  it('100 variants and 3 misshapen Parquet files: exit 0/1/2, named errors, no gate passes what it could not read', async () => {
+    const vs = variants(dir, jsonl, parquet, 100, rnd, 'project');
     await fuzz(vs, await misshapenParquet(dir, parquet[parquet.length - 1]!, rnd, 3));
   }, FUZZ_TIMEOUT_MS);
 });

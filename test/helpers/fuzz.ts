@@ -165,9 +165,11 @@ export async function misshapenParquet(dir: string, src: string, rnd: () => numb
   const c = await inst.connect();
   const out: { label: string; path: string }[] = [];
   try {
-    const rows = Number((await c.runAndReadAll(`SELECT count(*) FROM read_parquet('${src}')`)).getRows()[0]![0]);
+    // rows of spans: a log record may lack a trace or span id
+    const spans = (await c.runAndReadAll(`SELECT file_row_number + 1 FROM read_parquet('${src}', file_row_number = true) WHERE record_type <> 'LogRecord'`))
+      .getRows().map((r) => Number(r[0]));
     for (let k = 0; k < n; k++) {
-      const row = 1 + Math.floor(rnd() * rows);
+      const row = spans[Math.floor(rnd() * spans.length)]!;
       const [col, value] = [['trace_id', 'NULL'], ['span_id', 'NULL'], ['record_type', `'Bogus'`]][k % 3]!;
       const p = path.join(dir, `${path.basename(src, '.parquet')}-${col}-${row}.parquet`);
       await c.run(`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (CASE WHEN file_row_number + 1 = ${row} THEN ${value} ELSE ${col} END AS ${col})
