@@ -1,29 +1,50 @@
 #!/usr/bin/env -S node --max-semi-space-size=32
 /**
- * yargs wiring only: every command lives in src/commands/, errors become exit codes here.
+ * yargs wiring only: the commands are listed in src/commands/index.ts and only the one being run is
+ * loaded; errors become exit codes here.
  * The shebang's larger young generation: the writer (generate, migrate, record) makes short-lived
- * strings by the million; a migrate of 100k results spent 1.5-1.8 s in GC with the default and
- * 1.0-1.25 s with this (profiled, alternated runs). It applies when the CLI runs as a program (npx,
- * the bin link), not under `node dist/src/cli.js`.
+ * strings by the million and spends much less time in GC with it. It applies when the CLI runs as a
+ * program (npx, the bin link), not under `node dist/src/cli.js`.
  */
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { commandsFor } from './commands/index.js';
+import { readFileSync } from 'node:fs';
+import type { CommandModule } from 'yargs';
+import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
 import { RunlensError, errorMessage } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { renderTopHelp } from './render/help.js';
 
 export async function main(argv: string[]): Promise<number> {
+  // No command named: the version, the list of commands or an unknown name, all without yargs.
+  const word = commandWord(argv);
+  if (word === undefined) {
+    if (argv.includes('--version') || argv.includes('-V')) {
+      process.stdout.write(version() + '\n');
+      return EXIT.ok;
+    }
+    const help = renderTopHelp(COMMANDS, helpWidth());
+    if (argv.includes('--help') || argv.includes('-h')) {
+      process.stdout.write(help);
+      return EXIT.ok;
+    }
+    process.stderr.write(`runlens: name a command\n\n${help}`);
+    return EXIT.usage;
+  }
+  const entry = COMMANDS[word];
+  if (!entry) {
+    const near = nearestCommands(word);
+    const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
+    process.stderr.write(`runlens: unknown command "${word}"${hint}\nRun \`runlens --help\` for the list of commands.\n`);
+    return EXIT.usage;
+  }
   let exitCode: number = EXIT.ok;
+  const { default: yargs } = await import('yargs');
   const parser = yargs(argv)
     .scriptName('runlens')
-    .usage('$0 <command> [options]')
     .strict()
-    .demandCommand(1, 'Name a command; `runlens --help` lists them.')
-    .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version()
-    .wrap(Math.min(110, process.stdout.columns || 110))
+    .version(false)
+    .wrap(helpWidth())
     .fail((msg, err, y) => {
       if (err) throw err;
       // Usage problems: message plus a pointer, exit 2, no stack trace.
@@ -32,7 +53,7 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
-  for (const c of await commandsFor(argv)) parser.command(c);
+  parser.command({ command: entry.usage, describe: entry.describe, ...(await entry.load()) } as CommandModule);
   try {
     await parser.parseAsync();
   } catch (e) {
@@ -50,7 +71,25 @@ export async function main(argv: string[]): Promise<number> {
 
 class UsageExit extends Error {}
 
-main(hideBin(process.argv)).then(
+/** Help text fits the terminal, up to 100 columns; 80 when stdout is not a terminal. */
+function helpWidth(): number {
+  return Math.min(100, process.stdout.columns || 80);
+}
+
+/** The package's version, from the nearest package.json above this file (dist/src or src). */
+function version(): string {
+  for (const rel of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'runlens') return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  return 'unknown';
+}
+
+main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArtifactsClient, telemetryArtifactName } from '../client/artifacts.js';
@@ -15,9 +15,7 @@ const isDir = (p: string) => {
   }
 };
 
-export const artifactsCommand: CommandModule<object, Args> = {
-  command: 'artifacts <action>',
-  describe: "download a run's telemetry artifacts (telemetry-<step>-otel.parquet) through the v2 API",
+export const artifactsCommand: CommandBody<Args> = {
   builder: (y) =>
     connectionOptions(y)
       .positional('action', { choices: ['fetch'] as const })

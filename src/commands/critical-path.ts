@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import {
   manifestCriticalPath, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
 } from '../analyze/critical-path.js';
@@ -22,9 +22,7 @@ interface RunCriticalPath {
   manifest?: ManifestCriticalPath;
 }
 
-export const criticalPathCommand: CommandModule<object, Args> = {
-  command: 'critical-path [paths..]',
-  describe: "the chain of nodes that decided each phase's wall time (from the spans); with --manifest also the longest dependency path",
+export const criticalPathCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
       .option('trace', { type: 'string', describe: 'one run: trace id, invocation id, or a unique prefix (default: every run)' })

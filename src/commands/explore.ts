@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
 import { withModelOptions, type ModelArgs } from './model-args.js';
 import { receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
@@ -9,9 +9,7 @@ interface Args extends ModelArgs, ReceiveArgs {
   mouse: boolean;
 }
 
-export const exploreCommand: CommandModule<object, Args> = {
-  command: 'explore [paths..]',
-  describe: 'interactive terminal explorer: runs, span trees, details, saved queries, diffs',
+export const exploreCommand: CommandBody<Args> = {
   builder: (y) =>
     withReceiveOptions(withModelOptions(y))
       .option('follow', {

@@ -1,9 +1,8 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
 import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
-import { OtlpReceiver } from '../ingest/otlp-receiver.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -18,9 +17,7 @@ interface Args extends ModelArgs, ReceiveArgs {
   timeout: string;
 }
 
-export const gateCommand: CommandModule<object, Args> = {
-  command: 'gate [paths..]',
-  describe: 'CI gate: exit 1 when a run failed, never ended, or a node result matches --fail-on; 0 when clean; 2 when the input cannot be read',
+export const gateCommand: CommandBody<Args> = {
   builder: (y) =>
     withReceiveOptions(withModelOptions(y))
       .option('fail-on', {
@@ -71,6 +68,7 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
   const idleMs = parseDuration(a['until-idle'], '--until-idle');
   const timeoutMs = parseDuration(a.timeout, '--timeout');
   let last = 0;
+  const { OtlpReceiver } = await import('../ingest/otlp-receiver.js');
   const rx = new OtlpReceiver({
     db, ...receiverOptions(a),
     onReceive: () => (last = Date.now()),

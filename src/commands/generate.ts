@@ -1,7 +1,5 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
-import { generate } from '../produce/generate/index.js';
-import { progressBar } from '../produce/progress.js';
 
 interface Args {
   output: string;
@@ -15,9 +13,7 @@ interface Args {
   detail: boolean;
 }
 
-export const generateCommand: CommandModule<object, Args> = {
-  command: 'generate',
-  describe: 'write realistic engine telemetry for a synthetic project (JSONL or Parquet), deterministic for a seed',
+export const generateCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'output file (.jsonl, .jsonl.gz or .parquet)' })
@@ -33,6 +29,7 @@ export const generateCommand: CommandModule<object, Args> = {
     if (!(a.nodes >= 4)) throw new UsageError('--nodes must be at least 4');
     if (!(a.runs >= 1)) throw new UsageError('--runs must be at least 1');
     if (!(a['fail-rate'] >= 0 && a['fail-rate'] <= 1)) throw new UsageError('--fail-rate must be between 0 and 1');
+    const [{ generate }, { progressBar }] = await Promise.all([import('../produce/generate/index.js'), import('../produce/progress.js')]);
     const bar = progressBar('generate');
     const t0 = Date.now();
     const r = await generate({

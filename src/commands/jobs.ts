@@ -1,4 +1,5 @@
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
+import type { CommandBody } from './command.js';
 import { JobsClient, RUN_SUCCESS, WaitTimeout, type RunInfo } from '../client/jobs.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
@@ -46,9 +47,7 @@ function printRun(r: RunInfo, format: ClientFormat, logs = false): void {
 type CreateArgs = Conn & { name: string; step: string[]; 'project-id': number; 'environment-id': number; 'dbt-version'?: string };
 type RunArgs = Conn & { job: string; cause: string; wait: boolean; interval: number; timeout?: number };
 
-export const jobsCommand: CommandModule<object, object> = {
-  command: 'jobs <command>',
-  describe: 'manage jobs and their runs (v2 API): create, list, run and follow, read steps and logs',
+export const jobsCommand: CommandBody<object> = {
   builder: (y) =>
     y
       .command<CreateArgs>('create', 'create a job: its steps run in order, each a command the service allows (serve --step-commands)', (yy) =>

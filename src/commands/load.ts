@@ -1,13 +1,11 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 
 interface Args extends ModelArgs {
   format: 'text' | 'json';
 }
 
-export const loadCommand: CommandModule<object, Args> = {
-  command: 'load <paths..>',
-  describe: 'load telemetry files into the model (persisted with --db FILE); the same content twice adds nothing',
+export const loadCommand: CommandBody<Args> = {
   builder: (y) => withModelOptions(y).option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
   handler: (a) =>
     withModel(a, async (db, report) => {

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { mapStatus, UnknownStatusError } from '../telemetry/status-map.js';
 import { UsageError } from '../errors.js';
 
@@ -10,9 +10,7 @@ interface Args {
   format: 'text' | 'json';
 }
 
-export const mapStatusCommand: CommandModule<object, Args> = {
-  command: 'map-status <status>',
-  describe: 'map an older-engine run-results status to node_outcome, skip reason and test_outcome',
+export const mapStatusCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .positional('status', { type: 'string', demandOption: true, describe: 'e.g. success, error, skipped, pass, warn, fail, "partial success", reused, no-op' })

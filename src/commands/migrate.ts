@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { migrateFiles, type MigrateReport } from '../legacy/migrate.js';
 import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
@@ -31,9 +31,7 @@ export function renderMigrateReport(r: MigrateReport): string {
   return lines.join('\n') + '\n';
 }
 
-export const migrateCommand: CommandModule<object, Args> = {
-  command: 'migrate <files..>',
-  describe: 'translate older-engine run_results.json and --log-format json logs into telemetry (.jsonl or .parquet)',
+export const migrateCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .positional('files', { type: 'string', array: true, demandOption: true, describe: 'run_results.json files and JSON log streams (logs/dbt.log, captured stdout)' })

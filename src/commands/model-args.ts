@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { createProgress } from '../render/progress.js';
 import type { Db } from '../store/db.js';
-import { loadPaths, openModel, type LoadReport } from '../store/load.js';
+import type { LoadReport } from '../store/load.js';
 
 export interface ModelArgs {
   paths?: string[];
@@ -22,6 +22,7 @@ export function withModelOptions<T>(y: Argv<T>) {
 export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean } = {}): Promise<{ db: Db; report: LoadReport }> {
   const paths = a.paths ?? [];
   if (paths.length === 0 && !a.db && opts.requireInput !== false) throw new UsageError('give at least one PATH or --db FILE');
+  const { loadPaths, openModel } = await import('../store/load.js'); // DuckDB: loaded when a command runs, not for --help
   const db = await openModel(a.db);
   try {
     const bar = createProgress('loading');

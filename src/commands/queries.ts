@@ -1,12 +1,10 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
 import { renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 
-export const queriesCommand: CommandModule<object, { format: TableFormat }> = {
-  command: 'queries',
-  describe: 'list the saved queries and their parameters',
+export const queriesCommand: CommandBody<{ format: TableFormat }> = {
   builder: (y) => y.option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
   handler: (a) => {
     const rows = listSavedQueries().map((q) => ({
@@ -25,9 +23,7 @@ interface QueryArgs extends ModelArgs {
   format: TableFormat;
 }
 
-export const queryCommand: CommandModule<object, QueryArgs> = {
-  command: 'query [name] [paths..]',
-  describe: 'run a saved query (see `runlens queries`) or --sql against the model',
+export const queryCommand: CommandBody<QueryArgs> = {
   builder: (y) =>
     withModelOptions(y)
       .positional('name', { type: 'string', describe: 'saved query name (omit with --sql)' })

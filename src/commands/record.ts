@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { recordCommand } from '../legacy/record.js';
 import { outFormat } from '../legacy/sinks.js';
 
@@ -9,9 +9,7 @@ interface Args {
   cmd?: string[];
 }
 
-export const recordCommandModule: CommandModule<object, Args> = {
-  command: 'record [cmd..]',
-  describe: 'run an older-engine command and translate its JSON log live: runlens record -o OUT -- dbt build',
+export const recordCommandModule: CommandBody<Args> = {
   builder: (y) =>
     y
       .positional('cmd', { type: 'string', array: true, describe: 'the command to run, after --' })

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { buildReportData } from '../analyze/report/data.js';
 import { renderReportHtml } from '../analyze/report/html.js';
 import { InputError, errorMessage } from '../errors.js';
@@ -10,9 +10,7 @@ interface Args extends ModelArgs {
   trace?: string;
 }
 
-export const reportCommand: CommandModule<object, Args> = {
-  command: 'report [paths..]',
-  describe: 'write one self-contained HTML report of a run (verdict, timeline, critical path, failures; trends with several runs)',
+export const reportCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
       .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'the HTML file to write' })

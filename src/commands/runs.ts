@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { RUN_COLUMNS, listRuns } from '../analyze/runs.js';
 import { renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -7,9 +7,7 @@ interface Args extends ModelArgs {
   format: TableFormat;
 }
 
-export const runsCommand: CommandModule<object, Args> = {
-  command: 'runs [paths..]',
-  describe: 'list the runs (one per trace / invocation) in the input',
+export const runsCommand: CommandBody<Args> = {
   builder: (y) => withModelOptions(y).option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
   handler: (a) =>
     withModel(a, async (db) => {

@@ -1,6 +1,7 @@
-import type { CommandModule } from 'yargs';
-import { createService, DEFAULT_STEP_COMMANDS } from '../service/server.js';
-import { dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact } from '../service/cli-options.js';
+import type { CommandBody } from './command.js';
+import {
+  DEFAULT_STEP_COMMANDS, dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact,
+} from '../service/cli-options.js';
 import { UsageError } from '../errors.js';
 
 interface Args {
@@ -16,9 +17,7 @@ interface Args {
   log: boolean;
 }
 
-export const serveCommand: CommandModule<object, Args> = {
-  command: 'serve',
-  describe: 'run the job-run webhooks and run-artifacts service (v3 webhooks API, v2 jobs/runs/artifacts)',
+export const serveCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .option('port', { type: 'number', default: 8080, describe: 'port to listen on (0 picks a free one)' })
@@ -40,6 +39,7 @@ export const serveCommand: CommandModule<object, Args> = {
     const stepCommands = parseStepCommands(a['step-commands']);
     const store = await openStore(a);
     const url0 = databaseUrlOf(a['database-url']);
+    const { createService } = await import('../service/server.js');
     const svc = await createService({
       dataDir,
       store,

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
 import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
@@ -11,9 +11,7 @@ interface Args extends ModelArgs {
   format: 'text' | 'json';
 }
 
-export const treeCommand: CommandModule<object, Args> = {
-  command: 'tree [paths..]',
-  describe: 'print the span tree of each run (or of --trace ID)',
+export const treeCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
       .option('trace', { type: 'string', describe: 'one trace: trace id, invocation id, or a unique prefix' })

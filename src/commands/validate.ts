@@ -1,6 +1,5 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { FoundError } from '../errors.js';
-import { formatIssue, validatePaths } from '../produce/validate.js';
 
 interface Args {
   paths: string[];
@@ -8,15 +7,14 @@ interface Args {
   warnings: boolean;
 }
 
-export const validateCommand: CommandModule<object, Args> = {
-  command: 'validate <paths..>',
-  describe: 'check telemetry files against the engine\'s record format (exit 1 on violations)',
+export const validateCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .positional('paths', { type: 'string', array: true, demandOption: true })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const })
       .option('warnings', { type: 'boolean', default: true, describe: 'list warnings (unknown event types, unpaired spans, missing parents)' }),
   handler: async (a) => {
+    const { formatIssue, validatePaths } = await import('../produce/validate.js');
     const reports = await validatePaths(a.paths);
     const violations = reports.reduce((n, r) => n + r.violations, 0);
     const warnings = reports.reduce((n, r) => n + r.warnings, 0);

@@ -3,7 +3,8 @@
  * node results matches --fail-on. Offenders and counts are selected in DuckDB; only offenders (and, for
  * reporters that list every test, the tests) come into JavaScript.
  */
-import { sqlString, type Db } from '../store/db.js';
+import type { Db } from '../store/db.js';
+import { sqlString } from '../store/sql-text.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 import { reasonOf } from './reason.js';
 
