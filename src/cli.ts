@@ -14,6 +14,7 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { renderTopHelp } from './render/help.js';
 
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyWhenStdoutCloses();
   // No command named: the version, the list of commands or an unknown name, all without yargs.
   const word = commandWord(argv);
   if (word === undefined) {
@@ -45,11 +46,16 @@ export async function main(argv: string[]): Promise<number> {
     .alias('h', 'help')
     .version(false)
     .wrap(helpWidth())
+    .updateStrings(YARGS_STRINGS as unknown as Record<string, string>) // the typings miss the plural forms
     .fail((msg, err, y) => {
-      if (err) throw err;
-      // Usage problems: message plus a pointer, exit 2, no stack trace.
-      process.stderr.write(`runlens: ${msg}\nRun \`runlens --help\` (or \`runlens <command> --help\`) for usage.\n`);
-      void y;
+      // yargs's own parse errors (YError) are usage problems too; anything else is the command's.
+      if (err && err.name !== 'YError') throw err;
+      // Usage problems: message plus a pointer (or the command's help when arguments are missing), exit 2.
+      const text = msg ?? err?.message ?? 'bad usage';
+      if (text.startsWith(MISSING_ARGUMENTS)) {
+        process.stderr.write(`runlens ${word}: ${text}\n\n`);
+        y.showHelp((h: string) => process.stderr.write(h + '\n'));
+      } else process.stderr.write(`runlens: ${text}\nRun \`runlens ${word} --help\` for usage.\n`);
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
@@ -70,6 +76,40 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageExit extends Error {}
+
+const MISSING_ARGUMENTS = 'missing arguments';
+
+/** yargs's messages in runlens's voice (lower case, options with their dashes, what to do). */
+const YARGS_STRINGS = {
+  'Not enough non-option arguments: got %s, need at least %s': {
+    one: `${MISSING_ARGUMENTS}: %s given, at least %s needed`,
+    other: `${MISSING_ARGUMENTS}: %s given, at least %s needed`,
+  },
+  'Too many non-option arguments: got %s, maximum of %s': {
+    one: 'too many arguments: %s given, at most %s taken',
+    other: 'too many arguments: %s given, at most %s taken',
+  },
+  'Missing required argument: %s': { one: 'missing required option: %s', other: 'missing required options: %s' },
+  'Unknown argument: %s': { one: 'unknown option or extra argument: %s', other: 'unknown options or extra arguments: %s' },
+  'Not enough arguments following: %s': '--%s needs a value',
+  'Invalid values:': 'invalid value:',
+  'Argument: %s, Given: %s, Choices: %s': '--%s %s: choose one of %s',
+  'Arguments %s and %s are mutually exclusive': '--%s and --%s do not go together',
+  'Show help': 'show help',
+};
+
+/**
+ * The reader of our output went away (`runlens tree X | head`): nothing more can be written, so the
+ * command ends at once, quietly, with the exit code it already has (0 if none yet).
+ */
+function endQuietlyWhenStdoutCloses(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') process.stderr.write(`runlens: cannot write the output: ${e.message}\n`);
+    const code = e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED' ? Number(process.exitCode ?? EXIT.ok) : EXIT.input;
+    process.exit(code);
+  });
+  process.stderr.on('error', () => undefined);
+}
 
 /** Help text fits the terminal, up to 100 columns; 80 when stdout is not a terminal. */
 function helpWidth(): number {

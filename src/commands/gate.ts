@@ -6,6 +6,7 @@ import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rul
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { listOption, valueOption } from './options.js';
 import { endpointHint, parseDuration, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
 interface Args extends ModelArgs, ReceiveArgs {
@@ -20,12 +21,8 @@ interface Args extends ModelArgs, ReceiveArgs {
 export const gateCommand: CommandBody<Args> = {
   builder: (y) =>
     withReceiveOptions(withModelOptions(y))
-      .option('fail-on', {
-        type: 'string',
-        array: true,
-        describe: `what fails the gate (comma or space separated): ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`,
-      })
-      .option('trace', { type: 'string', describe: 'gate one run only (trace id, invocation id or prefix); default every run' })
+      .option('fail-on', listOption(`what fails the gate: ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`))
+      .option('trace', valueOption('gate one run only (trace id, invocation id or prefix); default every run'))
       .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format (markdown: a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
       .option('receive', { type: 'boolean', default: false, describe: 'gate on what a run streams over OTLP/HTTP to this process (see --port)' })
       .option('until-idle', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long' })

@@ -4,6 +4,7 @@ import { JobsClient, RUN_SUCCESS, WaitTimeout, type RunInfo } from '../client/jo
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
+import { listOption } from './options.js';
 
 type Conn = ConnectionArgs & { format: ClientFormat };
 
@@ -53,7 +54,7 @@ export const jobsCommand: CommandBody<object> = {
       .command<CreateArgs>('create', 'create a job: its steps run in order, each a command the service allows (serve --step-commands)', (yy) =>
         withConn(yy)
           .option('name', { type: 'string', demandOption: true })
-          .option('step', { type: 'string', array: true, demandOption: true, describe: 'a step command; repeat for several, in order' })
+          .option('step', { ...listOption('a step command, in order', null), demandOption: true })
           .option('project-id', { type: 'number', default: 1 })
           .option('environment-id', { type: 'number', default: 1 })
           .option('dbt-version', { type: 'string', describe: 'the engine version the job declares (toolVersion in events)' })

@@ -1,8 +1,10 @@
 import type { CommandBody } from './command.js';
 import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql } from '../analyze/queries.js';
+import { resolveTrace } from '../analyze/tree.js';
 import { UsageError } from '../errors.js';
 import { renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
 export const queriesCommand: CommandBody<{ format: TableFormat }> = {
   builder: (y) => y.option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
@@ -16,6 +18,9 @@ export const queriesCommand: CommandBody<{ format: TableFormat }> = {
   },
 };
 
+/** Saved-query parameters that name a run (trace id, invocation id or prefix). */
+const RUN_PARAMS = ['trace', 'base', 'head'];
+
 interface QueryArgs extends ModelArgs {
   name?: string;
   sql?: string;
@@ -27,16 +32,19 @@ export const queryCommand: CommandBody<QueryArgs> = {
   builder: (y) =>
     withModelOptions(y)
       .positional('name', { type: 'string', describe: 'saved query name (omit with --sql)' })
-      .option('sql', { type: 'string', describe: 'free SQL over records, spans, nodes, node_results, runs, logs' })
-      .option('param', { type: 'string', array: true, describe: 'k=v parameter of the saved query (repeatable)' })
+      .option('sql', valueOption('free SQL over records, spans, nodes, node_results, runs, logs'))
+      .option('param', listOption('NAME=VALUE parameter of the saved query', PARAM_SPLIT))
       .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
   handler: async (a) => {
     // With --sql the first positional is a PATH, not a query name.
     const paths = a.sql ? [...(a.name ? [a.name] : []), ...(a.paths ?? [])] : (a.paths ?? []);
     if (!a.sql && !a.name) throw new UsageError('name a saved query (`runlens queries` lists them) or give --sql');
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
+    const params = parseParamArgs(a.param);
     await withModel({ ...a, paths }, async (db) => {
-      const result = saved ? await runSavedQuery(db, saved, parseParamArgs(a.param)) : await runSql(db, a.sql!);
+      // A run named by a parameter must be in the input (and its prefix unique), as for tree --trace.
+      for (const k of RUN_PARAMS) if (params[k]) params[k] = await resolveTrace(db, params[k]);
+      const result = saved ? await runSavedQuery(db, saved, params) : await runSql(db, a.sql!);
       process.stdout.write(renderTable(result, a.format));
     });
   },

@@ -4,6 +4,7 @@ import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '.
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { valueOption } from './options.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -14,7 +15,7 @@ interface Args extends ModelArgs {
 export const treeCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
-      .option('trace', { type: 'string', describe: 'one trace: trace id, invocation id, or a unique prefix' })
+      .option('trace', valueOption('one run only: trace id, invocation id, or a unique prefix'))
       .option('depth', { type: 'number', describe: 'print spans down to this depth (0 = roots only)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
   handler: (a) => {
