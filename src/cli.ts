@@ -68,6 +68,11 @@ export async function main(argv: string[]): Promise<number> {
       if (e.message) process.stderr.write(`runlens: ${e.message}\n`);
       return exitCodeFor(e.kind);
     }
+    const fsProblem = fileSystemMessage(e);
+    if (fsProblem) {
+      process.stderr.write(`runlens: ${fsProblem}\n`);
+      return EXIT.input;
+    }
     process.stderr.write(`runlens: internal error: ${errorMessage(e)}\n`);
     if (process.env.RUNLENS_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ''}\n`);
     return EXIT.internal;
@@ -114,6 +119,20 @@ function endQuietlyWhenStdoutCloses(): void {
 /** Help text fits the terminal, up to 100 columns; 80 when stdout is not a terminal. */
 function helpWidth(): number {
   return Math.min(100, process.stdout.columns || 80);
+}
+
+/** A file or folder that cannot be read or written (a Node system error with a path): what and why. */
+function fileSystemMessage(e: unknown): string | undefined {
+  const err = e as NodeJS.ErrnoException;
+  if (!err?.code || !err.path) return undefined;
+  const why: Record<string, string> = {
+    ENOENT: 'no such file or folder', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'it is a folder, not a file',
+    ENOTDIR: 'a part of the path is a file, not a folder', EEXIST: 'it already exists', ENOSPC: 'no space left on the device',
+    EROFS: 'the file system is read-only', EMFILE: 'too many open files', ERR_FS_EISDIR: 'it is a folder, not a file',
+  };
+  // mkdir of a folder where a file is: the file is in the way
+  if (err.code === 'EEXIST' && err.syscall === 'mkdir') return `${err.path}: it is a file, not a folder`;
+  return `${err.path}: ${why[err.code] ?? err.code}`;
 }
 
 /** The package's version, from the nearest package.json above this file (dist/src or src). */

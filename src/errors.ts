@@ -3,7 +3,7 @@
  * (the table is src/exit-codes.ts).
  */
 
-export type ErrorKind = 'usage' | 'input' | 'found' | 'interrupted' | 'internal';
+export type ErrorKind = 'usage' | 'input' | 'found' | 'interrupted' | 'internal' | 'command-not-found' | 'command-not-executable';
 
 export class RunlensError extends Error {
   constructor(
@@ -43,6 +43,14 @@ export class InputError extends RunlensError {
 export class FoundError extends RunlensError {
   constructor(message: string) {
     super(message, 'found');
+  }
+}
+
+/** A command runlens was asked to run (record) could not start: exit 127 or 126, as a shell does. */
+export class CommandStartError extends RunlensError {
+  constructor(command: string, code: string | undefined) {
+    super(code === 'ENOENT' ? `command not found: ${command}` : `cannot run ${command}: ${code === 'EACCES' ? 'permission denied' : code}`,
+      code === 'ENOENT' ? 'command-not-found' : 'command-not-executable');
   }
 }
 

@@ -2,10 +2,11 @@ import type { CommandBody } from './command.js';
 import { migrateFiles, type MigrateReport } from '../legacy/migrate.js';
 import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
+import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
+import { withOutputOptions, type OutputArgs } from './output.js';
 
-interface Args {
-  files: string[];
-  out: string;
+interface Args extends OutputArgs {
+  files?: string[];
   manifest?: string;
   'export-to-otlp': boolean;
   format: 'text' | 'json';
@@ -33,20 +34,22 @@ export function renderMigrateReport(r: MigrateReport): string {
 
 export const migrateCommand: CommandBody<Args> = {
   builder: (y) =>
-    y
-      .positional('files', { type: 'string', array: true, demandOption: true, describe: 'run_results.json files and JSON log streams (logs/dbt.log, captured stdout)' })
-      .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'output file; the extension picks the format: .jsonl or .parquet' })
+    withOutputOptions(y, 'the file to write: .jsonl or .parquet (the extension picks the format)')
+      .positional('files', { type: 'string', array: true, describe: 'run_results.json files and JSON log streams (logs/dbt.log, captured stdout)' })
       .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const })
       .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' }),
   handler: async (a) => {
     if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new UsageError(`--jobs: expected a whole number of threads, 1 or more (for example --jobs 2); got ${Number.isNaN(a.jobs) ? 'something else' : a.jobs}`);
-    const format = outFormat(a.out);
+    const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
+    const format = outFormat(out);
     if (a.jobs !== undefined && a.jobs > 1 && (format !== 'jsonl' || a['export-to-otlp']))
       process.stderr.write('note: --jobs splits runs only for JSONL output without --export-to-otlp; this migrate uses one thread\n');
-    const r = await migrateFiles(a.files, { out: a.out, manifest: a.manifest, otlp: a['export-to-otlp'], jobs: a.jobs });
-    if (a.format === 'json') process.stdout.write(JSON.stringify(r) + '\n');
-    else process.stdout.write(renderMigrateReport(r));
+    const r = await migrateFiles(a.files ?? [], { out, manifest: a.manifest, otlp: a['export-to-otlp'], jobs: a.jobs });
+    // The report goes beside the data: to stderr when the telemetry itself is on stdout.
+    const report = out === STDOUT ? process.stderr : process.stdout;
+    if (a.format === 'json') report.write(JSON.stringify(r) + '\n');
+    else report.write(renderMigrateReport({ ...r, out: outputLabel(out) }));
   },
 };
