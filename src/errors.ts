@@ -57,3 +57,16 @@ export class CommandStartError extends RunlensError {
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/**
+ * A DuckDB error about our own SQL, told without the SQL: no error class ("Invalid Input Error: "),
+ * no "LINE 1: SELECT ..." context, no repeated file name. (A user's --sql keeps DuckDB's text.)
+ */
+export function engineMessage(e: unknown): string {
+  const text = errorMessage(e)
+    .replace(/\n+LINE \d+:[\s\S]*$/, '')
+    .replace(/^([A-Z][a-z]+ )+Error: /, '')
+    .replace(/ (in|at end of|of) file '[^']*'/g, '')
+    .trim();
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
