@@ -65,8 +65,8 @@ export function errorMessage(e: unknown): string {
 export function engineMessage(e: unknown): string {
   const text = errorMessage(e)
     .replace(/\n+LINE \d+:[\s\S]*$/, '')
-    .replace(/^([A-Z][a-z]+ )+Error: /, '')
+    .replace(/^([A-Z][A-Za-z]* )+Error: /, '')
     .replace(/ (in|at end of|of) file '[^']*'/g, '')
     .trim();
-  return text.charAt(0).toLowerCase() + text.slice(1);
+  return /^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
 }

@@ -1,6 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
 import { totalmem } from 'node:os';
-import { InputError } from '../errors.js';
+import { InputError, engineMessage, errorMessage } from '../errors.js';
 import { jsonRows } from './json-rows.js';
 import { timed } from './timing.js';
 
@@ -68,7 +68,8 @@ export class Db {
         ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
       });
     } catch (e) {
-      throw new InputError(`cannot open database: ${(e as Error).message}`, path);
+      const reason = /not a valid DuckDB database/.test(errorMessage(e)) ? 'not a DuckDB database file' : engineMessage(e);
+      throw new InputError(`cannot open the model: ${reason} (--db names a DuckDB file written by \`runlens load --db\`)`, path);
     }
     const conn = await instance.connect();
     return new Db(instance, conn, path);

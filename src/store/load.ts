@@ -287,21 +287,27 @@ async function locateBadLines(input: InputFile, max = 20): Promise<BadLine[]> {
   const raw = createReadStream(input.path);
   const rl = createInterface({ input: input.gzip ? raw.pipe(createGunzip()) : raw, crlfDelay: Infinity });
   let n = 0;
-  for await (const line of rl) {
-    n++;
-    if (line.trim() === '') continue;
-    let reason: string | undefined;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) reason = 'not a JSON object';
-      else if (!('record_type' in v) && !('recordType' in v)) reason = 'record_type: missing';
-    } catch (e) {
-      reason = `malformed JSON: ${errorMessage(e)}`;
+  try {
+    for await (const line of rl) {
+      n++;
+      if (line.trim() === '') continue;
+      let reason: string | undefined;
+      try {
+        const v: unknown = JSON.parse(line);
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) reason = 'not a JSON object';
+        else if (!('record_type' in v) && !('recordType' in v)) reason = 'record_type: missing';
+      } catch (e) {
+        reason = `malformed JSON: ${errorMessage(e)}`;
+      }
+      if (reason) {
+        out.push({ line: n, reason });
+        if (out.length >= max) break;
+      }
     }
-    if (reason) {
-      out.push({ line: n, reason });
-      if (out.length >= max) break;
-    }
+  } catch (e) {
+    // a damaged or cut gzip stream (zlib's errors name no file)
+    if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) throw new InputError(`cannot decompress after line ${n}: the gzip data is damaged or cut short`, input.path);
+    throw e;
   }
   rl.close();
   raw.destroy();
