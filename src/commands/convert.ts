@@ -1,4 +1,5 @@
 import type { CommandBody } from './command.js';
+import { plural } from '../render/plural.js';
 
 interface Args {
   input: string;
@@ -13,6 +14,6 @@ export const convertCommand: CommandBody<Args> = {
   handler: async (a) => {
     const { convertFile } = await import('../produce/convert.js');
     const r = await convertFile(a.input, a.output);
-    process.stdout.write(`wrote ${r.records} records to ${a.output}\n`);
+    process.stdout.write(`wrote ${plural(r.records, 'record')} to ${a.output}\n`);
   },
 };

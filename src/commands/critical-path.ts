@@ -8,6 +8,7 @@ import { renderTable } from '../render/table.js';
 import { formatDuration } from '../render/tree-text.js';
 import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { plural } from '../render/plural.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -70,7 +71,7 @@ function renderRun(r: RunCriticalPath): string {
   for (const p of r.phases) {
     const work = p.links.reduce((s, l) => s + l.duration_ms, 0);
     const wait = p.links.reduce((s, l) => s + l.wait_ms, 0);
-    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${p.links.length} node(s) on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
+    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
       rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) })),
@@ -78,7 +79,7 @@ function renderRun(r: RunCriticalPath): string {
   }
   const m = r.manifest;
   if (m) {
-    out += `\nestimated critical path from the manifest (${m.manifest}): the longest dependency path by duration, ${m.links.length} node(s), ${ms(m.total_ms)}\n`;
+    out += `\nestimated critical path from the manifest (${m.manifest}): the longest dependency path by duration, ${plural(m.links.length, 'node')}, ${ms(m.total_ms)}\n`;
     if (m.matched < m.nodes) out += `note: ${m.nodes - m.matched} of the run's ${m.nodes} nodes are not in the manifest\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'duration', 'cumulative'],

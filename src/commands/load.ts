@@ -1,5 +1,6 @@
 import type { CommandBody } from './command.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { plural } from '../render/plural.js';
 
 interface Args extends ModelArgs {
   format: 'text' | 'json';
@@ -20,11 +21,11 @@ export const loadCommand: CommandBody<Args> = {
       for (const f of report.files) {
         const what = f.duplicate
           ? 'already loaded (same content), nothing added'
-          : `${f.records} records, ${f.traces} trace(s)${f.skippedLines ? `, ${f.skippedLines} line(s) skipped` : ''}`;
+          : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : ''}`;
         process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
       }
       process.stdout.write(
-        `model${a.db ? ` ${a.db}` : ''}: ${totals?.records ?? 0} records, ${totals?.spans ?? 0} spans, ${totals?.runs ?? 0} run(s)\n`,
+        `model${a.db ? ` ${a.db}` : ''}: ${plural(totals?.records ?? 0, 'record')}, ${plural(totals?.spans ?? 0, 'span')}, ${plural(totals?.runs ?? 0, 'run')}\n`,
       );
     }),
 };

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
+import { plural } from '../render/plural.js';
 
 interface Args extends OutputArgs {
   files?: string[];
@@ -18,17 +19,17 @@ const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => 
 export function renderMigrateReport(r: MigrateReport): string {
   const lines: string[] = [];
   for (const f of r.files) {
-    if (f.kind === 'run_results') lines.push(`${f.file}: trace ${f.traceId} (${f.command}), ${f.nodes} nodes: ${counts(f.outcomes)}`);
+    if (f.kind === 'run_results') lines.push(`${f.file}: trace ${f.traceId} (${f.command}), ${plural(f.nodes, 'node')}: ${counts(f.outcomes)}`);
     else {
-      lines.push(`${f.file}: ${f.lines} lines, ${f.invocations.length} invocation(s)${f.badLines ? `, ${f.badLines} non-JSON lines ignored` : ''}`);
+      lines.push(`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`);
       for (const s of f.invocations)
-        lines.push(`  trace ${s.traceId} (${s.command}), ${s.nodes} nodes: ${counts(s.outcomes) || 'none'}${s.interrupted ? ' [interrupted]' : ''}`);
+        lines.push(`  trace ${s.traceId} (${s.command}), ${plural(s.nodes, 'node')}: ${counts(s.outcomes) || 'none'}${s.interrupted ? ' [interrupted]' : ''}`);
     }
   }
-  lines.push(`wrote ${r.records} records to ${r.out}`);
+  lines.push(`wrote ${plural(r.records, 'record')} to ${r.out}`);
   if (!r.manifest)
-    lines.push(`note: no --manifest given, so upstream ids are unknown: a skipped node names its upstream only when the run had exactly one failure${r.upstreamUnknown ? ` (${r.upstreamUnknown} skipped node(s) left without upstream_unique_id)` : ''}`);
-  else if (r.upstreamUnknown) lines.push(`note: ${r.upstreamUnknown} skipped node(s) have no failed ancestor in the manifest: upstream id unknown`);
+    lines.push(`note: no --manifest given, so upstream ids are unknown: a skipped node names its upstream only when the run had exactly one failure${r.upstreamUnknown ? ` (${plural(r.upstreamUnknown, 'skipped node')} left without upstream_unique_id)` : ''}`);
+  else if (r.upstreamUnknown) lines.push(`note: ${plural(r.upstreamUnknown, 'skipped node')} ${r.upstreamUnknown === 1 ? 'has' : 'have'} no failed ancestor in the manifest: upstream id unknown`);
   return lines.join('\n') + '\n';
 }
 

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { createProgress } from '../render/progress.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
+import { plural } from '../render/plural.js';
 
 export interface ModelArgs {
   paths?: string[];
@@ -45,7 +46,7 @@ export function reportSkipped(report: LoadReport): void {
     if (f.skippedLines === 0) continue;
     const where = f.badLines.map((b) => `${f.path}:${b.line}: ${b.reason}`).join('\n  ');
     const more = f.skippedLines > f.badLines.length ? `\n  ... and ${f.skippedLines - f.badLines.length} more` : '';
-    process.stderr.write(`runlens: skipped ${f.skippedLines} malformed line(s) in ${f.path}:\n  ${where}${more}\n`);
+    process.stderr.write(`runlens: skipped ${plural(f.skippedLines, 'malformed line')} in ${f.path}:\n  ${where}${more}\n`);
   }
 }
 

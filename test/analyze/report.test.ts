@@ -114,7 +114,7 @@ describe.skipIf(browser.missing)(browser.title('report in headless Chromium'), (
     const { page } = await openReport(b, report([file], 'failures.html'));
     expect(await page.textContent('#failures table.errors')).toContain(ERROR_TEXT);
     expect(await page.textContent('#failures table.failed-tests')).toContain('test.r.check');
-    expect(await page.textContent('#failures details')).toContain('model.r.bad (error): 1 node(s) skipped');
+    expect(await page.textContent('#failures details')).toContain('model.r.bad (error): 1 node skipped');
     await hover(page, 'model.r.bad', 'run');
     await page.waitForSelector('#tooltip:not([hidden])');
     const tip = await page.textContent('#tooltip');

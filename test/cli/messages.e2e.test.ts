@@ -51,3 +51,12 @@ describe('odd inputs', () => {
     }
   });
 });
+
+describe('counts agree with their nouns', () => {
+  it('gate and load say "1 run", "1 trace", "2 errors"', () => {
+    expect(runCli(['gate', 'samples/clean-build.jsonl']).stdout).toMatch(/^gate passed: 1 run, \d+ node results /);
+    expect(runCli(['load', 'samples/clean-build.jsonl']).stdout).toMatch(/: \d+ records, 1 trace\n.*, 1 run\n$/s);
+    const fail = runCli(['gate', 'samples/failed-build.jsonl']);
+    expect(fail.stdout).toMatch(/^gate FAILED: 2 errors, 1 test failed, 1 run-error in 1 of 1 run /);
+  });
+});
