@@ -8,6 +8,7 @@ import { renderTable } from '../render/table.js';
 import { formatDuration } from '../render/tree-text.js';
 import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { valueOption } from './options.js';
 import { plural } from '../render/plural.js';
 
 interface Args extends ModelArgs {
@@ -26,9 +27,11 @@ interface RunCriticalPath {
 export const criticalPathCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
-      .option('trace', { type: 'string', describe: 'one run: trace id, invocation id, or a unique prefix (default: every run)' })
+      .option('trace', valueOption('one run: trace id, invocation id, or a unique prefix (default: every run)'))
       .option('manifest', { type: 'string', describe: "a manifest.json (the older engine's, or target/manifest.json): adds the longest path through its dependency graph by duration" })
-      .option('format', { choices: ['table', 'json'] as const, default: 'table' as const }),
+      .option('format', { choices: ['table', 'json'] as const, default: 'table' as const, describe: 'table for people, json for programs' })
+      .example('$0 critical-path samples/failed-build.jsonl', 'per phase: the nodes that decided its wall time')
+      .example('$0 critical-path run.jsonl --manifest target/manifest.json', 'also the longest path through the dependency graph'),
   handler: async (a) => {
     // read first: a bad manifest fails before any telemetry is loaded
     const manifest = a.manifest ? readManifest(a.manifest) : undefined;

@@ -57,7 +57,16 @@ describe('generate -o', () => {
   });
 
   it('-o is -o, --output in the help', () => {
-    for (const cmd of ['generate', 'migrate', 'record']) expect(runCli([cmd, '--help']).stdout, cmd).toMatch(/-o, --output/);
+    for (const cmd of ['generate', 'migrate', 'record', 'report']) expect(runCli([cmd, '--help']).stdout, cmd).toMatch(/-o, --output/);
+  });
+});
+
+describe('report -o', () => {
+  it('- writes the HTML to stdout and the summary to stderr', () => {
+    const r = runCli(['report', 'samples/failed-build.jsonl', '-o', '-']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^<!doctype html>/i);
+    expect(r.stderr).toMatch(/^wrote stdout \(\d+ KiB\): run [0-9a-f]{32}, FAILED\n$/);
   });
 });
 
