@@ -24,6 +24,8 @@ export const accountsCommand: CommandBody<object> = {
       .command<StoreArgs>('list', 'list every account', (yy) =>
         storeOptions(yy).example('$0 accounts list --data ./runlens-data', ''),
         async (a) => printListing((await withStore(a, (store) => store.listAccounts())).map(view), FIELDS, a.format, 'accounts'))
-      .demandCommand(1, 'name an accounts command: create, list'),
+      .demandCommand(1, 'name an accounts command: create, list')
+      .example('$0 accounts create "Acme Analytics" --data ./runlens-data', 'prints the new account id')
+      .example('$0 accounts create --help', "one subcommand's options"),
   handler: () => undefined,
 };

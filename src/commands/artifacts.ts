@@ -28,7 +28,7 @@ const isDir = (p: string) => {
 export const artifactsCommand: CommandBody<Args> = {
   builder: (y) =>
     connectionOptions(y)
-      .positional('action', { choices: ['fetch'] as const })
+      .positional('action', { choices: ['fetch'] as const, describe: "fetch: download the run's telemetry artifacts" })
       .option('run', { type: 'string', demandOption: true, describe: 'run id' })
       .option('step', { type: 'number', describe: 'step number; omitted: every step that has telemetry' })
       .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry); - writes to stdout' })

@@ -9,8 +9,10 @@ interface Args {
 export const convertCommand: CommandBody<Args> = {
   builder: (y) =>
     y
-      .positional('input', { type: 'string', demandOption: true })
-      .positional('output', { type: 'string', demandOption: true }),
+      .positional('input', { type: 'string', demandOption: true, describe: 'a telemetry file: .jsonl, .jsonl.gz or .parquet' })
+      .positional('output', { type: 'string', demandOption: true, describe: 'the file to write; its extension picks the format (.jsonl, .jsonl.gz, .parquet)' })
+      .example('$0 convert logs/otel.jsonl otel.parquet', "JSONL to the engine's Parquet layout")
+      .example('$0 convert samples/clean-build.parquet clean.jsonl.gz', 'Parquet to gzipped JSONL'),
   handler: async (a) => {
     const { convertFile } = await import('../produce/convert.js');
     const r = await convertFile(a.input, a.output);

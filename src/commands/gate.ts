@@ -23,11 +23,13 @@ export const gateCommand: CommandBody<Args> = {
     withReceiveOptions(withModelOptions(y))
       .option('fail-on', listOption(`what fails the gate: ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`))
       .option('trace', valueOption('gate one run only (trace id, invocation id or prefix); default every run'))
-      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format (markdown: a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
+      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'text; json; github (workflow annotations); junit (XML for CI test reports); markdown (a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
       .option('receive', { type: 'boolean', default: false, describe: 'gate on what a run streams over OTLP/HTTP to this process (see --port)' })
       .option('until-idle', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long' })
       .option('timeout', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this' })
-      .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):'),
+      .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):')
+      .example('$0 gate logs/otel.jsonl --reporter github', 'in a GitHub workflow: annotations, exit 1 on a failed test or an error')
+      .example('$0 gate samples/failed-build.jsonl --fail-on error,skipped', 'also fail on skipped nodes'),
   handler: (a) =>
     withModel(a, async (db, report) => {
       const failOn = parseFailOn(a['fail-on']);

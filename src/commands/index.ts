@@ -56,7 +56,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
   },
   load: {
     group: 'Read telemetry',
-    usage: 'load <paths..>',
+    usage: 'load [paths..]',
     describe: 'load telemetry into the model (kept in a DuckDB file with --db FILE)',
     load: async () => (await import('./load.js')).loadCommand,
   },
@@ -74,13 +74,13 @@ export const COMMANDS: Record<string, CommandEntry> = {
   },
   validate: {
     group: 'Check',
-    usage: 'validate <paths..>',
+    usage: 'validate [paths..]',
     describe: "check telemetry files against the engine's record format (exit 1 on violations)",
     load: async () => (await import('./validate.js')).validateCommand,
   },
   migrate: {
     group: 'Translate and produce',
-    usage: 'migrate <files..>',
+    usage: 'migrate [files..]',
     describe: "translate the older engine's run_results.json and JSON logs into telemetry",
     load: async () => (await import('./migrate.js')).migrateCommand,
   },

@@ -134,6 +134,8 @@ export const jobsCommand: CommandBody<object> = {
           .option('logs', { type: 'boolean', default: false, describe: "text: each step's log after the table" })
           .example('$0 jobs run-status 7 --logs', "the run, its steps and what each step printed"),
         async (a) => withApiErrors(async () => printRun(await client(a).run(idOf('RUN', a.run)), a.format, a.logs)))
-      .demandCommand(1, 'name a jobs command: create, list, get, delete, run, runs, run-status'),
+      .demandCommand(1, 'name a jobs command: create, list, get, delete, run, runs, run-status')
+      .example('$0 jobs list', 'the jobs of the account (--base-url, --account, --token or RUNLENS_* variables)')
+      .example('$0 jobs run --help', "one subcommand's options"),
   handler: () => undefined,
 };

@@ -7,7 +7,11 @@ interface Args extends ModelArgs {
 }
 
 export const loadCommand: CommandBody<Args> = {
-  builder: (y) => withModelOptions(y).option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+  builder: (y) =>
+    withModelOptions(y)
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'text for people, json (files and totals) for programs' })
+      .example('$0 load logs/ --db model.duckdb', 'load a folder into a model file; later: runlens gate --db model.duckdb')
+      .example('$0 load samples/two-runs.jsonl', 'check that files load, and count what is in them'),
   handler: (a) =>
     withModel(a, async (db, report) => {
       const totals = await db.one<{ runs: number; spans: number; records: number }>(

@@ -5,6 +5,7 @@ import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
 import { plural } from '../render/plural.js';
+import { listPositional } from './options.js';
 
 interface Args extends OutputArgs {
   files?: string[];
@@ -36,13 +37,16 @@ export function renderMigrateReport(r: MigrateReport): string {
 export const migrateCommand: CommandBody<Args> = {
   builder: (y) =>
     withOutputOptions(y, 'the file to write: .jsonl or .parquet (the extension picks the format)')
-      .positional('files', { type: 'string', array: true, describe: 'run_results.json files and JSON log streams (logs/dbt.log, captured stdout)' })
+      .positional('files', listPositional('run_results.json files and JSON log streams (logs/dbt.log, captured stdout)'))
       .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const })
-      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' }),
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'the report: text for people, json for programs' })
+      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' })
+      .example('$0 migrate target/run_results.json --manifest target/manifest.json -o run.jsonl', 'one run, with upstream ids from the manifest')
+      .example('$0 migrate logs/dbt.log -o run.parquet', 'a --log-format json log, into Parquet'),
   handler: async (a) => {
     if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new UsageError(`--jobs: expected a whole number of threads, 1 or more (for example --jobs 2); got ${Number.isNaN(a.jobs) ? 'something else' : a.jobs}`);
+    if (!a.files?.length) throw new UsageError('give at least one run_results.json or JSON log to translate');
     const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
     const format = outFormat(out);
     if (a.jobs !== undefined && a.jobs > 1 && (format !== 'jsonl' || a['export-to-otlp']))

@@ -5,6 +5,7 @@ import { createProgress } from '../render/progress.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { plural } from '../render/plural.js';
+import { listPositional } from './options.js';
 
 export interface ModelArgs {
   paths?: string[];
@@ -14,8 +15,8 @@ export interface ModelArgs {
 
 export function withModelOptions<T>(y: Argv<T>) {
   return y
-    .positional('paths', { type: 'string', array: true, describe: 'JSONL (.jsonl/.ndjson/.json, optionally .gz) or Parquet files, folders, globs' })
-    .option('db', { type: 'string', describe: 'a DuckDB file made by `runlens load --db` (used instead of or beside PATHs)' })
+    .positional('paths', listPositional('telemetry files (JSONL, .gz, Parquet), folders (searched for them) or globs'))
+    .option('db', { type: 'string', requiresArg: true, describe: 'a DuckDB file holding a model saved earlier (runs, spans, nodes...), used instead of or beside PATHs' })
     .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' });
 }
 

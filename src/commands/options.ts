@@ -1,5 +1,5 @@
 /** Option shapes shared by the commands, so every command takes lists and values the same way. */
-import type { Options } from 'yargs';
+import type { Options, PositionalOptions } from 'yargs';
 
 /**
  * A list option given by repeats, commas or both: `--fail-on error,skipped --fail-on test-failed`.
@@ -23,4 +23,18 @@ export const PARAM_SPLIT = /,(?=\s*[A-Za-z_][\w-]*=)/;
 /** A string option that must be given a value (`--trace` alone is a usage error, not "every run"). */
 export function valueOption(describe: string) {
   return { type: 'string', requiresArg: true, describe } satisfies Options;
+}
+
+/**
+ * A variadic positional (`[paths..]`) that is an empty list when nothing is given, shown in --help
+ * without yargs's `[default: []]`.
+ */
+export function listPositional(describe: string) {
+  return {
+    type: 'string',
+    array: true,
+    describe,
+    default: undefined,
+    coerce: (v: unknown): string[] => [v ?? []].flat().filter((x) => x !== undefined && x !== null).map(String),
+  } satisfies PositionalOptions;
 }

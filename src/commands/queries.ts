@@ -7,7 +7,10 @@ import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
 export const queriesCommand: CommandBody<{ format: TableFormat }> = {
-  builder: (y) => y.option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+  builder: (y) =>
+    y
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people, json or csv for programs' })
+      .example('$0 queries', 'names, summaries and parameters with their defaults'),
   handler: (a) => {
     const rows = listSavedQueries().map((q) => ({
       name: q.name,
@@ -31,10 +34,12 @@ interface QueryArgs extends ModelArgs {
 export const queryCommand: CommandBody<QueryArgs> = {
   builder: (y) =>
     withModelOptions(y)
-      .positional('name', { type: 'string', describe: 'saved query name (omit with --sql)' })
+      .positional('name', { type: 'string', describe: 'a saved query (`runlens queries` lists them); omitted with --sql' })
       .option('sql', valueOption('free SQL over records, spans, nodes, node_results, runs, logs'))
       .option('param', listOption('NAME=VALUE parameter of the saved query', PARAM_SPLIT))
-      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people (fits the terminal), json or csv for programs' })
+      .example('$0 query slowest-nodes samples/failed-build.jsonl --param limit=5', 'a saved query with a parameter')
+      .example('$0 query --sql "SELECT unique_id, duration_ms FROM node_results ORDER BY 2 DESC LIMIT 5" samples/two-runs.jsonl', 'free SQL over the model'),
   handler: async (a) => {
     // With --sql the first positional is a PATH, not a query name.
     const paths = a.sql ? [...(a.name ? [a.name] : []), ...(a.paths ?? [])] : (a.paths ?? []);

@@ -15,7 +15,9 @@ export const receiveCommand: CommandBody<Args> = {
     withReceiveOptions(y)
       .option('db', { type: 'string', describe: 'DuckDB file to write the model to (query it after with --db)' })
       .option('jsonl', { type: 'string', describe: 'also write conformant JSONL as records arrive' })
-      .option('parquet', { type: 'string', describe: "also write Parquet in the engine's layout when the receiver stops" }),
+      .option('parquet', { type: 'string', describe: "also write Parquet in the engine's layout when the receiver stops" })
+      .example('$0 receive --db live.duckdb', 'then run the engine with OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318; Ctrl-C stops')
+      .example('$0 receive --port 0 --jsonl otel.jsonl', 'a free port, and a JSONL copy of what arrives'),
   handler: async (a) => {
     const [{ RunProgress }, { OtlpReceiver }, { JsonlSink }, { openModel }] = await Promise.all([
       import('../analyze/run-progress.js'), import('../ingest/otlp-receiver.js'), import('../produce/sinks/jsonl.js'), import('../store/load.js'),

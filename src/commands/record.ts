@@ -4,6 +4,7 @@ import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath } from '../produce/output-path.js';
 import { plural } from '../render/plural.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
+import { listPositional } from './options.js';
 
 interface Args extends OutputArgs {
   manifest?: string;
@@ -14,7 +15,7 @@ interface Args extends OutputArgs {
 export const recordCommandModule: CommandBody<Args> = {
   builder: (y) =>
     withOutputOptions(y, 'the file to write: .jsonl (written as events arrive) or .parquet (written when the command ends)')
-      .positional('cmd', { type: 'string', array: true, describe: 'the command to run, after --' })
+      .positional('cmd', listPositional('the command to run, after --'))
       .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .example('$0 record -o run.jsonl -- dbt build --select tag:nightly', 'adds --log-format json when absent')

@@ -8,7 +8,11 @@ interface Args extends ModelArgs {
 }
 
 export const runsCommand: CommandBody<Args> = {
-  builder: (y) => withModelOptions(y).option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+  builder: (y) =>
+    withModelOptions(y)
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people (fits the terminal), json or csv for programs (every column)' })
+      .example('$0 runs samples/two-runs.jsonl', 'one line per run')
+      .example('$0 runs logs/ --format json', 'every run in a folder, as JSON'),
   handler: (a) =>
     withModel(a, async (db) => {
       const rows = await listRuns(db, { newestFirst: true });

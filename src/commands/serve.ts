@@ -29,7 +29,9 @@ export const serveCommand: CommandBody<Args> = {
       .option('delivery-timeout', { type: 'number', default: 10, describe: 'seconds an endpoint has to answer; a later answer is a failure' })
       .option('allow-private-targets', { type: 'boolean', default: false, describe: 'allow deliveries to private, loopback and link-local addresses (local development)' })
       .option('step-commands', { type: 'string', default: DEFAULT_STEP_COMMANDS.join(','), describe: 'executables job steps may run' })
-      .option('log', { type: 'boolean', default: false, describe: 'log each HTTP request (JSON lines on stdout)' }),
+      .option('log', { type: 'boolean', default: false, describe: 'log each HTTP request (JSON lines on stdout)' })
+      .example('$0 serve --data ./runlens-data', 'SQLite in a folder; then runlens accounts create NAME')
+      .example('$0 serve --database-url postgres://runlens@db/runlens --port 8080', 'several serve processes sharing PostgreSQL'),
   handler: async (a) => {
     if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new UsageError(`--port: expected 0..65535, got ${a.port}`);
     const dataDir = dataDirOf(a.data);

@@ -60,6 +60,8 @@ export const tokensCommand: CommandBody<object> = {
           if (a.format === 'json') printJson(v);
           else out(`revoked token ${v.id} (account ${v.account_id}, ${v.permission_set}, "${v.name}")`);
         })
-      .demandCommand(1, 'name a tokens command: create, list, revoke'),
+      .demandCommand(1, 'name a tokens command: create, list, revoke')
+      .example('$0 tokens create --account 1 --permission-set developer --data ./runlens-data', 'prints the token once')
+      .example('$0 tokens create --help', "one subcommand's options"),
   handler: () => undefined,
 };

@@ -17,7 +17,9 @@ export const treeCommand: CommandBody<Args> = {
     withModelOptions(y)
       .option('trace', valueOption('one run only: trace id, invocation id, or a unique prefix'))
       .option('depth', { type: 'number', describe: 'print spans down to this depth (0 = roots only)' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'text for people, json (nested spans) for programs' })
+      .example('$0 tree samples/failed-build.jsonl --depth 2', 'phases and nodes, deeper spans folded into a count')
+      .example('$0 tree logs/ --trace 019cadc6', 'one run, by a prefix of its trace or invocation id'),
   handler: (a) => {
     if (a.depth !== undefined && !(Number.isInteger(a.depth) && a.depth >= 0)) {
       throw new UsageError(`--depth: expected a whole number of levels, 0 or more (for example --depth 2); got ${Number.isNaN(a.depth) ? 'something else' : a.depth}`);

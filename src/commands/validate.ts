@@ -1,6 +1,7 @@
 import type { CommandBody } from './command.js';
 import { FoundError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
+import { listPositional } from './options.js';
 
 interface Args {
   paths?: string[];
@@ -12,7 +13,7 @@ interface Args {
 export const validateCommand: CommandBody<Args> = {
   builder: (y) =>
     y
-      .positional('paths', { type: 'string', array: true, describe: 'JSONL (.jsonl, .jsonl.gz) or Parquet files, folders, globs' })
+      .positional('paths', listPositional('telemetry files (JSONL, .gz, Parquet), folders (searched for them) or globs'))
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'json: every file with its counts and listed issues' })
       .option('warnings', { type: 'boolean', default: true, describe: 'list warnings (unknown event types, unpaired spans, missing parents); --no-warnings hides them' })
       .option('max-violations', { type: 'number', default: 100, describe: 'violations (and warnings) listed per file; the rest are counted' })
@@ -21,6 +22,7 @@ export const validateCommand: CommandBody<Args> = {
   handler: async (a) => {
     const max = a['max-violations'];
     if (!(Number.isInteger(max) && max >= 0)) throw new UsageError(`--max-violations: expected a whole number, 0 or more; got ${Number.isNaN(max) ? 'something else' : max}`);
+    if (!a.paths?.length) throw new UsageError('give at least one PATH: a telemetry file, a folder or a glob');
     const { formatIssue, validatePaths } = await import('../produce/validate.js');
     const reports = await validatePaths(a.paths ?? [], { maxIssues: max });
     const violations = reports.reduce((n, r) => n + r.violations, 0);

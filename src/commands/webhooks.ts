@@ -139,7 +139,9 @@ export const webhooksCommand: CommandBody<object> = {
           .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'json: one line per event (the raw payload)' })
           .example('$0 webhooks listen --port 9000 --secret "$SECRET"', 'subscribe http://127.0.0.1:9000/ (serve --allow-private-targets) to see each event'),
         async (a) => listen(a))
-      .demandCommand(1, 'name a webhooks command: list, get, create, update, delete, test, events, receipt, verify, listen'),
+      .demandCommand(1, 'name a webhooks command: list, get, create, update, delete, test, events, receipt, verify, listen')
+      .example('$0 webhooks list', 'the subscriptions of the account (--base-url, --account, --token or RUNLENS_* variables)')
+      .example('$0 webhooks create --help', "one subcommand's options"),
   handler: () => undefined,
 };
 
