@@ -1,25 +1,45 @@
 import type { CommandBody } from './command.js';
-import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql } from '../analyze/queries.js';
+import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql, type SavedQuery } from '../analyze/queries.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { UsageError } from '../errors.js';
-import { renderTable, type TableFormat } from '../render/table.js';
+import { wrap } from '../render/help.js';
+import { outputWidth, renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
 export const queriesCommand: CommandBody<{ format: TableFormat }> = {
   builder: (y) =>
     y
-      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people, json or csv for programs' })
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table: a list for people; json or csv for programs' })
       .example('$0 queries', 'names, summaries and parameters with their defaults'),
   handler: (a) => {
-    const rows = listSavedQueries().map((q) => ({
+    const queries = listSavedQueries();
+    const value = (d: string) => (d === '' ? "''" : d);
+    if (a.format === 'table') {
+      process.stdout.write(renderQueryList(queries, outputWidth() ?? 80));
+      return;
+    }
+    const rows = queries.map((q) => ({
       name: q.name,
       summary: q.summary,
-      parameters: q.params.map((p) => `${p.name}=${p.default === '' ? "''" : p.default} (${p.doc})`).join('; '),
+      parameters: q.params.map((p) => `${p.name}=${value(p.default)} (${p.doc})`).join('; '),
     }));
     process.stdout.write(renderTable({ columns: ['name', 'summary', 'parameters'], rows }, a.format));
   },
 };
+
+/** For people: each query, its summary, and each parameter in full on its own line, wrapped to the width. */
+function renderQueryList(queries: SavedQuery[], width: number): string {
+  const out: string[] = [];
+  for (const q of queries) {
+    out.push(q.name, ...wrap('    ', q.summary, width));
+    const flags = q.params.map((p) => `--param ${p.name}=${p.default === '' ? "''" : p.default}`);
+    const w = Math.max(0, ...flags.map((f) => f.length)) + 2;
+    q.params.forEach((p, i) => out.push(...wrap(`    ${flags[i]!.padEnd(w)}`, p.doc, width)));
+    out.push('');
+  }
+  return out.join('\n');
+}
 
 /** Saved-query parameters that name a run (trace id, invocation id or prefix). */
 const RUN_PARAMS = ['trace', 'base', 'head'];

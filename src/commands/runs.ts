@@ -1,11 +1,17 @@
 import type { CommandBody } from './command.js';
 import { RUN_COLUMNS, listRuns } from '../analyze/runs.js';
-import { renderTable, type TableFormat } from '../render/table.js';
+import { renderTable, type TableFormat, type TableLayout } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 
 interface Args extends ModelArgs {
   format: TableFormat;
 }
+
+/** On a narrow terminal the table keeps these first (the last ones are left out first). */
+const RUNS_LAYOUT: TableLayout = {
+  priority: ['trace_id', 'started_at', 'failed', 'error', 'tests_failed', 'command', 'duration_s', 'nodes', 'skipped', 'success', 'tests_passed', 'canceled', 'tests_warned', 'ended', 'engine_version'],
+  columns: { started_at: { min: 16, prefix: true }, engine_version: { min: 20 } },
+};
 
 export const runsCommand: CommandBody<Args> = {
   builder: (y) =>
@@ -20,7 +26,12 @@ export const runsCommand: CommandBody<Args> = {
         process.stderr.write('runlens: no runs in the input\n');
         return;
       }
-      const view = rows.map((r) => ({ ...r, failed: r.failed ? 'FAILED' : '' }));
-      process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows: a.format === 'table' ? view : rows }, a.format));
+      if (a.format !== 'table') {
+        process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows }, a.format));
+        return;
+      }
+      // For people: a readable time, and FAILED where a run failed.
+      const view = rows.map((r) => ({ ...r, started_at: String(r.started_at ?? '').replace('T', ' ').replace(/\.\d+Z$/, ''), failed: r.failed ? 'FAILED' : '' }));
+      process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows: view }, 'table', RUNS_LAYOUT));
     }),
 };
