@@ -51,3 +51,27 @@ describe('help text', () => {
     expect(h).toMatch(/--db +a DuckDB file holding a model/);
   });
 });
+
+describe('finding the command', () => {
+  it('an unknown command says so and suggests the nearest', () => {
+    const r = runCli(['tre', 'samples/clean-build.jsonl']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('runlens: unknown command "tre"; did you mean "tree"?\nRun `runlens --help` for the list of commands.\n');
+    expect(runCli(['webhoks']).stderr).toContain('did you mean "webhooks"?');
+    expect(runCli(['frobnicate']).stderr).toMatch(/^runlens: unknown command "frobnicate"\n/);
+  });
+
+  it('a command group alone lists its subcommands', () => {
+    const r = runCli(['webhooks']);
+    expect(r.code).toBe(2);
+    for (const sub of ['list', 'get', 'create', 'update', 'delete', 'verify', 'listen']) expect(r.stderr).toMatch(new RegExp(`runlens webhooks ${sub}\\b`));
+  });
+
+  it('runlens alone lists the commands, grouped', () => {
+    const r = runCli([]);
+    expect(r.code).toBe(2);
+    for (const c of Object.keys(COMMANDS)) expect(r.stderr).toMatch(new RegExp(`^ {2}${c} `, 'm'));
+    expect(r.stderr).toMatch(/^Read telemetry:$/m);
+    expect(runCli(['--help']).stdout).toBe(r.stderr.replace(/^runlens: name a command\n\n/, ''));
+  });
+});
