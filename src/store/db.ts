@@ -1,4 +1,5 @@
-import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
 import { totalmem } from 'node:os';
 import { InputError, engineMessage, errorMessage } from '../errors.js';
 import { jsonRows } from './json-rows.js';
@@ -63,7 +64,7 @@ export class Db {
   static async open(path = IN_MEMORY): Promise<Db> {
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(path, {
+      instance = await duckdb.DuckDBInstance.create(path, {
         block_allocator_memory: BLOCK_ALLOCATOR_MEMORY,
         ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
       });

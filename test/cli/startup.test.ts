@@ -13,10 +13,21 @@ import { tempDir } from '../helpers/fixtures.js';
 const HEAVY = /^(@duckdb\/|@opentelemetry\/|fastify$|ink$|react$|apache-arrow$|parquet-wasm$|better-sqlite3$|pg$|protobufjs$|undici$)/;
 const dir = tempDir();
 const hook = path.join(dir, 'hook.mjs');
-// A module resolve hook that appends each package a process imports to RUNLENS_TEST_PACKAGES.
+// Records each package a process imports (ES modules through a resolve hook) or requires (CommonJS
+// through Module._load), one name a line, in RUNLENS_TEST_PACKAGES.
 writeFileSync(
   hook,
-  `import { register } from 'node:module';
+  `import { appendFileSync } from 'node:fs';
+import Module, { register } from 'node:module';
+const pkg = (url) => /node_modules\\/((@[^/]+\\/)?[^/]+)/.exec(url)?.[1];
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  try {
+    const name = pkg(Module._resolveFilename(request, parent, isMain));
+    if (name) appendFileSync(process.env.RUNLENS_TEST_PACKAGES, name + '\\n');
+  } catch {}
+  return load.apply(this, arguments);
+};
 register('data:text/javascript,' + encodeURIComponent(\`
 import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
