@@ -12,6 +12,7 @@ import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
 import { RunlensError, errorMessage } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { renderTopHelp } from './render/help.js';
+import { outputWidth } from './render/table.js';
 
 export async function main(argv: string[]): Promise<number> {
   endQuietlyWhenStdoutCloses();
@@ -116,9 +117,9 @@ function endQuietlyWhenStdoutCloses(): void {
   process.stderr.on('error', () => undefined);
 }
 
-/** Help text fits the terminal, up to 100 columns; 80 when stdout is not a terminal. */
+/** Help text fits COLUMNS or the terminal, up to 100 columns; 80 when stdout is not a terminal. */
 function helpWidth(): number {
-  return Math.min(100, process.stdout.columns || 80);
+  return Math.min(100, outputWidth() ?? 80);
 }
 
 /** A file or folder that cannot be read or written (a Node system error with a path): what and why. */
