@@ -5,6 +5,7 @@
 import { pathToFileURL } from 'node:url';
 
 const parts: Record<string, () => Promise<unknown>> = {
+  startup: async () => (await import('./startup.js')).runStartupBench(),
   core: async () => (await import('./core.js')).runCoreBench(),
   produce: async () => (await import('./produce.js')).runProduceBench(),
   legacy: async () => (await import('./legacy.js')).runLegacyBench(),

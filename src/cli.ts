@@ -1,40 +1,67 @@
 #!/usr/bin/env -S node --max-semi-space-size=32
 /**
- * yargs wiring only: every command lives in src/commands/, errors become exit codes here.
+ * yargs wiring only: the commands are listed in src/commands/index.ts and only the one being run is
+ * loaded; errors become exit codes here.
  * The shebang's larger young generation: the writer (generate, migrate, record) makes short-lived
- * strings by the million; a migrate of 100k results spent 1.5-1.8 s in GC with the default and
- * 1.0-1.25 s with this (profiled, alternated runs). It applies when the CLI runs as a program (npx,
- * the bin link), not under `node dist/src/cli.js`.
+ * strings by the million and spends much less time in GC with it. It applies when the CLI runs as a
+ * program (npx, the bin link), not under `node dist/src/cli.js`.
  */
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { commandsFor } from './commands/index.js';
+import type { CommandModule } from 'yargs';
+import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
 import { RunlensError, errorMessage } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { renderTopHelp } from './render/help.js';
+import { outputWidth } from './render/table.js';
 
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyWhenStdoutCloses();
+  // No command named: the version, the list of commands or an unknown name, all without yargs.
+  const word = commandWord(argv);
+  if (word === undefined) {
+    if (argv.includes('--version') || argv.includes('-V')) {
+      process.stdout.write(version() + '\n');
+      return EXIT.ok;
+    }
+    const help = renderTopHelp(COMMANDS, helpWidth());
+    if (argv.includes('--help') || argv.includes('-h')) {
+      process.stdout.write(help);
+      return EXIT.ok;
+    }
+    process.stderr.write(`runlens: name a command\n\n${help}`);
+    return EXIT.usage;
+  }
+  const entry = COMMANDS[word];
+  if (!entry) {
+    const near = nearestCommands(word);
+    const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
+    process.stderr.write(`runlens: unknown command "${word}"${hint}\nRun \`runlens --help\` for the list of commands.\n`);
+    return EXIT.usage;
+  }
   let exitCode: number = EXIT.ok;
+  const { default: yargs } = await import('yargs');
   const parser = yargs(argv)
     .scriptName('runlens')
-    .usage('$0 <command> [options]')
     .strict()
-    .demandCommand(1, 'Name a command; `runlens --help` lists them.')
-    .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version()
-    .wrap(Math.min(110, process.stdout.columns || 110))
+    .version(false)
+    .wrap(helpWidth())
+    .updateStrings(YARGS_STRINGS as unknown as Record<string, string>) // the typings miss the plural forms
     .fail((msg, err, y) => {
-      if (err) throw err;
-      // Usage problems: message plus a pointer, exit 2, no stack trace.
-      process.stderr.write(`runlens: ${msg}\nRun \`runlens --help\` (or \`runlens <command> --help\`) for usage.\n`);
-      void y;
+      // yargs's own parse errors (YError) are usage problems too; anything else is the command's.
+      if (err && err.name !== 'YError') throw err;
+      // Usage problems: message plus a pointer (or the command's help when arguments are missing), exit 2.
+      const text = msg ?? err?.message ?? 'bad usage';
+      if (text.startsWith(MISSING_ARGUMENTS)) {
+        process.stderr.write(`runlens ${word}: ${text}\n\n`);
+        y.showHelp((h: string) => process.stderr.write(h + '\n'));
+      } else process.stderr.write(`runlens: ${text}\nRun \`runlens ${word} --help\` for usage.\n`);
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
-  for (const c of await commandsFor(argv)) parser.command(c);
+  parser.command({ command: entry.usage, describe: entry.describe, ...(await entry.load()) } as CommandModule);
   try {
     await parser.parseAsync();
   } catch (e) {
@@ -42,6 +69,11 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof RunlensError) {
       if (e.message) process.stderr.write(`runlens: ${e.message}\n`);
       return exitCodeFor(e.kind);
+    }
+    const fsProblem = fileSystemMessage(e);
+    if (fsProblem) {
+      process.stderr.write(`runlens: ${fsProblem}\n`);
+      return EXIT.input;
     }
     process.stderr.write(`runlens: internal error: ${errorMessage(e)}\n`);
     if (process.env.RUNLENS_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ''}\n`);
@@ -51,6 +83,72 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageExit extends Error {}
+
+const MISSING_ARGUMENTS = 'missing arguments';
+
+/** yargs's messages in runlens's voice (lower case, options with their dashes, what to do). */
+const YARGS_STRINGS = {
+  'Not enough non-option arguments: got %s, need at least %s': {
+    one: `${MISSING_ARGUMENTS}: %s given, at least %s needed`,
+    other: `${MISSING_ARGUMENTS}: %s given, at least %s needed`,
+  },
+  'Too many non-option arguments: got %s, maximum of %s': {
+    one: 'too many arguments: %s given, at most %s taken',
+    other: 'too many arguments: %s given, at most %s taken',
+  },
+  'Missing required argument: %s': { one: 'missing required option: %s', other: 'missing required options: %s' },
+  'Unknown argument: %s': { one: 'unknown option or extra argument: %s', other: 'unknown options or extra arguments: %s' },
+  'Not enough arguments following: %s': '--%s needs a value',
+  'Invalid values:': 'invalid value:',
+  'Argument: %s, Given: %s, Choices: %s': '--%s %s: choose one of %s',
+  'Arguments %s and %s are mutually exclusive': '--%s and --%s do not go together',
+  'Show help': 'show help',
+};
+
+/**
+ * The reader of our output went away (`runlens tree X | head`): nothing more can be written, so the
+ * command ends at once, quietly, with the exit code it already has (0 if none yet).
+ */
+function endQuietlyWhenStdoutCloses(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') process.stderr.write(`runlens: cannot write the output: ${e.message}\n`);
+    const code = e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED' ? Number(process.exitCode ?? EXIT.ok) : EXIT.input;
+    process.exit(code);
+  });
+  process.stderr.on('error', () => undefined);
+}
+
+/** Help text fits COLUMNS or the terminal, up to 100 columns; 80 when stdout is not a terminal. */
+function helpWidth(): number {
+  return Math.min(100, outputWidth() ?? 80);
+}
+
+/** A file or folder that cannot be read or written (a Node system error with a path): what and why. */
+function fileSystemMessage(e: unknown): string | undefined {
+  const err = e as NodeJS.ErrnoException;
+  if (!err?.code || !err.path) return undefined;
+  const why: Record<string, string> = {
+    ENOENT: 'no such file or folder', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'it is a folder, not a file',
+    ENOTDIR: 'a part of the path is a file, not a folder', EEXIST: 'it already exists', ENOSPC: 'no space left on the device',
+    EROFS: 'the file system is read-only', EMFILE: 'too many open files', ERR_FS_EISDIR: 'it is a folder, not a file',
+  };
+  // mkdir of a folder where a file is: the file is in the way
+  if (err.code === 'EEXIST' && err.syscall === 'mkdir') return `${err.path}: it is a file, not a folder`;
+  return `${err.path}: ${why[err.code] ?? err.code}`;
+}
+
+/** The package's version, from the nearest package.json above this file (dist/src or src). */
+function version(): string {
+  for (const rel of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'runlens') return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  return 'unknown';
+}
 
 /** Started as the program (node dist/src/cli.js, or the bin link to it), not imported (tests call main). */
 function startedAsProgram(): boolean {
@@ -62,7 +160,7 @@ function startedAsProgram(): boolean {
 }
 
 if (startedAsProgram()) {
-  main(hideBin(process.argv)).then(
+  main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
     },

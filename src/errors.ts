@@ -3,7 +3,7 @@
  * (the table is src/exit-codes.ts).
  */
 
-export type ErrorKind = 'usage' | 'input' | 'found' | 'interrupted' | 'internal';
+export type ErrorKind = 'usage' | 'input' | 'found' | 'interrupted' | 'internal' | 'command-not-found' | 'command-not-executable';
 
 export class RunlensError extends Error {
   constructor(
@@ -46,6 +46,27 @@ export class FoundError extends RunlensError {
   }
 }
 
+/** A command runlens was asked to run (record) could not start: exit 127 or 126, as a shell does. */
+export class CommandStartError extends RunlensError {
+  constructor(command: string, code: string | undefined) {
+    super(code === 'ENOENT' ? `command not found: ${command}` : `cannot run ${command}: ${code === 'EACCES' ? 'permission denied' : code}`,
+      code === 'ENOENT' ? 'command-not-found' : 'command-not-executable');
+  }
+}
+
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A DuckDB error about our own SQL, told without the SQL: no error class ("Invalid Input Error: "),
+ * no "LINE 1: SELECT ..." context, no repeated file name. (A user's --sql keeps DuckDB's text.)
+ */
+export function engineMessage(e: unknown): string {
+  const text = errorMessage(e)
+    .replace(/\n+LINE \d+:[\s\S]*$/, '')
+    .replace(/^([A-Z][A-Za-z]* )+Error: /, '')
+    .replace(/ (in|at end of|of) file '[^']*'/g, '')
+    .trim();
+  return /^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
 }

@@ -10,6 +10,9 @@ export const EXIT = {
   input: 2,
   internal: 2,
   interrupted: 130,
+  /** as a shell: the command to run (record -- CMD) was not found, or could not be executed */
+  'command-not-found': 127,
+  'command-not-executable': 126,
 } as const;
 
 export function exitCodeFor(kind: ErrorKind): number {

@@ -5,6 +5,7 @@
 import { UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
+import { plural } from '../render/plural.js';
 
 export interface TreeNode extends OutcomeColumns {
   span_id: string;
@@ -121,7 +122,7 @@ const label = (mark = '') => `coalesce(span_name, '(unnamed span)') || coalesce(
  * arrays from the roots (spans whose parent is not in the trace, and self-parents), siblings in
  * start order, and puts the prefixes (`├─ `, `│  `) in front of the labels. Spans in a parent cycle,
  * which no root reaches, are listed as roots at the end (as the explorer does). With `maxDepth`,
- * spans deeper than that are counted on one line under their parent, as `… N child span(s)`.
+ * spans deeper than that are counted on one line under their parent, as `… N child spans`.
  * `marks`: a relation (span_id, fact) of this trace's spans whose fact joins the label's facts.
  * Building 97,592 node objects in JS cost 1.3-1.5 s (splitting every field, garbage collection); a
  * recursive walk in SQL 0.6-0.9 s, most of it in the recursion's joins.
@@ -181,7 +182,7 @@ function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
     seen[span] = 1;
     if (depth <= cutAt) lines.push(line(span, prefix));
     const count = childCount(span);
-    if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${count} child span(s)`, null]);
+    if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${plural(count, 'child span')}`, null]);
     // the whole tree is walked (what it does not reach is a cycle); only lines above the cut are kept
     for (let k = first[span + 1]! - 1; k >= first[span]!; k--) {
       const last = k === first[span + 1]! - 1;

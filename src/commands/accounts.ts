@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { toMicros } from '../service/clock.js';
 import type { Account } from '../service/store/types.js';
 import { UsageError } from '../errors.js';
@@ -8,11 +8,10 @@ import { isoMicros, STORE_MODEL, storeOptions, withStore, type StoreArgs } from 
 const FIELDS = ['id', 'account_identifier', 'name', 'created_at'];
 const view = (a: Account) => ({ id: a.id, account_identifier: a.identifier, name: a.name, created_at: isoMicros(a.createdAt) });
 
-export const accountsCommand: CommandModule<object, object> = {
-  command: 'accounts <command>',
-  describe: `manage service accounts (${STORE_MODEL})`,
+export const accountsCommand: CommandBody<object> = {
   builder: (y) =>
     y
+      .epilogue(STORE_MODEL)
       .command<StoreArgs & { name?: string }>('create <name>', 'add an account and print its id', (yy) =>
         storeOptions(yy).positional('name', { type: 'string', demandOption: true, describe: 'account name (names may repeat; the id tells accounts apart)' })
           .example('$0 accounts create "Acme Analytics" --data ./runlens-data', 'prints the new account id'),
@@ -25,6 +24,8 @@ export const accountsCommand: CommandModule<object, object> = {
       .command<StoreArgs>('list', 'list every account', (yy) =>
         storeOptions(yy).example('$0 accounts list --data ./runlens-data', ''),
         async (a) => printListing((await withStore(a, (store) => store.listAccounts())).map(view), FIELDS, a.format, 'accounts'))
-      .demandCommand(1, 'name an accounts command: create, list'),
+      .demandCommand(1, 'name an accounts command: create, list')
+      .example('$0 accounts create "Acme Analytics" --data ./runlens-data', 'prints the new account id')
+      .example('$0 accounts create --help', "one subcommand's options"),
   handler: () => undefined,
 };

@@ -1,11 +1,21 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ArtifactsClient, telemetryArtifactName } from '../client/artifacts.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { InputError, UsageError } from '../errors.js';
 
 type Args = ConnectionArgs & { action?: string; run: string; step?: number; output: string };
+
+/** Write an artifact: to stdout for -o -, else to the file, its folder created when missing. */
+function save(file: string, bytes: Buffer): void {
+  if (file === '-') {
+    process.stdout.write(bytes);
+    return;
+  }
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, bytes);
+}
 
 const isDir = (p: string) => {
   try {
@@ -15,15 +25,13 @@ const isDir = (p: string) => {
   }
 };
 
-export const artifactsCommand: CommandModule<object, Args> = {
-  command: 'artifacts <action>',
-  describe: "download a run's telemetry artifacts (telemetry-<step>-otel.parquet) through the v2 API",
+export const artifactsCommand: CommandBody<Args> = {
   builder: (y) =>
     connectionOptions(y)
-      .positional('action', { choices: ['fetch'] as const })
+      .positional('action', { choices: ['fetch'] as const, describe: "fetch: download the run's telemetry artifacts" })
       .option('run', { type: 'string', demandOption: true, describe: 'run id' })
       .option('step', { type: 'number', describe: 'step number; omitted: every step that has telemetry' })
-      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry)' })
+      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry); - writes to stdout' })
       .example('$0 artifacts fetch --run 7 -o run7.parquet', "the run's telemetry, found from its steps; then `runlens explore run7.parquet`"),
   handler: async (a) =>
     withApiErrors(async () => {
@@ -33,18 +41,18 @@ export const artifactsCommand: CommandModule<object, Args> = {
         if (!Number.isInteger(a.step) || a.step < 1) throw new UsageError(`--step: expected a step number (1, 2, ...), got ${a.step}`);
         const bytes = await c.fetchTelemetry(a.run, a.step);
         const file = isDir(a.output) ? join(a.output, telemetryArtifactName(a.step)) : a.output;
-        writeFileSync(file, bytes);
-        process.stdout.write(`${file}\t${bytes.length} bytes (step ${a.step})\n`);
+        save(file, bytes);
+        if (file !== '-') process.stdout.write(`${file}\t${bytes.length} bytes (step ${a.step})\n`);
         return;
       }
       const all = await c.fetchAllTelemetry(a.run);
       if (!all.length) throw new InputError(`run ${a.run} has no step with telemetry (steps write it as a JSONL or Parquet file)`);
       if (all.length === 1 && !isDir(a.output)) {
-        writeFileSync(a.output, all[0]!.bytes);
-        process.stdout.write(`${a.output}\t${all[0]!.bytes.length} bytes (step ${all[0]!.step})\n`);
+        save(a.output, all[0]!.bytes);
+        if (a.output !== '-') process.stdout.write(`${a.output}\t${all[0]!.bytes.length} bytes (step ${all[0]!.step})\n`);
         return;
       }
-      if (/\.parquet$/i.test(a.output) && !isDir(a.output)) {
+      if ((/\.parquet$/i.test(a.output) || a.output === '-') && !isDir(a.output)) {
         throw new UsageError(`run ${a.run} has telemetry in steps ${all.map((x) => x.step).join(', ')}: pass --step N, or -o a folder`);
       }
       mkdirSync(a.output, { recursive: true });

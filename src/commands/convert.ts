@@ -1,20 +1,21 @@
-import type { CommandModule } from 'yargs';
-import { convertFile } from '../produce/convert.js';
+import type { CommandBody } from './command.js';
+import { plural } from '../render/plural.js';
 
 interface Args {
   input: string;
   output: string;
 }
 
-export const convertCommand: CommandModule<object, Args> = {
-  command: 'convert <input> <output>',
-  describe: 'convert telemetry between JSONL (.jsonl, .jsonl.gz) and the engine Parquet layout (.parquet), by extension',
+export const convertCommand: CommandBody<Args> = {
   builder: (y) =>
     y
-      .positional('input', { type: 'string', demandOption: true })
-      .positional('output', { type: 'string', demandOption: true }),
+      .positional('input', { type: 'string', demandOption: true, describe: 'a telemetry file: .jsonl, .jsonl.gz or .parquet' })
+      .positional('output', { type: 'string', demandOption: true, describe: 'the file to write; its extension picks the format (.jsonl, .jsonl.gz, .parquet)' })
+      .example('$0 convert logs/otel.jsonl otel.parquet', "JSONL to the engine's Parquet layout")
+      .example('$0 convert samples/clean-build.parquet clean.jsonl.gz', 'Parquet to gzipped JSONL'),
   handler: async (a) => {
+    const { convertFile } = await import('../produce/convert.js');
     const r = await convertFile(a.input, a.output);
-    process.stdout.write(`wrote ${r.records} records to ${a.output}\n`);
+    process.stdout.write(`wrote ${plural(r.records, 'record')} to ${a.output}\n`);
   },
 };

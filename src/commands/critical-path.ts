@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import {
   manifestCriticalPath, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
 } from '../analyze/critical-path.js';
@@ -8,6 +8,8 @@ import { renderTable } from '../render/table.js';
 import { formatDuration } from '../render/tree-text.js';
 import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { valueOption } from './options.js';
+import { plural } from '../render/plural.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -22,14 +24,14 @@ interface RunCriticalPath {
   manifest?: ManifestCriticalPath;
 }
 
-export const criticalPathCommand: CommandModule<object, Args> = {
-  command: 'critical-path [paths..]',
-  describe: "the chain of nodes that decided each phase's wall time (from the spans); with --manifest also the longest dependency path",
+export const criticalPathCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
-      .option('trace', { type: 'string', describe: 'one run: trace id, invocation id, or a unique prefix (default: every run)' })
+      .option('trace', valueOption('one run: trace id, invocation id, or a unique prefix (default: every run)'))
       .option('manifest', { type: 'string', describe: "a manifest.json (the older engine's, or target/manifest.json): adds the longest path through its dependency graph by duration" })
-      .option('format', { choices: ['table', 'json'] as const, default: 'table' as const }),
+      .option('format', { choices: ['table', 'json'] as const, default: 'table' as const, describe: 'table for people, json for programs' })
+      .example('$0 critical-path samples/failed-build.jsonl', 'per phase: the nodes that decided its wall time')
+      .example('$0 critical-path run.jsonl --manifest target/manifest.json', 'also the longest path through the dependency graph'),
   handler: async (a) => {
     // read first: a bad manifest fails before any telemetry is loaded
     const manifest = a.manifest ? readManifest(a.manifest) : undefined;
@@ -72,7 +74,7 @@ function renderRun(r: RunCriticalPath): string {
   for (const p of r.phases) {
     const work = p.links.reduce((s, l) => s + l.duration_ms, 0);
     const wait = p.links.reduce((s, l) => s + l.wait_ms, 0);
-    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${p.links.length} node(s) on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
+    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
       rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) })),
@@ -80,7 +82,7 @@ function renderRun(r: RunCriticalPath): string {
   }
   const m = r.manifest;
   if (m) {
-    out += `\nestimated critical path from the manifest (${m.manifest}): the longest dependency path by duration, ${m.links.length} node(s), ${ms(m.total_ms)}\n`;
+    out += `\nestimated critical path from the manifest (${m.manifest}): the longest dependency path by duration, ${plural(m.links.length, 'node')}, ${ms(m.total_ms)}\n`;
     if (m.matched < m.nodes) out += `note: ${m.nodes - m.matched} of the run's ${m.nodes} nodes are not in the manifest\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'duration', 'cumulative'],

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
 import { withModelOptions, type ModelArgs } from './model-args.js';
 import { receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
@@ -9,9 +9,7 @@ interface Args extends ModelArgs, ReceiveArgs {
   mouse: boolean;
 }
 
-export const exploreCommand: CommandModule<object, Args> = {
-  command: 'explore [paths..]',
-  describe: 'interactive terminal explorer: runs, span trees, details, saved queries, diffs',
+export const exploreCommand: CommandBody<Args> = {
   builder: (y) =>
     withReceiveOptions(withModelOptions(y))
       .option('follow', {
@@ -29,7 +27,9 @@ export const exploreCommand: CommandModule<object, Args> = {
         default: true,
         describe: 'the wheel scrolls, a click selects a row; --no-mouse leaves the mouse to the terminal (text selection)',
       })
-      .group(['receive', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live runs (--receive):'),
+      .group(['receive', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live runs (--receive):')
+      .example('$0 explore samples/two-runs.jsonl', 'browse runs, trees and queries (q quits, ? shows the keys)')
+      .example('$0 explore --receive --port 4318', 'watch runs arrive over OTLP'),
   handler: async (a) => {
     // ink writes only the final frame when stdout is not a terminal or CI is set: nothing to explore.
     if (!process.stdout.isTTY || !process.stdin.isTTY || process.env.CI) {

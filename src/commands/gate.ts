@@ -1,12 +1,12 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
 import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
-import { OtlpReceiver } from '../ingest/otlp-receiver.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { listOption, valueOption } from './options.js';
 import { endpointHint, parseDuration, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
 interface Args extends ModelArgs, ReceiveArgs {
@@ -18,22 +18,18 @@ interface Args extends ModelArgs, ReceiveArgs {
   timeout: string;
 }
 
-export const gateCommand: CommandModule<object, Args> = {
-  command: 'gate [paths..]',
-  describe: 'CI gate: exit 1 when a run failed, never ended, or a node result matches --fail-on; 0 when clean; 2 when the input cannot be read',
+export const gateCommand: CommandBody<Args> = {
   builder: (y) =>
     withReceiveOptions(withModelOptions(y))
-      .option('fail-on', {
-        type: 'string',
-        array: true,
-        describe: `what fails the gate (comma or space separated): ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`,
-      })
-      .option('trace', { type: 'string', describe: 'gate one run only (trace id, invocation id or prefix); default every run' })
-      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'output format (markdown: a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
+      .option('fail-on', listOption(`what fails the gate: ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`))
+      .option('trace', valueOption('gate one run only (trace id, invocation id or prefix); default every run'))
+      .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'text; json; github (workflow annotations); junit (XML for CI test reports); markdown (a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
       .option('receive', { type: 'boolean', default: false, describe: 'gate on what a run streams over OTLP/HTTP to this process (see --port)' })
       .option('until-idle', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long' })
       .option('timeout', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this' })
-      .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):'),
+      .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):')
+      .example('$0 gate logs/otel.jsonl --reporter github', 'in a GitHub workflow: annotations, exit 1 on a failed test or an error')
+      .example('$0 gate samples/failed-build.jsonl --fail-on error,skipped', 'also fail on skipped nodes'),
   handler: (a) =>
     withModel(a, async (db, report) => {
       const failOn = parseFailOn(a['fail-on']);
@@ -71,6 +67,7 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
   const idleMs = parseDuration(a['until-idle'], '--until-idle');
   const timeoutMs = parseDuration(a.timeout, '--timeout');
   let last = 0;
+  const { OtlpReceiver } = await import('../ingest/otlp-receiver.js');
   const rx = new OtlpReceiver({
     db, ...receiverOptions(a),
     onReceive: () => (last = Date.now()),

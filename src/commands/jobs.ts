@@ -1,8 +1,10 @@
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
+import type { CommandBody } from './command.js';
 import { JobsClient, RUN_SUCCESS, WaitTimeout, type RunInfo } from '../client/jobs.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
+import { listOption } from './options.js';
 
 type Conn = ConnectionArgs & { format: ClientFormat };
 
@@ -46,15 +48,13 @@ function printRun(r: RunInfo, format: ClientFormat, logs = false): void {
 type CreateArgs = Conn & { name: string; step: string[]; 'project-id': number; 'environment-id': number; 'dbt-version'?: string };
 type RunArgs = Conn & { job: string; cause: string; wait: boolean; interval: number; timeout?: number };
 
-export const jobsCommand: CommandModule<object, object> = {
-  command: 'jobs <command>',
-  describe: 'manage jobs and their runs (v2 API): create, list, run and follow, read steps and logs',
+export const jobsCommand: CommandBody<object> = {
   builder: (y) =>
     y
       .command<CreateArgs>('create', 'create a job: its steps run in order, each a command the service allows (serve --step-commands)', (yy) =>
         withConn(yy)
           .option('name', { type: 'string', demandOption: true })
-          .option('step', { type: 'string', array: true, demandOption: true, describe: 'a step command; repeat for several, in order' })
+          .option('step', { ...listOption('a step command, in order', null), demandOption: true })
           .option('project-id', { type: 'number', default: 1 })
           .option('environment-id', { type: 'number', default: 1 })
           .option('dbt-version', { type: 'string', describe: 'the engine version the job declares (toolVersion in events)' })
@@ -134,6 +134,8 @@ export const jobsCommand: CommandModule<object, object> = {
           .option('logs', { type: 'boolean', default: false, describe: "text: each step's log after the table" })
           .example('$0 jobs run-status 7 --logs', "the run, its steps and what each step printed"),
         async (a) => withApiErrors(async () => printRun(await client(a).run(idOf('RUN', a.run)), a.format, a.logs)))
-      .demandCommand(1, 'name a jobs command: create, list, get, delete, run, runs, run-status'),
+      .demandCommand(1, 'name a jobs command: create, list, get, delete, run, runs, run-status')
+      .example('$0 jobs list', 'the jobs of the account (--base-url, --account, --token or RUNLENS_* variables)')
+      .example('$0 jobs run --help', "one subcommand's options"),
   handler: () => undefined,
 };

@@ -1,14 +1,17 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { plural } from '../render/plural.js';
 
 interface Args extends ModelArgs {
   format: 'text' | 'json';
 }
 
-export const loadCommand: CommandModule<object, Args> = {
-  command: 'load <paths..>',
-  describe: 'load telemetry files into the model (persisted with --db FILE); a record already in the model is not added again',
-  builder: (y) => withModelOptions(y).option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+export const loadCommand: CommandBody<Args> = {
+  builder: (y) =>
+    withModelOptions(y)
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'text for people, json (files and totals) for programs' })
+      .example('$0 load logs/ --db model.duckdb', 'load a folder into a model file; later: runlens gate --db model.duckdb')
+      .example('$0 load samples/two-runs.jsonl', 'check that files load, and count what is in them'),
   handler: (a) =>
     withModel(a, async (db, report) => {
       const totals = await db.one<{ runs: number; spans: number; records: number }>(
@@ -20,14 +23,14 @@ export const loadCommand: CommandModule<object, Args> = {
         return;
       }
       for (const f of report.files) {
-        const skipped = f.skippedLines ? `, ${f.skippedLines} line(s) skipped` : '';
+        const skipped = f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '';
         const what = f.duplicate
-          ? `${f.alreadyPresent} records already present, nothing added${skipped}`
-          : `${f.records} records, ${f.traces} trace(s)${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${skipped}`;
+          ? `${plural(f.alreadyPresent, 'record')} already present, nothing added${skipped}`
+          : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${skipped}`;
         process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
       }
       process.stdout.write(
-        `model${a.db ? ` ${a.db}` : ''}: ${totals?.records ?? 0} records, ${totals?.spans ?? 0} spans, ${totals?.runs ?? 0} run(s)\n`,
+        `model${a.db ? ` ${a.db}` : ''}: ${plural(totals?.records ?? 0, 'record')}, ${plural(totals?.spans ?? 0, 'span')}, ${plural(totals?.runs ?? 0, 'run')}\n`,
       );
     }, { writes: true }),
 };

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { mapStatus, UnknownStatusError } from '../telemetry/status-map.js';
 import { UsageError } from '../errors.js';
 
@@ -10,16 +10,16 @@ interface Args {
   format: 'text' | 'json';
 }
 
-export const mapStatusCommand: CommandModule<object, Args> = {
-  command: 'map-status <status>',
-  describe: 'map an older-engine run-results status to node_outcome, skip reason and test_outcome',
+export const mapStatusCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .positional('status', { type: 'string', demandOption: true, describe: 'e.g. success, error, skipped, pass, warn, fail, "partial success", reused, no-op' })
       .option('resource-type', { type: 'string', describe: 'resource type of the node (test and unit_test take test statuses)' })
       .option('message', { type: 'string', describe: 'the result message (e.g. "Skipping due to fail_fast", "NO-OP")' })
       .option('command', { type: 'string', describe: 'the command that wrote the results (compile, generate, show change what success means)' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'text (tab-separated) or json' })
+      .example('$0 map-status fail --resource-type test', 'node_outcome success, test_outcome failed')
+      .example("$0 map-status skipped --message 'Skipping due to fail_fast'", 'the skip reason depends on the message'),
   handler: (a) => {
     let m;
     try {

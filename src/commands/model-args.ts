@@ -3,8 +3,9 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { createProgress } from '../render/progress.js';
 import type { Db } from '../store/db.js';
-import { loadPaths, type LoadReport } from '../store/load.js';
-import { openModelFor } from '../store/open.js';
+import type { LoadReport } from '../store/load.js';
+import { plural } from '../render/plural.js';
+import { listPositional } from './options.js';
 
 export interface ModelArgs {
   paths?: string[];
@@ -16,8 +17,8 @@ export interface ModelArgs {
 
 export function withModelOptions<T>(y: Argv<T>) {
   return y
-    .positional('paths', { type: 'string', array: true, describe: 'JSONL (.jsonl/.ndjson/.json, optionally .gz) or Parquet files, folders, globs' })
-    .option('db', { type: 'string', describe: 'a model made by `runlens load --db` (read-only; PATHs beside it are read with an in-memory copy)' })
+    .positional('paths', listPositional('telemetry files (JSONL, .gz, Parquet), folders (searched for them) or globs'))
+    .option('db', { type: 'string', requiresArg: true, describe: 'a DuckDB file holding a model saved earlier by `runlens load --db` (runs, spans, nodes...), used instead of or beside PATHs; reading commands never change it' })
     .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' });
 }
 
@@ -30,6 +31,8 @@ const NOTHING_LOADED: LoadReport = { files: [], records: 0, traces: 0, alreadyPr
 export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; writes?: boolean } = {}): Promise<{ db: Db; report: LoadReport }> {
   const paths = a.paths ?? [];
   if (paths.length === 0 && !a.db && opts.requireInput !== false) throw new UsageError('give at least one PATH or --db FILE');
+  // DuckDB: loaded when a command runs, not for --help
+  const [{ loadPaths }, { openModelFor }] = await Promise.all([import('../store/load.js'), import('../store/open.js')]);
   const db = await openModelFor({ db: a.db, writes: opts.writes === true || a.receive === true, adding: paths.length > 0 });
   if (paths.length === 0) return { db, report: NOTHING_LOADED };
   try {
@@ -51,11 +54,10 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; 
 export function reportSkipped(report: LoadReport): void {
   for (const f of report.files) {
     if (f.skippedLines === 0) continue;
-    const what = f.format === 'parquet' ? 'row(s)' : 'line(s)';
-    const where = f.badLines.map((b) => `${f.path}:${b.line}: ${b.field ? `${b.field}: ` : ''}${b.reason}`).join('\n  ');
+    const where = f.badLines.map((b) => `${f.path}:${b.line}: ${b.field && b.field !== '-' ? `${b.field}: ` : ''}${b.reason}`).join('\n  ');
     const others = f.skippedLines - f.badLines.length;
     const more = others > 0 ? `\n  ... and ${others} more: ${f.format === 'parquet' ? 'rows' : 'lines'} ${lineRanges(f.moreBadLines)}` : '';
-    process.stderr.write(`runlens: skipped ${f.skippedLines} ${what} in ${f.path}:\n  ${where}${more}\n`);
+    process.stderr.write(`runlens: skipped ${plural(f.skippedLines, f.format === 'parquet' ? 'row' : 'line')} in ${f.path}:\n  ${where}${more}\n`);
   }
 }
 

@@ -1,22 +1,48 @@
-import type { CommandModule } from 'yargs';
-import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql } from '../analyze/queries.js';
+import type { CommandBody } from './command.js';
+import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql, type SavedQuery } from '../analyze/queries.js';
+import { resolveTrace } from '../analyze/tree.js';
 import { UsageError } from '../errors.js';
-import { renderTable, type TableFormat } from '../render/table.js';
+import { wrap } from '../render/help.js';
+import { outputWidth, renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
-export const queriesCommand: CommandModule<object, { format: TableFormat }> = {
-  command: 'queries',
-  describe: 'list the saved queries and their parameters',
-  builder: (y) => y.option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+export const queriesCommand: CommandBody<{ format: TableFormat }> = {
+  builder: (y) =>
+    y
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table: a list for people; json or csv for programs' })
+      .example('$0 queries', 'names, summaries and parameters with their defaults'),
   handler: (a) => {
-    const rows = listSavedQueries().map((q) => ({
+    const queries = listSavedQueries();
+    const value = (d: string) => (d === '' ? "''" : d);
+    if (a.format === 'table') {
+      process.stdout.write(renderQueryList(queries, outputWidth() ?? 80));
+      return;
+    }
+    const rows = queries.map((q) => ({
       name: q.name,
       summary: q.summary,
-      parameters: q.params.map((p) => `${p.name}=${p.default === '' ? "''" : p.default} (${p.doc})`).join('; '),
+      parameters: q.params.map((p) => `${p.name}=${value(p.default)} (${p.doc})`).join('; '),
     }));
     process.stdout.write(renderTable({ columns: ['name', 'summary', 'parameters'], rows }, a.format));
   },
 };
+
+/** For people: each query, its summary, and each parameter in full on its own line, wrapped to the width. */
+function renderQueryList(queries: SavedQuery[], width: number): string {
+  const out: string[] = [];
+  for (const q of queries) {
+    out.push(q.name, ...wrap('    ', q.summary, width));
+    const flags = q.params.map((p) => `--param ${p.name}=${p.default === '' ? "''" : p.default}`);
+    const w = Math.max(0, ...flags.map((f) => f.length)) + 2;
+    q.params.forEach((p, i) => out.push(...wrap(`    ${flags[i]!.padEnd(w)}`, p.doc, width)));
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** Saved-query parameters that name a run (trace id, invocation id or prefix). */
+const RUN_PARAMS = ['trace', 'base', 'head'];
 
 interface QueryArgs extends ModelArgs {
   name?: string;
@@ -25,22 +51,25 @@ interface QueryArgs extends ModelArgs {
   format: TableFormat;
 }
 
-export const queryCommand: CommandModule<object, QueryArgs> = {
-  command: 'query [name] [paths..]',
-  describe: 'run a saved query (see `runlens queries`) or --sql against the model',
+export const queryCommand: CommandBody<QueryArgs> = {
   builder: (y) =>
     withModelOptions(y)
-      .positional('name', { type: 'string', describe: 'saved query name (omit with --sql)' })
-      .option('sql', { type: 'string', describe: 'free SQL over records, spans, nodes, node_results, runs, logs' })
-      .option('param', { type: 'string', array: true, describe: 'k=v parameter of the saved query (repeatable)' })
-      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+      .positional('name', { type: 'string', describe: 'a saved query (`runlens queries` lists them); omitted with --sql' })
+      .option('sql', valueOption('free SQL over records, spans, nodes, node_results, runs, logs'))
+      .option('param', listOption('NAME=VALUE parameter of the saved query', PARAM_SPLIT))
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people (fits the terminal), json or csv for programs' })
+      .example('$0 query slowest-nodes samples/failed-build.jsonl --param limit=5', 'a saved query with a parameter')
+      .example('$0 query --sql "SELECT unique_id, duration_ms FROM node_results ORDER BY 2 DESC LIMIT 5" samples/two-runs.jsonl', 'free SQL over the model'),
   handler: async (a) => {
     // With --sql the first positional is a PATH, not a query name.
     const paths = a.sql ? [...(a.name ? [a.name] : []), ...(a.paths ?? [])] : (a.paths ?? []);
     if (!a.sql && !a.name) throw new UsageError('name a saved query (`runlens queries` lists them) or give --sql');
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
+    const params = parseParamArgs(a.param);
     await withModel({ ...a, paths }, async (db) => {
-      const result = saved ? await runSavedQuery(db, saved, parseParamArgs(a.param)) : await runSql(db, a.sql!);
+      // A run named by a parameter must be in the input (and its prefix unique), as for tree --trace.
+      for (const k of RUN_PARAMS) if (params[k]) params[k] = await resolveTrace(db, params[k]);
+      const result = saved ? await runSavedQuery(db, saved, params) : await runSql(db, a.sql!);
       process.stdout.write(renderTable(result, a.format));
     });
   },

@@ -11,10 +11,15 @@ export interface ReceiveArgs {
 
 export function withReceiveOptions<T>(y: Argv<T>) {
   return y
-    .option('port', { type: 'number', default: 4318, describe: 'OTLP/HTTP port (0 picks a free one)' })
+    .option('port', { type: 'number', default: 4318, describe: 'OTLP/HTTP port (0 picks a free one)', coerce: portNumber })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
     .option('max-body-mb', { type: 'number', default: 16, describe: 'largest request body, compressed or not (413 beyond)' })
     .option('queue-limit', { type: 'number', default: 200_000, describe: 'records waiting for the database beyond which requests get 429' });
+}
+
+function portNumber(p: number): number {
+  if (!(Number.isInteger(p) && p >= 0 && p <= 65535)) throw new UsageError(`--port: expected a port number 0..65535 (0 picks a free one), got ${Number.isNaN(p) ? 'something else' : p}`);
+  return p;
 }
 
 /** The receiver's network and queue settings from the shared options. */

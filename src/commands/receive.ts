@@ -1,12 +1,7 @@
 import path from 'node:path';
-import type { CommandModule } from 'yargs';
-import { RunProgress } from '../analyze/run-progress.js';
+import type { CommandBody } from './command.js';
 import { RunlensError } from '../errors.js';
-import { OtlpReceiver } from '../ingest/otlp-receiver.js';
-import { JsonlSink } from '../produce/sinks/jsonl.js';
-import { ParquetSink } from '../produce/sinks/parquet.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
-import { openModel } from '../store/load.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
 interface Args extends ReceiveArgs {
@@ -15,20 +10,23 @@ interface Args extends ReceiveArgs {
   parquet?: string;
 }
 
-export const receiveCommand: CommandModule<object, Args> = {
-  command: 'receive',
-  describe: 'OTLP/HTTP receiver: live ingest of the engine stream into the model (SIGINT/SIGTERM flush and close)',
+export const receiveCommand: CommandBody<Args> = {
   builder: (y) =>
     withReceiveOptions(y)
       .option('db', { type: 'string', describe: 'DuckDB file to write the model to (query it after with --db)' })
       .option('jsonl', { type: 'string', describe: 'also write conformant JSONL as records arrive' })
-      .option('parquet', { type: 'string', describe: "also write Parquet in the engine's layout when the receiver stops" }),
+      .option('parquet', { type: 'string', describe: "also write Parquet in the engine's layout when the receiver stops" })
+      .example('$0 receive --db live.duckdb', 'then run the engine with OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318; Ctrl-C stops')
+      .example('$0 receive --port 0 --jsonl otel.jsonl', 'a free port, and a JSONL copy of what arrives'),
   handler: async (a) => {
+    const [{ RunProgress }, { OtlpReceiver }, { JsonlSink }, { openModel }] = await Promise.all([
+      import('../analyze/run-progress.js'), import('../ingest/otlp-receiver.js'), import('../produce/sinks/jsonl.js'), import('../store/load.js'),
+    ]);
     const db = await openModel(a.db);
     const sinks: TelemetrySink[] = [];
     // Paths as given (resolved), not the engine's logs/ and target/metadata/ defaults for bare names.
     if (a.jsonl) sinks.push(new JsonlSink({ path: path.resolve(a.jsonl), append: false, level: 'trace' }));
-    if (a.parquet) sinks.push(new ParquetSink({ path: path.resolve(a.parquet), level: 'trace' }));
+    if (a.parquet) sinks.push(new (await import('../produce/sinks/parquet.js')).ParquetSink({ path: path.resolve(a.parquet), level: 'trace' }));
     const log = (s: string) => process.stderr.write(s + '\n');
     const progress = new RunProgress(db);
     let reporting = Promise.resolve();

@@ -1,35 +1,38 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { recordCommand } from '../legacy/record.js';
 import { outFormat } from '../legacy/sinks.js';
+import { outputLabel, outputPath } from '../produce/output-path.js';
+import { plural } from '../render/plural.js';
+import { withOutputOptions, type OutputArgs } from './output.js';
+import { listPositional } from './options.js';
 
-interface Args {
-  out: string;
+interface Args extends OutputArgs {
   manifest?: string;
   'export-to-otlp': boolean;
   cmd?: string[];
 }
 
-export const recordCommandModule: CommandModule<object, Args> = {
-  command: 'record [cmd..]',
-  describe: 'run an older-engine command and translate its JSON log live: runlens record -o OUT -- dbt build',
+export const recordCommandModule: CommandBody<Args> = {
   builder: (y) =>
-    y
-      .positional('cmd', { type: 'string', array: true, describe: 'the command to run, after --' })
-      .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'output file: .jsonl (written as events arrive) or .parquet (written when the command ends)' })
+    withOutputOptions(y, 'the file to write: .jsonl (written as events arrive) or .parquet (written when the command ends)')
+      .positional('cmd', listPositional('the command to run, after --'))
       .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .example('$0 record -o run.jsonl -- dbt build --select tag:nightly', 'adds --log-format json when absent')
+      .example('$0 record --project-dir . -- dbt build', "writes ./logs/otel.jsonl, where the new engine writes its own")
       .example('$0 record -o run.parquet -- cat logs/captured.jsonl', 'replay a recorded JSON log'),
   handler: async (a) => {
-    outFormat(a.out);
+    const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
+    outFormat(out);
     // yargs puts the words after -- into _ behind the command name
     const rest = ((a as unknown as { _: (string | number)[] })._ ?? []).slice(1);
     const argv = [...(a.cmd ?? []), ...rest].map(String);
-    const r = await recordCommand({ out: a.out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
+    const r = await recordCommand({ out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
     const nodes = r.invocations.reduce((n, s) => n + s.nodes, 0);
     const canceled = r.invocations.reduce((n, s) => n + (s.outcomes.canceled ?? 0), 0);
     process.stderr.write(
-      `runlens: recorded ${r.invocations.length} invocation(s), ${nodes} nodes${canceled ? ` (${canceled} canceled)` : ''}, ${r.records} records to ${a.out}; command exited ${r.exitCode}\n`,
+      `runlens: recorded ${plural(r.invocations.length, 'invocation')}, ${plural(nodes, 'node')}${canceled ? ` (${canceled} canceled)` : ''}, ` +
+        `${plural(r.records, 'record')} to ${outputLabel(out)}; the command exited ${r.exitCode}\n`,
     );
     process.exitCode = r.exitCode;
   },

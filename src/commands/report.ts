@@ -1,31 +1,34 @@
-import { writeFileSync } from 'node:fs';
-import type { CommandModule } from 'yargs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path, { dirname } from 'node:path';
+import type { CommandBody } from './command.js';
 import { buildReportData } from '../analyze/report/data.js';
 import { renderReportHtml } from '../analyze/report/html.js';
-import { InputError, errorMessage } from '../errors.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { valueOption } from './options.js';
 
 interface Args extends ModelArgs {
-  out: string;
+  output: string;
   trace?: string;
 }
 
-export const reportCommand: CommandModule<object, Args> = {
-  command: 'report [paths..]',
-  describe: 'write one self-contained HTML report of a run (verdict, timeline, critical path, failures; trends with several runs)',
+export const reportCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
-      .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'the HTML file to write' })
-      .option('trace', { type: 'string', describe: 'the run: trace id, invocation id, or a unique prefix (default: the most recent run)' }),
+      .option('output', { alias: ['o', 'out'], type: 'string', requiresArg: true, demandOption: true, describe: 'the HTML file to write (its folder is created); - writes it to stdout' })
+      .option('trace', valueOption('the run: trace id, invocation id, or a unique prefix (default: the most recent run)'))
+      .example('$0 report samples/failed-build.jsonl -o report.html', 'then open report.html in a browser')
+      .example('$0 report runs/ --trace 019cadc6 -o -', 'one run of a folder, the HTML on stdout'),
   handler: (a) =>
     withModel(a, async (db) => {
       const data = await buildReportData(db, { trace: a.trace });
       const html = renderReportHtml(data);
-      try {
-        writeFileSync(a.out, html);
-      } catch (e) {
-        throw new InputError(`cannot write the report: ${errorMessage(e)}`, a.out);
+      if (a.output === '-') process.stdout.write(html);
+      else {
+        mkdirSync(dirname(path.resolve(a.output)), { recursive: true });
+        writeFileSync(a.output, html);
       }
-      process.stdout.write(`wrote ${a.out} (${(html.length / 1024).toFixed(0)} KiB): run ${data.run.trace_id}, ${data.gate.passed ? 'passed' : 'FAILED'}\n`);
+      (a.output === '-' ? process.stderr : process.stdout).write(
+        `wrote ${a.output === '-' ? 'stdout' : a.output} (${(html.length / 1024).toFixed(0)} KiB): run ${data.run.trace_id}, ${data.gate.passed ? 'passed' : 'FAILED'}\n`,
+      );
     }),
 };

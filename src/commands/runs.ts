@@ -1,16 +1,24 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { RUN_COLUMNS, listRuns } from '../analyze/runs.js';
-import { renderTable, type TableFormat } from '../render/table.js';
+import { renderTable, type TableFormat, type TableLayout } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 
 interface Args extends ModelArgs {
   format: TableFormat;
 }
 
-export const runsCommand: CommandModule<object, Args> = {
-  command: 'runs [paths..]',
-  describe: 'list the runs (one per trace / invocation) in the input',
-  builder: (y) => withModelOptions(y).option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const }),
+/** On a narrow terminal the table keeps these first (the last ones are left out first). */
+const RUNS_LAYOUT: TableLayout = {
+  priority: ['trace_id', 'started_at', 'failed', 'error', 'tests_failed', 'command', 'duration_s', 'nodes', 'skipped', 'success', 'tests_passed', 'canceled', 'tests_warned', 'ended', 'engine_version'],
+  columns: { started_at: { min: 16, prefix: true }, engine_version: { min: 20 } },
+};
+
+export const runsCommand: CommandBody<Args> = {
+  builder: (y) =>
+    withModelOptions(y)
+      .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people (fits the terminal), json or csv for programs (every column)' })
+      .example('$0 runs samples/two-runs.jsonl', 'one line per run')
+      .example('$0 runs logs/ --format json', 'every run in a folder, as JSON'),
   handler: (a) =>
     withModel(a, async (db) => {
       const rows = await listRuns(db, { newestFirst: true });
@@ -18,7 +26,12 @@ export const runsCommand: CommandModule<object, Args> = {
         process.stderr.write('runlens: no runs in the input\n');
         return;
       }
-      const view = rows.map((r) => ({ ...r, failed: r.failed ? 'FAILED' : '' }));
-      process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows: a.format === 'table' ? view : rows }, a.format));
+      if (a.format !== 'table') {
+        process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows }, a.format));
+        return;
+      }
+      // For people: a readable time, and FAILED where a run failed.
+      const view = rows.map((r) => ({ ...r, started_at: String(r.started_at ?? '').replace('T', ' ').replace(/\.\d+Z$/, ''), failed: r.failed ? 'FAILED' : '' }));
+      process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows: view }, 'table', RUNS_LAYOUT));
     }),
 };

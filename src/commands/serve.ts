@@ -1,6 +1,7 @@
-import type { CommandModule } from 'yargs';
-import { createService, DEFAULT_STEP_COMMANDS } from '../service/server.js';
-import { dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact } from '../service/cli-options.js';
+import type { CommandBody } from './command.js';
+import {
+  DEFAULT_STEP_COMMANDS, dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact,
+} from '../service/cli-options.js';
 import { UsageError } from '../errors.js';
 
 interface Args {
@@ -16,9 +17,7 @@ interface Args {
   log: boolean;
 }
 
-export const serveCommand: CommandModule<object, Args> = {
-  command: 'serve',
-  describe: 'run the job-run webhooks and run-artifacts service (v3 webhooks API, v2 jobs/runs/artifacts)',
+export const serveCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .option('port', { type: 'number', default: 8080, describe: 'port to listen on (0 picks a free one)' })
@@ -30,7 +29,9 @@ export const serveCommand: CommandModule<object, Args> = {
       .option('delivery-timeout', { type: 'number', default: 10, describe: 'seconds an endpoint has to answer; a later answer is a failure' })
       .option('allow-private-targets', { type: 'boolean', default: false, describe: 'allow deliveries to private, loopback and link-local addresses (local development)' })
       .option('step-commands', { type: 'string', default: DEFAULT_STEP_COMMANDS.join(','), describe: 'executables job steps may run' })
-      .option('log', { type: 'boolean', default: false, describe: 'log each HTTP request (JSON lines on stdout)' }),
+      .option('log', { type: 'boolean', default: false, describe: 'log each HTTP request (JSON lines on stdout)' })
+      .example('$0 serve --data ./runlens-data', 'SQLite in a folder; then runlens accounts create NAME')
+      .example('$0 serve --database-url postgres://runlens@db/runlens --port 8080', 'several serve processes sharing PostgreSQL'),
   handler: async (a) => {
     if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new UsageError(`--port: expected 0..65535, got ${a.port}`);
     const dataDir = dataDirOf(a.data);
@@ -40,6 +41,7 @@ export const serveCommand: CommandModule<object, Args> = {
     const stepCommands = parseStepCommands(a['step-commands']);
     const store = await openStore(a);
     const url0 = databaseUrlOf(a['database-url']);
+    const { createService } = await import('../service/server.js');
     const svc = await createService({
       dataDir,
       store,

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { toMicros } from '../service/clock.js';
 import { hashToken, newApiToken } from '../service/ids.js';
 import { PERMISSION_SETS, writeAccessSummary } from '../service/http/auth.js';
@@ -15,11 +15,10 @@ const positiveId = (flag: string, v: number | undefined): number | undefined => 
   return v;
 };
 
-export const tokensCommand: CommandModule<object, object> = {
-  command: 'tokens <command>',
-  describe: `manage API tokens (${STORE_MODEL}); a token is shown once, when made, and stored hashed`,
+export const tokensCommand: CommandBody<object> = {
   builder: (y) =>
     y
+      .epilogue(STORE_MODEL)
       .command<StoreArgs & { account: number; 'permission-set': string; name: string }>('create', 'make a token for one account and print it (only now)', (yy) =>
         storeOptions(yy)
           .option('account', { type: 'number', demandOption: true, describe: 'account id (from `runlens accounts create`)' })
@@ -61,6 +60,8 @@ export const tokensCommand: CommandModule<object, object> = {
           if (a.format === 'json') printJson(v);
           else out(`revoked token ${v.id} (account ${v.account_id}, ${v.permission_set}, "${v.name}")`);
         })
-      .demandCommand(1, 'name a tokens command: create, list, revoke'),
+      .demandCommand(1, 'name a tokens command: create, list, revoke')
+      .example('$0 tokens create --account 1 --permission-set developer --data ./runlens-data', 'prints the token once')
+      .example('$0 tokens create --help', "one subcommand's options"),
   handler: () => undefined,
 };

@@ -1,9 +1,10 @@
-import type { CommandModule } from 'yargs';
+import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
 import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
+import { valueOption } from './options.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -11,14 +12,14 @@ interface Args extends ModelArgs {
   format: 'text' | 'json';
 }
 
-export const treeCommand: CommandModule<object, Args> = {
-  command: 'tree [paths..]',
-  describe: 'print the span tree of each run (or of --trace ID)',
+export const treeCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
-      .option('trace', { type: 'string', describe: 'one trace: trace id, invocation id, or a unique prefix' })
+      .option('trace', valueOption('one run only: trace id, invocation id, or a unique prefix'))
       .option('depth', { type: 'number', describe: 'print spans down to this depth (0 = roots only)' })
-      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const }),
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'text for people, json (nested spans) for programs' })
+      .example('$0 tree samples/failed-build.jsonl --depth 2', 'phases and nodes, deeper spans folded into a count')
+      .example('$0 tree logs/ --trace 019cadc6', 'one run, by a prefix of its trace or invocation id'),
   handler: (a) => {
     if (a.depth !== undefined && !(Number.isInteger(a.depth) && a.depth >= 0)) {
       throw new UsageError(`--depth: expected a whole number of levels, 0 or more (for example --depth 2); got ${Number.isNaN(a.depth) ? 'something else' : a.depth}`);

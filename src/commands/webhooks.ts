@@ -1,4 +1,5 @@
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
+import type { CommandBody } from './command.js';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { WebhooksClient, type SubscriptionChanges, type WebhookSubscription } from '../client/webhooks.js';
@@ -53,9 +54,7 @@ function pagingNumber(flag: string, v: number | undefined, min: number, max: num
   if (v !== undefined && (!Number.isInteger(v) || v < min || v > max)) throw new UsageError(`--${flag}: expected an integer from ${min} to ${max}, got ${v}`);
 }
 
-export const webhooksCommand: CommandModule<object, object> = {
-  command: 'webhooks <command>',
-  describe: 'manage webhook subscriptions and read their delivery log (v3 API), verify signatures, receive events locally',
+export const webhooksCommand: CommandBody<object> = {
   builder: (y) =>
     y
       .command<Conn & { limit?: number; offset?: number }>('list', 'list subscriptions (every page unless --limit)', (yy) =>
@@ -140,7 +139,9 @@ export const webhooksCommand: CommandModule<object, object> = {
           .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'json: one line per event (the raw payload)' })
           .example('$0 webhooks listen --port 9000 --secret "$SECRET"', 'subscribe http://127.0.0.1:9000/ (serve --allow-private-targets) to see each event'),
         async (a) => listen(a))
-      .demandCommand(1, 'name a webhooks command: list, get, create, update, delete, test, events, receipt, verify, listen'),
+      .demandCommand(1, 'name a webhooks command: list, get, create, update, delete, test, events, receipt, verify, listen')
+      .example('$0 webhooks list', 'the subscriptions of the account (--base-url, --account, --token or RUNLENS_* variables)')
+      .example('$0 webhooks create --help', "one subcommand's options"),
   handler: () => undefined,
 };
 

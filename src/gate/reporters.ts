@@ -4,6 +4,7 @@
  */
 import type { FailOn, GateNode, GateResult, GateRun } from './rules.js';
 import { RULE_ORDER, failingRows } from './rules.js';
+import { plural as count } from '../render/plural.js';
 
 export const REPORTERS = ['text', 'json', 'github', 'junit', 'markdown'] as const;
 export type Reporter = (typeof REPORTERS)[number];
@@ -22,7 +23,6 @@ const RULE_TEXT: Record<FailOn, [one: string, many: string]> = {
   incomplete: ['incomplete', 'incomplete'],
 };
 
-const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const ruleText = (rule: FailOn) => RULE_TEXT[rule][0];
 const runName = (r: GateRun) => `run ${r.trace_id}${r.command ? ` (${r.command})` : ''}`;
 const firstLine = (s: string | null) => (s ?? '').split('\n')[0]!;

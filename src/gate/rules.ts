@@ -3,7 +3,9 @@
  * node results matches --fail-on. Offenders and counts are selected in DuckDB; only offenders (and, for
  * reporters that list every test, the tests) come into JavaScript.
  */
-import { sqlString, type Db } from '../store/db.js';
+import type { Db } from '../store/db.js';
+import { sqlString } from '../store/sql-text.js';
+import { plural } from '../render/plural.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 import { reasonOf } from './reason.js';
 
@@ -167,7 +169,7 @@ async function selectPassingTests(db: Db, failOn: readonly FailOn[], inTrace: st
 }
 
 /** "1 failing row", "4 failing rows" (a test outcome without a count: 0). */
-export const failingRows = (n: number | null) => `${n ?? 0} failing row${n === 1 ? '' : 's'}`;
+export const failingRows = (n: number | null) => plural(n ?? 0, 'failing row');
 
 function nodeReason(n: Omit<GateNode, 'reason'>, messages: string[] | null): string {
   const logged = reasonOf(messages?.length ? messages : [n.error_text]);

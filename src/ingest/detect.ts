@@ -70,7 +70,7 @@ export async function detectFile(file: string): Promise<InputFile> {
     if (head.subarray(0, 4).toString('latin1') === 'PAR1') {
       const tail = Buffer.alloc(4);
       await fh.read(tail, 0, 4, size - 4);
-      if (size < 12 || tail.toString('latin1') !== 'PAR1') throw new InputError('truncated Parquet file (no footer)', file);
+      if (size < 12 || tail.toString('latin1') !== 'PAR1') throw new InputError('truncated Parquet file (no footer): it is complete only once its writer has finished', file);
       return { path: file, format: 'parquet', gzip: false, size, keyStyle: 'snake' };
     }
     if (/\.parquet$/i.test(file)) throw new InputError('not a Parquet file (no PAR1 magic)', file);

@@ -12,6 +12,7 @@ import { readManifest, type Manifest } from './manifest.js';
 import { migrateRun, type MigrateSummary } from './from-run-results.js';
 import { translateLogFile, type LogFileReport } from './log-file.js';
 import { readRunResults } from './run-results.js';
+import { STDOUT } from '../produce/output-path.js';
 import { openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
 
@@ -77,7 +78,8 @@ export async function migrateFiles(files: string[], o: MigrateOptions): Promise<
   const kinds = files.map((f) => [f, inputKind(f)] as const);
   // Helper threads start first: they parse their file while this thread does.
   const helpers = new Map<number, RunHelpers>();
-  const splittable = !o.otlp && outFormat(o.out) === 'jsonl';
+  // (helper threads write part files beside the output: not for stdout)
+  const splittable = !o.otlp && o.out !== STDOUT && outFormat(o.out) === 'jsonl';
   const out: FileSummary[] = [];
   try {
     for (const [i, [f, kind]] of kinds.entries()) {
@@ -101,7 +103,7 @@ export async function migrateFiles(files: string[], o: MigrateOptions): Promise<
     } finally {
       await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
       // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
-      if (!complete) rmSync(path.resolve(o.out), { force: true });
+      if (!complete && o.out !== STDOUT) rmSync(path.resolve(o.out), { force: true });
     }
     return report(o, sinks, out, errors, manifest);
   } finally {

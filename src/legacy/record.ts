@@ -9,14 +9,14 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
-import { UsageError } from '../errors.js';
+import { CommandStartError, UsageError } from '../errors.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
 import { feedLines, textOf } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
 import { commandOf } from './run-results.js';
-import { openSinks } from './sinks.js';
+import { openSinks, type SharedSink } from './sinks.js';
 
 export interface RecordOptions {
   out: string;
@@ -51,16 +51,27 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const argv = engineArgv(o.argv);
   const human = o.human ?? process.stderr;
   const manifest = o.manifest ? readManifest(o.manifest) : undefined;
-  const sinks = await openSinks(o.out, { otlp: o.otlp });
-  const { writerFor, errors } = writers(sinks, o.ids);
-  const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
-  const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined });
-
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['inherit', 'pipe', 'inherit'] });
+  // The output is opened only once the command runs: one that cannot start leaves every file as it was.
+  await new Promise<void>((res, rej) => {
+    child.once('spawn', res);
+    child.once('error', (e: NodeJS.ErrnoException) => rej(new CommandStartError(argv[0]!, e.code)));
+  });
+  // ('close' comes only after its stdout, which nothing has read yet, has ended)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res, rej) => {
     child.once('error', rej);
     child.once('close', (code, signal) => res({ code, signal }));
   });
+  let sinks: SharedSink[];
+  try {
+    sinks = await openSinks(o.out, { otlp: o.otlp });
+  } catch (e) {
+    child.kill();
+    throw e;
+  }
+  const { writerFor, errors } = writers(sinks, o.ids);
+  const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
+  const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined });
   let interrupted = false;
   const onSigint = () => {
     interrupted = true;

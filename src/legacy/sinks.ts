@@ -9,10 +9,12 @@ import { CountingSink } from '../produce/sinks/counting.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { UsageError } from '../errors.js';
+import { STDOUT } from '../produce/output-path.js';
 
 export type OutFormat = 'jsonl' | 'parquet';
 
 export function outFormat(out: string): OutFormat {
+  if (out === STDOUT) return 'jsonl';
   if (/\.jsonl$/i.test(out)) return 'jsonl';
   if (/\.parquet$/i.test(out)) return 'parquet';
   throw new UsageError(`output ${out}: name it *.jsonl or *.parquet (the extension picks the format)`);
@@ -41,13 +43,16 @@ export interface SinkOptions {
  */
 export async function openSinks(out: string, o: SinkOptions = {}): Promise<SharedSink[]> {
   const format = outFormat(out);
-  // Absolute path: the sinks place bare names under logs/ or target/metadata/ like the engine.
-  const abs = path.resolve(out);
   const level = o.level ?? 'debug';
-  const parquet = format === 'parquet' ? (await import('../produce/sinks/parquet.js')).ParquetSink : undefined;
   const otlp = o.otlp ? (await import('../produce/sinks/otlp.js')).otlpSink : undefined;
-  rmSync(abs, { force: true });
-  const sinks: TelemetrySink[] = [parquet ? new parquet({ path: abs, level }) : new JsonlSink({ path: abs, append: false, level })];
-  if (otlp) sinks.push(otlp({ level: 'info' }));
+  let main: TelemetrySink;
+  if (out === STDOUT) main = new JsonlSink({ stream: process.stdout, level });
+  else {
+    // Absolute path: the sinks place bare names under logs/ or target/metadata/ like the engine.
+    const abs = path.resolve(out);
+    rmSync(abs, { force: true });
+    main = format === 'parquet' ? new (await import('../produce/sinks/parquet.js')).ParquetSink({ path: abs, level }) : new JsonlSink({ path: abs, append: false, level });
+  }
+  const sinks = otlp ? [main, otlp({ level: 'info' })] : [main];
   return sinks.map((s) => new SharedSink(s));
 }

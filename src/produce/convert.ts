@@ -41,7 +41,8 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   try {
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);
   } catch (e) {
-    if (e instanceof InputError || e instanceof UsageError) throw e;
+    // a file that cannot be written or read (a system error) names its own path
+    if (e instanceof InputError || e instanceof UsageError || (e as NodeJS.ErrnoException).path) throw e;
     throw new InputError((e as Error).message, input);
   }
 }

@@ -1,6 +1,6 @@
 /** Streaming JSONL read/write of engine records (gzip by `.gz` extension). */
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip, createGzip } from 'node:zlib';
@@ -59,13 +59,17 @@ export function writeChunk(w: Writable, s: string): Promise<void> | void {
 
 export async function openJsonlOut(path: string, append = false): Promise<{ stream: Writable; close: () => Promise<void> }> {
   await mkdir(dirname(path), { recursive: true });
-  const file: WriteStream = createWriteStream(path, { flags: append ? 'a' : 'w' });
+  // Opened before streaming: a path that cannot be written fails here, named, not in a stream event.
+  const file = (await open(path, append ? 'a' : 'w')).createWriteStream();
+  let failed: Error | undefined;
+  file.on('error', (e: Error) => (failed ??= e));
   const stream: Writable = path.endsWith('.gz') ? createGzip() : file;
   if (stream !== file) stream.pipe(file);
   const close = () =>
     new Promise<void>((res, rej) => {
+      if (failed) return rej(failed);
       file.once('error', rej);
-      file.once('close', () => res());
+      file.once('close', () => (failed ? rej(failed) : res()));
       stream.end();
     });
   return { stream, close };

@@ -4,7 +4,7 @@
  * nanoseconds in SQL so no 64-bit value passes through a JS number. (parquet-wasm's async Blob
  * reader traps under Node, and its sync reader needs the whole file in memory.)
  */
-import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { ATTRIBUTE_COLUMNS, joinAttributes } from './parquet-layout.js';
 import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
@@ -38,7 +38,7 @@ function topExpr(name: string, present: Set<string>): string {
 
 /** Records of one Parquet file, in file order. */
 export async function* readParquetRecords(path: string, chunkRows = 8192): AsyncGenerator<JsonlRecord> {
-  const db = await DuckDBInstance.create(':memory:');
+  const db = await duckdb.DuckDBInstance.create(':memory:');
   const con = await db.connect();
   try {
     const src = `read_parquet(${sqlStr(path)})`;

@@ -5,14 +5,13 @@
  * omitted, alphabetical attribute keys; across records: SpanStart/SpanEnd pairing and parents.
  * Unknown event types, enum values and envelope keys are warnings: the schema is additive.
  */
-import { access, open } from 'node:fs/promises';
-import { InputError } from '../errors.js';
+import { engineMessage, InputError } from '../errors.js';
+import { detectFile, expandPaths } from '../ingest/detect.js';
 import {
   ArtifactType, ExecutionPhase, HookOutcome, HookType, NodeCacheReason, NodeCancelReason, NodeErrorType, NodeMaterialization, NodeOutcome,
   NodeSkipReason, NodeType, NodeWarningOutcome, QueryOutcome, SourceFreshnessOutcome, TestOutcome, type EnumTable,
 } from '../telemetry/enums.js';
 import { KNOWN_EVENTS, eventKey } from '../telemetry/event-types.js';
-import { formatOf } from './convert.js';
 import { rawLines, parseLine } from '../ingest/jsonl-lines.js';
 import { readParquetRecords } from './parquet-reader.js';
 
@@ -31,14 +30,16 @@ export interface FileReport {
   records: number;
   violations: number;
   warnings: number;
-  /** the first `maxIssues` issues in file order */
+  /** the first `maxIssues` violations and the first `maxIssues` warnings, in file order */
   issues: Issue[];
 }
 
 export interface ValidateOptions {
-  /** issues kept per file (counts stay exact) */
+  /** violations kept per file, and warnings (counts stay exact) */
   maxIssues?: number;
 }
+
+export const DEFAULT_MAX_ISSUES = 100;
 
 const ORDER: Record<string, string[]> = {
   SpanStart: ['record_type', 'trace_id', 'span_id', 'span_name', 'parent_span_id', 'links', 'start_time_unix_nano', 'severity_number', 'severity_text', 'event_type', 'attributes'],
@@ -91,9 +92,8 @@ class FileChecker {
   }
 
   issue(line: number, field: string, rule: string, severity: IssueSeverity = 'violation'): void {
-    if (severity === 'violation') this.report.violations++;
-    else this.report.warnings++;
-    if (this.report.issues.length < this.maxIssues) this.report.issues.push({ file: this.report.file, line, field, rule, severity });
+    const n = severity === 'violation' ? ++this.report.violations : ++this.report.warnings;
+    if (n <= this.maxIssues) this.report.issues.push({ file: this.report.file, line, field, rule, severity });
   }
 
   record(line: number, v: unknown): void {
@@ -252,35 +252,22 @@ class FileChecker {
   }
 }
 
-/** Whether a file starts with the gzip magic (as src/ingest/detect.ts tells it; the extension is only a hint). */
-async function isGzip(path: string): Promise<boolean> {
-  const fh = await open(path, 'r');
-  try {
-    const head = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(head, 0, 2, 0);
-    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Validate one file (JSONL, .jsonl.gz or Parquet). Unreadable input throws InputError. */
+/**
+ * Validate one file (JSONL, .jsonl.gz or Parquet, told by content). Input that is not telemetry at
+ * all (not a JSON object on its first line, a Parquet file without footer) throws InputError once.
+ */
 export async function validateFile(path: string, opts: ValidateOptions = {}): Promise<FileReport> {
-  try {
-    await access(path);
-  } catch {
-    throw new InputError('cannot read file', path);
-  }
-  const c = new FileChecker(path, opts.maxIssues ?? 10_000);
-  if (formatOf(path) === 'parquet') {
+  const input = await detectFile(path);
+  const c = new FileChecker(path, opts.maxIssues ?? DEFAULT_MAX_ISSUES);
+  if (input.format === 'parquet') {
     let row = 0;
     try {
       for await (const r of readParquetRecords(path)) c.record(++row, r);
     } catch (e) {
-      throw new InputError((e as Error).message, path);
+      throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);
     }
   } else {
-    for await (const { line, bytes } of rawLines(path, await isGzip(path))) {
+    for await (const { line, bytes } of rawLines(path, input.gzip)) {
       const parsed = parseLine(bytes);
       if (parsed === 'blank') continue;
       if ('problem' in parsed) {
@@ -294,9 +281,10 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
   return c.finish();
 }
 
+/** Validate files, folders (their telemetry files) and globs, as every command takes PATHs. */
 export async function validatePaths(paths: string[], opts: ValidateOptions = {}): Promise<FileReport[]> {
   const out: FileReport[] = [];
-  for (const p of paths) out.push(await validateFile(p, opts));
+  for (const p of await expandPaths(paths)) out.push(await validateFile(p, opts));
   return out;
 }
 

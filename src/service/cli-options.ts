@@ -1,11 +1,10 @@
 /** Option parsing shared by the service commands (serve, accounts, tokens); errors name the flag. */
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { SqliteStore } from './store/sqlite.js';
-import { PostgresStore } from './store/postgres.js';
 import type { Store } from './store/types.js';
 
 export const DEFAULT_DATA_DIR = 'runlens-data';
+export const DEFAULT_STEP_COMMANDS = ['dbt', 'runlens'];
 
 export const dataDirOf = (data: string | undefined): string => resolve(data ?? process.env.RUNLENS_DATA ?? DEFAULT_DATA_DIR);
 
@@ -37,10 +36,11 @@ export const databaseUrlOf = (url: string | undefined): string | undefined => ur
 /** The store the flags name: PostgreSQL with --database-url (or RUNLENS_DATABASE_URL), else SQLite in the data folder. */
 export async function openStore(a: { data?: string; 'database-url'?: string }): Promise<Store> {
   const url = databaseUrlOf(a['database-url']);
-  if (!url) return new SqliteStore(dataDirOf(a.data));
+  // The store drivers load only when a command opens a store, not for `--help`.
+  if (!url) return new (await import('./store/sqlite.js')).SqliteStore(dataDirOf(a.data));
   if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError(`--database-url: expected postgres://user@host:port/database, got "${url}"`);
   try {
-    return await PostgresStore.connect(url);
+    return await (await import('./store/postgres.js')).PostgresStore.connect(url);
   } catch (e) {
     throw new UsageError(`--database-url: cannot use ${redact(url)}: ${(e as Error).message}`);
   }

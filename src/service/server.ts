@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { join } from 'node:path';
+import { DEFAULT_STEP_COMMANDS } from './cli-options.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULT_RETRY_DELAYS_S, Dispatcher } from './dispatcher.js';
 import { JobRunner } from './runner.js';
@@ -16,7 +17,7 @@ import type { ServiceContext } from './http/context.js';
 import { webhookRoutes } from './http/webhook-routes.js';
 import { runRoutes } from './http/run-routes.js';
 
-export const DEFAULT_STEP_COMMANDS = ['dbt', 'runlens'];
+export { DEFAULT_STEP_COMMANDS };
 /** Longest path parameter (ids are far shorter); longer ones are refused with 414 in the envelope. */
 const MAX_PARAM_LENGTH = 100;
 

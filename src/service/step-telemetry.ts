@@ -3,13 +3,14 @@
  * Where a step's telemetry can be: a file in the folder given to it as RUNLENS_TELEMETRY_DIR; the
  * files named by the engine's own flags (`--otel-parquet-file-name` under target/metadata,
  * `--otel-file-name` under logs); the engine's default Parquet path, target/metadata/otel.parquet; or
- * the `-o` file of a `runlens` step (generate, convert, record).
+ * the output of a `runlens` step (generate, migrate, record: -o FILE or --project-dir DIR).
  * Parquet is stored as written; JSONL is converted by the producer's convertFile (src/produce).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 // The one place this service calls the producer's converter (src/produce, issue 3).
 import { convertFile } from '../produce/convert.js';
+import { outputPath, STDOUT } from '../produce/output-path.js';
 
 export interface TelemetryFile {
   path: string;
@@ -38,6 +39,18 @@ async function modifiedSince(path: string, sinceMs: number): Promise<boolean> {
   }
 }
 
+function runlensOutput(argv: string[], cwd: string): string | undefined {
+  const output = flagValue(argv, '-o') ?? flagValue(argv, '--output') ?? flagValue(argv, '--out');
+  const projectDir = flagValue(argv, '--project-dir');
+  const format = flagValue(argv, '--format');
+  if (output === STDOUT || (output === undefined && projectDir === undefined)) return undefined;
+  try {
+    return outputPath({ output, projectDir, format: format === 'parquet' || format === 'jsonl' ? format : undefined }, cwd);
+  } catch {
+    return undefined; // options the command itself refused
+  }
+}
+
 /** The telemetry file of one finished step, Parquet preferred, or null when it wrote none. */
 export async function findStepTelemetry(argv: string[], cwd: string, telemetryDir: string, startedMs: number): Promise<TelemetryFile | null> {
   const found: TelemetryFile[] = [];
@@ -58,15 +71,11 @@ export async function findStepTelemetry(argv: string[], cwd: string, telemetryDi
     const jsonl = resolve(project, flagValue(argv, '--log-path') ?? 'logs', jsonlName);
     if (await modifiedSince(jsonl, startedMs)) found.push({ path: jsonl, format: 'jsonl' });
   }
-  // A `runlens generate|convert|record ... -o FILE` step reports its telemetry file as its output. Like
-  // the engine (and runlens's own sinks), a bare name lands in logs/ (JSONL) or target/metadata/ (Parquet).
-  const output = argv[0] === 'runlens' ? (flagValue(argv, '-o') ?? flagValue(argv, '--output')) : undefined;
-  const outputFormat = output ? formatOf(output) : null;
-  if (output && outputFormat) {
-    const bare = !output.includes('/') && !output.includes('\\');
-    const path = !bare ? resolve(cwd, output) : outputFormat === 'jsonl' ? resolve(cwd, 'logs', output) : resolve(cwd, 'target', 'metadata', output);
-    if (await modifiedSince(path, startedMs)) found.push({ path, format: outputFormat });
-  }
+  // A `runlens generate|migrate|record -o FILE` step's telemetry is where the command writes it (-o
+  // FILE, or the engine layout under --project-dir).
+  const path = argv[0] === 'runlens' ? runlensOutput(argv, cwd) : undefined;
+  const outputFormat = path ? formatOf(path) : null;
+  if (path && outputFormat && (await modifiedSince(path, startedMs))) found.push({ path, format: outputFormat });
   return found.find((f) => f.format === 'parquet') ?? found[0] ?? null;
 }
 

@@ -1,6 +1,7 @@
-import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
 import { totalmem } from 'node:os';
-import { InputError, UsageError, errorMessage } from '../errors.js';
+import { InputError, UsageError, engineMessage, errorMessage } from '../errors.js';
 import { jsonRows } from './json-rows.js';
 import { timed } from './timing.js';
 
@@ -65,7 +66,7 @@ export class Db {
   static async open(path = IN_MEMORY, opts: { readOnly?: boolean } = {}): Promise<Db> {
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(path, {
+      instance = await duckdb.DuckDBInstance.create(path, {
         block_allocator_memory: BLOCK_ALLOCATOR_MEMORY,
         ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
         ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
@@ -196,17 +197,4 @@ function openError(message: string, path: string): InputError {
   return new InputError(`cannot open the model: ${message.replace(/^[A-Za-z ]+Error: /, '')}`, path);
 }
 
-/** Quote a string literal for SQL built from trusted parts (paths); parameters are used wherever DuckDB allows them. */
-export function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
-
-/**
- * `expr IN (values...)` for the per-row paths of an insert. DuckDB rewrites an IN list of five or
- * more constants into a join, and a join in an INSERT's plan makes it give up the order-preserving
- * (batch) insert: rows of a file with several row groups or JSON chunks landed out of order, so a
- * record's `line` was wrong. An OR of equalities keeps the insert ordered.
- */
-export function sqlIn(expr: string, values: readonly string[]): string {
-  return `(${values.map((v) => `${expr} = ${sqlString(v)}`).join(' OR ')})`;
-}
+export { sqlIn, sqlString } from './sql-text.js';

@@ -5,14 +5,17 @@
  * those the node API's JSON reader gives (64-bit integers and decimals as strings, non-finite
  * doubles as "NaN"/"Infinity"); results with any other column type are read the usual way.
  */
-import { DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBTypeId as TypeId, DuckDBValue } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
+
+const { DuckDBTypeId, StatementType } = duckdb;
 
 import type { Row } from './db.js';
 
 type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 
 /** Column expressions giving each type's JSON as the node API's JSON reader gives it; undefined: not here. */
-function valueJson(c: string, type: DuckDBTypeId): string | undefined {
+function valueJson(c: string, type: TypeId): string | undefined {
   switch (type) {
     case DuckDBTypeId.BOOLEAN:
     case DuckDBTypeId.TINYINT:

@@ -8,7 +8,10 @@
  * as the unsigned integers of their 8 bytes (as in Parquet), and strings that repeat (record type,
  * trace id, event type, severity) as codes of a dictionary kept for the session.
  */
-import { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
+
+const { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR } = duckdb;
 import { endianness } from 'node:os';
 import type { Db } from './db.js';
 import { deriveTouched } from './derive.js';

@@ -7,7 +7,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import xxhashWasm from 'xxhash-wasm';
-import { InputError, errorMessage } from '../errors.js';
+import { InputError, engineMessage, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { LISTED_BAD_LINES, checkGzip, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
@@ -329,11 +329,11 @@ async function poolForTwoQueries(db: Db): Promise<number> {
 
 function translateReadError(e: unknown, input: InputFile): Error {
   const msg = errorMessage(e);
-  if (input.format === 'parquet') return new InputError(`cannot read Parquet: ${msg.replace(/^[A-Za-z ]+Error: /, '')}`, input.path);
+  if (input.format === 'parquet') return new InputError(`not a readable Parquet file: ${engineMessage(e)}`, input.path);
   if (/Malformed JSON|JSON|Expected/.test(msg)) {
     const { line, reason } = parseJsonError(msg);
     return new InputError(`malformed JSON: ${reason}${line === undefined ? '' : ' (use --lenient to skip bad lines)'}`, input.path, line);
   }
-  if (/gzip|GZIP|compress/i.test(msg)) return new InputError(`cannot decompress: ${msg}`, input.path);
-  return new InputError(msg.replace(/^[A-Za-z ]+Error: /, ''), input.path);
+  if (/gzip|GZIP|compress/i.test(msg)) return new InputError(`cannot decompress: ${engineMessage(e)}`, input.path);
+  return new InputError(engineMessage(e), input.path);
 }

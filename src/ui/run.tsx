@@ -12,6 +12,7 @@ import { loadPaths } from '../store/load.js';
 import { openModelFor } from '../store/open.js';
 import { App, type LoaderHooks } from './App.js';
 import { MOUSE_ON } from './mouse.js';
+import { plural } from '../render/plural.js';
 
 export interface ExploreOptions {
   paths: string[];
@@ -42,15 +43,15 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
         follower = new Follower(db, followFile, {
           lenient: o.lenient,
           onProgress,
-          onLoaded: (n) => h.loaded(`following: +${n} records`),
+          onLoaded: (n) => h.loaded(`following: +${plural(n, 'record')}`),
           onError: (e) => h.loaded(`follow: ${(e as Error).message}`),
         });
         const n = await follower.start();
-        h.loaded(`following ${followFile} (${n} records)`);
+        h.loaded(`following ${followFile} (${plural(n, 'record')})`);
       } else {
         const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, onProgress }) : undefined;
         if (o.receive) receiver = await receiveLive(db, o.receive, h);
-        else h.loaded(report?.skippedLines ? `skipped ${report.skippedLines} malformed line(s)` : undefined);
+        else h.loaded(report?.skippedLines ? `skipped ${plural(report.skippedLines, 'malformed line')}` : undefined);
       }
     })();
     return loading;

@@ -120,7 +120,7 @@ describe('critical path from the spans (CRISP), on hand-made runs', () => {
       const t = runCli(['critical-path', file, '--trace', traces[1]!]);
       expect(t.code).toBe(0);
       expect(t.stdout).toContain('critical path from the spans');
-      expect(t.stdout).toMatch(/phase run: 110ms; 2 node\(s\) on the path: 100ms working, 5\.0ms waiting/);
+      expect(t.stdout).toMatch(/phase run: 110ms; 2 nodes on the path: 100ms working, 5\.0ms waiting/);
       const j = runCli(['critical-path', file, '--format', 'json']);
       expect(j.code).toBe(0);
       const runs = JSON.parse(j.stdout) as { trace_id: string; phases: { phase: string; method: string; links: { unique_id: string }[] }[] }[];

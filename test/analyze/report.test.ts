@@ -1,4 +1,4 @@
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateFiles } from '../../src/legacy/migrate.js';
@@ -114,7 +114,7 @@ describe.skipIf(browser.missing)(browser.title('report in headless Chromium'), (
     const { page } = await openReport(b, report([file], 'failures.html'));
     expect(await page.textContent('#failures table.errors')).toContain(ERROR_TEXT);
     expect(await page.textContent('#failures table.failed-tests')).toContain('test.r.check');
-    expect(await page.textContent('#failures details')).toContain('model.r.bad (error): 1 node(s) skipped');
+    expect(await page.textContent('#failures details')).toContain('model.r.bad (error): 1 node skipped');
     await hover(page, 'model.r.bad', 'run');
     await page.waitForSelector('#tooltip:not([hidden])');
     const tip = await page.textContent('#tooltip');
@@ -147,9 +147,15 @@ describe.skipIf(browser.missing)(browser.title('report in headless Chromium'), (
     const r = runCli(['report', file, '--trace', 'ffff', '-o', path.join(dir, 'x.html')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no trace ffff');
+    // a missing folder is made (as for every -o); a folder in the way is exit 2 naming it
     const w = runCli(['report', file, '-o', path.join(dir, 'missing-dir', 'x.html')]);
-    expect(w.code).toBe(2);
-    expect(w.stderr).toContain('missing-dir');
+    expect(w.code, w.stderr).toBe(0);
+    expect(existsSync(path.join(dir, 'missing-dir', 'x.html'))).toBe(true);
+    const taken = path.join(dir, 'taken.html');
+    mkdirSync(taken);
+    const t = runCli(['report', file, '-o', taken]);
+    expect(t.code).toBe(2);
+    expect(t.stderr).toContain(`${taken}: it is a folder, not a file`);
   });
 
   const fusion = samplesNote(FUSION);

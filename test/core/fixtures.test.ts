@@ -415,9 +415,9 @@ cycle b  1.0ms
   it('--depth counts what it cuts under each span', async () => {
     // the same lines, with each span below depth 1 folded into a count under its parent
     expect(await text(1)).toBe(
-      FULL.replace('│  └─ Node evaluated (model.p.hung)  [NOT ENDED]', '│  └─ … 1 child span(s)').replace('│  └─ the child  100µs', '│  └─ … 1 child span(s)'),
+      FULL.replace('│  └─ Node evaluated (model.p.hung)  [NOT ENDED]', '│  └─ … 1 child span').replace('│  └─ the child  100µs', '│  └─ … 1 child span'),
     );
-    expect((await text(0)).split('\n').slice(1, 4)).toEqual(['dbt invocation (x)  10ms', '└─ … 6 child span(s)', 'Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms']);
+    expect((await text(0)).split('\n').slice(1, 4)).toEqual(['dbt invocation (x)  10ms', '└─ … 6 child spans', 'Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms']);
   });
 });
 

@@ -81,7 +81,7 @@ describe('--lenient keeps every valid line and lists every skipped one', () => {
     const r = runCli(['load', p, '--lenient']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${LINES.length - badAt.length} records`);
-    expect(r.stderr).toContain(`skipped ${badAt.length} line(s) in ${p}`);
+    expect(r.stderr).toContain(`skipped ${badAt.length} lines in ${p}`);
     for (const n of badAt.slice(0, 20)) expect(r.stderr).toMatch(new RegExp(`${p}:${n}: \\S`));
     // the rest by number
     expect(r.stderr).toContain('and 6 more: lines 47-51, 60');
@@ -180,6 +180,6 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     const lenient = runCli(['load', p, '--lenient']);
     expect(lenient.code).toBe(0);
     expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
-    expect(lenient.stderr).toContain(`skipped 1 row(s) in ${p}`);
+    expect(lenient.stderr).toContain(`skipped 1 row in ${p}`);
   });
 });

@@ -28,7 +28,7 @@ describe('record', () => {
     const r = runCli(['record', '-o', out, '--', 'cat', sample(LEGACY, 'log_1.8.2_postgres_test_pass_fail.jsonl')]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('Done. PASS=3 WARN=0 ERROR=1 SKIP=0 TOTAL=4');
-    expect(r.stderr).toMatch(/recorded 1 invocation\(s\), 4 nodes/);
+    expect(r.stderr).toMatch(/recorded 1 invocation, 4 nodes/);
     await expectValid(out);
     const pq = path.join(dir, 'run.parquet');
     const r2 = runCli(['record', '-o', pq, '--', 'sh', '-c', `cat '${sample(LEGACY, 'log_1.8.2_postgres_run_model_error.jsonl')}'; exit 3`]);

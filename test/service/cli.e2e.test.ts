@@ -98,6 +98,13 @@ describe('service CLI end to end', () => {
     expect(fetched.code, fetched.stderr).toBe(0);
     expect(fetched.stdout).toContain('(step 2)');
     expect(readFileSync(out, 'utf8')).toBe('PAR1e2e');
+    const nested = join(data, 'no', 'such', 'folder', 'fetched.parquet');
+    const intoNewFolder = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', nested]);
+    expect(intoNewFolder.code, intoNewFolder.stderr).toBe(0);
+    expect(readFileSync(nested, 'utf8')).toBe('PAR1e2e');
+    const toStdout = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', '-']);
+    expect(toStdout.code, toStdout.stderr).toBe(0);
+    expect(toStdout.stdout).toBe('PAR1e2e');
     const missing = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', out]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/404/);

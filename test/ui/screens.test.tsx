@@ -98,7 +98,7 @@ describe('diff of two runs', () => {
     await t.press('m');
     await t.until('base marked');
     await t.press('j', KEY.enter);
-    const f = await t.until(/diff base \w+ → head \w+: \d+ node\(s\) changed/);
+    const f = await t.until(/diff base \w+ → head \w+: \d+ nodes? changed/);
     expect(f).toMatch(/change +unique_id/);
     await t.press(KEY.esc);
     await t.until('base marked');

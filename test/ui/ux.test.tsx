@@ -161,7 +161,7 @@ describe.skipIf(!haveSample)('run diff in the explorer', () => {
     const t = app(db, 200, 60);
     await t.until('runs (2)');
     await t.press('m', 'j', KEY.enter);
-    const f = await t.until(/node\(s\) changed/);
+    const f = await t.until(/nodes? changed/);
     const changes = f.split('\n').map((l) => /^ ?(outcome changed|appeared|vanished|duration changed) /.exec(l)?.[1]).filter(Boolean);
     expect(changes).toContain('outcome changed');
     expect(changes.lastIndexOf('outcome changed')).toBeLessThan(changes.indexOf('duration changed') === -1 ? Infinity : changes.indexOf('duration changed'));

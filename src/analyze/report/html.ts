@@ -8,6 +8,7 @@ import { formatDuration } from '../../render/tree-text.js';
 import type { Row } from '../../store/db.js';
 import { GANTT_SCRIPT } from './client.js';
 import { CRITICAL_LINKS_LISTED, type ReportData, type ReportHistory } from './data.js';
+import { plural } from '../../render/plural.js';
 
 const esc = (v: unknown): string =>
   String(v ?? '').replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -56,7 +57,7 @@ function header(d: ReportData): string {
 function offenders(lines: string[], count: number): string {
   if (lines.length === 0) return '';
   const pre = `<pre class="offenders">${lines.map(esc).join('\n')}</pre>`;
-  return lines.length <= 8 ? pre : `<details><summary>${count} offender(s): the gate's report</summary>${pre}</details>`;
+  return lines.length <= 8 ? pre : `<details><summary>${plural(count, 'offender')}: the gate's report</summary>${pre}</details>`;
 }
 
 function gantt(d: ReportData): string {
@@ -98,7 +99,7 @@ function failures(d: ReportData): string {
     chains.get(k)!.push(c);
   }
   const chainHtml = [...chains]
-    .map(([root, rows]) => `<details><summary><code>${esc(root)}</code> (${esc(rows[0]!.root_cause_outcome ?? '')}): ${rows.length} node(s) skipped</summary>
+    .map(([root, rows]) => `<details><summary><code>${esc(root)}</code> (${esc(rows[0]!.root_cause_outcome ?? '')}): ${plural(rows.length, 'node')} skipped</summary>
 <ul>${rows.map((r) => `<li><code>${esc(r.unique_id)}</code>${r.chain ? ` ← ${esc(r.chain)}` : ''}</li>`).join('')}</ul></details>`)
     .join('\n');
   return `<section id="failures">

@@ -3,7 +3,9 @@
  * streamed to disk, deterministic for a seed.
  */
 import { rmSync } from 'node:fs';
+import { UsageError } from '../../errors.js';
 import { seededIds } from '../ids.js';
+import { STDOUT } from '../output-path.js';
 import { JsonlSink } from '../sinks/jsonl.js';
 import { ParquetSink } from '../sinks/parquet.js';
 import type { TelemetrySink } from '../sinks/types.js';
@@ -13,6 +15,7 @@ import { buildProject } from './project.js';
 import { simulateRun, type RunSummary } from './run.js';
 
 export interface GenerateOptions {
+  /** a file path (a bare name goes under logs/ or target/metadata/, like the engine's), or '-' for JSONL on stdout */
   output: string;
   format?: 'jsonl' | 'parquet';
   runs?: number;
@@ -48,7 +51,11 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   const version = '2.0.0-preview.120';
   const project = buildProject(o.nodes ?? 50, seed, o.project ?? 'acme');
   // Generated files hold everything (trace level), like --log-level-file trace.
-  const inner: TelemetrySink = format === 'parquet' ? new ParquetSink({ path: o.output, level: 'trace' }) : new JsonlSink({ path: o.output, append: false, level: 'trace' });
+  if (o.output === STDOUT && format === 'parquet') throw new UsageError('Parquet cannot be written to stdout; name a .parquet file');
+  const inner: TelemetrySink =
+    format === 'parquet' ? new ParquetSink({ path: o.output, level: 'trace' })
+    : o.output === STDOUT ? new JsonlSink({ stream: process.stdout, level: 'trace' })
+    : new JsonlSink({ path: o.output, append: false, level: 'trace' });
   const sink = new CountingSink(inner);
   let sinkError: Error | undefined;
   const writer = new TelemetryWriter({
@@ -71,7 +78,7 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   }
   await writer.close();
   if (sinkError) {
-    rmSync(o.output, { force: true });
+    if (o.output !== STDOUT) rmSync(o.output, { force: true });
     throw sinkError;
   }
   return { output: o.output, format, runs: summaries, records: sink.records };

@@ -108,7 +108,11 @@ export class JsonlSink implements TelemetrySink {
   private send(bytes: string | Buffer, written?: () => void): void {
     const ok = written ? this.out.write(bytes, () => written()) : this.out.write(bytes);
     if (!ok && !this.waiting) {
-      this.waiting = new Promise<void>((res) => this.out.once('drain', () => res())).finally(() => (this.waiting = null));
+      // (a stream that failed never drains: its error ends the wait, and the next write throws it)
+      this.waiting = new Promise<void>((res) => {
+        this.out.once('drain', () => res());
+        this.out.once('error', () => res());
+      }).finally(() => (this.waiting = null));
     }
   }
 

@@ -5,6 +5,7 @@ import { diffRuns } from '../../analyze/explore/run-diff.js';
 import type { Tabular } from '../../render/table.js';
 import { useNav, type Size } from '../nav.js';
 import { ResultsView } from './ResultsView.js';
+import { plural } from '../../render/plural.js';
 
 export function DiffView({ base, head, size, active }: { base: string; head: string; size: Size; active: boolean }) {
   const nav = useNav();
@@ -21,7 +22,7 @@ export function DiffView({ base, head, size, active }: { base: string; head: str
   if (!table) return <Text dimColor>comparing {base.slice(0, 12)} with {head.slice(0, 12)}…</Text>;
   return (
     <ResultsView
-      title={`diff base ${base.slice(0, 12)} → head ${head.slice(0, 12)}: ${table.rows.length} node(s) changed`}
+      title={`diff base ${base.slice(0, 12)} → head ${head.slice(0, 12)}: ${plural(table.rows.length, 'node')} changed`}
       table={table}
       traceColumn="head_trace"
       context="diff"

@@ -11,6 +11,7 @@ import type { Context } from '../keys.js';
 import { mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
 import { toneOf } from '../theme.js';
+import { plural } from '../../render/plural.js';
 
 export interface ResultsViewProps {
   title: string;
@@ -74,7 +75,7 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
     },
   });
 
-  const status = message ?? `${table.rows.length} row${table.rows.length === 1 ? '' : 's'}${table.rows.length ? `  row ${cursor + 1}` : ''}  columns ${col + 1}-${columns.length} (h/l)  Enter jumps to the node`;
+  const status = message ?? `${plural(table.rows.length, 'row')}${table.rows.length ? `  row ${cursor + 1}` : ''}  columns ${col + 1}-${columns.length} (h/l)  Enter jumps to the node`;
   return (
     <Box flexDirection="column">
       <Text bold>{fit(title, size.width)}</Text>

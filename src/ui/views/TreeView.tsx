@@ -19,6 +19,7 @@ import { useKeyHandler, useNav, type Size } from '../nav.js';
 import { TreeRowLine, treeLayout } from '../components/TreeRowLine.js';
 import { DetailPane } from './DetailPane.js';
 import { useRowCache, useTreeShape } from './use-tree-shape.js';
+import { plural } from '../../render/plural.js';
 
 export interface TreeViewProps {
   traceId: string;
@@ -332,7 +333,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     filter.resourceType && `type=${filter.resourceType}`,
   ].filter(Boolean).join(' ');
   const header = shape
-    ? `run ${traceId.slice(0, 12)}  ${shape.count} spans  ${visible.length} shown${shape.running ? `  ${shape.running} running` : ''}${filterText ? `  filter: ${filterText}` : ''}`
+    ? `run ${traceId.slice(0, 12)}  ${plural(shape.count, 'span')}  ${visible.length} shown${shape.running ? `  ${shape.running} running` : ''}${filterText ? `  filter: ${filterText}` : ''}`
     : `run ${traceId.slice(0, 12)}  ${error ? `error: ${error}` : 'building tree…'}`;
   const searched = search.text !== '' && search.done === search.text;
   const footer = search.editing

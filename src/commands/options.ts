@@ -1,0 +1,40 @@
+/** Option shapes shared by the commands, so every command takes lists and values the same way. */
+import type { Options, PositionalOptions } from 'yargs';
+
+/**
+ * A list option given by repeats, commas or both: `--fail-on error,skipped --fail-on test-failed`.
+ * A plain string option that yargs collects when repeated (an `array` option would swallow the PATHs
+ * that follow it). `split` says where a value is cut (default: at every comma; null: never, for
+ * values that hold commas themselves, such as commands).
+ */
+export function listOption(describe: string, split: RegExp | null = /,/) {
+  return {
+    type: 'string',
+    requiresArg: true,
+    describe: `${describe} (${split ? 'repeat the option or separate by commas' : 'repeat the option'})`,
+    coerce: (v: string | string[] | undefined): string[] =>
+      [v ?? []].flat().flatMap((s) => (split ? String(s).split(split) : [String(s)])).map((s) => s.trim()).filter(Boolean),
+  } satisfies Options;
+}
+
+/** `--param k=v,k2=v2`: commas separate pairs only where a `name=` follows, so values may hold commas. */
+export const PARAM_SPLIT = /,(?=\s*[A-Za-z_][\w-]*=)/;
+
+/** A string option that must be given a value (`--trace` alone is a usage error, not "every run"). */
+export function valueOption(describe: string) {
+  return { type: 'string', requiresArg: true, describe } satisfies Options;
+}
+
+/**
+ * A variadic positional (`[paths..]`) that is an empty list when nothing is given, shown in --help
+ * without yargs's `[default: []]`.
+ */
+export function listPositional(describe: string) {
+  return {
+    type: 'string',
+    array: true,
+    describe,
+    default: undefined,
+    coerce: (v: unknown): string[] => [v ?? []].flat().filter((x) => x !== undefined && x !== null).map(String),
+  } satisfies PositionalOptions;
+}

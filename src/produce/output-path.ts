@@ -1,0 +1,43 @@
+/**
+ * Where a command's telemetry output goes. `-o FILE` is FILE, relative to the working folder; `-o -`
+ * is stdout (JSONL); `--project-dir DIR` asks for the engine's layout: DIR/logs/NAME for JSONL and
+ * DIR/target/metadata/NAME for Parquet, NAME being -o or otel.jsonl / otel.parquet.
+ * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
+ */
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+
+export const STDOUT = '-';
+
+export interface OutputChoice {
+  output?: string;
+  projectDir?: string;
+  /** the format asked for; else from the name's extension (.parquet), else JSONL */
+  format?: 'jsonl' | 'parquet';
+}
+
+const formatOfName = (name: string): 'jsonl' | 'parquet' => (/\.parquet$/i.test(name) ? 'parquet' : 'jsonl');
+
+/** STDOUT or an absolute file path. */
+export function outputPath(o: OutputChoice, cwd = process.cwd()): string {
+  if (o.output === STDOUT) {
+    if (o.projectDir !== undefined) throw new UsageError('-o - (stdout) and --project-dir do not go together');
+    if (o.format === 'parquet') throw new UsageError('Parquet cannot be written to stdout (its footer comes last); name a .parquet file with -o');
+    return STDOUT;
+  }
+  if (o.projectDir === undefined) {
+    if (!o.output) throw new UsageError('name the output: -o FILE, -o - for stdout, or --project-dir DIR for the engine layout');
+    return path.resolve(cwd, o.output);
+  }
+  const name = o.output ?? `otel.${o.format ?? 'jsonl'}`;
+  if (path.isAbsolute(name)) throw new UsageError(`--output ${name}: with --project-dir, give a file name (it goes under the project's logs/ or target/metadata/)`);
+  const format = o.format ?? formatOfName(name);
+  return path.resolve(cwd, o.projectDir, format === 'parquet' ? path.join('target', 'metadata') : 'logs', name);
+}
+
+/** How to name an output in a message: as the user wrote it, or "stdout". */
+export function outputLabel(resolved: string, cwd = process.cwd()): string {
+  if (resolved === STDOUT) return 'stdout';
+  const rel = path.relative(cwd, resolved);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : resolved;
+}

@@ -1,0 +1,16 @@
+/** SQL text built from trusted parts, without DuckDB (importable by code that must stay light to load). */
+
+/** Quote a string literal for SQL built from trusted parts (paths); parameters are used wherever DuckDB allows them. */
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/**
+ * `expr IN (values...)` for the per-row paths of an insert. DuckDB rewrites an IN list of five or
+ * more constants into a join, and a join in an INSERT's plan makes it give up the order-preserving
+ * (batch) insert: rows of a file with several row groups or JSON chunks landed out of order, so a
+ * record's `line` was wrong. An OR of equalities keeps the insert ordered.
+ */
+export function sqlIn(expr: string, values: readonly string[]): string {
+  return `(${values.map((v) => `${expr} = ${sqlString(v)}`).join(' OR ')})`;
+}

@@ -1,0 +1,76 @@
+/** Arguments as a Unix tool takes them: options before or after PATHs, lists by comma or repeat, a closed pipe, values required. */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { CLI, runCli } from '../helpers/cli.js';
+import { ROOT } from '../helpers/samples.js';
+
+const FAILED = 'samples/failed-build.jsonl';
+const TWO = 'samples/two-runs.jsonl';
+
+describe('options before or after PATHs', () => {
+  it('gate --fail-on VALUE PATH reads PATH as a path, as gate PATH --fail-on VALUE does', () => {
+    const before = runCli(['gate', '--fail-on', 'error', FAILED, '--reporter', 'json']);
+    const after = runCli(['gate', FAILED, '--fail-on', 'error', '--reporter', 'json']);
+    expect(before.stderr).toBe('');
+    expect(before.code).toBe(1);
+    expect(before.stdout).toBe(after.stdout);
+    // error only: the failed test is not an offender
+    expect((JSON.parse(before.stdout) as { offenders: { rule: string }[] }).offenders.map((o) => o.rule)).not.toContain('test-failed');
+  });
+
+  it('a list option takes commas, repeats or both', () => {
+    const reasons = (args: string[]) =>
+      new Set((JSON.parse(runCli(['gate', ...args, FAILED, '--reporter', 'json']).stdout) as { offenders: { rule: string }[] }).offenders.map((o) => o.rule));
+    const commas = reasons(['--fail-on', 'error,skipped']);
+    expect(commas).toEqual(reasons(['--fail-on', 'error', '--fail-on', 'skipped']));
+    expect(commas).toEqual(new Set(['error', 'skipped']));
+    expect(reasons(['--fail-on', 'error,skipped', '--fail-on', 'test-failed'])).toEqual(new Set(['error', 'skipped', 'test-failed']));
+  });
+
+  it('query --param k=v NAME PATH works, and --param takes repeats', () => {
+    const rows = (args: string[]) => JSON.parse(runCli(['query', ...args, '--format', 'json']).stdout) as { scope: string; trace_id: string }[];
+    const before = rows(['--param', 'limit=2', 'slowest-nodes', FAILED]);
+    expect(before.filter((r) => r.scope === 'overall')).toHaveLength(2);
+    expect(before).toEqual(rows(['slowest-nodes', FAILED, '--param', 'limit=2']));
+    const traces = rows(['slowest-nodes', TWO]).map((r) => r.trace_id);
+    const one = traces[0]!;
+    const both = rows(['--param', 'limit=1', '--param', `trace=${one}`, 'slowest-nodes', TWO]);
+    expect(both.filter((r) => r.scope === 'overall')).toHaveLength(1);
+    expect(new Set(both.map((r) => r.trace_id))).toEqual(new Set([one]));
+    expect(rows(['--param', `limit=1,trace=${one}`, 'slowest-nodes', TWO])).toEqual(both);
+  });
+});
+
+describe('values', () => {
+  it('--trace without a value is a usage error', () => {
+    for (const cmd of ['tree', 'gate']) {
+      const r = runCli([cmd, FAILED, '--trace']);
+      expect(r.code, cmd).toBe(2);
+      expect(r.stderr, cmd).toMatch(/--trace/);
+      expect(r.stdout, cmd).toBe('');
+    }
+  });
+
+  it('--param trace=ID that matches no run says so, as tree --trace does', () => {
+    const q = runCli(['query', 'failed-tests', FAILED, '--param', 'trace=ffff']);
+    expect(q.code).toBe(2);
+    expect(q.stderr).toContain('no trace ffff in the input');
+    const t = runCli(['tree', FAILED, '--trace', 'ffff']);
+    expect(t.code).toBe(2);
+    expect(t.stderr).toContain('no trace ffff in the input');
+  });
+});
+
+describe('a closed stdout', () => {
+  const piped = (args: string) =>
+    spawnSync('bash', ['-c', `node ${CLI} ${args} | head -2 >/dev/null; echo "exit=\${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+
+  it.each([
+    ['tree', `tree ${TWO} ${FAILED} ${TWO.replace('.jsonl', '.parquet')}`],
+    ['query', `query --sql "SELECT range AS n, repeat('x', 80) AS pad FROM range(200000)" ${FAILED} --format csv`],
+    ['generate', 'generate -o - --nodes 400 --runs 3'],
+  ])('%s | head ends quietly with exit 0', (_name, args) => {
+    const r = piped(args);
+    expect(r.stderr).toBe('exit=0\n');
+  });
+});

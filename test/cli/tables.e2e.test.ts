@@ -1,0 +1,66 @@
+/** Tables fit the terminal: columns by priority, no separator lines; json and csv carry everything. */
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+const TWO = 'samples/two-runs.jsonl';
+const FAILED = 'samples/failed-build.jsonl';
+const lines = (s: string) => s.split('\n').filter(Boolean);
+const BOX = /[─│┼┌┐└┘├┤┬┴]/;
+
+describe('runs as a table', () => {
+  it('fits 80 columns: one header line and one line per run, the trace id abbreviated, no borders', () => {
+    const r = runCli(['runs', TWO], { env: { COLUMNS: '80' } });
+    expect(r.code).toBe(0);
+    const out = lines(r.stdout);
+    expect(out).toHaveLength(3);
+    for (const l of out) expect(l.length, l).toBeLessThanOrEqual(80);
+    expect(r.stdout).not.toMatch(BOX);
+    expect(out[0]).toMatch(/^trace_id +command +started_at .*error +tests_failed +failed$/);
+    // newest first
+    expect(out[2]).toMatch(/^019cadc69a80 +build +2026-03-02 09:00/);
+    expect(out[2]).toContain('FAILED');
+    expect(r.stderr).toMatch(/^runlens: left out to fit 80 columns: .*engine_version.* \(--format csv or json has every column\)\n$/);
+  });
+
+  it('shows more as the terminal widens, and everything when output is not a terminal', () => {
+    const wide = lines(runCli(['runs', TWO], { env: { COLUMNS: '200' } }).stdout);
+    for (const l of wide) expect(l.length).toBeLessThanOrEqual(200);
+    expect(wide[0]).toContain('engine_version');
+    expect(wide[2]).toContain('019cadc69a807218b6e4fae1ac015807');
+    const piped = runCli(['runs', TWO]);
+    expect(piped.stderr).toBe('');
+    expect(lines(piped.stdout)[0]!.split(/ {2,}/)).toEqual([
+      'trace_id', 'command', 'started_at', 'duration_s', 'nodes', 'success', 'error', 'skipped', 'canceled',
+      'tests_passed', 'tests_warned', 'tests_failed', 'failed', 'engine_version', 'ended',
+    ]);
+  });
+
+  it('--format csv and json are unchanged by the width', () => {
+    const csv = runCli(['runs', TWO, '--format', 'csv'], { env: { COLUMNS: '40' } }).stdout;
+    expect(lines(csv)[0]).toBe('trace_id,command,started_at,duration_s,nodes,success,error,skipped,canceled,tests_passed,tests_warned,tests_failed,failed,engine_version,ended');
+    expect(lines(csv)[2]).toBe('019cadc69a807218b6e4fae1ac015807,build,2026-03-02T09:00:00.000Z,10.616,36,20,1,15,0,8,0,1,true,2.0.0-preview.120,true');
+    const json = JSON.parse(runCli(['runs', TWO, '--format', 'json'], { env: { COLUMNS: '40' } }).stdout) as Record<string, unknown>[];
+    expect(json[1]).toMatchObject({ trace_id: '019cadc69a807218b6e4fae1ac015807', started_at: '2026-03-02T09:00:00.000Z', failed: true, engine_version: '2.0.0-preview.120' });
+  });
+});
+
+describe('query results and the list of queries', () => {
+  it('a saved query fits 80 columns, long text cut with …', () => {
+    const r = runCli(['query', 'errors', FAILED], { env: { COLUMNS: '80' } });
+    expect(r.code).toBe(0);
+    for (const l of lines(r.stdout)) expect(l.length, l).toBeLessThanOrEqual(80);
+    expect(r.stdout).not.toMatch(BOX);
+    expect(lines(r.stdout)).toHaveLength(3);
+    expect(r.stdout).toContain('…');
+  });
+
+  it('queries shows every parameter in full, one per line', () => {
+    const r = runCli(['queries'], { env: { COLUMNS: '80' } });
+    expect(r.code).toBe(0);
+    for (const l of lines(r.stdout)) expect(l.length, l).toBeLessThanOrEqual(80);
+    for (const p of ["--param base=''", "--param head=''", '--param threshold=50', '--param min_ms=0', '--param limit=10'])
+      expect(r.stdout).toContain(p);
+    expect(r.stdout.replace(/\n\s+/g, ' ')).toContain('the earlier run (trace id, invocation id or prefix); empty = the second most recent run');
+    expect(lines(runCli(['queries', '--format', 'csv']).stdout)[0]).toBe('name,summary,parameters');
+  });
+});

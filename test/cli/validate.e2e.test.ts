@@ -1,0 +1,73 @@
+/** validate takes files, folders and globs like the other commands, lists at most N violations per file, and says once that a file is not telemetry. */
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const dir = tempDir();
+
+describe('validate PATHs', () => {
+  it('takes a folder: every telemetry file in it', () => {
+    const r = runCli(['validate', 'samples']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^6 files, [\d,]+ records: 0 violations, 0 warnings\n$/);
+  });
+
+  it('takes a glob', () => {
+    const r = runCli(['validate', 'samples/*.parquet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^3 files, /);
+  });
+
+  it('counts agree with their nouns', () => {
+    const one = path.join(dir, 'one.jsonl');
+    writeFileSync(one, readFileSync('samples/clean-build.jsonl', 'utf8').split('\n')[0] + '\n');
+    const r = runCli(['validate', one]);
+    expect(r.stderr).toMatch(/^1 file, 1 record: 0 violations, 1 warning\n$/);
+  });
+});
+
+describe('validate on bad input', () => {
+  it('lists 100 violations per file and counts the rest; --max-violations changes the limit', () => {
+    const bad = path.join(dir, 'bad.jsonl');
+    writeFileSync(bad, Array.from({ length: 250 }, () => '{"record_type":"Nope"}').join('\n') + '\n');
+    const r = runCli(['validate', bad]);
+    expect(r.code).toBe(1);
+    const listed = r.stdout.split('\n').filter((l) => l.startsWith(`${bad}:`));
+    expect(listed).toHaveLength(100);
+    expect(r.stdout).toContain(`... and 150 more violations in ${bad} (--max-violations to list more)`);
+    expect(r.stderr).toContain('250 violations');
+    const five = runCli(['validate', bad, '--max-violations', '5']);
+    expect(five.stdout.split('\n').filter((l) => l.startsWith(`${bad}:`))).toHaveLength(5);
+    expect(five.stdout).toContain('... and 245 more violations');
+  });
+
+  it('a file that is not telemetry at all is said once, exit 2', () => {
+    const png = path.join(dir, 'picture.jsonl');
+    writeFileSync(png, Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(5000, 0x41), Buffer.from('\n\n\n'), Buffer.alloc(3000, 0x0a)]));
+    const r = runCli(['validate', png]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(`${png}:1: not JSONL telemetry`);
+  });
+
+  it('a truncated or fake Parquet file is named without DuckDB internals, by every command', () => {
+    const whole = readFileSync('samples/clean-build.parquet');
+    const cut = path.join(dir, 'cut.parquet');
+    writeFileSync(cut, whole.subarray(0, 3000));
+    const fake = path.join(dir, 'fake.parquet');
+    writeFileSync(fake, Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(4000, 7), Buffer.from('PAR1')]));
+    for (const file of [cut, fake])
+      for (const cmd of ['validate', 'runs', 'gate']) {
+        const r = runCli([cmd, file]);
+        expect(r.code, `${cmd} ${file}`).toBe(2);
+        expect(r.stderr, `${cmd} ${file}`).toMatch(new RegExp(`^runlens: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+        expect(r.stderr, `${cmd} ${file}`).not.toMatch(/LINE \d|SELECT|read_parquet|Error:/);
+        expect(r.stderr.trim().split('\n'), `${cmd} ${file}`).toHaveLength(1);
+      }
+    copyFileSync('samples/clean-build.parquet', path.join(dir, 'whole.parquet'));
+    expect(runCli(['validate', path.join(dir, 'whole.parquet')]).code).toBe(0);
+  });
+});
