@@ -1,53 +1,77 @@
 import type { CommandModule } from 'yargs';
-import { migrateFiles, type MigrateReport } from '../legacy/migrate.js';
+import { migrateFiles, type FileSummary, type MigrateReport } from '../legacy/migrate.js';
+import { describeManifestUse } from '../legacy/manifest-finder.js';
 import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
 
 interface Args {
   files: string[];
-  out: string;
+  output: string;
   manifest?: string;
   'export-to-otlp': boolean;
   format: 'text' | 'json';
   jobs?: number;
 }
 
-const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ');
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** Outcomes in one order whatever order the nodes came in. */
+const ORDER = ['success', 'error', 'skipped', 'canceled', 'passed', 'warned', 'failed'];
+const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
+const counts = (o: Record<string, number>) =>
+  Object.entries(o).sort(([a], [b]) => rank(a) - rank(b)).map(([k, v]) => `${k} ${v}`).join(', ');
+
+/** "12 nodes: success 11, error 1; tests: passed 3, failed 1" */
+function outcomeLine(s: { nodes: number; outcomes: Record<string, number>; tests: Record<string, number>; freshness: Record<string, number> }): string {
+  let line = `${plural(s.nodes, 'node')}${s.nodes ? `: ${counts(s.outcomes)}` : ''}`;
+  if (Object.keys(s.tests).length) line += `; tests: ${counts(s.tests)}`;
+  if (Object.keys(s.freshness).length) line += `; freshness: ${counts(s.freshness)}`;
+  return line;
+}
+
+function fileLines(f: FileSummary): string[] {
+  if (f.kind !== 'log') return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId)}`];
+  const lines = [`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`];
+  for (const s of f.invocations)
+    lines.push(`  trace ${s.traceId} (${s.command}), ${outcomeLine(s)}${s.queries ? `, ${plural(s.queries, 'query', 'queries')}` : ''}${s.interrupted ? ' [interrupted]' : ''}`);
+  if (f.invocations.length) lines.push(`  ${describeManifestUse(f.manifest, f.invocations[0]!.invocationId)}`);
+  return lines;
+}
 
 export function renderMigrateReport(r: MigrateReport): string {
-  const lines: string[] = [];
-  for (const f of r.files) {
-    if (f.kind === 'run_results') lines.push(`${f.file}: trace ${f.traceId} (${f.command}), ${f.nodes} nodes: ${counts(f.outcomes)}`);
-    else {
-      lines.push(`${f.file}: ${f.lines} lines, ${f.invocations.length} invocation(s)${f.badLines ? `, ${f.badLines} non-JSON lines ignored` : ''}`);
-      for (const s of f.invocations)
-        lines.push(`  trace ${s.traceId} (${s.command}), ${s.nodes} nodes: ${counts(s.outcomes) || 'none'}${s.interrupted ? ' [interrupted]' : ''}`);
-    }
+  const lines = r.files.flatMap(fileLines);
+  lines.push(`wrote ${plural(r.records, 'record')} to ${r.out}`);
+  if (r.upstreamUnknown) {
+    const withManifest = r.files.some((f) => f.manifest.path);
+    lines.push(
+      `note: ${plural(r.upstreamUnknown, 'skipped node')} without upstream_unique_id: ${
+        withManifest
+          ? 'no failed ancestor, nor failed test of one, in the manifest'
+          : 'without a manifest a skip names its upstream only when the run had exactly one failure (--manifest FILE)'
+      }`,
+    );
   }
-  lines.push(`wrote ${r.records} records to ${r.out}`);
-  if (!r.manifest)
-    lines.push(`note: no --manifest given, so upstream ids are unknown: a skipped node names its upstream only when the run had exactly one failure${r.upstreamUnknown ? ` (${r.upstreamUnknown} skipped node(s) left without upstream_unique_id)` : ''}`);
-  else if (r.upstreamUnknown) lines.push(`note: ${r.upstreamUnknown} skipped node(s) have no failed ancestor in the manifest: upstream id unknown`);
   return lines.join('\n') + '\n';
 }
 
 export const migrateCommand: CommandModule<object, Args> = {
   command: 'migrate <files..>',
-  describe: 'translate older-engine run_results.json and --log-format json logs into telemetry (.jsonl or .parquet)',
+  describe: 'translate older-engine run_results.json, sources.json and --log-format json logs into telemetry (.jsonl or .parquet)',
   builder: (y) =>
     y
-      .positional('files', { type: 'string', array: true, demandOption: true, describe: 'run_results.json files and JSON log streams (logs/dbt.log, captured stdout)' })
-      .option('out', { alias: 'o', type: 'string', demandOption: true, describe: 'output file; the extension picks the format: .jsonl or .parquet' })
-      .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
+      .positional('files', { type: 'string', array: true, demandOption: true, describe: 'run_results.json, sources.json, JSON logs (logs/dbt.log, captured stdout): files, folders, globs' })
+      .option('output', { alias: ['o', 'out'], type: 'string', demandOption: true, describe: 'output file; the extension picks the format: .jsonl or .parquet' })
+      .option('manifest', { type: 'string', describe: 'manifest.json for every input (default: the manifest.json beside each file): names the upstream of skips and node files' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const })
-      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' }),
+      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' })
+      .example('$0 migrate target/ -o run.jsonl', 'target/run_results.json (and sources.json), with target/manifest.json')
+      .example('$0 migrate logs/dbt.log -o run.parquet', 'a JSON log (dbt --log-format-file json)'),
   handler: async (a) => {
     if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new UsageError(`--jobs: expected a whole number of threads, 1 or more (for example --jobs 2); got ${Number.isNaN(a.jobs) ? 'something else' : a.jobs}`);
-    const format = outFormat(a.out);
+    const format = outFormat(a.output);
     if (a.jobs !== undefined && a.jobs > 1 && (format !== 'jsonl' || a['export-to-otlp']))
       process.stderr.write('note: --jobs splits runs only for JSONL output without --export-to-otlp; this migrate uses one thread\n');
-    const r = await migrateFiles(a.files, { out: a.out, manifest: a.manifest, otlp: a['export-to-otlp'], jobs: a.jobs });
+    const r = await migrateFiles(a.files, { out: a.output, manifest: a.manifest, otlp: a['export-to-otlp'], jobs: a.jobs });
     if (a.format === 'json') process.stdout.write(JSON.stringify(r) + '\n');
     else process.stdout.write(renderMigrateReport(r));
   },

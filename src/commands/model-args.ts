@@ -9,13 +9,15 @@ export interface ModelArgs {
   paths?: string[];
   db?: string;
   lenient?: boolean;
+  manifest?: string;
 }
 
 export function withModelOptions<T>(y: Argv<T>) {
   return y
-    .positional('paths', { type: 'string', array: true, describe: 'JSONL (.jsonl/.ndjson/.json, optionally .gz) or Parquet files, folders, globs' })
+    .positional('paths', { type: 'string', array: true, describe: 'telemetry (JSONL, optionally .gz, or Parquet) and the older engine\'s run_results.json, sources.json and JSON logs: files, folders, globs' })
     .option('db', { type: 'string', describe: 'a DuckDB file made by `runlens load --db` (used instead of or beside PATHs)' })
-    .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' });
+    .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' })
+    .option('manifest', { type: 'string', describe: 'older engine: the manifest.json to read run_results.json and logs with (default: the one beside each file)' });
 }
 
 /** Open the model and load PATHs into it; the caller must close the returned db. */
@@ -27,10 +29,12 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean }
     const bar = createProgress('loading');
     const report = await loadPaths(db, paths, {
       lenient: a.lenient,
+      manifest: a.manifest,
       onProgress: (p) => bar.update((p.index + p.fraction) / p.count, p.file),
     });
     bar.done();
     reportSkipped(report);
+    reportTranslated(report);
     return { db, report };
   } catch (e) {
     db.close();
@@ -46,6 +50,12 @@ export function reportSkipped(report: LoadReport): void {
     const more = f.skippedLines > f.badLines.length ? `\n  ... and ${f.skippedLines - f.badLines.length} more` : '';
     process.stderr.write(`runlens: skipped ${f.skippedLines} malformed line(s) in ${f.path}:\n  ${where}${more}\n`);
   }
+}
+
+/** Older-engine files read in place: what each was read as, and with which manifest (stderr). */
+export function reportTranslated(report: LoadReport): void {
+  for (const f of report.files) if (f.note) process.stderr.write(`runlens: ${f.path}: ${f.note}\n`);
+  for (const s of report.skipped) process.stderr.write(`runlens: ${s.path}: skipped: ${s.reason}\n`);
 }
 
 export async function withModel<R>(a: ModelArgs, fn: (db: Db, report: LoadReport) => Promise<R>, opts?: { requireInput?: boolean }): Promise<R> {

@@ -7,6 +7,7 @@
  */
 import { access } from 'node:fs/promises';
 import { InputError } from '../errors.js';
+import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import {
   ArtifactType, ExecutionPhase, HookOutcome, HookType, NodeCacheReason, NodeCancelReason, NodeErrorType, NodeMaterialization, NodeOutcome,
   NodeSkipReason, NodeType, NodeWarningOutcome, QueryOutcome, SourceFreshnessOutcome, TestOutcome, type EnumTable,
@@ -258,6 +259,7 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
   } catch {
     throw new InputError('cannot read file', path);
   }
+  refuseOlderEngineFile(path, 'validate checks telemetry files');
   const c = new FileChecker(path, opts.maxIssues ?? 10_000);
   if (formatOf(path) === 'parquet') {
     let row = 0;

@@ -9,7 +9,8 @@ import { createInterface } from 'node:readline';
 import xxhashWasm from 'xxhash-wasm';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
-import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
+import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
+import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { readParquetSql } from '../ingest/parquet.js';
 import { AttributesWriter } from './attributes-writer.js';
@@ -24,6 +25,8 @@ export interface LoadOptions {
   lenient?: boolean;
   /** called while a file loads: fraction of the current file done (0..1) */
   onProgress?: (p: { file: string; index: number; count: number; fraction: number }) => void;
+  /** older-engine files: the manifest.json to use (default: the one beside each file) */
+  manifest?: string;
 }
 
 export interface BadLine {
@@ -35,7 +38,9 @@ export interface FileReport {
   path: string;
   /** the PATH arguments that named this file (itself, a folder holding it, a glob matching it) */
   args: string[];
-  format: 'jsonl' | 'parquet';
+  format: InputFormat;
+  /** older-engine files: what was read, with which manifest */
+  note?: string;
   records: number;
   traces: number;
   duplicate: boolean;
@@ -45,6 +50,8 @@ export interface FileReport {
 
 export interface LoadReport {
   files: FileReport[];
+  /** files of folders and globs that were not read, and why */
+  skipped: { path: string; reason: string }[];
   records: number;
   traces: number;
   skippedLines: number;
@@ -116,9 +123,11 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   await db.run('DELETE FROM _touched');
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
-  for (const [index, p] of paths.entries()) {
-    const input = await detectFile(p);
-    files.push({ ...(await loadFile(db, input, opts, index, paths.length)), args: namedBy.get(p)! });
+  const { inputs, skipped } = await detectInputs(paths, args);
+  const legacy = new LegacyReader(opts.manifest);
+  for (const [index, input] of inputs.entries()) {
+    const report = legacyKindOf(input.format) ? await loadTranslated(db, legacy, input, opts, index, inputs.length) : await loadFile(db, input, opts, index, inputs.length);
+    files.push({ ...report, args: namedBy.get(input.path)! });
   }
   if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
     await deriveTouched(db, { fresh });
@@ -126,14 +135,28 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   }
   return {
     files,
+    skipped,
     records: files.reduce((a, f) => a + f.records, 0),
     traces: files.reduce((a, f) => a + f.traces, 0),
     skippedLines: files.reduce((a, f) => a + f.skippedLines, 0),
   };
 }
 
+/** An older-engine file: translated to JSONL (src/legacy), loaded as such, reported as itself. */
+async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, opts: LoadOptions, index: number, count: number): Promise<Omit<FileReport, 'args'>> {
+  const t = await legacy.translate(input.path, legacyKindOf(input.format)!);
+  try {
+    const translated = await detectFile(t.jsonl);
+    const report = await loadFile(db, { ...translated, shownAs: { path: input.path, format: input.format } }, opts, index, count);
+    return { ...report, note: t.note };
+  } finally {
+    t.done();
+  }
+}
+
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: number, count: number): Promise<Omit<FileReport, 'args'>> {
-  const report: Omit<FileReport, 'args'> = { path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
+  const shown = input.shownAs ?? input;
+  const report: Omit<FileReport, 'args'> = { path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, skippedLines: 0, badLines: [] };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
   const hashing = (await mayRepeatContent(db, input)) ? contentHash(input.path) : undefined;
@@ -155,7 +178,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
   const timer = opts.onProgress
     ? setInterval(() => {
         const pr = db.conn.progress;
-        if (pr.percentage >= 0) opts.onProgress!({ file: input.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
+        if (pr.percentage >= 0) opts.onProgress!({ file: shown.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
       }, 100)
     : undefined;
   let attributes: AttributesWriter | undefined;
@@ -221,7 +244,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
       `INSERT INTO files (file_id, path, sha256, size, format, records, first_row, skipped_lines)
        VALUES ($file_id, $path, $sha, $size, $format, $records, CAST($first_row AS BIGINT), $skipped)`,
       {
-        file_id: fileId, path: input.path, sha, size: input.size, format: input.format, records: report.records,
+        file_id: fileId, path: shown.path, sha, size: input.size, format: shown.format, records: report.records,
         first_row: stats?.first_row ?? '0', skipped: report.skippedLines,
       },
     );
@@ -254,7 +277,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, index: numb
     attributes?.close();
   }
   if (report.skippedLines > 0) report.badLines = await locateBadLines(input);
-  opts.onProgress?.({ file: input.path, index, count, fraction: 1 });
+  opts.onProgress?.({ file: shown.path, index, count, fraction: 1 });
   return report;
 }
 

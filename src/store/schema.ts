@@ -42,6 +42,20 @@ const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, k
   unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name,
   relative_path, materialization, rows_affected, in_selection, ${linkedSpanId('links')} AS linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
 
+/** A record's SourceFreshnessDetail: in its attributes (JSONL), or in the json_payload of the engine's Parquet layout. */
+const FRESHNESS_DETAIL = `coalesce(json_extract(${ATTRIBUTES}, '$.node_freshness_outcome'),
+  json_extract(json_extract_string(${ATTRIBUTES}, '$.json_payload'), '$.node_outcome_detail.NodeFreshnessOutcome'))`;
+
+/**
+ * A source's freshness outcome (passed, warned, failed) from its SourceFreshnessDetail (JSON), NULL
+ * without one; the detail's zero value (absent) is passed. Constant names, short names and numbers.
+ */
+function freshnessOutcome(detail: string): string {
+  const v = `upper(coalesce(json_extract_string(${detail}, '$.node_freshness_outcome'), ''))`;
+  return `CASE WHEN ${detail} IS NULL THEN NULL ELSE CASE ${v} WHEN '' THEN 'passed' WHEN '0' THEN 'passed' WHEN '1' THEN 'warned' WHEN '2' THEN 'failed'
+    ELSE lower(regexp_replace(${v}, '^(SOURCE_FRESHNESS_OUTCOME_)?(OUTCOME_)?', '')) END END`;
+}
+
 /**
  * The nodes relation: node spans (from \`spans\`, a relation with the spans view's columns) with their
  * node columns and the text of their ERROR logs. \`record_rowid\` identifies the span.
@@ -54,6 +68,11 @@ WITH errs AS (
   FROM record_rows r ${ATTRIBUTES_JOIN}
   WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
+), fresh AS (
+  -- Sources whose freshness was measured (few): the outcome in their SourceFreshnessDetail.
+  SELECT trace_id, span_id, ${freshnessOutcome(FRESHNESS_DETAIL)} AS freshness_outcome
+  FROM record_rows r ${ATTRIBUTES_JOIN}
+  WHERE r.resource_type = 'source' AND r.span_row
 )
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
@@ -64,8 +83,9 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
   s.duration_ms AS wall_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
   CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END AS processed_span_id, s.in_selection,
   CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END AS error_text,
-  s.record_rowid
+  f.freshness_outcome, s.record_rowid
 FROM ${spans} s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
+  LEFT JOIN fresh f ON f.trace_id = s.trace_id AND f.span_id = s.span_id
 WHERE s.kind IN ('node_evaluated', 'node_processed')`;
 }
 
