@@ -16,6 +16,8 @@ export interface ExploreOptions {
   paths: string[];
   db?: string;
   lenient?: boolean;
+  /** older-engine files: the manifest.json to read them with (default: the one beside each) */
+  manifest?: string;
   follow?: boolean;
   /** receive OTLP/HTTP into the model while exploring */
   receive?: Omit<ReceiverOptions, 'db'>;
@@ -46,7 +48,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
         const n = await follower.start();
         h.loaded(`following ${followFile} (${n} records)`);
       } else {
-        const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, onProgress }) : undefined;
+        const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, manifest: o.manifest, onProgress }) : undefined;
         if (o.receive) receiver = await receiveLive(db, o.receive, h);
         else h.loaded(report?.skippedLines ? `skipped ${report.skippedLines} malformed line(s)` : undefined);
       }

@@ -4,11 +4,12 @@
  * writes them (target/ with its manifest.json and other artifacts, logs/); messages for files that
  * a command cannot read.
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { LEGACY, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
 import { manifest, runResults, writeJson } from './helpers.js';
@@ -16,6 +17,7 @@ import { manifest, runResults, writeJson } from './helpers.js';
 const CORPUS = path.join(SHARED_SAMPLES, 'legacy-corpus');
 const corpusNote = samplesNote(CORPUS);
 const legacyNote = samplesNote(LEGACY);
+const haveTmux = spawnSync('tmux', ['-V']).status === 0;
 
 /** A command's JSON output without what names the input files (the only difference a translation may make). */
 function json(args: string[]): { code: number; out: unknown } {
@@ -92,6 +94,32 @@ describe.skipIf(legacyNote.missing)(legacyNote.title('folders as the engine writ
     const named = runCli(['runs', path.join(root, 'logs', 'old.log')]);
     expect(named.code).toBe(2);
     expect(named.stderr).toMatch(/old\.log:1: not JSONL telemetry: the first line is not a JSON object \(a text log\? the older engine writes JSON logs with --log-format json/);
+  });
+
+  it.skipIf(!haveTmux)('explore target/ logs/ opens on both runs (in a real terminal: tmux)', async () => {
+    const root = project();
+    const socket = `runlens-legacy-${process.pid}`;
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
+    const cmd = `node ${JSON.stringify(CLI)} explore ${JSON.stringify(path.join(root, 'target'))} ${JSON.stringify(path.join(root, 'logs'))}; echo "EXIT=$?"; sleep 600`;
+    try {
+      execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'x', '-x', '140', '-y', '30', cmd], { env: { ...env, NO_COLOR: '1' } });
+      const until = async (re: RegExp) => {
+        for (const end = Date.now() + 30_000; ; ) {
+          const screen = tmux('capture-pane', '-p', '-t', 'x');
+          if (re.test(screen)) return screen;
+          if (Date.now() > end) throw new Error(`timed out waiting for ${re}; screen:\n${screen}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const screen = await until(/FAILED +run[\s\S]*FAILED +run/);
+      expect(screen).toContain('8c814240637d4a36937e43787f5c79e0');
+      expect(screen).toContain('b0ed168e192642daaa256b3eb826074b');
+      tmux('send-keys', '-t', 'x', 'q');
+      expect(await until(/EXIT=\d+/)).toContain('EXIT=0');
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server']);
+    }
   });
 
   it('a manifest.json named on its own is refused with what it is and how it is used', () => {
