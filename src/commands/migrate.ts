@@ -38,7 +38,7 @@ function fileLines(f: FileSummary): string[] {
 }
 
 export function renderMigrateReport(r: MigrateReport): string {
-  const lines = r.files.flatMap(fileLines);
+  const lines = [...r.skipped.map((s) => `${s.path}: skipped: ${s.reason}`), ...r.files.flatMap(fileLines)];
   lines.push(`wrote ${plural(r.records, 'record')} to ${r.out}`);
   if (r.upstreamUnknown) {
     const withManifest = r.files.some((f) => f.manifest.path);

@@ -23,16 +23,6 @@ export type InputKind = 'run_results' | 'sources' | 'log';
 
 const READS = 'migrate reads run_results.json, sources.json and --log-format json logs';
 
-/** What an input of migrate is; anything that holds no older-engine run is an error naming what it is. */
-export function inputKind(file: string): InputKind {
-  const { text, binary } = headOf(file);
-  const kind = binary ? undefined : sniffLegacy(text);
-  if (kind === 'run-results') return 'run_results';
-  if (kind === 'sources') return 'sources';
-  if (kind === 'log') return 'log';
-  throw new InputError(notMigratable(text, binary, kind), file);
-}
-
 /** Why a file is not an input of migrate, and what reads it. */
 function notMigratable(text: string, binary: 'parquet' | null, kind: LegacyKind | undefined): string {
   if (binary === 'parquet' || /^\s*\{\s*"(record_type|recordType)"/.test(text))
@@ -63,6 +53,8 @@ export interface MigrateReport {
   files: FileSummary[];
   /** skipped nodes whose upstream culprit could not be named */
   upstreamUnknown: number;
+  /** files named on their own that hold no run, and why */
+  skipped: { path: string; reason: string }[];
 }
 
 /** A writer factory over shared sinks; sink failures of every writer are collected. */
@@ -79,27 +71,31 @@ export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (vers
 }
 
 /**
- * The older-engine files named by PATH arguments. A file named on its own must be one; in a folder
- * or a glob, other files (the engine's manifest.json and other artifacts, telemetry) are passed over.
+ * The older-engine files named by PATH arguments. Other files are passed over in a folder or glob;
+ * named on their own, a manifest.json or other artifact of the engine is skipped with the reason
+ * (a shell glob names them), anything else is an error saying what it is.
  */
-export async function legacyInputs(args: string[]): Promise<[string, InputKind][]> {
+export async function legacyInputs(args: string[]): Promise<{ inputs: [string, InputKind][]; skipped: { path: string; reason: string }[] }> {
   const files = await expandPaths(args);
   const named = new Set(args);
-  const out: [string, InputKind][] = [];
+  const inputs: [string, InputKind][] = [];
+  const skipped: { path: string; reason: string }[] = [];
   for (const f of files) {
-    if (named.has(f)) out.push([f, inputKind(f)]);
-    else {
-      const { text, binary } = headOf(f);
-      const kind = binary ? undefined : sniffLegacy(text);
-      if (kind === 'run-results' || kind === 'sources' || kind === 'log') out.push([f, kind === 'run-results' ? 'run_results' : kind]);
-    }
+    const { text, binary } = headOf(f);
+    const kind = binary ? undefined : sniffLegacy(text);
+    if (kind === 'run-results' || kind === 'sources' || kind === 'log') inputs.push([f, kind === 'run-results' ? 'run_results' : kind]);
+    else if (named.has(f) && (kind === 'manifest' || kind === 'artifact')) skipped.push({ path: f, reason: notMigratable(text, binary, kind) });
+    else if (named.has(f)) throw new InputError(notMigratable(text, binary, kind), f);
   }
-  if (out.length === 0) throw new InputError(`no older-engine file found (${READS})`, args.join(', '));
-  return out;
+  if (inputs.length === 0) {
+    if (skipped.length) throw new InputError(skipped[0]!.reason, skipped[0]!.path);
+    throw new InputError(`no older-engine file found (${READS})`, args.join(', '));
+  }
+  return { inputs, skipped };
 }
 
 export async function migrateFiles(args: string[], o: MigrateOptions): Promise<MigrateReport> {
-  const kinds = await legacyInputs(args);
+  const { inputs: kinds, skipped } = await legacyInputs(args);
   const manifests = o.finder ?? new ManifestFinder(o.manifest);
   // Helper threads start first: they parse their file while this thread does.
   const helpers = new Map<number, RunHelpers>();
@@ -133,13 +129,13 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
       // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
       if (!complete) rmSync(path.resolve(o.out), { force: true });
     }
-    return report(o, sinks, out, errors);
+    return { ...report(o, sinks, out, errors), skipped };
   } finally {
     await Promise.all([...helpers.values()].map((h) => h.abort()));
   }
 }
 
-function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): MigrateReport {
+function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): Omit<MigrateReport, 'skipped'> {
   const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
   if (failed.length) throw new InputError(`writing failed: ${[...new Set(failed)].join('; ')}`, o.out);
   const upstreamUnknown = out.reduce((n, f) => n + (f.kind !== 'log' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);

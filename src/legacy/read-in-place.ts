@@ -50,14 +50,22 @@ export class LegacyReader {
 
 export interface DetectedInputs {
   inputs: InputFile[];
-  /** files found in folders or globs that hold no run (text logs); the engine's other artifacts are passed over silently */
+  /** files that hold no run and were not read, and why (the engine's artifacts in folders are passed over silently) */
   skipped: { path: string; reason: string }[];
 }
 
+/** Why a file of the older engine that holds no run is not read. */
+export function noRunReason(kind: LegacyKind): string {
+  return kind === 'manifest'
+    ? `${describeKind(kind)} holds no run: runlens uses the manifest.json beside a run_results.json by itself, or the one given with --manifest FILE`
+    : `${describeKind(kind)} holds no run: runlens reads run_results.json, sources.json and --log-format json logs`;
+}
+
 /**
- * Detect every file and order them for loading. A file named on its own must hold runs; found in a
- * folder or glob, the engine's manifest.json and other artifacts are passed over and a text log is
- * skipped with a reason. Logs of the older engine load after everything else: where a
+ * Detect every file and order them for loading. The engine's manifest.json and other artifacts hold
+ * no run: in a folder or glob they are passed over, named on their own (a shell glob names them) they
+ * are skipped with the reason, and an error when nothing else is left. A text log found in a folder
+ * is skipped with the reason. Logs of the older engine load after everything else: where a
  * run_results.json and the log of the same invocation describe one node, the model keeps the
  * records loaded first, and the artifact is the engine's final word on each node's result.
  */
@@ -76,17 +84,16 @@ export async function detectInputs(paths: string[], args: string[]): Promise<Det
       }
       throw e;
     }
-    if (input.format === 'legacy-manifest' || input.format === 'legacy-artifact') {
-      if (named.has(p))
-        throw new InputError(
-          `${describeKind(input.format === 'legacy-manifest' ? 'manifest' : 'artifact')} holds no run: runlens reads run_results.json, sources.json and --log-format json logs${
-            input.format === 'legacy-manifest' ? '; it uses the manifest.json beside a run_results.json by itself, or the one given with --manifest FILE' : ''
-          }`,
-          p,
-        );
+    const kind = legacyKindOf(input.format);
+    if (kind === 'manifest' || kind === 'artifact') {
+      if (named.has(p)) skipped.push({ path: p, reason: noRunReason(kind) });
       continue;
     }
     inputs.push(input);
+  }
+  if (inputs.length === 0 && skipped.length > 0 && paths.length > 0) {
+    const [first] = skipped;
+    throw new InputError(first!.reason, first!.path);
   }
   const logsLast = [...inputs.filter((i) => i.format !== 'legacy-log'), ...inputs.filter((i) => i.format === 'legacy-log')];
   return { inputs: logsLast, skipped };

@@ -122,11 +122,20 @@ describe.skipIf(legacyNote.missing)(legacyNote.title('folders as the engine writ
     }
   });
 
-  it('a manifest.json named on its own is refused with what it is and how it is used', () => {
+  it('a manifest.json named on its own is refused with what it is and how it is used; beside a run (a shell glob), skipped with that reason', () => {
     const root = project();
     const r = runCli(['gate', path.join(root, 'target', 'manifest.json')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/manifest\.json: the older engine's manifest\.json holds no run: .*beside a run_results\.json.*--manifest FILE/);
+    const target = (f: string) => path.join(root, 'target', f);
+    const all = runCli(['runs', target('catalog.json'), target('manifest.json'), target('run_results.json'), '--format', 'json']);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toHaveLength(1);
+    expect(all.stderr).toContain(`${target('catalog.json')}: skipped: an artifact of the older engine holds no run`);
+    expect(all.stderr).toContain(`${target('manifest.json')}: skipped: the older engine's manifest.json holds no run`);
+    const m = runCli(['migrate', target('manifest.json'), target('run_results.json'), '-o', path.join(root, 'out.jsonl')]);
+    expect(m.code).toBe(0);
+    expect(m.stdout).toMatch(/manifest\.json: skipped: the older engine's manifest\.json holds no run/);
   });
 
   it('older-engine files mixed with telemetry, gzipped logs and globs in one command', () => {
