@@ -104,7 +104,6 @@ export function headOf(file: string, bytes = 1 << 16): { text: string; binary: '
   return { text: head.toString('utf8'), binary: null };
 }
 
-
 /**
  * For commands that read telemetry files only (validate, convert): an older-engine file is refused
  * with what it is and which commands read it.

@@ -51,7 +51,7 @@ describe.each([
     const files = readdirSync(dir).filter((f) => /run_results.*\.json$|^rr_.*\.json$|\.jsonl$/.test(f));
     expect((results[0] as unknown[]).length).toBe(files.length);
     expect((results[2] as unknown[]).length).toBeGreaterThan(100);
-  });
+  }, 300_000);
 });
 
 describe.skipIf(legacyNote.missing)(legacyNote.title('folders as the engine writes them'), () => {
