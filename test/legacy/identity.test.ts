@@ -4,14 +4,14 @@
  * the log of the same invocation give the same span ids to the same invocation, phases, nodes and
  * evaluations (the model keeps one record per trace, span and record type).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateFiles } from '../../src/legacy/migrate.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
+import { LEGACY, ROOT, sample, samplesNote } from '../helpers/samples.js';
 import { writeJson } from './helpers.js';
 
 const note = samplesNote(LEGACY);
@@ -77,5 +77,58 @@ describe.skipIf(note.missing)(note.title('the identity of a translated run'), ()
     expect(fromRr.length).toBeGreaterThan(40);
     // the log's ephemeral model and its phases are the same spans; everything run_results.json has, the log has
     expect(fromLog).toEqual(expect.arrayContaining(fromRr));
+  });
+});
+
+describe('run_results.json and the log of one invocation, read together (samples/older-engine)', () => {
+  const SAMPLE = path.join(ROOT, 'samples/older-engine');
+  const rr = path.join(SAMPLE, 'target/run_results.json');
+  const log = path.join(SAMPLE, 'logs/dbt.log');
+
+  async function model(paths: string[], db?: string): Promise<Db> {
+    const m = await openModel(db);
+    dbs.push(m);
+    await loadPaths(m, paths);
+    return m;
+  }
+  const outcomes = (db: Db) => db.all(`SELECT unique_id, node_outcome, test_outcome, upstream_unique_id FROM node_results WHERE trace_id = $t ORDER BY unique_id`, { t: TRACE });
+  const TRACE = '6f1c2b3a4d5e4f608a7b9c0d1e2f3a4b';
+
+  it('are one run: the artifact\'s nodes once, the log\'s queries under them, the error text once', async () => {
+    const both = await model([path.join(SAMPLE, 'target'), path.join(SAMPLE, 'logs')]);
+    const alone = await model([rr]);
+    expect(await both.all(`SELECT trace_id, nodes::INT AS nodes, ended FROM runs WHERE command = 'build'`)).toEqual([{ trace_id: TRACE, nodes: 8, ended: true }]);
+    expect(await outcomes(both)).toEqual(await outcomes(alone));
+    // every span of the artifact is there once; the log adds its queries, parented by the artifact's evaluations
+    const count = (db: Db, kind: string) => db.scalar<number>(`SELECT count(*)::INT FROM spans WHERE trace_id = $t AND kind = $k`, { t: TRACE, k: kind });
+    for (const kind of ['invocation', 'phase', 'node_processed', 'node_evaluated']) expect(await count(both, kind), kind).toBe(await count(alone, kind));
+    expect(await count(both, 'query')).toBe(11);
+    expect(await both.scalar(`SELECT count(*)::INT FROM spans WHERE trace_id = $t AND orphan`, { t: TRACE })).toBe(0);
+    // both files say the model's error at the same moment in the same words: one record
+    expect(await both.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.shop.stg_customers'`)).toBe(
+      await alone.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.shop.stg_customers'`),
+    );
+    expect(await both.scalar(`SELECT count(*)::INT FROM logs WHERE trace_id = $t AND severity_text = 'ERROR'`, { t: TRACE })).toBe(1);
+  });
+
+  it('where they differ (a log cut off mid-run), the artifact wins in either order; loaded into a --db in two commands, the first load is kept', async () => {
+    const lines = readFileSync(log, 'utf8').split('\n');
+    const cut = lines.findIndex((l) => l.includes('"NodeExecuting"') && l.includes('model.shop.stg_customers'));
+    const partial = path.join(tempDir('runlens-cut-'), 'dbt.log');
+    writeFileSync(partial, lines.slice(0, cut + 1).join('\n') + '\n');
+    const logAlone = await outcomes(await model([partial]));
+    expect(logAlone.find((r) => r.unique_id === 'model.shop.stg_customers')!.node_outcome).toBe('canceled');
+    const artifact = await outcomes(await model([rr]));
+    for (const order of [[partial, rr], [rr, partial]]) {
+      const db = await model(order);
+      expect(await outcomes(db), order.join(' ')).toEqual(artifact);
+      expect(await db.one(`SELECT ended, status_message FROM runs`)).toEqual({ ended: true, status_message: 'Executed with errors' });
+    }
+    const file = path.join(tempDir('runlens-cut-db-'), 'model.duckdb');
+    const first = await model([partial], file);
+    first.close();
+    dbs.splice(dbs.indexOf(first), 1);
+    const second = await model([rr], file);
+    expect((await outcomes(second)).find((r) => r.unique_id === 'model.shop.stg_customers')!.node_outcome).toBe('canceled');
   });
 });
