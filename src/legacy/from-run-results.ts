@@ -16,7 +16,7 @@ import { timed } from '../store/timing.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, resourceTypeOf } from './resource.js';
-import type { LegacyResult, LegacyRun } from './run-results.js';
+import type { Freshness, LegacyResult, LegacyRun } from './run-results.js';
 import { RunSpanIds } from './span-ids.js';
 import { secondsToNs } from './time.js';
 
@@ -295,13 +295,26 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
     if (i >= to) break;
     if (i++ < from) continue;
     const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start, spanId: o.ids.node(n.key) });
-    for (const e of n.evals) node.evaluate(o.phases.get(e.phase)!, { at: e.start, spanId: o.ids.evaluation(e.phase, n.key) }).end(e.result, { at: e.end });
     const f = n.r.freshness;
+    for (const e of n.evals) {
+      const ev = node.evaluate(o.phases.get(e.phase)!, { at: e.start, spanId: o.ids.evaluation(e.phase, n.key) });
+      // A stale source says how stale, as the older engine's freshness result line does (its level: warn or error).
+      const fo = e.result.freshness?.outcome;
+      if (f && (fo === 'warned' || fo === 'failed')) ev.message(freshnessText(n.r.uniqueId, f), { severity: fo === 'failed' ? 'error' : 'warn', at: e.end });
+      ev.end(e.result, { at: e.end });
+    }
     // What the freshness query measured, beside the engine's age_seconds (sources.json only).
     if (f) node.core.update({ max_loaded_at: f.maxLoadedAt ?? undefined, snapshotted_at: f.snapshottedAt ?? undefined, freshness_criteria: f.criteria ?? undefined });
     node.end(undefined, { at: n.end });
     if (i % 2000 === 0) await w.drain();
   }
+}
+
+/** "source raw.orders: max_loaded_at 2026-01-05T09:00:00+00:00, 90002 s ago (warn after 12 hour, error after 1 day)" */
+function freshnessText(uniqueId: string, f: Freshness): string {
+  const name = uniqueId.split('.').slice(2).join('.');
+  const age = f.ageS === null ? '' : `, ${Math.round(f.ageS)} s ago`;
+  return `source ${name}: max_loaded_at ${f.maxLoadedAt ?? 'unknown'}${age}${f.criteria ? ` (${f.criteria})` : ''}`;
 }
 
 /**

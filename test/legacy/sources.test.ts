@@ -84,6 +84,10 @@ describe('sources.json (source freshness)', () => {
     const g = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON });
     expect(g.passed).toBe(false);
     expect(g.offenders.map((o) => [o.unique_id, o.rule]).sort()).toEqual([['source.p.raw.events', 'error'], ['source.p.raw.payments', 'error']]);
+    // the reason says how stale, as the older engine's freshness line does
+    expect(g.offenders.find((o) => o.unique_id === 'source.p.raw.payments')!.reason).toBe(
+      'source freshness failed\nsource raw.payments: max_loaded_at 2025-12-30T09:00:00.000+00:00, 522003 s ago (warn after 12 hour, error after 2 day)',
+    );
     const warnOnly = await read(writeJson('sources.json', sourcesJson([measured('source.p.raw.orders', 'pass', 10, 1), measured('source.p.raw.customers', 'warn', 90002, 2)])));
     expect((await evaluateGate(warnOnly, { failOn: DEFAULT_FAIL_ON })).passed).toBe(true);
     const strict = await evaluateGate(warnOnly, { failOn: [...DEFAULT_FAIL_ON, 'freshness-warned'] });
