@@ -2,7 +2,7 @@
  * DDL of the model (DESIGN.md "The model in DuckDB"). Users write SQL against these relations, so
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
-import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
+import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { deriveTouched } from './derive.js';
 import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
@@ -43,8 +43,8 @@ const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, k
   relative_path, materialization, rows_affected, in_selection, ${linkedSpanId('links')} AS linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
 
 /** A record's SourceFreshnessDetail: in its attributes (JSONL), or in the json_payload of the engine's Parquet layout. */
-const FRESHNESS_DETAIL = `coalesce(json_extract(${ATTRIBUTES}, '$.node_freshness_outcome'),
-  json_extract(json_extract_string(${ATTRIBUTES}, '$.json_payload'), '$.node_outcome_detail.NodeFreshnessOutcome'))`;
+const freshnessDetail = (attributes: string) => `coalesce(json_extract(${attributes}, '$.node_freshness_outcome'),
+  json_extract(json_extract_string(${attributes}, '$.json_payload'), '$.node_outcome_detail.NodeFreshnessOutcome'))`;
 
 /**
  * A source's freshness outcome (passed, warned, failed) from its SourceFreshnessDetail (JSON), NULL
@@ -69,10 +69,9 @@ WITH errs AS (
   WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
 ), fresh AS (
-  -- Sources whose freshness was measured (few): the outcome in their SourceFreshnessDetail.
-  SELECT trace_id, span_id, ${freshnessOutcome(FRESHNESS_DETAIL)} AS freshness_outcome
-  FROM record_rows r ${ATTRIBUTES_JOIN}
-  WHERE r.resource_type = 'source' AND r.span_row
+  -- Sources (few): the outcome in their SourceFreshnessDetail, their attributes read for them alone.
+  SELECT r.trace_id, r.span_id, ${freshnessOutcome(freshnessDetail('a.attributes'))} AS freshness_outcome
+  FROM record_rows r JOIN ${attributesOfRows(`SELECT rowid FROM record_rows WHERE resource_type = 'source' AND span_row`)} a ON a.record_rowid = r.rowid
 )
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
