@@ -1,5 +1,7 @@
 /**
- * Legacy translation speed: `runlens migrate` of a 100,000-result run_results.json (goal < 5 s), and
+ * Legacy translation speed: `runlens migrate` of a 100,000-result run_results.json (goal < 5 s);
+ * `runlens gate` reading that file in place against `migrate` then `gate` of its output (goal: in
+ * place not slower; pairs alternated, each figure beside its pair's); and
  * `runlens record` on a replayed 1M-line JSON log vs the same replay piped to /dev/null (goal < 5%
  * added wall time). The replay is run twice: unpaced (cat: pure translation cost, beside a
  * parse-only floor) and paced like a live engine. Every figure is a CLI run as a user would start
@@ -19,6 +21,8 @@ const CLI = path.join(ROOT, 'dist/src/cli.js');
 export interface LegacyBenchResult {
   /** default threads (up to 4 for a file this size, one per core) */
   migrate100k: Run & { records: number; parseReference: Run; oneThread: Run };
+  /** gate of the 100k-result file read in place, against migrate + gate of the output (each pair in the order run) */
+  gateInPlace: { pairs: { inPlace: Run; twoSteps: Run }[]; inPlace: Run; twoSteps: Run; wallRatio: number; cpuRatio: number };
   recordUnpaced: { baseline: Run; parseOnly: Run; record: Run; records: number; addedPct: number };
   recordPaced: { baseline: Run; record: Run; records: number; addedPct: number; linesPerSecond: number };
   /** ms from an engine writing an info line to its text reaching record's stderr reader, vs the engine piped straight to it */
@@ -176,13 +180,46 @@ function childrenCpuMs(): number {
   }
 }
 
-function run(cmd: string, args: string[]): Run {
+function run(cmd: string, args: string[], okCodes: number[] = [0]): Run {
   const c0 = childrenCpuMs();
   const t = performance.now();
   const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'ignore'] });
   const wallMs = performance.now() - t;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}`);
+  if (!okCodes.includes(r.status ?? -1)) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}`);
   return { wallMs, cpuMs: childrenCpuMs() - c0 };
+}
+
+const sum = (a: Run, b: Run): Run => ({ wallMs: a.wallMs + b.wallMs, cpuMs: a.cpuMs + b.cpuMs });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * `gate` of a run_results.json read in place, against `migrate` then `gate` of its output, in
+ * alternating pairs (the first of each pair alternates too). The gate fails (exit 1): the file has
+ * errors and failed tests.
+ */
+function gateInPlace(rr: string, dir: string, pairs: number): LegacyBenchResult['gateInPlace'] {
+  const out = path.join(dir, 'gate-migrated.jsonl');
+  const direct = () => run(CLI, ['gate', rr], [1]);
+  const twoSteps = () => {
+    const m = run(CLI, ['migrate', rr, '-o', out]);
+    const g = run(CLI, ['gate', out], [1]);
+    rmSync(out);
+    return sum(m, g);
+  };
+  const measured: { inPlace: Run; twoSteps: Run }[] = [];
+  for (let i = 0; i < pairs; i++) {
+    if (i % 2 === 0) {
+      const a = direct();
+      measured.push({ inPlace: a, twoSteps: twoSteps() });
+    } else {
+      const b = twoSteps();
+      measured.push({ inPlace: direct(), twoSteps: b });
+    }
+  }
+  const med = (k: 'inPlace' | 'twoSteps'): Run => ({ wallMs: median(measured.map((p) => p[k].wallMs)), cpuMs: median(measured.map((p) => p[k].cpuMs)) });
+  const inPlace = med('inPlace');
+  const two = med('twoSteps');
+  return { pairs: measured, inPlace, twoSteps: two, wallRatio: inPlace.wallMs / two.wallMs, cpuRatio: inPlace.cpuMs / two.cpuMs };
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -204,7 +241,7 @@ const lineCount = (file: string) => {
  */
 export const PACED_LINES_PER_SECOND = 20_000;
 
-export async function runLegacyBench(o: { results?: number; lines?: number; rate?: number } = {}): Promise<LegacyBenchResult> {
+export async function runLegacyBench(o: { results?: number; lines?: number; rate?: number; pairs?: number } = {}): Promise<LegacyBenchResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'runlens-bench-legacy-'));
   try {
     const results = o.results ?? 100_000;
@@ -221,6 +258,9 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     const migratedRecords = lineCount(migrated);
     rmSync(migrated);
     console.log(`legacy: migrate ${results} results -> JSONL (CLI, start-up included): ${fig(mig)} with the default threads (${Math.min(availableParallelism(), 4)} here), ${migratedRecords} records (goal < 5 s); --jobs 1: ${fig(mig1)}; reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
+    const gate = gateInPlace(rr, dir, o.pairs ?? 3);
+    for (const [i, p] of gate.pairs.entries()) console.log(`legacy:   pair ${i + 1}: gate in place ${fig(p.inPlace)}; migrate + gate ${fig(p.twoSteps)}`);
+    console.log(`legacy: gate of ${results} results read in place ${fig(gate.inPlace)} vs migrate then gate of its output ${fig(gate.twoSteps)} (medians of ${gate.pairs.length} pairs): ${gate.wallRatio.toFixed(2)}x wall, ${gate.cpuRatio.toFixed(2)}x CPU (goal: in place not slower, <= 1.00x)`);
 
     const log = path.join(dir, 'dbt.log');
     const lines = o.lines ?? 1_000_000;
@@ -260,19 +300,19 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     console.log(`legacy: record's human text, engine at ${rate} lines/s for 10 s: ${ms(viaRecord)}; engine piped straight to the same reader: ${ms(direct)}`);
     const humanLatency = { record: viaRecord, direct, linesPerSecond: rate };
     console.log(`legacy: load average ${load()}`);
-    return { migrate100k: { ...mig, records: migratedRecords, parseReference: rrParse, oneThread: mig1 }, recordUnpaced, recordPaced, humanLatency };
+    return { migrate100k: { ...mig, records: migratedRecords, parseReference: rrParse, oneThread: mig1 }, gateInPlace: gate, recordUnpaced, recordPaced, humanLatency };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  // node dist/bench/legacy.js [--results N] [--lines N] [--rate LINES_PER_SECOND]
+  // node dist/bench/legacy.js [--results N] [--lines N] [--rate LINES_PER_SECOND] [--pairs N]
   const arg = (k: string) => {
     const i = process.argv.indexOf(`--${k}`);
     return i > 0 ? Number(process.argv[i + 1]) : undefined;
   };
-  runLegacyBench({ results: arg('results'), lines: arg('lines'), rate: arg('rate') }).then((r) => console.log(JSON.stringify(r)), (e) => {
+  runLegacyBench({ results: arg('results'), lines: arg('lines'), rate: arg('rate'), pairs: arg('pairs') }).then((r) => console.log(JSON.stringify(r)), (e) => {
     console.error(e);
     process.exitCode = 1;
   });

@@ -4,6 +4,7 @@ import {
 } from '../analyze/critical-path.js';
 import { resolveTrace, traceIds } from '../analyze/tree.js';
 import { readManifest } from '../legacy/manifest.js';
+import { manifestBeside } from '../legacy/manifest-finder.js';
 import { renderTable } from '../render/table.js';
 import { formatDuration } from '../render/tree-text.js';
 import type { Db } from '../store/db.js';
@@ -28,13 +29,14 @@ export const criticalPathCommand: CommandBody<Args> = {
   builder: (y) =>
     withModelOptions(y)
       .option('trace', valueOption('one run: trace id, invocation id, or a unique prefix (default: every run)'))
-      .option('manifest', { type: 'string', describe: "a manifest.json (the older engine's, or target/manifest.json): adds the longest path through its dependency graph by duration" })
       .option('format', { choices: ['table', 'json'] as const, default: 'table' as const, describe: 'table for people, json for programs' })
       .example('$0 critical-path samples/failed-build.jsonl', 'per phase: the nodes that decided its wall time')
       .example('$0 critical-path run.jsonl --manifest target/manifest.json', 'also the longest path through the dependency graph'),
   handler: async (a) => {
-    // read first: a bad manifest fails before any telemetry is loaded
-    const manifest = a.manifest ? readManifest(a.manifest) : undefined;
+    // --manifest, else the project's manifest beside the inputs; read first: a bad one fails before any telemetry is loaded
+    const manifestFile = a.manifest ?? manifestBeside(a.paths ?? []);
+    if (manifestFile && !a.manifest) process.stderr.write(`runlens: using the manifest beside the input, ${manifestFile} (--manifest FILE picks another)\n`);
+    const manifest = manifestFile ? readManifest(manifestFile) : undefined;
     await withModel(a, async (db) => {
       const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
       if (ids.length === 0) {
@@ -47,7 +49,7 @@ export const criticalPathCommand: CommandBody<Args> = {
           trace_id: id,
           command: await commandOf(db, id),
           phases: await spanCriticalPaths(db, id),
-          ...(manifest ? { manifest: await manifestCriticalPath(db, id, a.manifest!, manifest) } : {}),
+          ...(manifest ? { manifest: await manifestCriticalPath(db, id, manifestFile!, manifest) } : {}),
         });
       }
       if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? runs[0] : runs, null, 2) + '\n');

@@ -47,7 +47,7 @@ export const exploreCommand: CommandBody<Args> = {
       process.env.NODE_ENV ??= 'production';
       // Loaded only here, so other commands never pay for ink and react.
       const { runExplorer } = await import('../ui/run.js');
-      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, follow: a.follow, mouse: a.mouse, receive: a.receive ? receiverOptions(a) : undefined });
+      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, manifest: a.manifest, follow: a.follow, mouse: a.mouse, receive: a.receive ? receiverOptions(a) : undefined });
     } finally {
       leaveScreen();
     }

@@ -1,5 +1,6 @@
 import type { CommandBody } from './command.js';
-import { migrateFiles, type MigrateReport } from '../legacy/migrate.js';
+import { migrateFiles, type FileSummary, type MigrateReport } from '../legacy/migrate.js';
+import { describeManifestUse } from '../legacy/manifest-finder.js';
 import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
@@ -15,35 +16,55 @@ interface Args extends OutputArgs {
   jobs?: number;
 }
 
-const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ');
+/** Outcomes in one order whatever order the nodes came in. */
+const ORDER = ['success', 'error', 'skipped', 'canceled', 'passed', 'warned', 'failed'];
+const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
+const counts = (o: Record<string, number>) =>
+  Object.entries(o).sort(([a], [b]) => rank(a) - rank(b)).map(([k, v]) => `${k} ${v}`).join(', ');
+
+/** "12 nodes: success 11, error 1; tests: passed 3, failed 1" */
+function outcomeLine(s: { nodes: number; outcomes: Record<string, number>; tests: Record<string, number>; freshness: Record<string, number> }): string {
+  let line = `${plural(s.nodes, 'node')}${s.nodes ? `: ${counts(s.outcomes)}` : ''}`;
+  if (Object.keys(s.tests).length) line += `; tests: ${counts(s.tests)}`;
+  if (Object.keys(s.freshness).length) line += `; freshness: ${counts(s.freshness)}`;
+  return line;
+}
+
+function fileLines(f: FileSummary): string[] {
+  if (f.kind !== 'log') return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId)}`];
+  const lines = [`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`];
+  for (const s of f.invocations)
+    lines.push(`  trace ${s.traceId} (${s.command}), ${outcomeLine(s)}${s.queries ? `, ${plural(s.queries, 'query', 'queries')}` : ''}${s.interrupted ? ' [interrupted]' : ''}`);
+  if (f.invocations.length) lines.push(`  ${describeManifestUse(f.manifest, f.invocations[0]!.invocationId)}`);
+  return lines;
+}
 
 export function renderMigrateReport(r: MigrateReport): string {
-  const lines: string[] = [];
-  for (const f of r.files) {
-    if (f.kind === 'run_results') lines.push(`${f.file}: trace ${f.traceId} (${f.command}), ${plural(f.nodes, 'node')}: ${counts(f.outcomes)}`);
-    else {
-      lines.push(`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`);
-      for (const s of f.invocations)
-        lines.push(`  trace ${s.traceId} (${s.command}), ${plural(s.nodes, 'node')}: ${counts(s.outcomes) || 'none'}${s.interrupted ? ' [interrupted]' : ''}`);
-    }
-  }
+  const lines = [...r.skipped.map((s) => `${s.path}: skipped: ${s.reason}`), ...r.files.flatMap(fileLines)];
   lines.push(`wrote ${plural(r.records, 'record')} to ${r.out}`);
-  if (!r.manifest)
-    lines.push(`note: no --manifest given, so upstream ids are unknown: a skipped node names its upstream only when the run had exactly one failure${r.upstreamUnknown ? ` (${plural(r.upstreamUnknown, 'skipped node')} left without upstream_unique_id)` : ''}`);
-  else if (r.upstreamUnknown) lines.push(`note: ${plural(r.upstreamUnknown, 'skipped node')} ${r.upstreamUnknown === 1 ? 'has' : 'have'} no failed ancestor in the manifest: upstream id unknown`);
+  if (r.upstreamUnknown) {
+    const withManifest = r.files.some((f) => f.manifest.path);
+    lines.push(
+      `note: ${plural(r.upstreamUnknown, 'skipped node')} without upstream_unique_id: ${
+        withManifest
+          ? 'no failed ancestor, nor failed test of one, in the manifest'
+          : 'without a manifest a skip names its upstream only when the run had exactly one failure (--manifest FILE)'
+      }`,
+    );
+  }
   return lines.join('\n') + '\n';
 }
 
 export const migrateCommand: CommandBody<Args> = {
   builder: (y) =>
     withOutputOptions(y, 'the file to write: .jsonl or .parquet (the extension picks the format)')
-      .positional('files', listPositional('run_results.json files and JSON log streams (logs/dbt.log, captured stdout)'))
-      .option('manifest', { type: 'string', describe: 'manifest.json: its depends_on names the upstream node of each skip' })
+      .positional('files', listPositional('run_results.json, sources.json, JSON logs (logs/dbt.log, captured stdout): files, folders, globs'))
+      .option('manifest', { type: 'string', describe: 'manifest.json for every input (default: the manifest.json beside each file): names the upstream of skips and node files' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'the report: text for people, json for programs' })
       .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' })
-      .example('$0 migrate target/run_results.json --manifest target/manifest.json -o run.jsonl', 'one run, with upstream ids from the manifest')
-      .example('$0 migrate logs/dbt.log -o run.parquet', 'a --log-format json log, into Parquet'),
+      .example('$0 migrate target/ -o run.jsonl', 'target/run_results.json (and sources.json), with target/manifest.json')
+      .example('$0 migrate logs/dbt.log -o run.parquet', 'a JSON log (dbt --log-format-file json), into Parquet'),
   handler: async (a) => {
     if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new UsageError(`--jobs: expected a whole number of threads, 1 or more (for example --jobs 2); got ${Number.isNaN(a.jobs) ? 'something else' : a.jobs}`);
     if (!a.files?.length) throw new UsageError('give at least one run_results.json or JSON log to translate');

@@ -13,16 +13,18 @@ export interface ModelArgs {
   lenient?: boolean;
   /** the command receives OTLP into the model (`gate --receive`): it writes the --db model, like `receive` */
   receive?: boolean;
+  manifest?: string;
 }
 
 export function withModelOptions<T>(y: Argv<T>) {
   return y
-    .positional('paths', listPositional('telemetry files (JSONL, .gz, Parquet), folders (searched for them) or globs'))
+    .positional('paths', listPositional("telemetry (JSONL, optionally .gz, or Parquet) and the older engine's run_results.json, sources.json and JSON logs: files, folders (searched for them) or globs"))
     .option('db', { type: 'string', requiresArg: true, describe: 'a DuckDB file holding a model saved earlier by `runlens load --db` (runs, spans, nodes...), used instead of or beside PATHs; reading commands never change it' })
-    .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' });
+    .option('lenient', { type: 'boolean', default: false, describe: 'skip malformed JSONL lines (counted and located) instead of stopping' })
+    .option('manifest', { type: 'string', requiresArg: true, describe: 'older engine: the manifest.json to read run_results.json and logs with (default: the one beside each file)' });
 }
 
-const NOTHING_LOADED: LoadReport = { files: [], records: 0, traces: 0, alreadyPresent: 0, skippedLines: 0 };
+const NOTHING_LOADED: LoadReport = { files: [], skipped: [], records: 0, traces: 0, alreadyPresent: 0, skippedLines: 0 };
 
 /**
  * Open the model and load PATHs into it; the caller must close the returned db. Reading never
@@ -39,10 +41,12 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; 
     const bar = createProgress('loading');
     const report = await loadPaths(db, paths, {
       lenient: a.lenient,
+      manifest: a.manifest,
       onProgress: (p) => bar.update((p.index + p.fraction) / p.count, p.file),
     });
     bar.done();
     reportSkipped(report);
+    reportTranslated(report);
     return { db, report };
   } catch (e) {
     db.close();
@@ -59,6 +63,12 @@ export function reportSkipped(report: LoadReport): void {
     const more = others > 0 ? `\n  ... and ${others} more: ${f.format === 'parquet' ? 'rows' : 'lines'} ${lineRanges(f.moreBadLines)}` : '';
     process.stderr.write(`runlens: skipped ${plural(f.skippedLines, f.format === 'parquet' ? 'row' : 'line')} in ${f.path}:\n  ${where}${more}\n`);
   }
+}
+
+/** Older-engine files read in place: what each was read as, and with which manifest (stderr). */
+export function reportTranslated(report: LoadReport): void {
+  for (const f of report.files) if (f.note) process.stderr.write(`runlens: ${f.path}: ${f.note}\n`);
+  for (const s of report.skipped) process.stderr.write(`runlens: ${s.path}: skipped: ${s.reason}\n`);
 }
 
 const lineRanges = (ranges: [number, number][]) => ranges.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(', ');

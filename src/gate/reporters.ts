@@ -19,6 +19,7 @@ const RULE_TEXT: Record<FailOn, [one: string, many: string]> = {
   skipped: ['skipped (upstream)', 'skipped (upstream)'],
   'skipped-any': ['skipped', 'skipped'],
   canceled: ['canceled', 'canceled'],
+  'freshness-warned': ['freshness warned', 'freshness warned'],
   'run-error': ['run-error', 'run-errors'],
   incomplete: ['incomplete', 'incomplete'],
 };
@@ -88,7 +89,7 @@ export function renderGithub(r: GateResult): string {
   // A run's annotation names no file: the run as a whole failed.
   for (const run of failedRuns(r)) lines.push(`::error title=${ghEscapeProp(`${runName(run)} ${run.rule}`)}::${ghEscapeData(`${run.rule}: ${run.reason}`)}`);
   for (const o of r.offenders) {
-    const level = o.rule === 'test-warned' ? 'warning' : 'error';
+    const level = o.rule === 'test-warned' || o.rule === 'freshness-warned' ? 'warning' : 'error';
     const props = [o.relative_path ? `file=${ghEscapeProp(o.relative_path)}` : '', `title=${ghEscapeProp(`${o.unique_id} ${ruleText(o.rule!)}`)}`]
       .filter(Boolean)
       .join(',');

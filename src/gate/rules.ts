@@ -9,7 +9,7 @@ import { plural } from '../render/plural.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 import { reasonOf } from './reason.js';
 
-export const NODE_RULES = ['test-failed', 'test-warned', 'error', 'skipped', 'skipped-any', 'canceled'] as const;
+export const NODE_RULES = ['test-failed', 'test-warned', 'error', 'skipped', 'skipped-any', 'canceled', 'freshness-warned'] as const;
 export const RUN_RULES = ['run-error', 'incomplete'] as const;
 export const FAIL_ON = [...NODE_RULES, ...RUN_RULES] as const;
 export type NodeRule = (typeof NODE_RULES)[number];
@@ -22,12 +22,14 @@ export const DEFAULT_FAIL_ON: FailOn[] = ['test-failed', 'error', 'run-error', '
  * skipped and skipped-any, an upstream skip is named by the narrower skipped).
  */
 const NODE_RULE_SQL: readonly [NodeRule, string][] = [
-  ['error', `node_outcome = 'error'`],
+  // a source older than its error_after (source freshness) fails as an error
+  ['error', `node_outcome = 'error' OR freshness_outcome = 'failed'`],
   ['test-failed', `test_outcome = 'failed'`],
   ['test-warned', `test_outcome = 'warned'`],
   ['skipped', `node_outcome = 'skipped' AND skip_reason = 'upstream'`],
   ['skipped-any', `node_outcome = 'skipped'`],
   ['canceled', `node_outcome = 'canceled'`],
+  ['freshness-warned', `freshness_outcome = 'warned'`],
 ];
 
 /** The order rules are counted and listed in. */
@@ -47,6 +49,8 @@ export interface GateNode extends OutcomeColumns {
   duration_ms: number | null;
   /** the node's error text as the model holds it */
   error_text: string | null;
+  /** sources: passed, warned or failed (source freshness) */
+  freshness_outcome?: string | null;
   /** the rule it fails, if any */
   rule: NodeRule | null;
   /** why it fails, for reporters (set for offenders) */
@@ -120,7 +124,7 @@ function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly str
 const ERROR_LOGS = `(severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''`;
 
 const NODE_COLUMNS = `trace_id, unique_id, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome,
-  failing_rows, relative_path, round(duration_ms, 3) AS duration_ms, error_text`;
+  failing_rows, relative_path, round(duration_ms, 3) AS duration_ms, error_text, freshness_outcome`;
 
 /**
  * Node results that match `where`, with their rule and, for offenders, each ERROR message logged for
@@ -177,6 +181,7 @@ function nodeReason(n: Omit<GateNode, 'reason'>, messages: string[] | null): str
   if (n.test_outcome === 'failed' || n.test_outcome === 'warned') bits.push(failingRows(n.failing_rows));
   if (n.node_outcome === 'skipped') bits.push(`skip reason ${n.skip_reason ?? 'unknown'}${n.upstream_unique_id ? ` (upstream ${n.upstream_unique_id})` : ''}`);
   if (n.node_outcome === 'canceled') bits.push('canceled');
+  if (n.freshness_outcome === 'failed' || n.freshness_outcome === 'warned') bits.push(`source freshness ${n.freshness_outcome}`);
   if (logged) bits.push(logged);
   else if (n.node_outcome === 'error') bits.push('the node errored; no error message was logged');
   return bits.join('\n');

@@ -3,8 +3,10 @@ import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { InputError } from '../errors.js';
+import { sniffLegacy, type LegacyKind } from '../legacy/sniff.js';
 
-export type InputFormat = 'jsonl' | 'parquet';
+/** Telemetry (JSONL, Parquet), or a file of the older engine (translated on the fly: src/legacy). */
+export type InputFormat = 'jsonl' | 'parquet' | `legacy-${LegacyKind}`;
 
 export interface InputFile {
   path: string;
@@ -15,6 +17,8 @@ export interface InputFile {
   keyStyle: 'snake' | 'camel';
   /** uncompressed JSONL: bytes per line, estimated from samples at the start and the middle of the file */
   bytesPerLine?: number;
+  /** a translation of another file: its path and format are the ones reported */
+  shownAs?: { path: string; format: InputFormat };
 }
 
 /** Bytes read at each sample point: the head (format, key style) and the middle (line length). */
@@ -29,7 +33,8 @@ function bytesPerLine(sample: Buffer): number | undefined {
   return lines > 0 ? (last - first) / lines : undefined;
 }
 
-const TELEMETRY_EXT = /\.(jsonl|ndjson|json|parquet)(\.gz)?$/i;
+/** Files a folder is searched for: telemetry, and the older engine's artifacts and logs (logs/dbt.log). */
+const TELEMETRY_EXT = /\.(jsonl|ndjson|json|parquet|log)(\.gz)?$/i;
 
 /** Resolve PATH arguments to files, in a stable order. A path that matches nothing is an error. */
 export async function expandPaths(args: string[]): Promise<string[]> {
@@ -44,7 +49,7 @@ export async function expandPaths(args: string[]): Promise<string[]> {
     if (st?.isFile()) out.push(arg);
     else if (st?.isDirectory()) {
       const found = (await fg('**/*', { cwd: arg, onlyFiles: true, dot: false, followSymbolicLinks: true })).filter((f) => TELEMETRY_EXT.test(f));
-      if (found.length === 0) throw new InputError('no telemetry files in this folder (looked for .jsonl, .ndjson, .json and .parquet, optionally .gz)', arg);
+      if (found.length === 0) throw new InputError('no telemetry files in this folder (looked for .jsonl, .ndjson, .json, .parquet and .log, optionally .gz)', arg);
       out.push(...found.sort().map((f) => path.join(arg, f)));
     } else if (fg.isDynamicPattern(arg)) {
       const found = (await fg(arg, { onlyFiles: true })).sort();
@@ -84,9 +89,14 @@ export async function detectFile(file: string): Promise<InputFile> {
         text = '';
       }
     }
+    const legacy = sniffLegacy(text);
+    if (legacy) return { path: file, format: `legacy-${legacy}`, gzip, size, keyStyle: 'snake' };
     const first = text.split('\n').find((l) => l.trim() !== '') ?? '';
     const trimmed = first.trimStart();
-    if (trimmed !== '' && !trimmed.startsWith('{')) throw new InputError('not JSONL telemetry: the first line is not a JSON object', file, 1);
+    if (trimmed !== '' && !trimmed.startsWith('{'))
+      throw new InputError(
+        `not JSONL telemetry: the first line is not a JSON object${/\.log(\.gz)?$/i.test(file) ? ' (a text log? the older engine writes JSON logs with --log-format json or --log-format-file json)' : ''}`,
+        file, 1);
     const keyStyle = /"(traceId|recordType|spanId)"\s*:/.test(first) && !/"trace_id"\s*:/.test(first) ? 'camel' : 'snake';
     let perLine: number | undefined;
     if (!gzip && size > 4 * SAMPLE_BYTES) {

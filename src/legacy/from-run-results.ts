@@ -1,20 +1,24 @@
 /**
- * A run_results.json run onto the TelemetryWriter: one trace per file (trace_id from
- * metadata.invocation_id), compile/execute timings as RENDER/RUN NodeEvaluated spans, project hooks
- * in their ON_RUN_START/ON_RUN_END phases, nodes without timing (skips) placed after the results
- * listed before them. Times are planned first so phase spans can open before their nodes.
+ * A run_results.json (or sources.json) run onto the TelemetryWriter: one trace per file (trace_id
+ * from metadata.invocation_id), compile/execute timings as RENDER/RUN NodeEvaluated spans, project
+ * hooks in their ON_RUN_START/ON_RUN_END phases, nodes without timing (skips) placed after the
+ * results listed before them. Times are planned first so phase spans can open before their nodes.
+ * Span ids are derived from what each span stands for (span-ids.ts), so a run is written the same
+ * way by one thread or several, and matches the ids its log's translation gives.
  */
 import { createHash } from 'node:crypto';
 import { InputError, errorMessage } from '../errors.js';
+import { traceIdOf } from '../produce/ids.js';
 import type { NodeResult } from '../produce/node-attrs.js';
 import type { Invocation, NodeTally, Phase, PhaseCounts, TelemetryWriter } from '../produce/writer.js';
 import type { Attributes } from '../produce/record.js';
+import { timed } from '../store/timing.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, resourceTypeOf } from './resource.js';
-import type { LegacyResult, LegacyRun } from './run-results.js';
+import type { Freshness, LegacyResult, LegacyRun } from './run-results.js';
+import { RunSpanIds } from './span-ids.js';
 import { secondsToNs } from './time.js';
-import { timed } from '../store/timing.js';
 
 /** What a translated run became (run_results.json here; log-translator.ts adds what logs tell). */
 export interface MigrateSummary {
@@ -24,8 +28,23 @@ export interface MigrateSummary {
   command: string;
   nodes: number;
   outcomes: Record<string, number>;
+  /** tests that ran, by test outcome (passed, warned, failed) */
+  tests: Record<string, number>;
+  /** sources.json: sources by freshness outcome (passed, warned, failed) */
+  freshness: Record<string, number>;
   /** upstream skips whose culprit could not be named (no manifest, or not found in it) */
   upstreamUnknown: number;
+}
+
+export function newSummary(traceId: string, invocationId: string, command: string): MigrateSummary {
+  return { traceId, invocationId, command, nodes: 0, outcomes: {}, tests: {}, freshness: {}, upstreamUnknown: 0 };
+}
+
+/** Count one node's outcome into a summary. */
+export function countOutcome(s: MigrateSummary, m: { node_outcome: string; test_outcome: string | null; freshness_outcome?: string }): void {
+  s.outcomes[m.node_outcome] = (s.outcomes[m.node_outcome] ?? 0) + 1;
+  if (m.test_outcome) s.tests[m.test_outcome] = (s.tests[m.test_outcome] ?? 0) + 1;
+  if (m.freshness_outcome) s.freshness[m.freshness_outcome] = (s.freshness[m.freshness_outcome] ?? 0) + 1;
 }
 
 interface PlannedEval {
@@ -37,12 +56,18 @@ interface PlannedEval {
 
 interface PlannedNode {
   r: LegacyResult;
+  /** the node's span key: its unique_id, made unique within the run if a file repeats one */
+  key: string;
   start: bigint;
   end: bigint;
   evals: PlannedEval[];
 }
 
 const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
+/** The phases of the older engine in the order they run: each node compiles (RENDER) before it executes (RUN). */
+const PHASE_ORDER = ['on_run_start', 'render', 'run', 'on_run_end'];
+/** Nanoseconds between the invocation's start and its first node, room for the phases to open in order. */
+const HEAD_NS = BigInt(PHASE_ORDER.length * 2);
 
 /** Hooks run in their own phases; everything else in RENDER (compile) and RUN (execute). */
 function mainPhase(r: LegacyResult, compileOnly: boolean): string {
@@ -53,11 +78,23 @@ function mainPhase(r: LegacyResult, compileOnly: boolean): string {
   return compileOnly ? 'render' : 'run';
 }
 
-/** invocation_id as given, or a stable UUID-shaped id from the file's results when it is missing. */
-function invocationIdOf(run: LegacyRun): string {
-  if (run.invocationId) return run.invocationId;
-  const h = createHash('sha256').update(run.file).update(String(run.generatedAt)).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+/**
+ * invocation_id as given, or a stable UUID-shaped id from the file's content when it is missing or
+ * is not a UUID (not from its path: the same file read from two places is one run).
+ */
+export function invocationIdOf(run: LegacyRun): string {
+  if (run.invocationId) {
+    try {
+      traceIdOf(run.invocationId);
+      return run.invocationId;
+    } catch {
+      /* hand-edited: derived below */
+    }
+  }
+  const h = createHash('sha256').update(`${run.invocationId}|${run.generatedAt}|${run.elapsedS}|${run.results.length}`);
+  for (const r of run.results.slice(0, 16)) h.update(`|${r.uniqueId}`);
+  const x = h.digest('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
 interface Plan {
@@ -75,7 +112,10 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
   const compileOnly = command !== null && COMPILE_ONLY.has(command);
   const outcomes = run.results.map((r, i) => {
     try {
-      return outcomeOf({ status: r.status, resourceType: resourceTypeOf(r.uniqueId), message: r.message, command, failures: r.failures, rowsAffected: r.rowsAffected, failedBatches: r.failedBatches });
+      return outcomeOf({
+        status: r.status, resourceType: resourceTypeOf(r.uniqueId), message: r.message, command, failures: r.failures, rowsAffected: r.rowsAffected,
+        failedBatches: r.failedBatches, freshnessAgeS: r.freshness?.ageS,
+      });
     } catch (e) {
       throw new InputError(errorMessage(e), run.file, undefined, `results[${i}].status`);
     }
@@ -89,15 +129,18 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
       if (up) result.upstreamUniqueId = up;
       else summary.upstreamUnknown++;
     }
-    summary.outcomes[mapping.node_outcome] = (summary.outcomes[mapping.node_outcome] ?? 0) + 1;
+    countOutcome(summary, mapping);
     return result;
   });
 
   const elapsed = secondsToNs(run.elapsedS);
   let invStart = run.startedAt ?? (run.generatedAt !== null ? run.generatedAt - elapsed : null);
-  for (const r of run.results) for (const t of r.timing) if (t.start !== null && (invStart === null || t.start < invStart)) invStart = t.start;
+  let firstTiming: bigint | null = null;
+  for (const r of run.results) for (const t of r.timing) if (t.start !== null && (firstTiming === null || t.start < firstTiming)) firstTiming = t.start;
+  // The tree orders spans by start: the invocation opens before its phases, which open before their
+  // first node (see phaseStarts).
+  if (firstTiming !== null && (invStart === null || firstTiming - HEAD_NS < invStart)) invStart = firstTiming - HEAD_NS;
   invStart ??= 0n;
-  // Phases open at their first evaluation, in time order, and close after their last.
   const bounds: Plan['bounds'] = new Map();
   let cursor = invStart;
   for (const n of planNodes(run, results, compileOnly, invStart)) {
@@ -123,7 +166,8 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
  * nodes of a 100k-result run are never all held at once.
  */
 function* planNodes(run: LegacyRun, results: NodeResult[], compileOnly: boolean, invStart: bigint): Generator<PlannedNode> {
-  let cursor = invStart;
+  let cursor = invStart + HEAD_NS;
+  const seen = new Map<string, number>();
   for (let i = 0; i < run.results.length; i++) {
     const r = run.results[i]!;
     const result = results[i]!;
@@ -155,7 +199,9 @@ function* planNodes(run: LegacyRun, results: NodeResult[], compileOnly: boolean,
     const start = evals[0]!.start;
     const end = evals.length === 1 || evals[0]!.end > evals[1]!.end ? evals[0]!.end : evals[1]!.end;
     if (end > cursor) cursor = end;
-    yield { r, start, end, evals };
+    const n = seen.get(r.uniqueId) ?? 0;
+    seen.set(r.uniqueId, n + 1);
+    yield { r, key: n === 0 ? r.uniqueId : `${r.uniqueId}#${n}`, start, end, evals };
   }
 }
 
@@ -180,11 +226,10 @@ export interface RunSplit {
   /** how many of the first nodes the calling thread writes itself */
   own: number;
   /**
-   * Start writing the other nodes, under the run's already written process, invocation and phase
-   * spans (`headIds`, in that order). `finish` resolves once their records follow the caller's in the
-   * output, with their counts for the phase and invocation ends.
+   * The other nodes' records, once they follow the caller's in the output, with their counts for
+   * the phase and invocation ends.
    */
-  start(headIds: string[]): { finish(): Promise<PartCounts[]> };
+  finish(): Promise<PartCounts[]>;
 }
 
 /** What the nodes written elsewhere add to the phase and invocation ends. */
@@ -196,31 +241,49 @@ export interface PartCounts {
 interface OpenRun {
   p: Plan;
   inv: Invocation;
+  ids: RunSpanIds;
   phases: Map<string, Phase>;
 }
 
-function newSummary(run: LegacyRun): MigrateSummary {
-  return { file: run.file, traceId: '', invocationId: invocationIdOf(run), command: run.command ?? 'unknown', nodes: run.results.length, outcomes: {}, upstreamUnknown: 0 };
+function summaryOf(run: LegacyRun): MigrateSummary {
+  const invocationId = invocationIdOf(run);
+  const s = newSummary(traceIdOf(invocationId), invocationId, run.command ?? 'unknown');
+  s.file = run.file;
+  s.nodes = run.results.length;
+  return s;
 }
 
 /** Write a planned run's head: process and invocation spans, then each phase's start. */
 function openRun(w: TelemetryWriter, run: LegacyRun, p: Plan, summary: MigrateSummary): OpenRun {
   const command = summary.command;
+  const ids = new RunSpanIds(summary.traceId);
   const inv = w.startInvocation({
-    command, invocationId: summary.invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`,
+    command, invocationId: summary.invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`, spanIds: ids.head(), processAt: p.start - 1000n,
     evalArgs: { ...evalArgs(run.args), ...(run.dbtVersion ? { legacy_dbt_version: run.dbtVersion } : {}) },
   });
-  summary.traceId = inv.traceId;
   const phases = new Map<string, Phase>();
-  for (const [name, b] of [...p.bounds].sort((x, y) => (x[1].start < y[1].start ? -1 : x[1].start > y[1].start ? 1 : 0)))
-    phases.set(name, inv.startPhase(name, { nodeCount: b.count, at: b.start }));
-  return { p, inv, phases };
+  for (const [name, at] of phaseStarts(p.bounds)) phases.set(name, inv.startPhase(name, { nodeCount: p.bounds.get(name)!.count, at, spanId: ids.phase(name) }));
+  return { p, inv, ids, phases };
 }
 
-/** The span ids of a run's head, in the order a writer draws them (see replayIds). */
-function headIds(o: OpenRun): string[] {
-  return [o.inv.process.spanId, o.inv.spanId, ...[...o.phases.values()].map((ph) => ph.spanId)];
+/**
+ * When each phase opens: before its first node, and after the phases that run before it (a node
+ * without timing, placed at the start, must not open RUN before RENDER).
+ */
+function phaseStarts(bounds: Plan['bounds']): [string, bigint][] {
+  const names = [...bounds.keys()].sort((a, b) => rank(a) - rank(b));
+  const out: [string, bigint][] = [];
+  let next: bigint | null = null;
+  for (const name of names.reverse()) {
+    let at = bounds.get(name)!.start - 1n;
+    if (next !== null && at >= next) at = next - 1n;
+    out.unshift([name, at]);
+    next = at;
+  }
+  return out;
 }
+
+const rank = (phase: string) => (PHASE_ORDER.includes(phase) ? PHASE_ORDER.indexOf(phase) : PHASE_ORDER.length);
 
 /**
  * Write nodes [from, to) of the run. The plan is walked from the first node even for a later part:
@@ -231,11 +294,27 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
   for (const n of planNodes(run, o.p.results, o.p.compileOnly, o.p.start)) {
     if (i >= to) break;
     if (i++ < from) continue;
-    const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start });
-    for (const e of n.evals) node.evaluate(o.phases.get(e.phase)!, { at: e.start }).end(e.result, { at: e.end });
+    const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start, spanId: o.ids.node(n.key) });
+    const f = n.r.freshness;
+    for (const e of n.evals) {
+      const ev = node.evaluate(o.phases.get(e.phase)!, { at: e.start, spanId: o.ids.evaluation(e.phase, n.key) });
+      // A stale source says how stale, as the older engine's freshness result line does (its level: warn or error).
+      const fo = e.result.freshness?.outcome;
+      if (f && (fo === 'warned' || fo === 'failed')) ev.message(freshnessText(n.r.uniqueId, f), { severity: fo === 'failed' ? 'error' : 'warn', at: e.end });
+      ev.end(e.result, { at: e.end });
+    }
+    // What the freshness query measured, beside the engine's age_seconds (sources.json only).
+    if (f) node.core.update({ max_loaded_at: f.maxLoadedAt ?? undefined, snapshotted_at: f.snapshottedAt ?? undefined, freshness_criteria: f.criteria ?? undefined });
     node.end(undefined, { at: n.end });
     if (i % 2000 === 0) await w.drain();
   }
+}
+
+/** "source raw.orders: max_loaded_at 2026-01-05T09:00:00+00:00, 90002 s ago (warn after 12 hour, error after 1 day)" */
+function freshnessText(uniqueId: string, f: Freshness): string {
+  const name = uniqueId.split('.').slice(2).join('.');
+  const age = f.ageS === null ? '' : `, ${Math.round(f.ageS)} s ago`;
+  return `source ${name}: max_loaded_at ${f.maxLoadedAt ?? 'unknown'}${age}${f.criteria ? ` (${f.criteria})` : ''}`;
 }
 
 /**
@@ -243,14 +322,14 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
  * threads write the later nodes and this thread the first `split.own`.
  */
 export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: Manifest, split?: RunSplit): Promise<MigrateSummary> {
-  const summary = newSummary(run);
+  const summary = summaryOf(run);
   const o = openRun(w, run, plan(run, manifest, summary), summary);
   const n = run.results.length;
-  const helpers = split && split.own < n ? split.start(headIds(o)) : undefined;
-  await timed('migrate: nodes of this thread', () => writeNodes(w, run, manifest, o, 0, helpers ? split!.own : n));
-  if (helpers) {
+  const helped = split !== undefined && split.own < n;
+  await timed('migrate: nodes of this thread', () => writeNodes(w, run, manifest, o, 0, helped ? split.own : n));
+  if (helped) {
     await w.drain();
-    for (const part of await helpers.finish()) {
+    for (const part of await split.finish()) {
       for (const [name, c] of Object.entries(part.phases)) o.phases.get(name)?.addCounted(c);
       for (const t of part.tallies) o.inv.tally(t);
     }
@@ -261,7 +340,7 @@ export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: 
   return summary;
 }
 
-/** A run planned by a helper thread before it has the head's span ids (planning takes a while too). */
+/** A run planned by a helper thread (planning takes a while too). */
 export interface PlannedPart {
   run: LegacyRun;
   manifest: Manifest | undefined;
@@ -270,14 +349,14 @@ export interface PlannedPart {
 }
 
 export function planPart(run: LegacyRun, manifest: Manifest | undefined): PlannedPart {
-  const summary = newSummary(run);
+  const summary = summaryOf(run);
   return { run, manifest, summary, plan: plan(run, manifest, summary) };
 }
 
 /**
- * A helper thread's part of a run: nodes [from, to) under head spans re-created with the main
- * thread's ids (its writer must draw them first: replayIds). The head's own records are the main
- * thread's to write: the helper's sink drops them (see HEAD_EVENT_KEYS).
+ * A helper thread's part of a run: nodes [from, to) under head spans re-created with the same
+ * derived ids. The head's own records are the main thread's to write: the helper's sink drops them
+ * (see HEAD_EVENT_KEYS).
  */
 export async function migrateRunPart(w: TelemetryWriter, part: PlannedPart, from: number, to: number): Promise<PartCounts> {
   const o = openRun(w, part.run, part.plan, part.summary);

@@ -24,6 +24,8 @@ export interface LegacyEvent {
   /** rendered human text, colour codes removed */
   msg: string;
   ts: bigint | null;
+  /** the engine's thread (one query at a time runs on each) */
+  thread: string;
   invocationId: string | null;
   data: Record<string, unknown>;
   node?: LegacyNodeInfo;
@@ -46,7 +48,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
     return null;
   }
   if (!isObj(o)) return null;
-  let name: string, code: string, level: string, msg: string, ts: unknown, inv: unknown, data: Record<string, unknown>;
+  let name: string, code: string, level: string, msg: string, ts: unknown, inv: unknown, thread: string, data: Record<string, unknown>;
   if (isObj(o.info)) {
     const i = o.info;
     name = str(i.name);
@@ -55,6 +57,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
     msg = str(i.msg);
     ts = i.ts;
     inv = i.invocation_id;
+    thread = str(i.thread);
     data = isObj(o.data) ? o.data : {};
   } else if (typeof o.code === 'string') {
     code = o.code;
@@ -63,11 +66,12 @@ export function parseEventLine(line: string): LegacyEvent | null {
     msg = str(o.msg);
     ts = o.ts;
     inv = o.invocation_id;
+    thread = str(o.thread_name);
     data = isObj(o.data) ? o.data : {};
     if (!data.node_info && isObj(o.node_info)) data = { ...data, node_info: o.node_info };
   } else return null;
   if (msg.includes('\x1b')) msg = msg.replace(ANSI, '');
-  const ev: LegacyEvent = { name, code, level, msg, ts: isoToNs(ts), invocationId: typeof inv === 'string' && inv ? inv : null, data };
+  const ev: LegacyEvent = { name, code, level, msg, ts: isoToNs(ts), thread, invocationId: typeof inv === 'string' && inv ? inv : null, data };
   const ni = data.node_info;
   if (isObj(ni) && typeof ni.unique_id === 'string' && ni.unique_id) {
     const rel = isObj(ni.node_relation) ? ni.node_relation : {};

@@ -4,20 +4,28 @@
  * NodeExecuting, NodeFinished carry the lifecycle) and from the info stream printed on stdout
  * (LogStartLine and the result events only). One invocation_id = one trace; a stream may hold many.
  * Node outcomes go through the status table; in-flight nodes of an interrupted or cut-off
- * invocation end as canceled.
+ * invocation end as canceled. SQLQuery/SQLQueryStatus pairs become QueryExecuted spans under their
+ * node. A node's error is its own message (NodeFinished's run_result.message), written once: the
+ * result and recap lines that repeat it are kept as INFO lines with their original severity in an
+ * attribute. Span ids are derived (span-ids.ts), as for run_results.json.
  */
+import { createHash } from 'node:crypto';
+import { traceIdOf } from '../produce/ids.js';
 import type { Evaluation, Invocation, Node, Phase, SeverityName, TelemetryWriter } from '../produce/writer.js';
+import { Query } from '../produce/writer.js';
 import type { NodeResult } from '../produce/node-attrs.js';
 import { commandOf } from './run-results.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
-import { nodeInfo } from './resource.js';
+import { nodeInfo, projectPath } from './resource.js';
 import type { LegacyEvent, LegacyNodeInfo } from './log-events.js';
 import { isoToNs } from './time.js';
-import type { MigrateSummary } from './from-run-results.js';
+import { countOutcome, newSummary, type MigrateSummary } from './from-run-results.js';
+import { RunSpanIds } from './span-ids.js';
 
 export interface LogSummary extends MigrateSummary {
   logRecords: number;
+  queries: number;
   interrupted: boolean;
   completed: boolean;
 }
@@ -26,17 +34,27 @@ export interface TranslatorOptions {
   manifest?: Manifest;
   /** the command when the stream does not say (record knows it from its arguments) */
   commandHint?: string;
-  /** a writer per invocation (the engine version goes into the process span) */
-  writerFor: (version: string) => TelemetryWriter;
+  /** a writer per invocation (the engine version goes into the process span; the key seeds its event ids) */
+  writerFor: (version: string, seedKey: string) => TelemetryWriter;
 }
 
 /** Events whose content is the span structure itself; every other line becomes a LogRecord. */
-const STRUCTURAL = new Set(['NodeStart', 'NodeCompiling', 'NodeExecuting', 'NodeFinished', 'MainReportVersion']);
+const STRUCTURAL = new Set(['NodeStart', 'NodeCompiling', 'NodeExecuting', 'NodeFinished', 'MainReportVersion', 'SQLQuery', 'SQLQueryStatus']);
 const RESULT_EVENTS = new Set([
   'LogModelResult', 'LogTestResult', 'LogSeedResult', 'LogSnapshotResult', 'LogNodeResult', 'LogNodeNoOpResult',
   'LogFunctionResult', 'LogFreshnessResult', 'LogHookEndLine',
 ]);
 const START_EVENTS = new Set(['LogStartLine', 'LogHookStartLine']);
+/**
+ * Lines that report a node's result or repeat its error (progress lines, end-of-run recaps): kept at
+ * INFO, so that a node's error text is its error, not "1 of 5 ERROR creating ..." nor the recap.
+ */
+const ECHO_EVENTS = new Set([
+  ...RESULT_EVENTS, ...START_EVENTS, 'SkippingDetails', 'LogSkipBecauseError', 'LogCancelLine', 'EndOfRunSummary', 'StatsLine',
+  'RunResultWarning', 'RunResultFailure', 'RunResultError', 'RunResultErrorNoMessage', 'RunResultWarningMessage',
+]);
+/** End-of-run recaps that carry a node's error text (for nodes whose stream had no NodeFinished). */
+const RECAP_ERRORS = new Set(['RunResultError', 'RunResultErrorNoMessage']);
 const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
 /** level -> writer severity and the original severity text (one per log line: no per-line upper-casing) */
 const SEVERITY = new Map<string, readonly [SeverityName, string]>([
@@ -48,12 +66,15 @@ interface NodeState {
   node: Node;
   uid: string;
   resourceType: string;
+  start: bigint;
   /** NodeStart seen: the node ends with NodeFinished, not with its result line */
   debugLifecycle: boolean;
   render?: Evaluation;
   run?: Evaluation;
+  /** hooks: their one evaluation, opened with the hook */
+  main?: Evaluation;
   failures?: number;
-  skipMessage?: string;
+  queries: number;
 }
 
 interface PhaseState {
@@ -61,22 +82,37 @@ interface PhaseState {
   last: bigint;
 }
 
+interface OpenQuery {
+  query: Query;
+  uid: string;
+}
+
 class InvocationState {
   inv: Invocation;
+  ids: RunSpanIds;
   /** null once the node ended: its spans are written, and holding 100k finished nodes' handles made long streams slow */
   nodes = new Map<string, NodeState | null>();
   phases = new Map<string, PhaseState>();
   culprits = new Set<string>();
+  /** per thread, the query it runs */
+  queries = new Map<string, OpenQuery>();
+  /** queries outside any node */
+  invocationQueries = 0;
+  /** nodes that errored without a message (the info stream): their recap line is their error */
+  errorUnknown = new Set<string>();
+  adapterType: string;
   last: bigint;
   interrupted = false;
   completed = false;
   /** the engine said the command failed (CommandCompleted success false, MainEncounteredError): its words */
   failure: string | undefined;
   summary: LogSummary;
-  constructor(inv: Invocation, readonly command: string, at: bigint, readonly legacyId: string) {
+  constructor(inv: Invocation, readonly command: string, at: bigint, readonly legacyId: string, adapterType: string) {
     this.inv = inv;
+    this.ids = new RunSpanIds(inv.traceId);
     this.last = at;
-    this.summary = { traceId: inv.traceId, invocationId: inv.invocationId, command, nodes: 0, outcomes: {}, upstreamUnknown: 0, logRecords: 0, interrupted: false, completed: false };
+    this.adapterType = adapterType;
+    this.summary = { ...newSummary(inv.traceId, inv.invocationId, command), logRecords: 0, queries: 0, interrupted: false, completed: false };
   }
 }
 
@@ -88,6 +124,13 @@ interface Pending {
   at: bigint;
   rawCommand?: string;
   command?: string;
+  adapterType?: string;
+}
+
+/** A UUID for a stream without invocation ids (made from what the stream says, so it is stable). */
+function derivedInvocationId(p: Pending): string {
+  const x = createHash('sha256').update(`${p.version}|${p.at}|${p.rawCommand ?? ''}`).digest('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
 export class LogTranslator {
@@ -130,6 +173,7 @@ export class LogTranslator {
         p.command = (typeof args.which === 'string' ? args.which : undefined) ?? commandOf(raw) ?? undefined;
         return;
       }
+      if (ev.name === 'AdapterRegistered' && typeof ev.data.adapter_name === 'string') p.adapterType = ev.data.adapter_name;
       if (!p.versionSeen && p.prelude.length < 256 && !ev.node) {
         p.prelude.push(ev);
         return;
@@ -150,15 +194,22 @@ export class LogTranslator {
     const p = this.pending!;
     this.pending = null;
     const command = p.command ?? this.o.commandHint ?? 'unknown';
-    const w = this.o.writerFor(p.version);
-    const inv = w.startInvocation({ command, invocationId: p.invocationId || undefined, at: p.at, rawCommand: p.rawCommand ?? `dbt ${command}`, evalArgs: { legacy_dbt_version: p.version } });
-    this.cur = new InvocationState(inv, command, p.at, p.invocationId);
+    const invocationId = isInvocationId(p.invocationId) ? p.invocationId : derivedInvocationId(p);
+    const w = this.o.writerFor(p.version, invocationId);
+    const inv = w.startInvocation({
+      command, invocationId, at: p.at, processAt: p.at - 1000n, rawCommand: p.rawCommand ?? `dbt ${command}`, evalArgs: { legacy_dbt_version: p.version },
+      spanIds: new RunSpanIds(traceIdOf(invocationId)).head(),
+    });
+    this.cur = new InvocationState(inv, command, p.at, p.invocationId, p.adapterType ?? 'unknown');
     for (const ev of p.prelude) this.handle(this.cur, ev, ev.ts ?? p.at);
   }
 
   private handle(s: InvocationState, ev: LegacyEvent, at: bigint): void {
     const n = ev.node;
     switch (ev.name) {
+      case 'AdapterRegistered':
+        if (typeof ev.data.adapter_name === 'string') s.adapterType = ev.data.adapter_name;
+        break;
       case 'NodeStart':
         if (n) {
           const st = this.open(s, n, at);
@@ -168,7 +219,7 @@ export class LogTranslator {
       case 'NodeCompiling':
         if (n && !this.isHook(n) && !this.compileOnly(s)) {
           const st = this.open(s, n, at);
-          if (st) st.render ??= st.node.evaluate(this.phase(s, 'render', at), { at });
+          if (st) st.render ??= this.evaluate(s, st, 'render', at);
         }
         return;
       case 'NodeExecuting':
@@ -176,11 +227,17 @@ export class LogTranslator {
           const st = this.open(s, n, at);
           if (!st) return;
           if (st.render && !st.render.ended) this.endEval(s, st.render, 'render', { outcome: 'success' }, at);
-          st.run ??= st.node.evaluate(this.phase(s, 'run', at), { at });
+          st.run ??= this.evaluate(s, st, 'run', at);
         }
         return;
       case 'NodeFinished':
         if (n) this.finish(s, n, ev, at);
+        return;
+      case 'SQLQuery':
+        this.startQuery(s, ev, at);
+        return;
+      case 'SQLQueryStatus':
+        this.endQuery(s, ev.thread, 'success', at, typeof ev.data.query_id === 'string' ? ev.data.query_id : undefined);
         return;
       case 'MarkSkippedChildren': {
         const id = ev.data.unique_id;
@@ -222,6 +279,10 @@ export class LogTranslator {
           const st = this.open(s, n, at);
           if (st && typeof ev.data.num_failures === 'number') st.failures = ev.data.num_failures;
           if (st && !st.debugLifecycle) this.finish(s, n, ev, at);
+        } else if (n && RECAP_ERRORS.has(ev.name) && s.errorUnknown.delete(n.uniqueId)) {
+          // the info stream's only text of this node's error
+          this.log(ev, at, { severity: SEVERITY.get('error')!, body: dedent(ev.msg) });
+          return;
         }
     }
     if (!STRUCTURAL.has(ev.name)) this.log(ev, at);
@@ -233,18 +294,26 @@ export class LogTranslator {
   private compileOnly(s: InvocationState): boolean {
     return COMPILE_ONLY.has(s.command);
   }
-  private mainPhase(s: InvocationState, n: LegacyNodeInfo): string {
-    if (this.isHook(n)) return /on-run-end/.test(n.uniqueId) ? 'on_run_end' : 'on_run_start';
+  private mainPhase(s: InvocationState, uid: string): string {
+    if (/^operation\./.test(uid)) return /on-run-end/.test(uid) ? 'on_run_end' : 'on_run_start';
     return this.compileOnly(s) ? 'render' : 'run';
   }
 
-  private phase(s: InvocationState, name: string, at: bigint): Phase {
+  /** The phase, opened by its first evaluation (at `at`, or just before `nodeStart` when that is earlier). */
+  private phase(s: InvocationState, name: string, at: bigint, nodeStart: bigint): Phase {
     let p = s.phases.get(name);
     if (!p) {
-      p = { phase: s.inv.startPhase(name, { at }), last: at };
+      const start = nodeStart - 1n < at ? nodeStart - 1n : at;
+      p = { phase: s.inv.startPhase(name, { at: start, spanId: s.ids.phase(name) }), last: at };
       s.phases.set(name, p);
     }
     return p.phase;
+  }
+
+  private evaluate(s: InvocationState, st: NodeState, phase: string, at: bigint): Evaluation {
+    // a phase opened by a node's first evaluation opens before the node
+    const first = !st.render && !st.run && !st.main;
+    return st.node.evaluate(this.phase(s, phase, at, first ? st.start : at), { at, spanId: s.ids.evaluation(phase, st.uid) });
   }
 
   private endEval(s: InvocationState, e: Evaluation, phase: string, r: NodeResult, at: bigint): void {
@@ -257,12 +326,49 @@ export class LogTranslator {
   private open(s: InvocationState, n: LegacyNodeInfo, at: bigint): NodeState | null {
     let st = s.nodes.get(n.uniqueId);
     if (st === undefined) {
-      const info = nodeInfo(n.uniqueId, { name: n.name, relativePath: n.path, materialized: n.materialized, database: n.database, schema: n.schema, alias: n.alias, resourceType: n.resourceType });
-      st = { node: s.inv.startNode(info, { at }), uid: n.uniqueId, resourceType: n.resourceType || n.uniqueId.split('.')[0]!, debugLifecycle: false };
+      const m = this.o.manifest?.nodes.get(n.uniqueId);
+      const resourceType = n.resourceType || n.uniqueId.split('.')[0]!;
+      // the manifest's description where it has one, else the log's node_info
+      const info = nodeInfo(n.uniqueId, {
+        name: m?.name ?? n.name, materialized: m?.materialized ?? n.materialized, database: m?.database ?? n.database, schema: m?.schema ?? n.schema,
+        alias: m?.alias ?? n.alias, resourceType, sourceName: m?.sourceName, relativePath: m?.relativePath ?? projectPath(resourceType, n.uniqueId, n.path),
+      });
+      st = { node: s.inv.startNode(info, { at, spanId: s.ids.node(n.uniqueId) }), uid: n.uniqueId, resourceType, start: at, debugLifecycle: false, queries: 0 };
       s.nodes.set(n.uniqueId, st);
       s.summary.nodes++;
+      // a hook's statements run in its phase from its start
+      if (this.isHook(n)) st.main = this.evaluate(s, st, this.mainPhase(s, n.uniqueId), at);
     }
     return st;
+  }
+
+  private startQuery(s: InvocationState, ev: LegacyEvent, at: bigint): void {
+    const sql = typeof ev.data.sql === 'string' ? ev.data.sql : '';
+    // A query still open on this thread got no status line: it ended when the next one started.
+    this.endQuery(s, ev.thread, 'success', at);
+    const conn = typeof ev.data.conn_name === 'string' && ev.data.conn_name ? ev.data.conn_name : undefined;
+    const q = { sql, adapterType: s.adapterType, description: conn ? `connection ${conn}` : undefined };
+    const st = ev.node ? s.nodes.get(ev.node.uniqueId) : undefined;
+    let query: Query;
+    if (st) {
+      const e = [st.run, st.render, st.main].find((x) => x && !x.ended);
+      const spanId = s.ids.query(st.uid, st.queries++);
+      query = e ? e.startQuery(q, { at, spanId }) : Query.open(st.node.core, q, undefined, st.uid, at, spanId);
+    } else query = s.inv.startQuery(q, { at, spanId: s.ids.query('', s.invocationQueries++) });
+    s.queries.set(ev.thread, { query, uid: st?.uid ?? '' });
+    s.summary.queries++;
+  }
+
+  private endQuery(s: InvocationState, thread: string, outcome: 'success' | 'error' | 'canceled', at: bigint, queryId?: string, errorMessage?: string): void {
+    const q = s.queries.get(thread);
+    if (!q) return;
+    s.queries.delete(thread);
+    q.query.end({ outcome, queryId, errorMessage, at });
+  }
+
+  /** Queries of a node still open when it ends: they failed with it (or were canceled). */
+  private endNodeQueries(s: InvocationState, uid: string, outcome: 'success' | 'error' | 'canceled', at: bigint, errorMessage?: string): void {
+    for (const [thread, q] of s.queries) if (q.uid === uid) this.endQuery(s, thread, outcome, at, undefined, outcome === 'error' ? errorMessage : undefined);
   }
 
   /** The node's result: NodeFinished (debug stream), a result line or a skip line (info stream). */
@@ -273,11 +379,16 @@ export class LogTranslator {
     let status = typeof rr.status === 'string' && rr.status ? rr.status : n.status;
     if (!known(status)) status = typeof ev.data.status === 'string' && known(ev.data.status) ? ev.data.status : ev.level === 'error' ? 'error' : 'success';
     if (status === 'success' && n.materialized === 'ephemeral') status = 'ephemeral';
-    const message = typeof rr.message === 'string' ? rr.message : null;
+    const message = typeof rr.message === 'string' && rr.message ? rr.message : null;
     const failures = typeof rr.num_failures === 'number' ? rr.num_failures : st.failures;
     const ar = (rr.adapter_response ?? {}) as Record<string, unknown>;
     const rows = typeof ar.rows_affected === 'number' && ar.rows_affected >= 0 ? Math.trunc(ar.rows_affected) : undefined;
     const { mapping, result } = outcomeOf({ status, resourceType: st.resourceType, message, command: s.command, failures, rowsAffected: rows });
+    if (mapping.node_outcome === 'error' && message === null) {
+      // The info stream says only "error": its text comes with the end-of-run recap.
+      delete result.errorMessage;
+      s.errorUnknown.add(st.uid);
+    }
     if (CULPRIT_OUTCOMES(mapping)) s.culprits.add(st.uid);
     if (mapping.skip_reason === 'upstream') {
       const m = this.o.manifest;
@@ -285,30 +396,36 @@ export class LogTranslator {
       if (up) result.upstreamUniqueId = up;
       else s.summary.upstreamUnknown++;
     }
-    const main = this.mainPhase(s, n);
-    if (st.run) {
-      if (st.render && !st.render.ended) this.endEval(s, st.render, 'render', { outcome: 'success' }, at);
-      this.endEval(s, st.run, 'run', result, at);
+    // The engine's own timing of compile and execute (as run_results.json has it), else this line's time.
+    const timing = timingOf(rr.timing_info);
+    const runEnd = timing.execute ?? at;
+    this.endNodeQueries(s, st.uid, mapping.node_outcome === 'error' ? 'error' : 'success', runEnd < at ? runEnd : at, message ?? undefined);
+    const main = this.mainPhase(s, n.uniqueId);
+    if (st.main) {
+      this.endEval(s, st.main, main, result, at);
+    } else if (st.run) {
+      if (st.render && !st.render.ended) this.endEval(s, st.render, 'render', { outcome: 'success' }, timing.compile ?? at);
+      this.endEval(s, st.run, 'run', result, runEnd);
     } else if (st.render && (main === 'render' || mapping.node_outcome === 'error')) {
-      this.endEval(s, st.render, 'render', result, at);
+      this.endEval(s, st.render, 'render', result, timing.compile ?? at);
     } else {
-      if (st.render) this.endEval(s, st.render, 'render', { outcome: 'success' }, at);
-      this.endEval(s, st.node.evaluate(this.phase(s, main, at), { at }), main, result, at);
+      if (st.render) this.endEval(s, st.render, 'render', { outcome: 'success' }, timing.compile ?? at);
+      this.endEval(s, this.evaluate(s, st, main, at), main, result, at);
     }
     st.node.end(undefined, { at });
     s.nodes.set(st.uid, null);
-    s.summary.outcomes[mapping.node_outcome] = (s.summary.outcomes[mapping.node_outcome] ?? 0) + 1;
+    countOutcome(s.summary, mapping);
   }
 
-  private log(ev: LegacyEvent, at: bigint): void {
+  private log(ev: LegacyEvent, at: bigint, o: { severity?: readonly [SeverityName, string]; body?: string } = {}): void {
     const s = this.cur;
     if (!s) return;
     const st = ev.node ? s.nodes.get(ev.node.uniqueId) : undefined;
-    const span = st ? (st.run && !st.run.ended ? st.run : st.render && !st.render.ended ? st.render : st.node) : s.inv;
-    const [sev, sevText] = SEVERITY.get(ev.level) ?? INFO;
+    const span = st ? ([st.run, st.render, st.main].find((e) => e && !e.ended) ?? st.node) : s.inv;
+    const [sev, sevText] = o.severity ?? SEVERITY.get(ev.level) ?? INFO;
     const attrs: Record<string, string | number> = { dbt_core_event_code: ev.code, legacy_event_name: ev.name, original_severity_text: sevText };
     if (ev.node) attrs.unique_id = ev.node.uniqueId;
-    span.log({ event: 'log.LogMessage', severity: sev, body: ev.msg, attributes: attrs, at });
+    span.log({ event: 'log.LogMessage', severity: !o.severity && ECHO_EVENTS.has(ev.name) ? 'info' : sev, body: o.body ?? ev.msg, attributes: attrs, at });
     s.summary.logRecords++;
   }
 
@@ -331,12 +448,13 @@ export class LogTranslator {
     if (s.legacyId) this.finished.add(s.legacyId);
     if (at < s.last) at = s.last;
     const canceled: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
+    for (const thread of [...s.queries.keys()]) this.endQuery(s, thread, s.interrupted ? 'canceled' : 'success', at);
     for (const st of s.nodes.values()) {
       if (!st) continue;
-      for (const [e, ph] of [[st.render, 'render'], [st.run, 'run']] as const) if (e && !e.ended) this.endEval(s, e, ph, canceled, at);
-      if (!st.render && !st.run) {
-        const main = /^operation\./.test(st.uid) ? (/on-run-end/.test(st.uid) ? 'on_run_end' : 'on_run_start') : this.compileOnly(s) ? 'render' : 'run';
-        this.endEval(s, st.node.evaluate(this.phase(s, main, at), { at }), main, canceled, at);
+      for (const [e, ph] of [[st.render, 'render'], [st.run, 'run'], [st.main, this.mainPhase(s, st.uid)]] as const) if (e && !e.ended) this.endEval(s, e, ph, canceled, at);
+      if (!st.render && !st.run && !st.main) {
+        const main = this.mainPhase(s, st.uid);
+        this.endEval(s, this.evaluate(s, st, main, at), main, canceled, at);
       }
       st.node.end(undefined, { at });
       s.summary.outcomes.canceled = (s.summary.outcomes.canceled ?? 0) + 1;
@@ -350,6 +468,34 @@ export class LogTranslator {
     s.inv.end({ at, ...(status ? { status } : {}) });
     this.summaries.push(s.summary);
   }
+}
+
+function isInvocationId(id: string): boolean {
+  try {
+    return id !== '' && traceIdOf(id) !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** completed_at of the compile and execute timings of a run_result. */
+function timingOf(v: unknown): { compile?: bigint; execute?: bigint } {
+  const out: { compile?: bigint; execute?: bigint } = {};
+  if (!Array.isArray(v)) return out;
+  for (const t of v as Record<string, unknown>[]) {
+    const end = isoToNs(t?.completed_at);
+    if (end === null) continue;
+    if (t.name === 'compile') out.compile ??= end;
+    else if (t.name === 'execute') out.execute ??= end;
+  }
+  return out;
+}
+
+/** The recap's text without the indentation the engine adds to every line of it. */
+function dedent(text: string): string {
+  const lines = text.split('\n');
+  const pad = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
+  return lines.map((l) => l.slice(pad)).join('\n').trim();
 }
 
 const KNOWN = /^(success|error|skipped|pass|warn|fail|partial success|no-op|reused|runtime error|ephemeral)$/;

@@ -1,71 +1,69 @@
 /**
- * `migrate`: older-engine files (run_results.json, --log-format json streams) to telemetry in one
- * output. Each run gets its own TelemetryWriter (the engine version goes into its process span)
- * over one shared set of sinks. The kind of each input is told from its first line.
+ * `migrate`: older-engine files (run_results.json, sources.json, --log-format json streams) to
+ * telemetry in one output. Inputs are files, folders and globs, as for every reading command; each
+ * file's kind is told from its content. Each run gets its own TelemetryWriter (the engine version
+ * goes into its process span) over one shared set of sinks.
  */
-import { closeSync, openSync, readSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { InputError, errorMessage } from '../errors.js';
+import { InputError } from '../errors.js';
+import { expandPaths } from '../ingest/detect.js';
 import { TelemetryWriter } from '../produce/writer.js';
 import type { IdSource } from '../produce/ids.js';
-import { readManifest, type Manifest } from './manifest.js';
-import { migrateRun, type MigrateSummary } from './from-run-results.js';
+import { invocationIdOf, migrateRun, type MigrateSummary } from './from-run-results.js';
 import { translateLogFile, type LogFileReport } from './log-file.js';
+import { ManifestFinder, type ManifestUse } from './manifest-finder.js';
 import { readRunResults } from './run-results.js';
 import { STDOUT } from '../produce/output-path.js';
+import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
 import { openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
+import { idsFor } from './span-ids.js';
 
-export type InputKind = 'run_results' | 'log';
+export type InputKind = 'run_results' | 'sources' | 'log';
 
-/** A JSON log stream has one object per line with `info` (1.4+) or `code` + `ts` (1.0-1.3). */
-export function inputKind(file: string): InputKind {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (e) {
-    throw new InputError(`cannot open: ${errorMessage(e)}`, file);
-  }
-  const buf = Buffer.alloc(1 << 16);
-  const n = readSync(fd, buf, 0, buf.length, 0);
-  closeSync(fd);
-  if (file.endsWith('.gz')) return 'log';
-  const first = buf.subarray(0, n).toString('utf8').trimStart().split('\n', 1)[0]!.trim();
-  try {
-    const o = JSON.parse(first) as Record<string, unknown>;
-    if (o && typeof o === 'object' && ('info' in o || ('code' in o && 'ts' in o))) return 'log';
-  } catch {
-    /* not one object per line: a whole-file JSON document */
-  }
-  return 'run_results';
+const READS = 'migrate reads run_results.json, sources.json and --log-format json logs';
+
+/** Why a file is not an input of migrate, and what reads it. */
+function notMigratable(text: string, binary: 'parquet' | null, kind: LegacyKind | undefined): string {
+  if (binary === 'parquet' || /^\s*\{\s*"(record_type|recordType)"/.test(text))
+    return `already telemetry (${binary === 'parquet' ? 'Parquet' : 'JSONL'} records of the new engine): nothing to migrate; read it with runlens runs, tree, query, gate or explore`;
+  if (kind === 'manifest') return `${describeKind(kind)} holds no run: give it with --manifest (it names the upstream of skipped nodes); ${READS}`;
+  if (kind === 'artifact') return `${describeKind(kind)} holds no run; ${READS}`;
+  if (/^\s*\{/.test(text)) return `not an older-engine file: a JSON object that is neither a run_results.json, a sources.json nor a JSON log line; ${READS}`;
+  return `not an older-engine file: not JSON (a text log? the engine writes JSON logs with --log-format json or --log-format-file json); ${READS}`;
 }
 
 export interface MigrateOptions {
   out: string;
+  /** manifest.json for every input; default: the one beside each run_results.json (manifest-finder.ts) */
   manifest?: string;
   ids?: IdSource;
   otlp?: boolean;
   /** threads per run_results.json (default: up to 4 for files of 8 MiB and more; JSONL output only) */
   jobs?: number;
+  /** manifests already read (several translations of one load share them) */
+  finder?: ManifestFinder;
 }
 
-export type FileSummary = ({ kind: 'run_results' } & MigrateSummary) | ({ kind: 'log' } & LogFileReport);
+export type FileSummary = (({ kind: 'run_results' | 'sources' } & MigrateSummary) | ({ kind: 'log' } & LogFileReport)) & { manifest: ManifestUse };
 
 export interface MigrateReport {
   out: string;
   records: number;
   files: FileSummary[];
-  manifest: boolean;
   /** skipped nodes whose upstream culprit could not be named */
   upstreamUnknown: number;
+  /** files named on their own that hold no run, and why */
+  skipped: { path: string; reason: string }[];
 }
 
 /** A writer factory over shared sinks; sink failures of every writer are collected. */
-export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (version: string) => TelemetryWriter; errors: () => string[] } {
+export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (version: string, seedKey: string) => TelemetryWriter; errors: () => string[] } {
   const made: TelemetryWriter[] = [];
   return {
-    writerFor: (version) => {
-      const w = new TelemetryWriter({ sinks, ids, package: 'dbt', version });
+    writerFor: (version, seedKey) => {
+      const w = new TelemetryWriter({ sinks, ids: ids ?? idsFor(seedKey), package: 'dbt', version });
       made.push(w);
       return w;
     },
@@ -73,31 +71,59 @@ export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (vers
   };
 }
 
-export async function migrateFiles(files: string[], o: MigrateOptions): Promise<MigrateReport> {
-  const manifest: Manifest | undefined = o.manifest ? readManifest(o.manifest) : undefined;
-  const kinds = files.map((f) => [f, inputKind(f)] as const);
+/**
+ * The older-engine files named by PATH arguments. Other files are passed over in a folder or glob;
+ * named on their own, a manifest.json or other artifact of the engine is skipped with the reason
+ * (a shell glob names them), anything else is an error saying what it is.
+ */
+export async function legacyInputs(args: string[]): Promise<{ inputs: [string, InputKind][]; skipped: { path: string; reason: string }[] }> {
+  const files = await expandPaths(args);
+  const named = new Set(args);
+  const inputs: [string, InputKind][] = [];
+  const skipped: { path: string; reason: string }[] = [];
+  for (const f of files) {
+    const { text, binary } = headOf(f);
+    const kind = binary ? undefined : sniffLegacy(text);
+    if (kind === 'run-results' || kind === 'sources' || kind === 'log') inputs.push([f, kind === 'run-results' ? 'run_results' : kind]);
+    else if (named.has(f) && (kind === 'manifest' || kind === 'artifact')) skipped.push({ path: f, reason: notMigratable(text, binary, kind) });
+    else if (named.has(f)) throw new InputError(notMigratable(text, binary, kind), f);
+  }
+  if (inputs.length === 0) {
+    if (skipped.length) throw new InputError(skipped[0]!.reason, skipped[0]!.path);
+    throw new InputError(`no older-engine file found (${READS})`, args.join(', '));
+  }
+  return { inputs, skipped };
+}
+
+export async function migrateFiles(args: string[], o: MigrateOptions): Promise<MigrateReport> {
+  const { inputs: kinds, skipped } = await legacyInputs(args);
+  const manifests = o.finder ?? new ManifestFinder(o.manifest);
   // Helper threads start first: they parse their file while this thread does.
   const helpers = new Map<number, RunHelpers>();
   // (helper threads write part files beside the output: not for stdout)
   const splittable = !o.otlp && o.out !== STDOUT && outFormat(o.out) === 'jsonl';
   const out: FileSummary[] = [];
   try {
+    const uses = kinds.map(([f, kind]) => manifests.find(f, kind));
     for (const [i, [f, kind]] of kinds.entries()) {
       const jobs = splittable && kind === 'run_results' ? jobsFor(f, o.jobs) : 1;
-      if (jobs > 1) helpers.set(i, new RunHelpers(f, jobs, { out: path.resolve(o.out), manifest: o.manifest, ids: o.ids }));
+      if (jobs > 1) helpers.set(i, new RunHelpers(f, jobs, { out: path.resolve(o.out), manifest: uses[i]!.path, ids: o.ids }));
     }
-    const runs = kinds.map(([f, kind]) => (kind === 'run_results' ? readRunResults(f) : null));
+    const runs = kinds.map(([f, kind]) => (kind === 'log' ? null : readRunResults(f)));
     const sinks = await openSinks(o.out, { otlp: o.otlp });
     const { writerFor, errors } = writers(sinks, o.ids);
     const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
     let complete = false;
     try {
       for (const [i, [f, kind]] of kinds.entries()) {
-        if (kind === 'run_results') {
+        const use = uses[i]!;
+        const manifest = manifests.load(use);
+        if (kind !== 'log') {
           const run = runs[i]!;
           const split = helpers.get(i)?.split(run.results.length, sinks[0]!);
-          out.push({ kind, ...(await migrateRun(writerFor(run.dbtVersion ?? 'unknown'), run, manifest, split)) });
-        } else out.push({ kind, ...(await translateLogFile(f, { manifest, writerFor }, drain)) });
+          const w = writerFor(run.dbtVersion ?? 'unknown', invocationIdOf(run));
+          out.push({ kind, manifest: use, ...(await migrateRun(w, run, manifest, split)) });
+        } else out.push({ kind, manifest: use, ...(await translateLogFile(f, { manifest, writerFor }, drain)) });
       }
       complete = true;
     } finally {
@@ -105,15 +131,15 @@ export async function migrateFiles(files: string[], o: MigrateOptions): Promise<
       // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
       if (!complete && o.out !== STDOUT) rmSync(path.resolve(o.out), { force: true });
     }
-    return report(o, sinks, out, errors, manifest);
+    return { ...report(o, sinks, out, errors), skipped };
   } finally {
     await Promise.all([...helpers.values()].map((h) => h.abort()));
   }
 }
 
-function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[], manifest: Manifest | undefined): MigrateReport {
+function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): Omit<MigrateReport, 'skipped'> {
   const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
   if (failed.length) throw new InputError(`writing failed: ${[...new Set(failed)].join('; ')}`, o.out);
-  const upstreamUnknown = out.reduce((n, f) => n + (f.kind === 'run_results' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);
-  return { out: o.out, records: sinks[0]!.records, files: out, manifest: manifest !== undefined, upstreamUnknown };
+  const upstreamUnknown = out.reduce((n, f) => n + (f.kind !== 'log' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);
+  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown };
 }

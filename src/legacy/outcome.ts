@@ -15,6 +15,8 @@ export interface OutcomeInput {
   rowsAffected?: number;
   upstreamUniqueId?: string;
   failedBatches?: string[][];
+  /** sources.json: the age the freshness query measured */
+  freshnessAgeS?: number | null;
 }
 
 export interface Outcome {
@@ -47,6 +49,10 @@ export function outcomeOf(i: OutcomeInput): Outcome {
   if (mapping.skip_reason) result.skipReason = mapping.skip_reason;
   if (mapping.skip_reason === 'upstream' && i.upstreamUniqueId) result.upstreamUniqueId = i.upstreamUniqueId;
   if (mapping.node_outcome === 'canceled') result.cancelReason = 'user_cancelled';
+  if (mapping.freshness_outcome) {
+    result.freshness = { outcome: mapping.freshness_outcome };
+    if (typeof i.freshnessAgeS === 'number' && Number.isFinite(i.freshnessAgeS) && i.freshnessAgeS >= 0) result.freshness.ageSeconds = i.freshnessAgeS;
+  }
   if (mapping.test_outcome) {
     result.test = { outcome: mapping.test_outcome };
     if (i.failures) result.test.failingRows = i.failures;

@@ -1,9 +1,10 @@
 /**
  * One big run_results.json written by several threads. The main thread writes the run's head
  * (process, invocation, phase starts), the first part of the nodes and the ends; each helper
- * thread (run-worker.ts) parses the file itself, writes a later part of the nodes under the head's
- * span ids to a file beside the output, and the main thread appends those files in order. The
- * output is the sequential one, except that span ids are drawn per part.
+ * thread (run-worker.ts) parses the file itself, writes a later part of the nodes (under the head's
+ * span ids, derived as the main thread derives them) to a file beside the output, and the main
+ * thread appends those files in order. The output is the sequential one, except for the event ids
+ * of log records, drawn per part.
  * Only for JSONL output (a Parquet file or an OTLP stream has one writer) and compiled code (the
  * worker runs dist/…/run-worker.js; from TypeScript sources, as under vitest, runs stay sequential).
  */
@@ -30,7 +31,7 @@ export interface PartJob {
   part: number;
   parts: number;
   tmp: string;
-  /** seed for the part's span ids (repeatable runs), else random */
+  /** seed for the part's event ids, else one derived from the run */
   seed?: number;
 }
 
@@ -72,7 +73,7 @@ export class RunHelpers {
   ) {
     for (let part = 1; part < parts; part++) {
       const tmp = `${o.out}.part${part}.${process.pid}.tmp`;
-      // Seeded runs stay repeatable: each part's ids come from a seed drawn from the main ids.
+      // Seeded runs stay repeatable: each part's event ids come from a seed drawn from the main ids.
       const seed = o.ids ? parseInt(o.ids.spanId().slice(0, 8), 16) + part : undefined;
       const job: PartJob = { file, manifest: o.manifest, part, parts, tmp, seed };
       // A larger young generation: the writer makes short-lived strings by the million (GC share 22% -> 14%, profiled).
@@ -91,13 +92,7 @@ export class RunHelpers {
   split(n: number, out: CountingSink): RunSplit {
     if (!(out.inner instanceof JsonlSink)) throw new Error('a run is split between threads only for JSONL output');
     const sink = out.inner;
-    return {
-      own: partRange(n, 0, this.parts)[1],
-      start: (headIds) => {
-        for (const h of this.helpers) h.worker.postMessage({ headIds });
-        return { finish: () => this.finish(sink, out) };
-      },
-    };
+    return { own: partRange(n, 0, this.parts)[1], finish: () => this.finish(sink, out) };
   }
 
   private async finish(sink: JsonlSink, counter: CountingSink): Promise<PartCounts[]> {

@@ -52,6 +52,7 @@ export interface NodeDescription {
   schema?: string;
   alias?: string;
   resourceType?: string;
+  sourceName?: string;
 }
 
 export function nodeInfo(uniqueId: string, d: NodeDescription = {}): NodeInfo {
@@ -60,6 +61,7 @@ export function nodeInfo(uniqueId: string, d: NodeDescription = {}): NodeInfo {
   if (d.database) info.database = d.database;
   if (d.schema) info.schema = d.schema;
   if (d.alias) info.identifier = d.alias;
+  if (d.sourceName) info.sourceName = d.sourceName;
   if (d.materialized) {
     const m = materializationOf(d.materialized);
     if (m) info.materialization = m;
@@ -69,4 +71,19 @@ export function nodeInfo(uniqueId: string, d: NodeDescription = {}): NodeInfo {
     }
   }
   return info;
+}
+
+/** The folder each resource type lives in by default (dbt_project.yml's *-paths). */
+const DEFAULT_FOLDER: Record<string, string> = { model: 'models', seed: 'seeds', snapshot: 'snapshots', analysis: 'analyses', test: 'tests' };
+
+/**
+ * A node's file relative to the project, from a log's node_info.node_path (relative to the
+ * resource's folder), under that type's default folder. Generic data tests (unique_id with a hash
+ * part), unit tests, hooks and other types have no file of their own the log names: none.
+ */
+export function projectPath(resourceType: string, uniqueId: string, nodePath: string): string | undefined {
+  const folder = DEFAULT_FOLDER[resourceType];
+  if (!nodePath || !folder) return undefined;
+  if (resourceType === 'test' && uniqueId.split('.').length > 3) return undefined;
+  return nodePath.startsWith(`${folder}/`) ? nodePath : `${folder}/${nodePath}`;
 }

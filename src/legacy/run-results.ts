@@ -1,7 +1,9 @@
 /**
  * run_results.json of every schema version (v1-v6 and the fields added after the published v6:
- * batch_results, partial success, no-op, reused, invocation_started_at, overload_results) read into
- * one lenient shape. Unknown fields are ignored; only what the translation needs is checked.
+ * batch_results, partial success, no-op, reused, invocation_started_at, overload_results) and
+ * sources.json (source freshness, v1-v3) read into one lenient shape. Unknown fields are ignored;
+ * only what the translation needs is checked. Files written before schema v1 (dbt 0.18 and older)
+ * are refused with a message that says so.
  */
 import { InputError } from '../errors.js';
 import { readJsonDocument } from './json-document.js';
@@ -24,10 +26,22 @@ export interface LegacyResult {
   rowsAffected?: number;
   /** microbatch windows that failed ([start, end] ISO pairs), kept for the error text */
   failedBatches?: string[][];
+  /** sources.json: what the freshness query measured */
+  freshness?: Freshness;
+}
+
+export interface Freshness {
+  maxLoadedAt: string | null;
+  snapshottedAt: string | null;
+  /** max_loaded_at_time_ago_in_s */
+  ageS: number | null;
+  /** "warn after 12 hour, error after 1 day" */
+  criteria: string | null;
 }
 
 export interface LegacyRun {
   file: string;
+  kind: 'run-results' | 'sources';
   schemaVersion: number | null;
   dbtVersion: string | null;
   /** Fusion writes v6 files too; told apart by dbt_version */
@@ -58,34 +72,89 @@ export function commandOf(line: string | null | undefined): string | null {
   return words.slice(from).find((w) => SUBCOMMANDS.has(w)) ?? null;
 }
 
+/** What runlens reads of the older engine, for messages about files it does not. */
+export const READ_VERSIONS = 'run_results.json schema v1 to v6 (dbt 0.19 to 1.12), sources.json v1 to v3 and --log-format json logs (dbt 1.0 and later)';
+
 export function readRunResults(file: string): LegacyRun {
   const doc = readJsonDocument(file, 'run_results.json');
   return parseRunResults(doc, file);
 }
 
+/** Before schema v1 there was no metadata: results held whole nodes, and status an adapter message. */
+function isBeforeV1(doc: Record<string, unknown>, results: unknown[]): boolean {
+  if (isObj(doc.metadata) && typeof doc.metadata.dbt_schema_version === 'string') return false;
+  return 'generated_at' in doc || results.some((r) => isObj(r) && isObj(r.node)) || (isObj(doc.meta) && isObj(doc.sources));
+}
+
 export function parseRunResults(doc: unknown, file: string): LegacyRun {
   if (!isObj(doc)) throw new InputError('expected a JSON object', file);
   const meta = isObj(doc.metadata) ? doc.metadata : {};
-  if (!Array.isArray(doc.results)) throw new InputError('missing results[] (is this a run_results.json?)', file, undefined, 'results');
-  const sv = /run-results\/v(\d+)/.exec(String(meta.dbt_schema_version ?? ''));
+  const results = Array.isArray(doc.results) ? doc.results : undefined;
+  if (isBeforeV1(doc, results ?? []))
+    throw new InputError(`written by dbt 0.18 or older (no metadata.dbt_schema_version: before schema v1), which runlens does not read; it reads ${READ_VERSIONS}`, file);
+  if (!results) throw new InputError('missing results[] (is this a run_results.json?)', file, undefined, 'results');
+  const sv = /\/(run-results|sources)\/v(\d+)/.exec(String(meta.dbt_schema_version ?? ''));
+  const kind = sv?.[1] === 'sources' || (!sv && results.some((r) => isObj(r) && 'max_loaded_at' in r)) ? 'sources' : 'run-results';
   const dbtVersion = typeof meta.dbt_version === 'string' ? meta.dbt_version : null;
   const args = isObj(doc.args) ? doc.args : {};
   const raw = typeof args.invocation_command === 'string' ? args.invocation_command : null;
   const which = typeof args.which === 'string' ? args.which : null;
-  const results = doc.results.map((r, i) => parseResult(r, file, i));
+  const parsed = results.map((r, i) => (kind === 'sources' ? parseFreshnessResult(r, file, i) : parseResult(r, file, i)));
   return {
     file,
-    schemaVersion: sv ? Number(sv[1]) : null,
+    kind,
+    schemaVersion: sv ? Number(sv[2]) : null,
     dbtVersion,
     engine: dbtVersion?.startsWith('2.') ? 'fusion' : 'dbt-core',
     invocationId: typeof meta.invocation_id === 'string' && meta.invocation_id ? meta.invocation_id : null,
     generatedAt: isoToNs(meta.generated_at),
     startedAt: isoToNs(meta.invocation_started_at),
     elapsedS: typeof doc.elapsed_time === 'number' ? doc.elapsed_time : null,
-    command: which ?? commandOf(raw),
-    rawCommand: raw,
+    command: kind === 'sources' ? 'freshness' : which ?? commandOf(raw),
+    rawCommand: raw ?? (kind === 'sources' ? 'dbt source freshness' : null),
     args,
-    results,
+    results: parsed,
+  };
+}
+
+function parseTiming(r: Record<string, unknown>): Timing[] {
+  return Array.isArray(r.timing)
+    ? r.timing.filter(isObj).map((t) => ({ name: String(t.name ?? ''), start: isoToNs(t.started_at), end: isoToNs(t.completed_at) }))
+    : [];
+}
+
+/** "warn after 12 hour, error after 1 day" from {warn_after: {count, period}, error_after: ...}. */
+function criteriaText(c: unknown): string | null {
+  if (!isObj(c)) return null;
+  const part = (k: string, label: string) => {
+    const v = c[k];
+    return isObj(v) && typeof v.count === 'number' && typeof v.period === 'string' ? `${label} ${v.count} ${v.period}` : null;
+  };
+  const parts = [part('warn_after', 'warn after'), part('error_after', 'error after')].filter((x) => x !== null);
+  return parts.length ? parts.join(', ') : null;
+}
+
+/** One source of sources.json: a measured freshness, or a runtime error (its query failed). */
+function parseFreshnessResult(r: unknown, file: string, i: number): LegacyResult {
+  const field = (f: string) => `results[${i}].${f}`;
+  if (!isObj(r)) throw new InputError('expected an object', file, undefined, `results[${i}]`);
+  if (typeof r.unique_id !== 'string' || !r.unique_id) throw new InputError('unique_id must be a string', file, undefined, field('unique_id'));
+  if (typeof r.status !== 'string') throw new InputError('status must be a string', file, undefined, field('status'));
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  return {
+    uniqueId: r.unique_id,
+    status: r.status,
+    message: str(r.error) ?? str(r.message),
+    timing: parseTiming(r),
+    threadId: typeof r.thread_id === 'string' ? r.thread_id : '',
+    executionTime: typeof r.execution_time === 'number' ? r.execution_time : 0,
+    failures: null,
+    freshness: {
+      maxLoadedAt: str(r.max_loaded_at),
+      snapshottedAt: str(r.snapshotted_at),
+      ageS: typeof r.max_loaded_at_time_ago_in_s === 'number' ? r.max_loaded_at_time_ago_in_s : null,
+      criteria: criteriaText(r.criteria),
+    },
   };
 }
 
@@ -95,9 +164,7 @@ function parseResult(r: unknown, file: string, i: number): LegacyResult {
   // A 1.5-1.8 failing project hook has no unique_id; the artifact normally drops it, but be lenient.
   const uniqueId = typeof r.unique_id === 'string' && r.unique_id ? r.unique_id : `operation.unknown.result-${i}`;
   if (typeof r.status !== 'string') throw new InputError('status must be a string', file, undefined, field('status'));
-  const timing: Timing[] = Array.isArray(r.timing)
-    ? r.timing.filter(isObj).map((t) => ({ name: String(t.name ?? ''), start: isoToNs(t.started_at), end: isoToNs(t.completed_at) }))
-    : [];
+  const timing = parseTiming(r);
   const ar = isObj(r.adapter_response) ? r.adapter_response : {};
   const rows = typeof ar.rows_affected === 'number' && ar.rows_affected >= 0 ? Math.trunc(ar.rows_affected) : undefined;
   const br = isObj(r.batch_results) && Array.isArray(r.batch_results.failed) ? (r.batch_results.failed as unknown[]) : undefined;

@@ -1,6 +1,6 @@
 /** A helper thread of parallel-run.ts: one part of a run's nodes into a file of JSONL lines. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { randomIds, replayIds, seededIds } from '../produce/ids.js';
+import { seededIds } from '../produce/ids.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import { ForwardingSink } from '../produce/sinks/forwarding.js';
@@ -10,6 +10,7 @@ import { HEAD_EVENT_KEYS, migrateRunPart, planPart } from './from-run-results.js
 import { readManifest } from './manifest.js';
 import { partRange, type PartDone, type PartJob } from './parallel-run.js';
 import { readRunResults } from './run-results.js';
+import { idsFor } from './span-ids.js';
 
 /** Drops the head's records (the main thread writes those) and counts the rest. */
 class PartSink extends ForwardingSink<JsonlSink> {
@@ -36,11 +37,9 @@ const job = workerData as PartJob;
 const run = readRunResults(job.file);
 const manifest = job.manifest ? readManifest(job.manifest) : undefined;
 const [from, to] = partRange(run.results.length, job.part, job.parts);
-// planned while the main thread writes the head
 const planned = planPart(run, manifest);
-const headIds = await new Promise<string[]>((resolve) => parentPort!.once('message', (m: { headIds: string[] }) => resolve(m.headIds)));
 const sink = new PartSink(new JsonlSink({ path: job.tmp, append: false, level: 'debug' }));
-const ids = replayIds(headIds, job.seed !== undefined ? seededIds(job.seed) : randomIds());
+const ids = job.seed !== undefined ? seededIds(job.seed) : idsFor(`${planned.summary.invocationId}/part ${job.part}`);
 // A failing sink is reported by throwing: the main thread turns it into the migrate's error.
 const w = new TelemetryWriter({ sinks: [sink], ids, package: 'dbt', version: run.dbtVersion ?? 'unknown', onSinkError: () => undefined });
 const counts = await migrateRunPart(w, planned, from, to);

@@ -1,6 +1,7 @@
 /** JSONL <-> Parquet conversion by file extension, streaming both ways. */
 import { access } from 'node:fs/promises';
 import { InputError, UsageError } from '../errors.js';
+import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
 import { writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
@@ -37,6 +38,7 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   } catch {
     throw new InputError('cannot read file', input);
   }
+  refuseOlderEngineFile(input, 'convert converts telemetry between JSONL and Parquet');
   const records = readRecords(input, from);
   try {
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);

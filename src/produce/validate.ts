@@ -7,6 +7,7 @@
  */
 import { engineMessage, InputError } from '../errors.js';
 import { detectFile, expandPaths } from '../ingest/detect.js';
+import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import {
   ArtifactType, ExecutionPhase, HookOutcome, HookType, NodeCacheReason, NodeCancelReason, NodeErrorType, NodeMaterialization, NodeOutcome,
   NodeSkipReason, NodeType, NodeWarningOutcome, QueryOutcome, SourceFreshnessOutcome, TestOutcome, type EnumTable,
@@ -258,6 +259,7 @@ class FileChecker {
  */
 export async function validateFile(path: string, opts: ValidateOptions = {}): Promise<FileReport> {
   const input = await detectFile(path);
+  if (input.format.startsWith('legacy-')) refuseOlderEngineFile(path, 'validate checks telemetry files');
   const c = new FileChecker(path, opts.maxIssues ?? DEFAULT_MAX_ISSUES);
   if (input.format === 'parquet') {
     let row = 0;

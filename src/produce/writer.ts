@@ -59,6 +59,10 @@ export interface InvocationOptions {
   /** an external parent for the root spans (16 hex), like --parent-span-id */
   parentSpanId?: string;
   at?: bigint;
+  /** span ids of the Process and Invocation spans (default: drawn from the writer's ids) */
+  spanIds?: { process: string; invocation: string };
+  /** when the process started, if before the invocation (default `at`) */
+  processAt?: bigint;
 }
 
 interface SinkSlot {
@@ -357,10 +361,10 @@ export class Invocation extends SpanHandle {
     const invocationId = o.invocationId ?? writer.ids.uuidv7(Number(at / 1_000_000n));
     const self = { writer, traceId: traceIdOf(invocationId) } as unknown as Invocation;
     const processInfo: Attributes = { host_arch: writer.hostArch, host_os: writer.hostOs, package: writer.pkg, version: writer.version };
-    const proc = new SpanCore(self, null, `${writer.pkg} process (${writer.hostArch}-${writer.hostOs})`, 'process.Process', 9, { ...processInfo }, at);
+    const proc = new SpanCore(self, null, `${writer.pkg} process (${writer.hostArch}-${writer.hostOs})`, 'process.Process', 9, { ...processInfo }, o.processAt ?? at, o.spanIds?.process);
     const evalArgs: Attributes = { command: o.command, ...o.evalArgs };
     const core = new SpanCore(self, null, `${writer.pkg} invocation (${invocationId})`, 'invocation.Invocation', 9,
-      { eval_args: evalArgs, invocation_id: invocationId, process_info: processInfo, raw_command: o.rawCommand ?? `dbt ${o.command}` }, at);
+      { eval_args: evalArgs, invocation_id: invocationId, process_info: processInfo, raw_command: o.rawCommand ?? `dbt ${o.command}` }, at, o.spanIds?.invocation);
     super(core);
     this.trace = (self as unknown as { traceId: string }).traceId;
     this.invocationId = invocationId;
@@ -406,31 +410,31 @@ export class Invocation extends SpanHandle {
     this.writer.emit(r, attrs, s, s.parent, this.externalParent);
   }
 
-  startPhase(phase: string, o: { nodeCount?: number; at?: bigint } = {}): Phase {
+  startPhase(phase: string, o: { nodeCount?: number; at?: bigint; spanId?: string } = {}): Phase {
     const p = phaseConst(phase);
     const short = p.slice('EXECUTION_PHASE_'.length);
     const attrs: Attributes = { phase: p };
     if (o.nodeCount !== undefined) Object.assign(attrs, { node_count_error: '0', node_count_skipped: '0', node_count_total: u64(o.nodeCount) });
     const name = o.nodeCount !== undefined ? `Phase: ${short} (nodes: ${o.nodeCount})` : `Phase: ${short}`;
-    const core = new SpanCore(this, this.core, name, 'phase.PhaseExecuted', 9, attrs, o.at);
+    const core = new SpanCore(this, this.core, name, 'phase.PhaseExecuted', 9, attrs, o.at, o.spanId);
     this.writeStart(core);
     return new Phase(core, p, o.nodeCount);
   }
 
   /** NodeProcessed for one node (spans all its phases). */
-  startNode(info: NodeInfo, o: { at?: bigint } = {}): Node {
+  startNode(info: NodeInfo, o: { at?: bigint; spanId?: string } = {}): Node {
     // The node's own attributes are serialized once here and reused by all of its records.
     const base = SortedAttrs.of(nodeBaseAttrs(info));
     const inSel = info.inSelection ?? true;
     const attrs = base.with({ dbt_core_event_code: 'Q024', group: info.group, in_selection: inSel ? true : undefined, source_name: info.sourceName });
-    const core = new SpanCore(this, this.core, `Node processed (${info.uniqueId})`, 'node.NodeProcessed', 9, attrs, o.at);
+    const core = new SpanCore(this, this.core, `Node processed (${info.uniqueId})`, 'node.NodeProcessed', 9, attrs, o.at, o.spanId);
     this.writeStart(core);
     return new Node(core, info, inSel, base);
   }
 
   /** An adapter-level query outside any node (parented to the invocation). */
-  startQuery(q: QueryInfo, o: { at?: bigint } = {}): Query {
-    return Query.open(this.core, q, undefined, undefined, o.at);
+  startQuery(q: QueryInfo, o: { at?: bigint; spanId?: string } = {}): Query {
+    return Query.open(this.core, q, undefined, undefined, o.at, o.spanId);
   }
 
   /** ArtifactWritten span, opened and closed at once (or at `end`). */
@@ -560,9 +564,9 @@ export class Node extends SpanHandle {
     return { uniqueId: this.info.uniqueId };
   }
   /** NodeEvaluated for this node in `phase` (a child of the phase span). */
-  evaluate(phase: Phase, o: { at?: bigint } = {}): Evaluation {
+  evaluate(phase: Phase, o: { at?: bigint; spanId?: string } = {}): Evaluation {
     const attrs = this.base.with(phase.evaluationAttrs);
-    const core = new SpanCore(this.core.inv, phase.core, `Node evaluated (${this.info.uniqueId})`, 'node.NodeEvaluated', 5, attrs, o.at);
+    const core = new SpanCore(this.core.inv, phase.core, `Node evaluated (${this.info.uniqueId})`, 'node.NodeEvaluated', 5, attrs, o.at, o.spanId);
     this.core.inv.writeStart(core);
     return new Evaluation(core, this, phase);
   }
@@ -622,8 +626,8 @@ export class Evaluation extends SpanHandle {
   protected override context() {
     return { phase: this.phase.phase, uniqueId: this.node.info.uniqueId };
   }
-  startQuery(q: QueryInfo, o: { at?: bigint } = {}): Query {
-    return Query.open(this.core, q, this.phase.phase, this.node.info.uniqueId, o.at);
+  startQuery(q: QueryInfo, o: { at?: bigint; spanId?: string } = {}): Query {
+    return Query.open(this.core, q, this.phase.phase, this.node.info.uniqueId, o.at, o.spanId);
   }
   /** Compiled SQL of the node (CompiledCode, DEBUG). */
   compiledCode(sql: string, relativePath: string, o: { at?: bigint } = {}): void {
@@ -652,14 +656,14 @@ export interface QueryInfo {
 }
 
 export class Query extends SpanHandle {
-  static open(parent: SpanCore, q: QueryInfo, phase: string | undefined, uniqueId: string | undefined, at: bigint | undefined): Query {
+  static open(parent: SpanCore, q: QueryInfo, phase: string | undefined, uniqueId: string | undefined, at: bigint | undefined, spanId?: string): Query {
     const a: Attributes = {
       adapter_type: q.adapterType, dbt_core_event_code: 'E016', query_description: q.description ?? 'execute adapter call', sql: q.sql,
       sql_hash: hash('md5', q.sql),
     };
     if (phase) a.phase = phase;
     if (uniqueId) a.unique_id = uniqueId;
-    const core = new SpanCore(parent.inv, parent, uniqueId ? `Query executed (${uniqueId})` : 'Query executed', 'query.QueryExecuted', 5, a, at);
+    const core = new SpanCore(parent.inv, parent, uniqueId ? `Query executed (${uniqueId})` : 'Query executed', 'query.QueryExecuted', 5, a, at, spanId);
     parent.inv.writeStart(core);
     return new Query(core);
   }

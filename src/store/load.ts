@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import xxhashWasm from 'xxhash-wasm';
 import { InputError, engineMessage, errorMessage } from '../errors.js';
-import { detectFile, expandPaths, type InputFile } from '../ingest/detect.js';
+import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
+import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { LISTED_BAD_LINES, checkGzip, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
 import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest/parquet.js';
@@ -25,6 +26,8 @@ export interface LoadOptions {
   lenient?: boolean;
   /** called while a file loads: fraction of the current file done (0..1) */
   onProgress?: (p: { file: string; index: number; count: number; fraction: number }) => void;
+  /** older-engine files: the manifest.json to use (default: the one beside each file) */
+  manifest?: string;
 }
 
 export type { BadLine } from '../ingest/jsonl-lines.js';
@@ -33,7 +36,9 @@ export interface FileReport {
   path: string;
   /** the PATH arguments that named this file (itself, a folder holding it, a glob matching it) */
   args: string[];
-  format: 'jsonl' | 'parquet';
+  format: InputFormat;
+  /** older-engine files: what was read, with which manifest */
+  note?: string;
   records: number;
   traces: number;
   /** nothing was added: every record of the file is already in the model */
@@ -49,6 +54,8 @@ export interface FileReport {
 
 export interface LoadReport {
   files: FileReport[];
+  /** files of folders and globs that were not read, and why */
+  skipped: { path: string; reason: string }[];
   records: number;
   traces: number;
   alreadyPresent: number;
@@ -90,11 +97,13 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   await db.run('DELETE FROM _touched');
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
-  for (const [index, p] of paths.entries()) {
-    const input = await detectFile(p);
+  const { inputs, skipped } = await detectInputs(paths, args);
+  const legacy = new LegacyReader(opts.manifest);
+  for (const [index, input] of inputs.entries()) {
     // Records can only be present already when the model had some, or an earlier file added some.
-    const compare = !fresh || files.some((f) => f.records > 0);
-    files.push({ ...(await loadFile(db, input, opts, { index, count: paths.length, compare })), args: namedBy.get(p)! });
+    const place: FilePlace = { index, count: inputs.length, compare: !fresh || files.some((f) => f.records > 0) };
+    const report = legacyKindOf(input.format) ? await loadTranslated(db, legacy, input, opts, place) : await loadFile(db, input, opts, place);
+    files.push({ ...report, args: namedBy.get(input.path)! });
   }
   if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
     await deriveTouched(db, { fresh });
@@ -102,6 +111,7 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   }
   return {
     files,
+    skipped,
     records: files.reduce((a, f) => a + f.records, 0),
     traces: files.reduce((a, f) => a + f.traces, 0),
     alreadyPresent: files.reduce((a, f) => a + f.alreadyPresent, 0),
@@ -130,9 +140,22 @@ const rowStats = async (db: Db, fileId: number): Promise<RowStats> =>
     { file_id: fileId },
   ))!;
 
+/** An older-engine file: translated to JSONL (src/legacy), loaded as such, reported as itself. */
+async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, opts: LoadOptions, place: FilePlace): Promise<Omit<FileReport, 'args'>> {
+  const t = await legacy.translate(input.path, legacyKindOf(input.format)!);
+  try {
+    const translated = await detectFile(t.jsonl);
+    const report = await loadFile(db, { ...translated, shownAs: { path: input.path, format: input.format } }, opts, place);
+    return { ...report, note: t.note };
+  } finally {
+    t.done();
+  }
+}
+
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
+  const shown = input.shownAs ?? input;
   const report: Omit<FileReport, 'args'> = {
-    path: input.path, format: input.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, skippedLines: 0, badLines: [], moreBadLines: [],
+    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, skippedLines: 0, badLines: [], moreBadLines: [],
   };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
@@ -149,7 +172,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
   const timer = opts.onProgress
     ? setInterval(() => {
         const pr = db.conn.progress;
-        if (pr.percentage >= 0) opts.onProgress!({ file: input.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
+        if (pr.percentage >= 0) opts.onProgress!({ file: shown.path, index, count, fraction: Math.min(1, pr.percentage / 100) });
       }, 100)
     : undefined;
   let attributes: AttributesWriter | undefined;
@@ -202,7 +225,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       `INSERT INTO files (file_id, path, sha256, size, format, records, first_row, skipped_lines)
        VALUES ($file_id, $path, $sha, $size, $format, $records, CAST($first_row AS BIGINT), $skipped)`,
       {
-        file_id: fileId, path: input.path, sha, size: input.size, format: input.format, records: report.records,
+        file_id: fileId, path: shown.path, sha, size: input.size, format: shown.format, records: report.records,
         first_row: stats.first_row, skipped: report.skippedLines,
       },
     );
@@ -234,7 +257,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
     if (timer) clearInterval(timer);
     attributes?.close();
   }
-  opts.onProgress?.({ file: input.path, index, count, fraction: 1 });
+  opts.onProgress?.({ file: shown.path, index, count, fraction: 1 });
   return report;
 }
 

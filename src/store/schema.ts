@@ -3,7 +3,7 @@
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
 import { createHash } from 'node:crypto';
-import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
+import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { deriveTouched } from './derive.js';
 import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
@@ -43,6 +43,20 @@ const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, k
   unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name,
   relative_path, materialization, rows_affected, in_selection, ${linkedSpanId('links')} AS linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
 
+/** A record's SourceFreshnessDetail: in its attributes (JSONL), or in the json_payload of the engine's Parquet layout. */
+const freshnessDetail = (attributes: string) => `coalesce(json_extract(${attributes}, '$.node_freshness_outcome'),
+  json_extract(json_extract_string(${attributes}, '$.json_payload'), '$.node_outcome_detail.NodeFreshnessOutcome'))`;
+
+/**
+ * A source's freshness outcome (passed, warned, failed) from its SourceFreshnessDetail (JSON), NULL
+ * without one; the detail's zero value (absent) is passed. Constant names, short names and numbers.
+ */
+function freshnessOutcome(detail: string): string {
+  const v = `upper(coalesce(json_extract_string(${detail}, '$.node_freshness_outcome'), ''))`;
+  return `CASE WHEN ${detail} IS NULL THEN NULL ELSE CASE ${v} WHEN '' THEN 'passed' WHEN '0' THEN 'passed' WHEN '1' THEN 'warned' WHEN '2' THEN 'failed'
+    ELSE lower(regexp_replace(${v}, '^(SOURCE_FRESHNESS_OUTCOME_)?(OUTCOME_)?', '')) END END`;
+}
+
 /**
  * The nodes relation: node spans (from \`spans\`, a relation with the spans view's columns) with their
  * node columns and the text of their ERROR logs. \`record_rowid\` identifies the span.
@@ -55,6 +69,10 @@ WITH errs AS (
   FROM record_rows r ${ATTRIBUTES_JOIN}
   WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
+), fresh AS (
+  -- Sources (few): the outcome in their SourceFreshnessDetail, their attributes read for them alone.
+  SELECT r.trace_id, r.span_id, ${freshnessOutcome(freshnessDetail('a.attributes'))} AS freshness_outcome
+  FROM record_rows r JOIN ${attributesOfRows(`SELECT rowid FROM record_rows WHERE resource_type = 'source' AND span_row`)} a ON a.record_rowid = r.rowid
 )
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
@@ -65,8 +83,9 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
   s.duration_ms AS wall_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
   CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END AS processed_span_id, s.in_selection,
   CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END AS error_text,
-  s.record_rowid
+  f.freshness_outcome, s.record_rowid
 FROM ${spans} s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
+  LEFT JOIN fresh f ON f.trace_id = s.trace_id AND f.span_id = s.span_id
 WHERE s.kind IN ('node_evaluated', 'node_processed')`;
 }
 

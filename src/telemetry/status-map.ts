@@ -15,6 +15,8 @@ export interface StatusMapping {
   readonly node_outcome: 'success' | 'error' | 'skipped' | 'canceled';
   readonly skip_reason: 'upstream' | 'cached' | 'noop' | null;
   readonly test_outcome: 'passed' | 'warned' | 'failed' | null;
+  /** sources.json: the freshness outcome of a source whose freshness query ran */
+  readonly freshness_outcome?: 'passed' | 'warned' | 'failed';
   /** interface = stated in interface section 2A; choice = a decision documented in README */
   readonly source: 'interface' | 'choice';
   readonly note: string;
@@ -35,8 +37,9 @@ export const STATUS_MAP: readonly StatusMapping[] = [
   { status: 'success', appliesTo: 'any', when: 'no_op_message', node_outcome: 'skipped', skip_reason: 'noop', test_outcome: null, source: 'choice', note: '1.8-1.9 saved queries: success with message NO-OP and no timing' },
   { status: 'success', appliesTo: 'any', when: 'compile_only', node_outcome: 'success', skip_reason: null, test_outcome: null, source: 'choice', note: 'compile, docs generate, show: success means compiled; tests get no test outcome' },
   { status: 'runtime error', appliesTo: 'any', node_outcome: 'error', skip_reason: null, test_outcome: null, source: 'choice', note: 'source freshness query failed' },
-  { status: 'pass', appliesTo: 'node', when: 'freshness', node_outcome: 'success', skip_reason: null, test_outcome: null, source: 'choice', note: 'source freshness passed' },
-  { status: 'warn', appliesTo: 'node', when: 'freshness', node_outcome: 'success', skip_reason: null, test_outcome: null, source: 'choice', note: 'source freshness warned' },
+  { status: 'pass', appliesTo: 'node', when: 'freshness', node_outcome: 'success', skip_reason: null, test_outcome: null, freshness_outcome: 'passed', source: 'choice', note: 'source freshness passed' },
+  { status: 'warn', appliesTo: 'node', when: 'freshness', node_outcome: 'success', skip_reason: null, test_outcome: null, freshness_outcome: 'warned', source: 'choice', note: 'source freshness warned (warn_after exceeded)' },
+  { status: 'error', appliesTo: 'node', when: 'freshness', node_outcome: 'success', skip_reason: null, test_outcome: null, freshness_outcome: 'failed', source: 'choice', note: 'source freshness failed (error_after exceeded): the query ran, the data is stale; the gate fails on it as on an error' },
 ];
 
 export const TEST_RESOURCE_TYPES = new Set(['test', 'unit_test']);
@@ -78,7 +81,7 @@ export function mapStatus(statusIn: string, ctx: StatusContext = {}): StatusMapp
   if (status === 'skipped' && /fail_fast|fail-fast/i.test(msg)) return pick('fail_fast')!;
   if (status === 'success' && ctx.command && COMPILE_ONLY_COMMANDS.has(ctx.command)) return pick('compile_only')!;
   if (status === 'success' && msg.trim().toUpperCase() === 'NO-OP') return pick('no_op_message')!;
-  if ((status === 'pass' || status === 'warn') && rt === 'source') return pick('freshness')!;
+  if ((status === 'pass' || status === 'warn' || status === 'error') && rt === 'source') return pick('freshness')!;
   // pass/warn/fail are test statuses; given for a non-test they still mean the test outcome.
   return plain.find((m) => m.appliesTo === (isTest ? 'test' : 'node')) ?? plain.find((m) => m.appliesTo === 'any') ?? plain[0]!;
 }

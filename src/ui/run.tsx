@@ -18,6 +18,8 @@ export interface ExploreOptions {
   paths: string[];
   db?: string;
   lenient?: boolean;
+  /** older-engine files: the manifest.json to read them with (default: the one beside each) */
+  manifest?: string;
   follow?: boolean;
   /** receive OTLP/HTTP into the model while exploring */
   receive?: Omit<ReceiverOptions, 'db'>;
@@ -49,7 +51,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
         const n = await follower.start();
         h.loaded(`following ${followFile} (${plural(n, 'record')})`);
       } else {
-        const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, onProgress }) : undefined;
+        const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, manifest: o.manifest, onProgress }) : undefined;
         if (o.receive) receiver = await receiveLive(db, o.receive, h);
         else h.loaded(report?.skippedLines ? `skipped ${plural(report.skippedLines, 'malformed line')}` : undefined);
       }

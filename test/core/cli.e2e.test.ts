@@ -62,7 +62,7 @@ describe.skipIf(note.missing)(note.title('the built CLI on real samples'), () =>
     const q = runCli(['queries', '--format', 'json']);
     expect((JSON.parse(q.stdout) as { name: string }[]).map((x) => x.name)).toEqual([
       'critical-path', 'errors', 'failed-tests', 'failure-history', 'flaky-tests', 'node-trends', 'outcome-summary', 'run-diff',
-      'slowest-nodes', 'upstream-skip-chains',
+      'slowest-nodes', 'source-freshness', 'upstream-skip-chains',
     ]);
   });
 

@@ -1,5 +1,5 @@
 /** Migrate inputs into a temp output, check it validates, load it into the model and read outcomes. */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { migrateFiles, type MigrateReport } from '../../src/legacy/migrate.js';
@@ -105,3 +105,52 @@ export function manifest(edges: Record<string, string[]>): Record<string, unknow
   for (const [id, deps] of Object.entries(edges)) nodes[id] = { unique_id: id, resource_type: id.split('.')[0], name: id.split('.')[2], depends_on: { nodes: deps, macros: [] }, config: {} };
   return { metadata: { dbt_schema_version: 'https://schemas.getdbt.com/dbt/manifest/v12.json' }, nodes, sources: {}, exposures: {} };
 }
+
+// ---- what a real file's own statuses say (interface section 2A) ----
+
+/** The interface's table, written out here rather than read from the code under test. */
+export function expected(status: string, resourceType: string, message: string | null, materialized = '', command: string | null = null): string {
+  const isTest = resourceType === 'test' || resourceType === 'unit_test';
+  // compile, docs generate, show: success means compiled, and a test that was only compiled has no outcome
+  if (status === 'success' && command !== null && ['compile', 'generate', 'show'].includes(command)) return 'success/-/-';
+  if (status === 'success' && materialized === 'ephemeral') return 'skipped/noop/-';
+  if (status === 'success' && message === 'NO-OP') return 'skipped/noop/-';
+  if (status === 'skipped' && /fail_fast/.test(message ?? '')) return 'canceled/-/-';
+  const t: Record<string, string> = {
+    success: isTest ? 'success/-/passed' : 'success/-/-', error: 'error/-/-', skipped: 'skipped/upstream/-', 'no-op': 'skipped/noop/-',
+    pass: 'success/-/passed', warn: 'success/-/warned', fail: 'success/-/failed',
+  };
+  return t[status]!;
+}
+
+export interface Expect {
+  invocationId: string;
+  command: string | null;
+  nodes: Map<string, string>;
+}
+
+export function fromRunResults(file: string): Expect {
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  const nodes = new Map<string, string>();
+  const command = doc.args?.which ?? null;
+  for (const r of doc.results) nodes.set(r.unique_id, expected(r.status, r.unique_id.split('.')[0], r.message, '', command));
+  return { invocationId: doc.metadata.invocation_id, command, nodes };
+}
+
+export function fromLog(file: string): Expect {
+  const nodes = new Map<string, string>();
+  let invocationId = '';
+  let command: string | null = null;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const { info, data } = JSON.parse(line);
+    invocationId ||= info.invocation_id;
+    if (info.name === 'MainReportArgs') command = /\bdbt .*?\b(build|run|test|seed|compile)\b/.exec(data.args.invocation_command)?.[1] ?? null;
+    if (info.name === 'NodeFinished') {
+      const n = data.node_info;
+      nodes.set(n.unique_id, expected(data.run_result.status, n.resource_type, data.run_result.message, n.materialized));
+    }
+  }
+  return { invocationId, command, nodes };
+}
+

@@ -114,6 +114,7 @@ describe('--log-format json streams', () => {
       info('LogNodeNoOpResult', { id: 'saved_query.p.sq', status: 'no-op' }, { status: 'no-op' }),
       info('LogStartLine', { id: 'model.p.r' }),
       info('LogModelResult', { id: 'model.p.r', status: 'reused' }, { status: 'reused' }),
+      ev('RunResultError', { node_info: ni({ id: 'model.p.a', status: 'None' }), msg: '' }, { level: 'error', msg: '  Database Error in model a\n    syntax error' }),
       ev('StatsLine', { stats: {} }, { level: 'info', msg: 'Done.' }),
     ]);
     expect(outcomes(m)).toEqual({
@@ -123,8 +124,11 @@ describe('--log-format json streams', () => {
     // no manifest, but when b was skipped only a had failed: a is the only possible culprit
     expect(m.nodes.get('model.p.b')!.upstream_unique_id).toBe('model.p.a');
     expect(m.nodes.get('test.p.t.1')!.failing_rows).toBe(9);
-    const sev = await m.db.all(`SELECT severity_text, count(*)::INT n FROM logs GROUP BY ALL ORDER BY ALL`).catch(() => null);
-    if (sev) expect(sev.map((r) => r.severity_text)).toEqual(expect.arrayContaining(['ERROR', 'INFO']));
+    // result lines are progress, not the error: kept at INFO with the engine's level beside them
+    const line = await m.db.one(`SELECT severity_text, json_extract_string(attributes, '$.original_severity_text') AS original FROM logs WHERE body = 'LogModelResult model.p.a'`);
+    expect(line).toEqual({ severity_text: 'INFO', original: 'ERROR' });
+    // the info stream's error text is the end-of-run recap, once and without its indentation
+    expect(await m.db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.p.a'`)).toBe('Database Error in model a\n  syntax error');
     expect(await m.db.scalar('SELECT command FROM runs')).toBe('unknown');
   });
 

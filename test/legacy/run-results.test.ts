@@ -94,10 +94,11 @@ describe('run_results.json statuses the samples do not show', () => {
       ],
     }), manifest(edges));
     const up = Object.fromEntries([...m.nodes].filter(([, r]) => r.node_outcome === 'skipped').map(([id, r]) => [id, r.upstream_unique_id]));
-    // e depends on b, whose failing test is not its ancestor: e stays unknown, the rest name a
-    expect(up).toEqual({ 'model.p.c': 'model.p.a', 'model.p.d': 'model.p.a', 'model.p.e': null, 'model.p.f': 'model.p.a' });
-    expect(m.report.upstreamUnknown).toBe(1);
-    expect(m.report.manifest).toBe(true);
+    // e depends on b, whose test failed (dbt build skips the children of a model whose test failed):
+    // the test is e's upstream; f is nearer to that test (via e, b) than to a (via d, c).
+    expect(up).toEqual({ 'model.p.c': 'model.p.a', 'model.p.d': 'model.p.a', 'model.p.e': 'test.p.t_b.1', 'model.p.f': 'test.p.t_b.1' });
+    expect(m.report.upstreamUnknown).toBe(0);
+    expect(m.report.files[0]!.manifest.path).toBeDefined();
   });
 
   it('without --manifest and with two failures the upstream ids stay unknown and the report says so', async () => {
