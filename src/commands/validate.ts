@@ -24,7 +24,7 @@ export const validateCommand: CommandBody<Args> = {
     if (!(Number.isInteger(max) && max >= 0)) throw new UsageError(`--max-violations: expected a whole number, 0 or more; got ${Number.isNaN(max) ? 'something else' : max}`);
     if (!a.paths?.length) throw new UsageError('give at least one PATH: a telemetry file, a folder or a glob');
     const { formatIssue, validatePaths } = await import('../produce/validate.js');
-    const reports = await validatePaths(a.paths ?? [], { maxIssues: max });
+    const reports = await validatePaths(a.paths ?? [], { maxIssues: max, onSkip: (p, why) => process.stderr.write(`runlens: ${p}: skipped: ${why}\n`) });
     const violations = reports.reduce((n, r) => n + r.violations, 0);
     const warnings = reports.reduce((n, r) => n + r.warnings, 0);
     if (a.format === 'json') {

@@ -38,6 +38,8 @@ export interface FileReport {
 export interface ValidateOptions {
   /** violations kept per file, and warnings (counts stay exact) */
   maxIssues?: number;
+  /** an older-engine file found in a folder or by a glob: not validated (one named alone is refused) */
+  onSkip?: (path: string, reason: string) => void;
 }
 
 export const DEFAULT_MAX_ISSUES = 100;
@@ -286,7 +288,19 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
 /** Validate files, folders (their telemetry files) and globs, as every command takes PATHs. */
 export async function validatePaths(paths: string[], opts: ValidateOptions = {}): Promise<FileReport[]> {
   const out: FileReport[] = [];
-  for (const p of await expandPaths(paths)) out.push(await validateFile(p, opts));
+  const seen = new Set<string>();
+  for (const arg of paths) {
+    const files = await expandPaths([arg]);
+    for (const p of files) {
+      if (seen.has(p)) continue;
+      seen.add(p);
+      if (!(files.length === 1 && p === arg) && (await detectFile(p)).format.startsWith('legacy-')) {
+        opts.onSkip?.(p, "an older-engine file, not telemetry (load, runs, tree, query and gate read it; migrate translates it)");
+        continue;
+      }
+      out.push(await validateFile(p, opts));
+    }
+  }
   return out;
 }
 

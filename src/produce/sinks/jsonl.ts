@@ -110,8 +110,14 @@ export class JsonlSink implements TelemetrySink {
     if (!ok && !this.waiting) {
       // (a stream that failed never drains: its error ends the wait, and the next write throws it)
       this.waiting = new Promise<void>((res) => {
-        this.out.once('drain', () => res());
-        this.out.once('error', () => res());
+        // whichever comes first ends the wait and takes the other listener away (they would pile up)
+        const done = () => {
+          this.out.off('drain', done);
+          this.out.off('error', done);
+          res();
+        };
+        this.out.once('drain', done);
+        this.out.once('error', done);
       }).finally(() => (this.waiting = null));
     }
   }
