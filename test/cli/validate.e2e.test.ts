@@ -11,7 +11,16 @@ describe('validate PATHs', () => {
   it('takes a folder: every telemetry file in it', () => {
     const r = runCli(['validate', 'samples']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^6 files, [\d,]+ records: 0 violations, 0 warnings\n$/);
+    expect(r.stderr).toMatch(/\n6 files, [\d,]+ records: 0 violations, 0 warnings\n$/);
+    // the older engine's files in the folder are not telemetry: each said once, none validated
+    for (const f of ['logs/dbt.log', 'target/run_results.json', 'target/sources.json', 'target/manifest.json'])
+      expect(r.stderr).toContain(`runlens: samples/older-engine/${f}: skipped: an older-engine file`);
+  });
+
+  it('refuses an older-engine file named alone, saying what reads it', () => {
+    const r = runCli(['validate', 'samples/older-engine/target/run_results.json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/run_results\.json: .*not telemetry.*migrate/);
   });
 
   it('takes a glob', () => {
