@@ -11,7 +11,7 @@ import { InputError, engineMessage, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
 import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
-import { LISTED_BAD_LINES, checkGzip, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
+import { LISTED_BAD_LINES, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
 import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest/parquet.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
@@ -288,9 +288,9 @@ async function insertJsonl(
       await o.insert(readJsonSql(input, { ...r, maxObjectBytes: LARGE_OBJECT_BYTES }));
     }
   };
-  // DuckDB's reader takes a truncated gzip for text that ends early: the file is checked to its end beside it.
-  const gzipChecked = input.gzip ? checkGzip(input.path) : undefined;
-  gzipChecked?.catch(() => undefined);
+  // What DuckDB's reader forgives (a trailing comma, a truncated gzip) is looked for beside it.
+  const scanned = scanBeside(input.path, input.gzip);
+  scanned.catch(() => undefined);
   let failure: unknown;
   try {
     await read({ checks: true, lenient: o.lenient });
@@ -298,13 +298,14 @@ async function insertJsonl(
     if (/INTERRUPT/i.test(errorMessage(e))) throw e;
     failure = e;
   }
-  await gzipChecked;
+  const { trailingComma } = await scanned;
+  const vet = { gzip: input.gzip, keyStyle: input.keyStyle };
   if (failure === undefined) {
     const stats = await rowStats(db, o.fileId);
-    if (stats.bad === 0) return { stats };
+    // a comma before a closing brace, maybe in a string: only a line that JSON.parse refuses is a fault
+    if (stats.bad === 0 && (!trailingComma || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0)) return { stats };
   }
   await restart(db);
-  const vet = { gzip: input.gzip, keyStyle: input.keyStyle };
   if (!o.lenient) {
     const first = (await vetLines(input.path, { ...vet, stopAtFirst: true })).listed[0];
     if (first) throw new InputError(`${first.reason} (use --lenient to skip bad lines)`, input.path, first.line, first.field);

@@ -183,3 +183,34 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     expect(lenient.stderr).toContain(`skipped 1 row in ${p}`);
   });
 });
+
+describe("what DuckDB's JSON reader forgives is still an error", () => {
+  const trailing = (n: number) => LINES[n - 1]!.replace(/}$/, ',}');
+
+  it('a trailing comma on line 7 stops the load at line 7, as validate says', () => {
+    const p = file('trailing-comma.jsonl', withLine(7, trailing(7)));
+    const r = runCli(['load', p]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`${p}:7: .*JSON`));
+    const v = runCli(['validate', p]);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`${p}:7:`);
+  });
+
+  it('--lenient skips only that line, in a plain and in a gzipped file', () => {
+    for (const gzip of [false, true]) {
+      const p = file(`trailing-lenient${gzip ? '.jsonl.gz' : '.jsonl'}`, withLine(9, LINES[8]!.replace(/"attributes":\{/, '"attributes":{"x":[1,2,],')), { gzip });
+      const r = runCli(['load', p, '--lenient']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`${LINES.length - 1} records`);
+      expect(r.stderr).toContain(`${p}:9: `);
+    }
+  });
+
+  it('",}" inside a string is text, not a trailing comma: the file loads whole', () => {
+    const p = file('comma-in-string.jsonl', edited(5, (rec) => (rec.span_name = 'select \'a,}\' , ] from x')));
+    const r = runCli(['load', p]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${LINES.length} records`);
+  });
+});
