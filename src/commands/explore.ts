@@ -43,7 +43,7 @@ export const exploreCommand: CommandBody<Args> = {
     const { paintSplash, leaveScreen } = await import('../ui/splash.js');
     paintSplash([...(a.paths ?? []), ...(a.db ? [a.db] : []), ...(a.receive ? [`OTLP on ${a.host}:${a.port}`] : [])]);
     try {
-      // React's development build costs several times more per frame; set before react is loaded.
+      // React's development build costs much more per frame; set before react is loaded.
       process.env.NODE_ENV ??= 'production';
       // Loaded only here, so other commands never pay for ink and react.
       const { runExplorer } = await import('../ui/run.js');

@@ -28,9 +28,9 @@ const JSON_FIELDS = new Set(['links', 'status', 'attributes']);
 
 /**
  * DuckDB's default largest record (16 MiB). Its reader cuts a file into buffers sized from this
- * limit, and one buffer is read by one thread: at 256 MiB a 200 MB file was read by one thread
- * (measured: 2.9 s against 0.8 s). So loads start with the default and retry a file with
- * LARGE_OBJECT_BYTES only when a record is bigger.
+ * limit, and one buffer is read by one thread: with a large limit a whole file can end up on one
+ * thread. So loads start with the default and retry a file with LARGE_OBJECT_BYTES only when a
+ * record is bigger.
  */
 export const DEFAULT_OBJECT_BYTES = 16 * 1024 * 1024;
 export const LARGE_OBJECT_BYTES = 256 * 1024 * 1024;
@@ -41,9 +41,8 @@ const ROW_GROUP_ROWS = 122_880;
 /**
  * maximum_object_size for a file's read. DuckDB reads JSONL in buffers of this size, one batch each,
  * and an ordered insert copies a batch of fewer rows than a row group once more to merge it with its
- * neighbours: on a 1 GB file of 950-byte lines that copy was a sixth of the insert (16 MiB buffers:
- * 1.71-1.77 s; 112-128 MiB, a row group or more per buffer: 1.41-1.53 s; 96 MiB: 1.75 s). A big file
- * gets buffers of a row group of its lines, as long as each thread still gets two or more of them.
+ * neighbours. A big file gets buffers of a row group of its lines, as long as each thread still gets
+ * two or more of them.
  * For in-memory models only (src/store/load.ts): in a --db file those row groups are written to disk
  * as they come, and derive's updates of them cost a rewrite at the checkpoint.
  */

@@ -39,8 +39,8 @@ export interface ReceiverOptions {
   deriveIdleMs?: number;
   /**
    * DuckDB threads while receiving; default one fewer than the cores (at least 1): the event loop
-   * decoding requests needs a core, and on 2 cores a second DuckDB thread doubled the CPU time of
-   * inserts and rebuilds without making them faster.
+   * decoding requests needs a core, and a DuckDB thread competing with it spends CPU on inserts and
+   * rebuilds without making them faster.
    */
   dbThreads?: number;
   /** extra outputs written as records arrive (JSONL) or at close (Parquet) */

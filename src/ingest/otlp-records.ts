@@ -6,7 +6,7 @@
  * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd. Requests are converted
  * straight into the live source's columns (DuckDB's appender): not as JSONL text to parse again, nor
  * through record objects (a BigInt per id and time, an attributes object serialized afterwards), which
- * cost more than the decode. Outputs (--jsonl, --parquet) get records rebuilt from the rows.
+ * would cost more than the decode. Outputs (--jsonl, --parquet) get records rebuilt from the rows.
  */
 import type { OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
 import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord } from '../produce/record.js';
@@ -424,7 +424,7 @@ function attributesText(kvs: unknown, parseJsonText: boolean, take: 'span' | 'lo
     let parse = parseJsonText;
     if (key === 'code.file.path') (key = 'file'), (parse = false);
     else if (key === 'code.line.number') (key = 'line'), (parse = false);
-    // an object's __proto__ is no attribute (assigning one was ignored when attributes were objects)
+    // an object's __proto__ is no attribute (a plain object would ignore assigning one)
     else if (key === '__proto__') continue;
     let v: AttrValue;
     try {

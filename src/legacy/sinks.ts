@@ -39,7 +39,7 @@ export interface SinkOptions {
 
 /**
  * The Parquet (parquet-wasm, Arrow) and OTLP (OpenTelemetry SDK) sinks are imported only when asked
- * for: loading them costs about 0.7 s of start-up, which a JSONL `record` would add to every command.
+ * for: loading them slows start-up, which a JSONL `record` would add to every command.
  */
 export async function openSinks(out: string, o: SinkOptions = {}): Promise<SharedSink[]> {
   const format = outFormat(out);

@@ -1,6 +1,6 @@
 /**
  * Minimal columnar builders that produce apache-arrow Data directly from typed arrays. The stock
- * arrow builders allocate per value and are several times slower; these grow plain buffers.
+ * arrow builders allocate per value; these grow plain buffers.
  */
 import {
   Bool, Data, Dictionary, Field, Int32, LargeUtf8, List, Struct, TimestampNanosecond, Uint32, Uint64, Utf8, makeData, makeVector,

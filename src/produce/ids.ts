@@ -31,7 +31,7 @@ function hexOf(bytes: Uint8Array, from: number, to: number): string {
   return s;
 }
 
-// One scratch buffer: ids are made synchronously, and a typed array per id showed in profiles.
+// One scratch buffer: ids are made synchronously, and a typed array per id is garbage for nothing.
 const UUID_BYTES = new Uint8Array(16);
 
 /** UUIDv7 text from a time and 10 random bytes at `rand[off..off+10)`. */

@@ -67,8 +67,8 @@ export type RecordType = JsonlRecord['record_type'];
 const q = JSON.stringify;
 
 /**
- * A JSON string literal. Ids, times and most names need no escaping: checking that in a loop costs
- * about two thirds of calling JSON.stringify for each one (measured), and they are most of a record.
+ * A JSON string literal. Ids, times and most names need no escaping: checking that in a loop is
+ * cheaper than calling JSON.stringify for each one, and they are most of a record.
  */
 function str(s: string): string {
   for (let i = 0; i < s.length; i++) {

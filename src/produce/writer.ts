@@ -118,8 +118,8 @@ export class TelemetryWriter {
 
   private readonly eventTypes = new Map<string, string>();
   /**
-   * @internal One string per event type: a fresh concatenation per record was flattened and hashed
-   * again by every lookup keyed on it (the serializer's quoted-value cache).
+   * @internal One string per event type: a fresh concatenation per record would be flattened and
+   * hashed again by every lookup keyed on it (the serializer's quoted-value cache).
    */
   eventType(key: string): string {
     let t = this.eventTypes.get(key);
@@ -591,7 +591,7 @@ export class Node extends SpanHandle {
     let ns = 0n;
     for (const e of evs) ns += e.end - e.start;
     // One sorted set of the outcome and these: not one for each, then merged (`out` is our own
-    // fresh object; a spread copy of it cost more than the merge).
+    // fresh object; a spread copy of it costs more than the merge).
     const code = processedEndCode(this.nodeTypeConst, out);
     out.dbt_core_event_code = code;
     out.duration_ms = u64(ns / 1_000_000n);

@@ -31,8 +31,7 @@ export const JOINED_COLUMNS = '_f_id, _f_first, _ra_file, _ra_line, _ra_attribut
  * (record_rowid, attributes) of the records whose row ids the query `rowids` gives, for a few
  * records (one per run, the spans that never ended): record_attributes is read through a semi join
  * built on those few rows. ATTRIBUTES_JOIN behind a join that picks a few rows could be planned the
- * other way round, a hash table of all of record_attributes (the runs step took 3 s and 1.3 GB on a
- * 1M-record Parquet file).
+ * other way round, a hash table of all of record_attributes (slow, and memory for every record).
  */
 export const attributesOfRows = (rowids: string): string => `(
   WITH k AS MATERIALIZED (SELECT r.rowid AS record_rowid, r.file_id, ${recordLine('r', 'f.first_row')} AS line, r.attributes

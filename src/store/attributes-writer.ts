@@ -5,8 +5,8 @@ import { timed } from './timing.js';
 /**
  * The INSERT of a Parquet file's attributes into record_attributes (src/store/attributes-join.ts),
  * on a connection of its own and in its own transaction, while the main connection inserts the
- * file's rows: a file with one row group is read on one thread, and this takes the other core
- * (1M records: load 6.0-6.3 s against 9.4-9.8 s with the JSON built in the main insert).
+ * file's rows: a file with one row group is read on one thread, and this puts the other core to
+ * work rather than building the JSON in the main insert.
  */
 export class AttributesWriter {
   committed = false;

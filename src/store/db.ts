@@ -8,8 +8,8 @@ import { timed } from './timing.js';
 export type Row = Record<string, unknown>;
 
 /**
- * JSON-safe row objects built from row arrays: the reader's own getRowObjectsJson took ~20 µs per
- * row (250 ms for a 12k-row run-diff), most of a saved query's time.
+ * JSON-safe row objects built from row arrays: the reader's own getRowObjectsJson is slow per row
+ * and would be most of a saved query's time.
  */
 function rowObjects(r: DuckDBResultReader): Row[] {
   const names = r.deduplicatedColumnNames();
@@ -30,9 +30,9 @@ const ROWS_TEXT_GROUP = 8192;
 /**
  * Memory DuckDB's block allocator keeps for reuse instead of handing it back to the system: a quarter
  * of the machine's. A load writes each JSON chunk's rows into small blocks, then copies them into
- * full row groups and frees the small ones; without the block allocator every new block was fresh
- * memory, and its page faults were a fifth of a 1M-record load's time (measured: 8.2-8.9 s against
- * 6.7-6.9 s with it). Only what is used is ever touched, and it is released with the database.
+ * full row groups and frees the small ones; without the block allocator every new block is fresh
+ * memory, and its page faults slow the load. Only what is used is ever touched, and it is released
+ * with the database.
  */
 export const BLOCK_ALLOCATOR_MEMORY = `${Math.floor(totalmem() / 4 / 2 ** 20)}MiB`;
 
@@ -40,7 +40,7 @@ export const BLOCK_ALLOCATOR_MEMORY = `${Math.floor(totalmem() / 4 / 2 ** 20)}Mi
  * An in-memory model is never checkpointed: a checkpoint there only rewrites row groups nobody will
  * read from disk. DuckDB starts one on its own after a commit that wrote more than the threshold (16 MB
  * by default), and after a load whose row groups were written straight from large batches the
- * derive step's commit set off one that took 2.1-2.7 s on 1M records (0.2 s without it).
+ * derive step's commit would set off a costly one.
  */
 const IN_MEMORY_SETTINGS = { checkpoint_threshold: '1TB' };
 const IN_MEMORY = ':memory:';
@@ -84,8 +84,8 @@ export class Db {
 
   /**
    * Statements that return nothing, sent in one call: each call is a round trip through the event
-   * loop, and a busy loop (the receiver decoding requests) held each one back by 50-150 ms
-   * (measured), whatever the statement cost. With RUNLENS_TIMING each runs alone, under its label.
+   * loop, and a busy loop (the receiver decoding requests) holds each one back, whatever the
+   * statement costs. With RUNLENS_TIMING each runs alone, under its label.
    * Values must be inlined: a statement with parameters is two more round trips. `transaction`: all
    * or nothing (a failed statement leaves the transaction open; it is rolled back here).
    */
@@ -119,12 +119,11 @@ export class Db {
 
   /**
    * Many rows, fastest: DuckDB joins them into delimited strings and JS splits them (creating one
-   * JS string per value through the native API costs ~40 µs a row). The rows are joined in groups
-   * of ROWS_TEXT_GROUP, which DuckDB aggregates in parallel: one ordered string_agg of a 97k-span
-   * trace took 0.6-0.9 s, the groups 0.25-0.4 s. `numberedBy`: the query's column that numbers its
-   * rows 1..N in the order wanted (a window over the query to number them again cost 0.08 s of a
-   * 0.3 s tree). `columns` name the result's columns and how to read them back; values must not
-   * contain the separators 0x1E/0x1F.
+   * JS string per value through the native API is slow). The rows are joined in groups of
+   * ROWS_TEXT_GROUP, which DuckDB aggregates in parallel, unlike one ordered string_agg.
+   * `numberedBy`: the query's column that numbers its rows 1..N in the order wanted (a window over
+   * the query to number them again would be a sizeable part of a tree's time). `columns` name the
+   * result's columns and how to read them back; values must not contain the separators 0x1E/0x1F.
    */
   async rowsText<T>(
     sql: string,

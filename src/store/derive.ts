@@ -12,10 +12,10 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
  * insert every SpanEnd is marked; a SpanStart stands in (kept, ended = false) only for a span that
- * never ended: an anti-join on keys (a window over all records cost twice as much). The anti-join
- * (40-50 ms on 1M records) runs only when the SpanStarts' keys and the SpanEnds' keys differ as
- * multisets, which a count and a sum of 64-bit key hashes tell in one scan (23-25 ms). Equal sums of
- * different multisets have a chance of about 2^-64, as for the content hash of a file.
+ * never ended: an anti-join on keys (cheaper than a window over all records). The anti-join runs
+ * only when the SpanStarts' keys and the SpanEnds' keys differ as multisets, which a count and a sum
+ * of 64-bit key hashes tell in one cheaper scan. Equal sums of different multisets have a chance of
+ * about 2^-64, as for the content hash of a file.
  */
 function unendedStarts(filter: string): Stage[] {
   const keys = `FROM record_rows WHERE record_type IN ('SpanStart', 'SpanEnd') AND span_id IS NOT NULL ${filter}`;
@@ -66,8 +66,8 @@ WHERE r.rowid = n.record_rowid`;
 /**
  * Orphans (a parent id that is not a span of the same trace) and depth from the roots (orphans start
  * their own subtree). Each span's parent is resolved once to its row id on a narrow copy of the links
- * (the trace as a small integer), so the walk joins integers: 0.3-0.4 s on 485k spans, against 0.47 s
- * joining span ids at every level (and 0.66 s with 32-character trace ids and an update by (trace, span)).
+ * (the trace as a small integer), so the walk joins integers, cheaper than joining span and trace
+ * ids at every level.
  */
 const SPAN_LINKS = `
 CREATE OR REPLACE TEMP TABLE _span_links AS
@@ -92,7 +92,7 @@ WITH RECURSIVE walk(r, depth, usual) AS (
 
 /**
  * A span's depth is written only where it differs from the usual depth of its kind, stored at insert
- * (USUAL_DEPTH): writing all 485k depths of 1M records took 60-70 ms, the few that differ 2-4 ms.
+ * (USUAL_DEPTH): few differ, and writing only those is much cheaper than writing every depth.
  * There is a walk row per span unless two spans of a trace share the parent's id (then a span has two
  * links and is reached once per path): its depth is then the least.
  */
@@ -120,15 +120,15 @@ const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
  * node_result: at insert every NodeProcessed SpanEnd is its node's result (NODE_RESULT). Derive finds
  * the nodes (trace, unique_id) for which that does not hold, having none or more than one such span
  * (older engines wrote no NodeProcessed; a NodeProcessed that never ended), and picks theirs: the
- * NodeProcessed, else the last-ending evaluation. On 1M records the check takes 0.03 s; building
- * node_results as a table took 0.19 s.
+ * NodeProcessed, else the last-ending evaluation. The check is cheaper than building node_results
+ * as a table.
  */
 const nodeGroups = (filter: string): Step => ['derive node results', `
 CREATE OR REPLACE TEMP TABLE _node_groups AS SELECT trace_id, unique_id FROM record_rows
 WHERE span_row AND ${NODE_KINDS} AND unique_id IS NOT NULL ${filter}
 GROUP BY ALL HAVING count(*) FILTER (WHERE node_result) <> 1`];
 
-/** arg_max picks the span's row id only: carrying whole rows through the aggregate cost twice as much. */
+/** arg_max picks the span's row id only: carrying whole rows through the aggregate costs more. */
 const NODE_PICK: Step[] = [
   ['derive node results', `
 UPDATE record_rows SET node_result = false
@@ -195,7 +195,7 @@ type Step = [label: string, sql: string];
 
 /**
  * A step, or stages that depend on the data: `when` (a count) decides between `then` and `else`.
- * The fix-ups are sent only when there is something to fix: planning one alone took 20-25 ms.
+ * The fix-ups are sent only when there is something to fix: even planning one has a cost.
  */
 type Stage = Step | { when: string; then: Stage[]; else?: Stage[] };
 
@@ -227,8 +227,8 @@ export interface DeriveOptions {
   /** every trace in record_rows is in _touched (the model was empty before this load) */
   fresh?: boolean;
   /**
-   * Send every step in one call (the receiver, whose busy event loop held each call back by 50-150
-   * ms), the fix-ups included. Otherwise a fix-up is sent only when there is something to fix.
+   * Send every step in one call (the receiver, whose busy event loop holds each call back), the
+   * fix-ups included. Otherwise a fix-up is sent only when there is something to fix.
    */
   oneCall?: boolean;
 }
@@ -236,7 +236,7 @@ export interface DeriveOptions {
 /**
  * Rebuild every derived relation for the traces in `_touched`. The steps go to DuckDB as scripts
  * (Db.script), not a call per statement: the receiver derives while its event loop is busy, and a
- * round trip per statement cost more than the rebuild itself.
+ * round trip per statement costs more than the rebuild itself.
  */
 export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<void> {
   // Earlier span rows, orphans and depths are only possible when a touched trace was derived before
@@ -247,7 +247,7 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   );
   const again = Boolean(check?.dup || check?.existed);
   // `filter` is empty when every trace in the model was touched (a fresh load): the semi joins with
-  // _touched cost 5-7 ms each on 1M records.
+  // _touched would cost time and filter nothing.
   const filter = opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`;
   const plan: Stage[] = [
     ['derive: clear runs', `DELETE FROM runs WHERE trace_id IN ${TOUCHED}`],

@@ -1,9 +1,9 @@
 /**
  * Query results of many rows, read as one JSON text per row. Reading values one at a time through
- * the node API costs ~20 µs a row (a 12,684-row run-diff on 1M records: ~250 ms of its ~300); DuckDB
- * writing each row as a JSON array and JSON.parse reading it takes a fifth of that. The values are
- * those the node API's JSON reader gives (64-bit integers and decimals as strings, non-finite
- * doubles as "NaN"/"Infinity"); results with any other column type are read the usual way.
+ * the node API is slow per row; DuckDB writing each row as a JSON array and JSON.parse reading it is
+ * much cheaper. The values are those the node API's JSON reader gives (64-bit integers and decimals
+ * as strings, non-finite doubles as "NaN"/"Infinity"); results with any other column type are read
+ * the usual way.
  */
 import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBTypeId as TypeId, DuckDBValue } from '@duckdb/node-api';
 import { duckdb } from './duckdb.js';

@@ -2,9 +2,9 @@
  * A live source (the OTLP receiver): one `files` row for the whole session, then batches of records
  * in the raw envelope shape handed over as columns. DuckDB's appender copies them into a staging
  * table and the one normalizer (normalizeSelect) moves them into record_rows, as for any file:
- * serializing batches as JSONL for read_json cost more than the rest of the ingest together.
+ * serializing batches as JSONL for read_json would cost more than the rest of the ingest.
  *
- * Each string crosses into DuckDB by its own native call (about 1 µs), so few do: span ids travel
+ * Each string crosses into DuckDB by its own native call, so few do: span ids travel
  * as the unsigned integers of their 8 bytes (as in Parquet), and strings that repeat (record type,
  * trace id, event type, severity) as codes of a dictionary kept for the session.
  */
@@ -61,8 +61,8 @@ const STR = COLUMNS.map(([n]) => n).filter((n) => !(BIG as readonly string[]).in
 
 /**
  * Records gathered for one append (the rows of one or more requests), as columns: rows wait for
- * DuckDB for a while, and as objects (with a BigInt per time and id) they were copied by every
- * young-generation GC until promoted, a fifth of the receiver's main thread. Numbers live in
+ * DuckDB for a while, and as objects (with a BigInt per time and id) they would be copied by every
+ * young-generation GC until promoted. Numbers live in
  * typed arrays (0 and NaN stand for null: a time or id of 0 means "none" in OTLP).
  */
 export class LiveRows {
@@ -217,8 +217,8 @@ export interface LiveSource {
 
 export async function openLiveSource(db: Db, label: string): Promise<LiveSource> {
   // DuckDB checkpoints (and compresses, in memory too) whenever 16 MB were written since the last:
-  // with batches arriving all the time that was a stall of seconds every few batches, 40% of the
-  // ingest. Checkpoint far less often; closing the database still checkpoints.
+  // with batches arriving all the time that means frequent long stalls. Checkpoint far less often;
+  // closing the database still checkpoints.
   await db.run("SET checkpoint_threshold = '1GB'");
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
   // JSON columns take the appender's VARCHAR as it is: the text is ours (JSON.stringify), valid by

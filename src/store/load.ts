@@ -65,10 +65,9 @@ export interface LoadReport {
 export { openModel } from './open.js';
 
 /**
- * Content hash for de-duplicating loads (not a security boundary): XXH64 (WebAssembly, ~2.9 GB/s
- * here) instead of MD5 (~0.6 GB/s): hashing runs beside DuckDB's read on the same two cores. The file
- * is read into one reused 4 MiB buffer: a read stream's fresh 1 MiB chunks cost twice the CPU
- * (1 GB: 230 ms against 115 ms, half of it the kernel's).
+ * Content hash for de-duplicating loads (not a security boundary): XXH64 (WebAssembly), much
+ * faster than MD5, since hashing runs beside DuckDB's read on the same cores. The file is read into
+ * one reused 4 MiB buffer: a read stream's fresh chunks cost more CPU.
  */
 const xxhash = xxhashWasm();
 const HASH_READ_BYTES = 4 << 20;
@@ -275,8 +274,8 @@ async function insertJsonl(
 ): Promise<{ stats: RowStats; vetted?: LinesVetted }> {
   // An in-memory model reads a big JSONL file in buffers of a row group (jsonBufferBytes). A --db model
   // keeps DuckDB's default: its batches of a row group or more are written to the file as they come,
-  // and derive's updates of those row groups then set off checkpoints that rewrote them (1M records:
-  // 8.8-10.2 s and a 650 MB file, against 6.0-6.2 s and 354 MB with the default).
+  // and derive's updates of those row groups then set off checkpoints that rewrite them (a slower
+  // load and a bigger file).
   const bufferBytes = db.inMemory ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
   const read = async (r: { path?: string; checks: boolean; lenient: boolean }) => {
     try {
@@ -342,8 +341,7 @@ async function parquetBadRows(db: Db, input: InputFile, lenient: boolean): Promi
 /**
  * DuckDB's pool one thread smaller while a Parquet file's rows and its attributes are inserted at once
  * (each query's own calling thread works too); returns the setting to restore. With the full pool, a
- * worker that ran short of tasks spun on the two cores: in two runs of five the inserts took 2.1-2.5 s
- * and 4.1-4.8 s of CPU instead of 1.5 s and 3.0 s (1M records; load 2.1-2.8 s -> 2.06-2.19 s).
+ * worker that runs short of tasks spins on a core the other query needs.
  */
 async function poolForTwoQueries(db: Db): Promise<number> {
   const before = await db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);

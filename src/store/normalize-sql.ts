@@ -27,10 +27,9 @@ function enumMacro(fn: string, t: EnumTable): string {
     ? `CASE v ${odd.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ')} ELSE lower(substr(v, ${t.prefix.length + 1})) END`
     : `lower(substr(v, ${t.prefix.length + 1}))`;
   // Fastest path, first: the constant names the engine writes, matched exactly (no string is built to
-  // compare: upper(v) and lower(v) made a copy of every value, a fifth of the normalizing projection).
+  // compare: upper(v) and lower(v) copy every value).
   const exact = t.entries.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ');
-  // NULL first: most rows have no value, and a CASE tests each row left against every WHEN in turn
-  // (the five macros on 1M records: 67-70 ms of CPU with NULL last, 37-38 ms with it first).
+  // NULL first: most rows have no value, and a CASE tests each row left against every WHEN in turn.
   return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE WHEN v IS NULL THEN NULL ELSE CASE v ${exact} ELSE CASE
     WHEN v = '' THEN NULL
     WHEN starts_with(v, '${t.prefix}') AND v = upper(v) THEN ${constant}
@@ -72,7 +71,7 @@ export function normalizerMacros(): string[] {
     `CREATE OR REPLACE MACRO rl_unique_id(attrs, nm) AS coalesce(json_extract_string(attrs, '$.unique_id'), nullif(regexp_extract(nm, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''));`,
     // Hex ids: lower-case, and numbers (Parquet UInt64, OTLP) as 16 hex digits.
     `CREATE OR REPLACE MACRO rl_hex_id(v) AS CASE WHEN v IS NULL OR CAST(v AS VARCHAR) = '' THEN NULL WHEN regexp_full_match(CAST(v AS VARCHAR), '[0-9]+') AND length(CAST(v AS VARCHAR)) > 16 THEN printf('%016x', CAST(v AS UBIGINT)) ELSE lower(CAST(v AS VARCHAR)) END;`,
-    // replace() only where there is a dash (UUID form): on every record it cost 85 of this macro's 120 ms per 1M.
+    // replace() only where there is a dash (UUID form): on every record it would be most of this macro's cost.
     `CREATE OR REPLACE MACRO rl_trace_id(v) AS CASE WHEN v IS NULL THEN NULL WHEN contains(CAST(v AS VARCHAR), '-') THEN lower(replace(CAST(v AS VARCHAR), '-', '')) ELSE lower(CAST(v AS VARCHAR)) END;`,
   ];
 }
@@ -89,8 +88,8 @@ const ATTR_STRUCT = JSON.stringify(ATTR_STRUCT_FIELDS);
 
 /**
  * A record's first link (NodeEvaluated -> its NodeProcessed), read from its links when a view is
- * asked for it: computed and stored at insert, it cost 20-30 ms of a 1M-record load, and only trees
- * and the nodes of one run read it.
+ * asked for it: storing it at insert would cost every load, and only trees and the nodes of one run
+ * read it.
  */
 export const linkedSpanId = (links: string): string => `CASE WHEN ${links} IS NOT NULL THEN lower(json_extract_string(${links}, '$[0].span_id')) END`;
 

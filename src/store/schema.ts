@@ -12,7 +12,7 @@ export const SCHEMA_VERSION = 4;
 
 const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
-  // One row per loaded input; its content hash (column sha256 for old databases; now "xxh64:<hex>") makes loading the same content twice a no-op.
+  // One row per loaded input; its content hash ("xxh64:<hex>", in a column named sha256 as in old databases) makes loading the same content twice a no-op.
   `CREATE TABLE IF NOT EXISTS files (
      file_id INTEGER PRIMARY KEY, path VARCHAR, sha256 VARCHAR UNIQUE, size BIGINT, format VARCHAR,
      records BIGINT, first_row BIGINT, skipped_lines BIGINT DEFAULT 0, loaded_at TIMESTAMP DEFAULT current_timestamp)`,
@@ -90,7 +90,7 @@ WHERE s.kind IN ('node_evaluated', 'node_processed')`;
 }
 
 const VIEWS = [
-  // Log records, computed on read: materializing them cost as much as the whole read.
+  // Log records, computed on read: materializing them would make every load pay for it.
   `CREATE OR REPLACE VIEW logs AS
      SELECT trace_id, span_id, span_name, event_id, time_ns, severity_number,
        coalesce(severity_text, CASE WHEN severity_number >= 17 THEN 'ERROR' WHEN severity_number >= 13 THEN 'WARN'
@@ -101,18 +101,17 @@ const VIEWS = [
      FROM (SELECT * EXCLUDE (${JOINED_COLUMNS}) REPLACE (${ATTRIBUTES} AS attributes)
            FROM record_rows r ${ATTRIBUTES_JOIN} WHERE r.record_type = 'LogRecord')`,
   // One row per span, read from the record that defines it (span_row, set by derive): its SpanEnd, or
-  // the SpanStart of a span that never ended. A view, not a copy: copying 485k span rows cost more
-  // than a seventh of a 1M-record load.
+  // the SpanStart of a span that never ended. A view, not a copy: copying the span rows would be a
+  // sizeable part of a load.
   `CREATE OR REPLACE VIEW spans AS SELECT ${SPAN_SELECT} FROM record_rows WHERE span_row`,
   // Spans with their final attributes and links.
   `CREATE OR REPLACE VIEW span_details AS SELECT ${SPAN_SELECT}, ${ATTRIBUTES} AS attributes, links FROM record_rows r ${ATTRIBUTES_JOIN} WHERE span_row`,
-  // One node in one phase (kind evaluated) and its overall result (processed): a view, not a copy
-  // (the copy was a twentieth of a 1M-record load).
+  // One node in one phase (kind evaluated) and its overall result (processed): a view, not a copy,
+  // which every load would pay for.
   `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect('spans')})`,
   // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's
   // NodeEvaluated (older engines, e.g. preview.72, wrote no NodeProcessed): the span marked
-  // node_result. A view, not a table: the copy was two fifths of derive (1M records: 0.19 s; picking
-  // only the nodes without exactly one NodeProcessed, 0.03 s), and a query reads 20-40 ms more.
+  // node_result. A view, not a table: copying the node spans costs more at load than the view costs a query.
   `CREATE OR REPLACE VIEW node_results AS
      SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect(`(SELECT ${SPAN_SELECT} FROM record_rows WHERE node_result)`)})`,
   `CREATE OR REPLACE VIEW records AS
@@ -149,7 +148,7 @@ export async function modelState(db: Db): Promise<ModelState> {
 export async function ensureSchema(db: Db, opts: { migrate?: boolean } = {}): Promise<void> {
   const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}'), ('ddl', '${DDL_FINGERPRINT}')`;
   if (db.inMemory && !opts.migrate) {
-    // A new database, with nothing to migrate: one call (22 statements one by one took 14-21 ms).
+    // A new database, with nothing to migrate: one call, not a round trip per statement.
     await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta].map((sql): [string, string] => ['schema', sql]));
     return;
   }

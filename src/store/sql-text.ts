@@ -8,8 +8,8 @@ export function sqlString(s: string): string {
 /**
  * `expr IN (values...)` for the per-row paths of an insert. DuckDB rewrites an IN list of five or
  * more constants into a join, and a join in an INSERT's plan makes it give up the order-preserving
- * (batch) insert: rows of a file with several row groups or JSON chunks landed out of order, so a
- * record's `line` was wrong. An OR of equalities keeps the insert ordered.
+ * (batch) insert: rows of a file with several row groups or JSON chunks would land out of order, and
+ * a record's `line` would be wrong. An OR of equalities keeps the insert ordered.
  */
 export function sqlIn(expr: string, values: readonly string[]): string {
   return `(${values.map((v) => `${expr} = ${sqlString(v)}`).join(' OR ')})`;

@@ -1,6 +1,6 @@
 /**
- * The first screen, drawn with plain escape codes before ink, react and DuckDB are loaded (about a
- * second of imports on a busy machine): the user sees the explorer at once, then the app takes over.
+ * The first screen, drawn with plain escape codes before ink, react and DuckDB are loaded (their
+ * imports take a noticeable while): the user sees the explorer at once, then the app takes over.
  */
 const ENTER_ALT = '\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J';
 const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';

@@ -77,7 +77,7 @@ export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape
      ORDER BY pos`,
     { t: traceId },
   );
-  // The shape as two strings (one char per span): far cheaper than 100k row objects.
+  // The shape as two strings (one char per span): far cheaper than a row object per span.
   const kindCase = KINDS.map((k, i) => `WHEN '${k}' THEN ${i}`).join(' ');
   const shape = await db.one<{ n: number; d: string | null; k: string | null; span_ms: number | null; running: number }>(
     `SELECT count(*)::INTEGER AS n,

@@ -30,8 +30,8 @@ const FLUSH_MS = 200;
 const CHUNK_BYTES = 4 * FLUSH_AT;
 /**
  * Chunks kept for reuse, so a burst that queued more does not hold its memory afterwards. A migrate
- * writes faster than the disk takes it and has well over 64 chunks in flight (100k-result migrate:
- * 115k page faults keeping 8, 96k keeping 64, 75k keeping 256 or any number).
+ * writes faster than the disk takes it and has many chunks in flight: keeping too few means page
+ * faults on fresh ones.
  */
 const KEEP_CHUNKS = 256;
 
@@ -43,8 +43,8 @@ export class JsonlSink implements TelemetrySink {
   private file?: Writable;
   private buf = '';
   /**
-   * Byte chunks the stream has finished with, reused: a fresh buffer per flush cost its allocation
-   * and the page faults of new memory (about 10% of a migrate's CPU in a profile).
+   * Byte chunks the stream has finished with, reused: a fresh buffer per flush costs its allocation
+   * and the page faults of new memory.
    */
   private readonly chunks: Buffer[] = [];
   private waiting: Promise<void> | null = null;

@@ -38,7 +38,7 @@ export class PostgresStore implements Store {
     // within a fraction of a second, not after an fsync of its own. A killed serve process loses
     // nothing (the server holds every commit); only a crash of the database host can drop the last
     // fraction of a second. That is the same promise the SQLite store makes (WAL, synchronous=NORMAL),
-    // and it turns ~5 ms per commit on an ordinary disk into well under 1 ms.
+    // and a commit does not wait for the disk.
     const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c synchronous_commit=off' });
     pool.on('error', () => undefined); // idle-client errors surface on the next query instead of crashing
     const store = new PostgresStore(pool, url);
