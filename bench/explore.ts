@@ -116,7 +116,8 @@ export async function scrollLatency(file: string, presses: number): Promise<{ sp
   await loadPaths(db, [file]);
   const reader = await readerFor(db);
   const big = await db.one<{ n: number; i: number }>(
-    `SELECT spans::INTEGER AS n, (row_number() OVER (ORDER BY start_ns, trace_id) - 1)::INTEGER AS i FROM runs ORDER BY spans DESC LIMIT 1`,
+    // its place on the runs screen, newest first
+    `SELECT spans::INTEGER AS n, (row_number() OVER (ORDER BY start_ns DESC, trace_id DESC) - 1)::INTEGER AS i FROM runs ORDER BY spans DESC LIMIT 1`,
   );
   const renderMs: number[] = [];
   const stdout = new TtyOut();
