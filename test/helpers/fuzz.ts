@@ -13,6 +13,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { expect } from 'vitest';
+import { seededRandom } from '../../src/produce/ids.js';
 import type { CliResult } from './cli.js';
 import { runInProcess } from './in-process.js';
 
@@ -20,17 +21,8 @@ export const FUZZ_SEED = 0x2020;
 /** Per fuzz test: generous, as a timed-out test would go on running beside the next one. */
 export const FUZZ_TIMEOUT_MS = 300_000;
 
-/** mulberry32: a small seeded generator, so that every run makes the same variants. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The producer's seeded generator, so that every run makes the same variants. */
+export const random = seededRandom;
 
 export interface JsonlSource {
   name: string;
