@@ -154,3 +154,17 @@ export function fromLog(file: string): Expect {
   return { invocationId, command, nodes };
 }
 
+
+const readModels: Db[] = [];
+
+/** A file read in place into a fresh in-memory model (closeReadModels closes them all). */
+export async function readInPlace(file: string): Promise<Db> {
+  const db = await openModel();
+  readModels.push(db);
+  await loadPaths(db, [file]);
+  return db;
+}
+
+export function closeReadModels(): void {
+  readModels.splice(0).forEach((db) => db.close());
+}

@@ -6,20 +6,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderMigrateReport } from '../../src/commands/migrate.js';
 import type { Db } from '../../src/store/db.js';
-import { loadPaths, openModel } from '../../src/store/load.js';
 import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
-import { manifest, migrateAndLoad, runResults, writeJson } from './helpers.js';
+import { closeReadModels, manifest, migrateAndLoad, readInPlace, runResults, writeJson } from './helpers.js';
 
 const note = samplesNote(LEGACY);
-const dbs: Db[] = [];
-afterAll(() => dbs.forEach((d) => d.close()));
-
-async function read(file: string): Promise<Db> {
-  const db = await openModel();
-  dbs.push(db);
-  await loadPaths(db, [file]);
-  return db;
-}
+const read = readInPlace;
+const dbs: Db[] = []; // the models migrateAndLoad opens
+afterAll(() => {
+  closeReadModels();
+  dbs.forEach((d) => d.close());
+});
 
 describe.skipIf(note.missing)(note.title('real JSON logs'), () => {
   it('SQLQuery/SQLQueryStatus pairs become query spans under their node, with SQL, outcome and timing', async () => {

@@ -9,11 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
 import { DEFAULT_FAIL_ON, evaluateGate } from '../../src/gate/rules.js';
 import { migrateFiles } from '../../src/legacy/migrate.js';
-import type { Db } from '../../src/store/db.js';
-import { loadPaths, openModel } from '../../src/store/load.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { writeJson } from './helpers.js';
+import { closeReadModels, readInPlace, writeJson } from './helpers.js';
 
 const T = (s: number) => new Date(Date.UTC(2026, 0, 5, 10, 0, 0) + s * 1000).toISOString().replace('Z', '000Z');
 const criteria = { warn_after: { count: 12, period: 'hour' }, error_after: { count: 2, period: 'day' }, filter: null };
@@ -41,14 +39,8 @@ const ALL = sourcesJson([
   { unique_id: 'source.p.raw.events', error: 'Database Error\n  relation "raw.events" does not exist', status: 'runtime error' },
 ]);
 
-const dbs: Db[] = [];
-afterAll(() => dbs.forEach((d) => d.close()));
-async function read(file: string): Promise<Db> {
-  const db = await openModel();
-  dbs.push(db);
-  await loadPaths(db, [file]);
-  return db;
-}
+const read = readInPlace;
+afterAll(closeReadModels);
 
 describe('sources.json (source freshness)', () => {
   const file = writeJson('sources.json', ALL);
