@@ -4,20 +4,19 @@
  * writes them (target/ with its manifest.json and other artifacts, logs/); messages for files that
  * a command cannot read.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { haveTmux, Terminal } from '../helpers/terminal.js';
 import { LEGACY, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
 import { manifest, runResults, writeJson } from './helpers.js';
 
 const CORPUS = path.join(SHARED_SAMPLES, 'legacy-corpus');
 const corpusNote = samplesNote(CORPUS);
 const legacyNote = samplesNote(LEGACY);
-const haveTmux = spawnSync('tmux', ['-V']).status === 0;
 
 /** A command's JSON output without what names the input files (the only difference a translation may make). */
 function json(args: string[]): { code: number; out: unknown } {
@@ -98,27 +97,19 @@ describe.skipIf(legacyNote.missing)(legacyNote.title('folders as the engine writ
 
   it.skipIf(!haveTmux)('explore target/ logs/ opens on both runs (in a real terminal: tmux)', async () => {
     const root = project();
-    const socket = `runlens-legacy-${process.pid}`;
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CI' && !k.startsWith('CI_')));
-    const cmd = `node ${JSON.stringify(CLI)} explore ${JSON.stringify(path.join(root, 'target'))} ${JSON.stringify(path.join(root, 'logs'))}; echo "EXIT=$?"; sleep 600`;
+    const t = new Terminal(`node ${JSON.stringify(CLI)} explore ${JSON.stringify(path.join(root, 'target'))} ${JSON.stringify(path.join(root, 'logs'))}`, {
+      width: 140,
+      height: 30,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     try {
-      execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'x', '-x', '140', '-y', '30', cmd], { env: { ...env, NO_COLOR: '1' } });
-      const until = async (re: RegExp) => {
-        for (const end = Date.now() + 30_000; ; ) {
-          const screen = tmux('capture-pane', '-p', '-t', 'x');
-          if (re.test(screen)) return screen;
-          if (Date.now() > end) throw new Error(`timed out waiting for ${re}; screen:\n${screen}`);
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      };
-      const screen = await until(/FAILED +run[\s\S]*FAILED +run/);
+      const screen = await t.until(/FAILED +run[\s\S]*FAILED +run/, 'both runs', 30_000);
       expect(screen).toContain('8c814240637d4a36937e43787f5c79e0');
       expect(screen).toContain('b0ed168e192642daaa256b3eb826074b');
-      tmux('send-keys', '-t', 'x', 'q');
-      expect(await until(/EXIT=\d+/)).toContain('EXIT=0');
+      t.keys('q');
+      expect(await t.exitCode()).toBe(0);
     } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server']);
+      t.close();
     }
   });
 

@@ -9,12 +9,13 @@
  * a live stream are fenced ```text and are not run; docs/service-walkthrough.md is run by
  * test/service/walkthrough.e2e.test.ts, against a server of its own.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
+import { haveTmux, Terminal } from '../helpers/terminal.js';
 
 const CLI = path.join(ROOT, 'dist/src/cli.js');
 const RUN_ELSEWHERE = new Set(['docs/service-walkthrough.md']);
@@ -56,9 +57,7 @@ const documents = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((
   .map((d) => ({ doc: d, steps: docSteps(readFileSync(path.join(ROOT, d), 'utf8')) }))
   .filter((d) => d.steps.length > 0);
 
-const haveTmux = spawnSync('tmux', ['-V']).status === 0;
 const inCi = Boolean(process.env.CI);
-const socket = `runlens-docs-${process.pid}`;
 
 /** A scratch folder with the bundled samples and a `runlens` on PATH that is the built CLI. */
 function scratch(): { cwd: string; env: NodeJS.ProcessEnv } {
@@ -78,32 +77,18 @@ function bash(command: string, cwd: string, env: NodeJS.ProcessEnv): { code: num
 
 /** An explore command in a real terminal: it must draw a screen and quit on q with exit 0. */
 async function exploreInTerminal(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const session = `s${Math.random().toString(36).slice(2, 8)}`;
-  const tmuxEnv = Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'CI'));
-  const script = `cd ${JSON.stringify(cwd)} && ${command}; echo "EXIT=$?"; sleep 600`;
-  execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', session, '-x', '120', '-y', '30', script], { env: tmuxEnv });
-  const screen = () => execFileSync('tmux', ['-L', socket, 'capture-pane', '-p', '-t', session], { encoding: 'utf8' });
-  const until = async (test: (s: string) => boolean, what: string) => {
-    const end = Date.now() + 30_000;
-    for (;;) {
-      const s = screen();
-      if (test(s)) return s;
-      if (Date.now() > end) throw new Error(`${command}: timed out waiting for ${what}; screen:\n${s}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const t = new Terminal(command, { width: 120, height: 30, cwd, env });
   try {
-    await until((s) => /\? keys/.test(s) || /EXIT=/.test(s), 'the explorer to draw');
-    execFileSync('tmux', ['-L', socket, 'send-keys', '-t', session, 'q']);
-    const s = await until((s) => /EXIT=\d+/.test(s), 'the explorer to quit');
-    expect(/EXIT=(\d+)/.exec(s)![1], s).toBe('0');
+    await t.until(/\? keys|EXIT=/, `${command}: the explorer to draw`, 30_000);
+    t.keys('q');
+    const code = await t.exitCode(30_000);
+    expect(code, t.screen()).toBe(0);
   } finally {
-    spawnSync('tmux', ['-L', socket, 'kill-session', '-t', session]);
+    t.close();
   }
 }
 
 describe.skipIf(!existsSync(CLI))('the shell blocks of README.md and docs/, pasted', () => {
-  afterAll(() => void spawnSync('tmux', ['-L', socket, 'kill-server']));
 
   it('are found: the README quick start, and blocks in the docs', () => {
     expect(documents.find((d) => d.doc === 'README.md')?.steps.length).toBeGreaterThan(10);

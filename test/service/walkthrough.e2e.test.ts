@@ -6,11 +6,12 @@
  * 8080 and 9000 are replaced by free ones so the test can run beside anything else.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { haveTmux, Terminal } from '../helpers/terminal.js';
 
 const CLI = resolve('dist/src/cli.js');
 const DOC = resolve('docs/service-walkthrough.md');
@@ -20,7 +21,6 @@ if (missing) {
   if (process.env.CI) throw new Error(`the walkthrough test cannot run in CI: ${missing}`);
   console.warn(`skipping the service walkthrough test: ${missing}`);
 }
-const haveTmux = spawnSync('tmux', ['-V']).status === 0;
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -37,7 +37,6 @@ export function shellBlocks(markdown: string): string[] {
 
 describe.skipIf(Boolean(missing))('docs/service-walkthrough.md', () => {
   const dir = mkdtempSync(join(tmpdir(), 'runlens-walkthrough-'));
-  const socket = `runlens-walkthrough-${process.pid}`;
   let serve: ChildProcess | undefined;
 
   afterAll(async () => {
@@ -45,7 +44,6 @@ describe.skipIf(Boolean(missing))('docs/service-walkthrough.md', () => {
       serve.kill('SIGTERM');
       await new Promise((r) => serve!.once('exit', r));
     }
-    if (haveTmux) spawnSync('tmux', ['-L', socket, 'kill-server']);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -98,18 +96,13 @@ describe.skipIf(Boolean(missing))('docs/service-walkthrough.md', () => {
       console.warn('skipping the `runlens explore` line of the walkthrough: tmux is not installed');
       return;
     }
-    const cmd = `${explore[0]}; echo "EXIT=$?"; sleep 600`;
-    execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'walk', '-x', '140', '-y', '40', '-c', work, cmd], { env });
-    const screen = () => execFileSync('tmux', ['-L', socket, 'capture-pane', '-p', '-t', 'walk'], { encoding: 'utf8' });
-    const waitFor = async (re: RegExp, what: string) => {
-      for (let i = 0; i < 600; i++) {
-        if (re.test(screen())) return;
-        await new Promise((res) => setTimeout(res, 100));
-      }
-      throw new Error(`waiting for ${what}; screen:\n${screen()}`);
-    };
-    await waitFor(/runs \(1\)[\s\S]*build/, 'the runs screen of the fetched telemetry');
-    execFileSync('tmux', ['-L', socket, 'send-keys', '-t', 'walk', 'q']);
-    await waitFor(/EXIT=0/, 'explore to quit');
+    const t = new Terminal(explore[0]!, { width: 140, height: 40, cwd: work, env });
+    try {
+      await t.until(/runs \(1\)[\s\S]*build/, 'the runs screen of the fetched telemetry', 60_000);
+      t.keys('q');
+      expect(await t.exitCode()).toBe(0);
+    } finally {
+      t.close();
+    }
   }, 300_000);
 });
