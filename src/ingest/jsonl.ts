@@ -148,8 +148,7 @@ export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObject
       ${q(k.start)} AS _raw_start_ns, ${q(k.end)} AS _raw_end_ns, ${q(k.time)} AS _raw_time_ns,
       ${q(k.severity_number)} AS _raw_severity_number,
       ${q(k.severity_text)} AS severity_text,
-      json_extract_string(${q(k.status)}, '$.code') AS _raw_status_code,
-      json_extract_string(${q(k.status)}, '$.message') AS status_message,
+      json_transform(${q(k.status)}, '{"code": "VARCHAR", "message": "VARCHAR"}') AS _status,
       ${q(k.body)} AS body,
       ${q(k.links)} AS links,
       ${q(k.attributes)} AS attributes,
@@ -157,9 +156,9 @@ export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObject
     FROM read_json(${sqlString(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
                    compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = ${opts.lenient ? 'true' : 'false'})`;
-  const cast = `SELECT *,
+  const cast = `SELECT *, _status.code AS _raw_status_code, _status.message AS status_message,
       TRY_CAST(_raw_start_ns AS BIGINT) AS start_ns, TRY_CAST(_raw_end_ns AS BIGINT) AS end_ns, TRY_CAST(_raw_time_ns AS BIGINT) AS time_ns,
-      TRY_CAST(_raw_severity_number AS INTEGER) AS severity_number, TRY_CAST(_raw_status_code AS INTEGER) AS status_code
+      TRY_CAST(_raw_severity_number AS INTEGER) AS severity_number, TRY_CAST(_status.code AS INTEGER) AS status_code
     FROM (${read})`;
   return `SELECT file_id, ${opts.checks ? `CASE WHEN ${problem} THEN NULL ELSE record_type END` : 'record_type'} AS record_type,
       trace_id, span_id, parent_span_id, span_name, event_type, event_id, start_ns, end_ns, time_ns, severity_number,

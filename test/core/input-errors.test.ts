@@ -130,6 +130,7 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['span_id a number', spanEnd, (r) => (r.span_id = 1234), 'span_id: must be 16 hex digits (got 1234)'],
     ['attributes an array', log, (r) => (r.attributes = [1, 2]), 'attributes: must be an object (got [1,2])'],
     ['a time an object', spanEnd, (r) => (r.end_time_unix_nano = { ns: 1 }), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got {"ns":1})'],
+    ['a status code an object', spanEnd, (r) => (r.status = { code: { x: 1 } }), 'status.code: must be an integer (got {"x":1})'],
     ['record_type unknown', log, (r) => (r.record_type = 'Metric'), 'record_type: must be SpanStart, SpanEnd or LogRecord (got "Metric")'],
   ];
 
