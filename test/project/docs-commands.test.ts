@@ -16,8 +16,8 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
 import { haveTmux, Terminal } from '../helpers/terminal.js';
+import { CLI } from '../helpers/cli.js';
 
-const CLI = path.join(ROOT, 'dist/src/cli.js');
 const RUN_ELSEWHERE = new Set(['docs/service-walkthrough.md']);
 
 interface Step {
@@ -89,7 +89,6 @@ async function exploreInTerminal(command: string, cwd: string, env: NodeJS.Proce
 }
 
 describe.skipIf(!existsSync(CLI))('the shell blocks of README.md and docs/, pasted', () => {
-
   it('are found: the README quick start, and blocks in the docs', () => {
     expect(documents.find((d) => d.doc === 'README.md')?.steps.length).toBeGreaterThan(10);
     expect(documents.length).toBeGreaterThan(4);

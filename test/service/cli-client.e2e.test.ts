@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { startReceiver, until } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
-const CLI = resolve('dist/src/cli.js');
 const children: ChildProcess[] = [];
 const ESC = '\u001b[';
 

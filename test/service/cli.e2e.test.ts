@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { hmacHex } from '../../src/service/signing.js';
 import { startReceiver, until } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
-const CLI = resolve('dist/src/cli.js');
 const children: ChildProcess[] = [];
 
 function cli(args: string[], input?: string) {

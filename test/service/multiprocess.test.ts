@@ -8,13 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { PostgresStore } from '../../src/service/store/postgres.js';
 import { eventId } from '../../src/service/ids.js';
 import { toMicros } from '../../src/service/clock.js';
 import { createDatabase, PG_URL, startReceiver, until } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
-const CLI = resolve('dist/src/cli.js');
 const children: ChildProcess[] = [];
 
 function serve(url: string, data: string): Promise<ChildProcess> {

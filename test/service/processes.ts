@@ -1,9 +1,9 @@
 /** Real `serve` processes from the built CLI, for tests that kill them: started on port 0, all ended by `stopAll`. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { CLI } from '../helpers/cli.js';
 
-export const CLI = resolve('dist/src/cli.js');
+export { CLI };
 
 export interface ServeProcess {
   child: ChildProcess;

@@ -12,8 +12,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { haveTmux, Terminal } from '../helpers/terminal.js';
+import { CLI } from '../helpers/cli.js';
 
-const CLI = resolve('dist/src/cli.js');
 const DOC = resolve('docs/service-walkthrough.md');
 const has = (cmd: string) => spawnSync(cmd, ['--version']).status === 0;
 const missing = !existsSync(CLI) ? `${CLI} is not built (npm run build)` : !has('jq') ? 'jq is not installed (the walkthrough uses it)' : !has('bash') ? 'bash is not installed' : '';

@@ -12,8 +12,8 @@ import { OtlpSink } from '../../src/produce/sinks/otlp.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { haveTmux, Terminal } from '../helpers/terminal.js';
 import { SAMPLE } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
-const CLI = path.resolve(__dirname, '../../dist/src/cli.js');
 const missing = !haveTmux ? 'tmux is not installed' : !existsSync(SAMPLE) ? `the sample ${SAMPLE} is missing` : !existsSync(CLI) ? `${CLI} is not built (npm run build)` : '';
 if (missing) console.warn(`skipping the explore e2e test: ${missing}`);
 
