@@ -9,32 +9,31 @@ import { sqlIn, sqlString } from './db.js';
 import { detailMacroSql } from '../ingest/parquet.js';
 
 function enumMacro(fn: string, t: EnumTable): string {
-  const whens: string[] = [];
+  // Every spelling the tables know (constant name, suffix, number, short name, aliases) -> short name.
+  // The first spelling given wins, in the order normalizeEnum tries them.
+  const known = new Map<string, string>();
+  const add = (spelling: string, short: string) => {
+    if (!known.has(spelling)) known.set(spelling, short);
+  };
+  for (const e of t.entries) add(t.prefix + e.suffix, e.short);
   for (const e of t.entries) {
-    whens.push(`WHEN ${sqlString(e.suffix)} THEN ${sqlString(e.short)}`);
-    whens.push(`WHEN ${sqlString(String(e.number))} THEN ${sqlString(e.short)}`);
-    if (e.short.toUpperCase() !== e.suffix) whens.push(`WHEN ${sqlString(e.short.toUpperCase())} THEN ${sqlString(e.short)}`);
+    add(e.suffix, e.short);
+    add(String(e.number), e.short);
+    add(e.short.toUpperCase(), e.short);
+    add(e.short, e.short);
   }
-  for (const [k, v] of Object.entries(ALIASES[t.name] ?? {})) whens.push(`WHEN ${sqlString(k)} THEN ${sqlString(v)}`);
-  // Slow path for odd spellings (numbers, prose like "Run", unknown values, which are kept: the schema is additive).
-  const key = `regexp_replace(regexp_replace(upper(trim(CAST(v AS VARCHAR))), '[ -]+', '_', 'g'), '^${t.prefix}', '')`;
-  const slow = `CASE ${key} ${whens.join(' ')} ELSE lower(${key}) END`;
-  // Fast paths, evaluated per row on millions of rows: the constant name, whose short name is its
-  // lower-cased suffix except for a few listed exceptions, and a lower-case word, kept as it is (a
-  // short name, or an unknown value, which is kept lower-cased anyway).
-  const odd = t.entries.filter((e) => e.short !== e.suffix.toLowerCase());
-  const constant = odd.length
-    ? `CASE v ${odd.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ')} ELSE lower(substr(v, ${t.prefix.length + 1})) END`
-    : `lower(substr(v, ${t.prefix.length + 1}))`;
-  // Fastest path, first: the constant names the engine writes, matched exactly (no string is built to
-  // compare: upper(v) and lower(v) copy every value).
-  const exact = t.entries.map((e) => `WHEN ${sqlString(t.prefix + e.suffix)} THEN ${sqlString(e.short)}`).join(' ');
-  // NULL first: most rows have no value, and a CASE tests each row left against every WHEN in turn.
-  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE WHEN v IS NULL THEN NULL ELSE CASE v ${exact} ELSE CASE
-    WHEN v = '' THEN NULL
-    WHEN starts_with(v, '${t.prefix}') AND v = upper(v) THEN ${constant}
-    WHEN v = lower(v) AND NOT (v[1] BETWEEN '0' AND '9') AND NOT starts_with(v, '${t.prefix.toLowerCase()}') THEN v
-    ELSE ${slow} END END END;`;
+  for (const [k, v] of Object.entries(ALIASES[t.name] ?? {})) add(k, v);
+  // A cast to an ENUM of the known spellings is one hash lookup per value, where a CASE would compare
+  // each value with every spelling in turn (this runs on every parsed record).
+  const spellings = [...known.keys()].map(sqlString).join(', ');
+  const shorts = [...known.values()].map(sqlString).join(', ');
+  const lookup = `[${shorts}][enum_code(TRY_CAST(v AS ENUM(${spellings}))) + 1]`;
+  // Other spellings (odd casing, prose like "Run", unknown values, which are kept: the schema is
+  // additive) as normalizeEnum reads them.
+  const key = `regexp_replace(regexp_replace(upper(trim(v)), '[ -]+', '_', 'g'), '^${t.prefix}', '')`;
+  const keyed = [...known].filter(([k]) => k === k.toUpperCase() && !k.startsWith(t.prefix));
+  const slow = `CASE ${key} ${keyed.map(([k, v]) => `WHEN ${sqlString(k)} THEN ${sqlString(v)}`).join(' ')} ELSE lower(${key}) END`;
+  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE WHEN v IS NULL OR v = '' THEN NULL ELSE coalesce(${lookup}, ${slow}) END;`;
 }
 
 function spanKindMacro(): string {

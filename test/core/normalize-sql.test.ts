@@ -29,7 +29,7 @@ function spellings(t: EnumTable): string[] {
     out.push(constant, constant.toLowerCase(), t.prefix + e.suffix[0] + e.suffix.slice(1).toLowerCase(), e.suffix, e.short, String(e.number));
     out.push(e.short[0]!.toUpperCase() + e.short.slice(1), ` ${constant} `);
   }
-  out.push(`${t.prefix}SOMETHING_NEW`, 'Something New', '999');
+  out.push(`${t.prefix}SOMETHING_NEW`, 'Something New', 'something new', 'some-thing', '999');
   return out;
 }
 
