@@ -18,17 +18,19 @@ ran AS (
 ),
 stats AS (
   SELECT command, unique_id, any_value(resource_type) AS resource_type, count(*) AS runs_seen,
-    median(duration_ms) AS median_ms, quantile_cont(duration_ms, 0.95) AS p95_ms,
+    quantile_cont(duration_ms, [0.5, 0.95]) AS quantiles,
     arg_max(duration_ms, (start_ns, trace_id)) AS last_ms, max(start_ns) AS last_ns, arg_max(trace_id, (start_ns, trace_id)) AS last_trace,
-    max(duration_ms) AS max_ms, list(duration_ms ORDER BY start_ns, trace_id) AS series
+    -- sorted per node: an ordered aggregate sorts every row of the query at once
+    max(duration_ms) AS max_ms, list_transform(list_sort(list((start_ns, trace_id, duration_ms))), r -> r[3]) AS series
   FROM ran GROUP BY command, unique_id
-)
+),
+per_node AS (SELECT * EXCLUDE (quantiles), quantiles[1] AS median_ms, quantiles[2] AS p95_ms FROM stats)
 SELECT command, unique_id, resource_type, runs_seen::INTEGER AS runs_seen, round(median_ms, 3) AS median_ms, round(p95_ms, 3) AS p95_ms,
   round(last_ms, 3) AS last_ms, CASE WHEN median_ms > 0 THEN round(last_ms / median_ms, 2) END AS ratio,
   coalesce(median_ms > 0 AND last_ms * 100 > median_ms * (100 + $threshold), false) AS regressed,
   -- each run's duration as one of eight heights, from zero to the node's longest
   array_to_string(list_transform(series, d -> CASE WHEN max_ms > 0 THEN substr('▁▂▃▄▅▆▇█', greatest(1, ceil(8 * d / max_ms))::INTEGER, 1) ELSE '▁' END), '') AS trend,
   strftime(make_timestamp(last_ns // 1000), '%Y-%m-%dT%H:%M:%S.%gZ') AS last_at, last_trace
-FROM stats
+FROM per_node
 WHERE greatest(median_ms, last_ms) >= $min_ms
 ORDER BY regressed DESC, ratio DESC NULLS LAST, command, unique_id;
