@@ -23,8 +23,7 @@ function enumMacro(fn: string, t: EnumTable): string {
     add(e.short, e.short);
   }
   for (const [k, v] of Object.entries(ALIASES[t.name] ?? {})) add(k, v);
-  // A cast to an ENUM of the known spellings is one hash lookup per value, where a CASE would compare
-  // each value with every spelling in turn (this runs on every parsed record).
+  // A known spelling's short name: its position in an ENUM of the known spellings.
   const spellings = [...known.keys()].map(sqlString).join(', ');
   const shorts = [...known.values()].map(sqlString).join(', ');
   const lookup = `[${shorts}][enum_code(TRY_CAST(v AS ENUM(${spellings}))) + 1]`;
