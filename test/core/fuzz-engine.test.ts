@@ -3,14 +3,15 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, it } from 'vitest';
 import { tempDir } from '../helpers/fixtures.js';
-import { FUZZ_SEED, FUZZ_TIMEOUT_MS, fuzz, jsonlSource, random, variants, type JsonlSource } from '../helpers/fuzz.js';
+import { FUZZ_SEED, FUZZ_TIMEOUT_MS, fuzz, jsonlSource, variants, type JsonlSource } from '../helpers/fuzz.js';
+import { seededRandom } from '../../src/produce/ids.js';
 import { FUSION, samplesNote } from '../helpers/samples.js';
 
 const dir = tempDir('runlens-fuzz-');
 const note = samplesNote(FUSION);
 
 describe.skipIf(note.missing)(note.title('fuzz: malformed variants of the real engine samples'), () => {
-  const rnd = random(FUZZ_SEED + 1);
+  const rnd = seededRandom(FUZZ_SEED + 1);
   let jsonl: JsonlSource[] = [];
   beforeAll(() => {
     jsonl = readdirSync(FUSION).filter((f) => f.endsWith('.jsonl')).map((f) => jsonlSource(f, readFileSync(path.join(FUSION, f))));

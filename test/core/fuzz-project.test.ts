@@ -4,13 +4,14 @@ import path from 'node:path';
 import { beforeAll, describe, it } from 'vitest';
 import { generate } from '../../src/produce/generate/index.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { FUZZ_SEED, FUZZ_TIMEOUT_MS, fuzz, jsonlSource, misshapenParquet, random, variants, type JsonlSource } from '../helpers/fuzz.js';
+import { FUZZ_SEED, FUZZ_TIMEOUT_MS, fuzz, jsonlSource, misshapenParquet, variants, type JsonlSource } from '../helpers/fuzz.js';
+import { seededRandom } from '../../src/produce/ids.js';
 import { ROOT } from '../helpers/samples.js';
 
 const dir = tempDir('runlens-fuzz-');
 
 describe('fuzz: malformed variants of the project samples and of generated runs', () => {
-  const rnd = random(FUZZ_SEED);
+  const rnd = seededRandom(FUZZ_SEED);
   let jsonl: JsonlSource[] = [];
   let parquet: string[] = [];
   beforeAll(async () => {

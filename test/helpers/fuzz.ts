@@ -13,16 +13,12 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { expect } from 'vitest';
-import { seededRandom } from '../../src/produce/ids.js';
 import type { CliResult } from './cli.js';
 import { runInProcess } from './in-process.js';
 
 export const FUZZ_SEED = 0x2020;
 /** Per fuzz test: generous, as a timed-out test would go on running beside the next one. */
 export const FUZZ_TIMEOUT_MS = 300_000;
-
-/** The producer's seeded generator, so that every run makes the same variants. */
-export const random = seededRandom;
 
 export interface JsonlSource {
   name: string;

@@ -154,7 +154,6 @@ export function fromLog(file: string): Expect {
   return { invocationId, command, nodes };
 }
 
-
 const readModels: Db[] = [];
 
 /** A file read in place into a fresh in-memory model (closeReadModels closes them all). */
