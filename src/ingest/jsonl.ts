@@ -24,7 +24,11 @@ const KEYS = {
   },
 } as const;
 
-const JSON_FIELDS = new Set(['links', 'status', 'attributes']);
+/** Fields read as another type than VARCHAR (a value that does not convert is an error of DuckDB's reader). */
+const READ_TYPES = {
+  links: 'JSON', attributes: 'JSON', start: 'BIGINT', end: 'BIGINT', time: 'BIGINT', severity_number: 'INTEGER',
+  status: 'STRUCT(code INTEGER, message VARCHAR)',
+} as const;
 
 /**
  * DuckDB's default largest record (16 MiB). Its reader cuts a file into buffers sized from this
@@ -92,10 +96,10 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
   }
   for (const f of [k.start, k.end, k.time]) {
     const x = r[f];
-    if (x !== undefined && x !== null && !isInt64(x)) return { field: f, reason: `must be nanoseconds, a string of decimal digits ${got(x)}` };
+    if (x !== undefined && x !== null && !isInteger(x, 64)) return { field: f, reason: `must be nanoseconds, a string of decimal digits ${got(x)}` };
   }
   const sn = r[k.severity_number];
-  if (sn !== undefined && sn !== null && !isInt64(sn)) return { field: k.severity_number, reason: `must be an integer ${got(sn)}` };
+  if (sn !== undefined && sn !== null && !isInteger(sn, 32)) return { field: k.severity_number, reason: `must be an integer ${got(sn)}` };
   const kinds: [string, 'object' | 'array'][] = [[k.attributes, 'object'], [k.status, 'object'], [k.links, 'array']];
   for (const [f, kind] of kinds) {
     const x = r[f];
@@ -103,39 +107,40 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
     if (kind === 'array' ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) return { field: f, reason: `must be an ${kind} ${got(x)}` };
   }
   const code = (r[k.status] as Record<string, unknown> | null | undefined)?.code;
-  if (code !== undefined && code !== null && !isInt64(code)) return { field: `${k.status}.code`, reason: `must be an integer ${got(code)}` };
+  if (code !== undefined && code !== null && !isInteger(code, 32)) return { field: `${k.status}.code`, reason: `must be an integer ${got(code)}` };
   return undefined;
 }
 
-/** An integer as JSON carries one: a number, or a string of decimal digits. */
-function isInt64(x: unknown): boolean {
-  if (typeof x === 'number') return Number.isInteger(x) && Math.abs(x) < 9.2e18;
-  return typeof x === 'string' && /^-?\d{1,19}$/.test(x);
+/** An integer as JSON carries one (a number, or a string of decimal digits) that fits `bits` signed bits, as the model stores it. */
+function isInteger(x: unknown, bits: 32 | 64): boolean {
+  if (typeof x === 'number' && !Number.isInteger(x)) return false;
+  if (typeof x === 'string' && !/^-?\d{1,20}$/.test(x)) return false;
+  if (typeof x !== 'number' && typeof x !== 'string') return false;
+  const n = BigInt(x);
+  const max = 1n << BigInt(bits - 1);
+  return n >= -max && n < max;
 }
 
 /**
- * The records of a JSONL file, read by DuckDB. `checks`: a record recordProblem would reject is read
- * with record_type NULL (a row the load then reports, as a malformed line): what DuckDB's reader shows
- * of it (ids by their length, times and severities that do not cast, attributes, status and links by
- * their first character) is tested on the way in, at little cost. DuckDB's reader is forgiving where a
- * JSON parser is not (trailing commas, NaN), and reads a number where a string belongs as its text: a
- * 16-digit number for a span id reads as one.
+ * The records of a JSONL file, read by DuckDB. Times, severity and status are read as the types the
+ * model stores: a value that does not convert stops the read (the load then finds its line). `checks`:
+ * a record recordProblem would reject for what DuckDB's reader shows of it (ids by their length,
+ * attributes and links by their first character) is read with record_type NULL, a row the load then
+ * reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
+ * commas, NaN), and reads a number where a string belongs as its text: a 16-digit number for a span
+ * id reads as one.
  */
-export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObjectBytes?: number; checks?: boolean; path?: string }): string {
+export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; checks?: boolean; path?: string }): string {
   const k = KEYS[file.keyStyle];
   const columns = Object.entries(k)
-    .map(([field, key]) => `${sqlString(key)}: '${JSON_FIELDS.has(field) ? 'JSON' : 'VARCHAR'}'`)
+    .map(([field, key]) => `${sqlString(key)}: '${READ_TYPES[field as keyof typeof READ_TYPES] ?? 'VARCHAR'}'`)
     .join(', ');
   const q = (key: string) => `"${key}"`;
-  // Checks test what the inner select computed, and the raw values of what it cast (_raw_*).
-  const castFails = (f: string) => `(_raw_${f} IS NOT NULL AND ${f} IS NULL)`;
   const problem = `record_type NOT IN (${RECORD_TYPES.map((t) => `'${t}'`).join(', ')})
       OR (record_type <> 'LogRecord' AND (trace_id IS NULL OR span_id IS NULL))
       OR strlen(trace_id) <> 32 OR strlen(span_id) <> 16 OR strlen(parent_span_id) <> 16
-      OR ${['start_ns', 'end_ns', 'time_ns', 'severity_number', 'status_code'].map(castFails).join(' OR ')}
-      OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(status AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')`;
-  // Three steps, so that nothing is computed twice: read (raw values of what is cast keep their text),
-  // cast, check.
+      OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')`;
+  // Two steps, so that nothing is computed twice: read, check.
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
       ${q(k.record_type)} AS record_type,
@@ -145,25 +150,20 @@ export function readJsonSql(file: InputFile, opts: { lenient: boolean; maxObject
       ${q(k.span_name)} AS span_name,
       ${q(k.event_type)} AS event_type,
       ${q(k.event_id)} AS event_id,
-      ${q(k.start)} AS _raw_start_ns, ${q(k.end)} AS _raw_end_ns, ${q(k.time)} AS _raw_time_ns,
-      ${q(k.severity_number)} AS _raw_severity_number,
+      ${q(k.start)} AS start_ns, ${q(k.end)} AS end_ns, ${q(k.time)} AS time_ns,
+      ${q(k.severity_number)} AS severity_number,
       ${q(k.severity_text)} AS severity_text,
-      json_transform(${q(k.status)}, '{"code": "VARCHAR", "message": "VARCHAR"}') AS _status,
+      ${q(k.status)}.code AS status_code, ${q(k.status)}.message AS status_message,
       ${q(k.body)} AS body,
       ${q(k.links)} AS links,
-      ${q(k.attributes)} AS attributes,
-      ${q(k.status)} AS status
+      ${q(k.attributes)} AS attributes
     FROM read_json(${sqlString(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
                    compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
-                   ignore_errors = ${opts.lenient ? 'true' : 'false'})`;
-  const cast = `SELECT *, _status.code AS _raw_status_code, _status.message AS status_message,
-      TRY_CAST(_raw_start_ns AS BIGINT) AS start_ns, TRY_CAST(_raw_end_ns AS BIGINT) AS end_ns, TRY_CAST(_raw_time_ns AS BIGINT) AS time_ns,
-      TRY_CAST(_raw_severity_number AS INTEGER) AS severity_number, TRY_CAST(_status.code AS INTEGER) AS status_code
-    FROM (${read})`;
+                   ignore_errors = false)`;
   return `SELECT file_id, ${opts.checks ? `CASE WHEN ${problem} THEN NULL ELSE record_type END` : 'record_type'} AS record_type,
       trace_id, span_id, parent_span_id, span_name, event_type, event_id, start_ns, end_ns, time_ns, severity_number,
       severity_text, status_code, status_message, body, links, attributes
-    FROM (${cast})`;
+    FROM (${read})`;
 }
 
 /** DuckDB's message for a malformed line -> line number and reason. */

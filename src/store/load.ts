@@ -277,7 +277,7 @@ async function insertJsonl(
   // and derive's updates of those row groups then set off checkpoints that rewrite them (a slower
   // load and a bigger file).
   const bufferBytes = db.inMemory ? jsonBufferBytes(input) : DEFAULT_OBJECT_BYTES;
-  const read = async (r: { path?: string; checks: boolean; lenient: boolean }) => {
+  const read = async (r: { path?: string; checks: boolean }) => {
     try {
       await o.insert(readJsonSql(input, { ...r, maxObjectBytes: bufferBytes }));
     } catch (e) {
@@ -292,7 +292,7 @@ async function insertJsonl(
   scanned.catch(() => undefined);
   let failure: unknown;
   try {
-    await read({ checks: true, lenient: o.lenient });
+    await read({ checks: true });
   } catch (e) {
     if (/INTERRUPT/i.test(errorMessage(e))) throw e;
     failure = e;
@@ -309,14 +309,14 @@ async function insertJsonl(
     const first = (await vetLines(input.path, { ...vet, stopAtFirst: true })).listed[0];
     if (first) throw new InputError(`${first.reason} (use --lenient to skip bad lines)`, input.path, first.line, first.field);
     // Every line holds a record: what DuckDB tripped on is not a line's fault (or its checks were too wary).
-    await read({ checks: false, lenient: false }).catch((e: unknown) => { throw translateReadError(failure ?? e, input); });
+    await read({ checks: false }).catch((e: unknown) => { throw translateReadError(failure ?? e, input); });
     return { stats: await rowStats(db, o.fileId) };
   }
   const dir = await mkdtemp(path.join(tmpdir(), 'runlens-lenient-'));
   try {
     const copy = path.join(dir, 'lines.jsonl');
     const vetted = await vetLines(input.path, { ...vet, copyTo: copy });
-    await read({ path: copy, checks: false, lenient: false }).catch((e: unknown) => { throw translateReadError(e, input); });
+    await read({ path: copy, checks: false }).catch((e: unknown) => { throw translateReadError(e, input); });
     return { stats: await rowStats(db, o.fileId), vetted };
   } finally {
     await rm(dir, { recursive: true, force: true });

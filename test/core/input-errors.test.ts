@@ -131,6 +131,7 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['attributes an array', log, (r) => (r.attributes = [1, 2]), 'attributes: must be an object (got [1,2])'],
     ['a time an object', spanEnd, (r) => (r.end_time_unix_nano = { ns: 1 }), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got {"ns":1})'],
     ['a status code an object', spanEnd, (r) => (r.status = { code: { x: 1 } }), 'status.code: must be an integer (got {"x":1})'],
+    ['a severity past the 32-bit range', log, (r) => (r.severity_number = 2 ** 31), 'severity_number: must be an integer (got 2147483648)'],
     ['record_type unknown', log, (r) => (r.record_type = 'Metric'), 'record_type: must be SpanStart, SpanEnd or LogRecord (got "Metric")'],
   ];
 
@@ -150,6 +151,17 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     const v = runCli(['validate', p, '--no-warnings']);
     expect(v.code).toBe(1);
     expect(v.stdout).toContain(`${p}:${n}: ${message.split(':')[0]}: `);
+  });
+
+  it('a time past the model\'s 64-bit signed range (valid OTLP, year 2262) is refused, not loaded without it', () => {
+    const n = spanEnd;
+    const p = file('time-range.jsonl', edited(n, (r) => (r.end_time_unix_nano = '9223372036854775808')));
+    const r = runCli(['load', p]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${p}:${n}: end_time_unix_nano: must be nanoseconds, a string of decimal digits (got "9223372036854775808")`);
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
   });
 
   it.each([
