@@ -24,11 +24,20 @@ const KEYS = {
   },
 } as const;
 
-/** Fields read as another type than VARCHAR (a value that does not convert is an error of DuckDB's reader). */
+/**
+ * Fields read as another type than VARCHAR (a value that does not convert is an error of DuckDB's
+ * reader). Severity and status code stay text: the reader would round a number with a fraction, and
+ * read true and false as 1 and 0, which are valid values of both; the check sees them as written.
+ */
 const READ_TYPES = {
-  links: 'JSON', attributes: 'JSON', start: 'BIGINT', end: 'BIGINT', time: 'BIGINT', severity_number: 'INTEGER',
-  status: 'STRUCT(code INTEGER, message VARCHAR)',
+  links: 'JSON', attributes: 'JSON', start: 'BIGINT', end: 'BIGINT', time: 'BIGINT',
+  status: 'STRUCT(code VARCHAR, message VARCHAR)',
 } as const;
+
+/** An integer read as text (`raw`) and cast (`n`) is not as written: a fraction, a boolean, out of range. */
+const notAsWritten = (raw: string, n: string) => `(${raw} IS NOT NULL AND (${n} IS NULL OR CAST(${n} AS VARCHAR) <> ${raw}))`;
+/** A time of 0 or 1 ns: what the reader makes of false and true (no engine writes 1970), looked at line by line. */
+const maybeBoolean = (t: string) => `${t} BETWEEN 0 AND 1`;
 
 /**
  * DuckDB's default largest record (16 MiB). Its reader cuts a file into buffers sized from this
@@ -139,8 +148,10 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
   const problem = `record_type NOT IN (${RECORD_TYPES.map((t) => `'${t}'`).join(', ')})
       OR (record_type <> 'LogRecord' AND (trace_id IS NULL OR span_id IS NULL))
       OR strlen(trace_id) <> 32 OR strlen(span_id) <> 16 OR strlen(parent_span_id) <> 16
+      OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')}
+      OR ${['start_ns', 'end_ns', 'time_ns'].map(maybeBoolean).join(' OR ')}
       OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')`;
-  // Two steps, so that nothing is computed twice: read, check.
+  // Three steps, so that nothing is computed twice: read, cast, check.
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
       ${q(k.record_type)} AS record_type,
@@ -151,19 +162,21 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       ${q(k.event_type)} AS event_type,
       ${q(k.event_id)} AS event_id,
       ${q(k.start)} AS start_ns, ${q(k.end)} AS end_ns, ${q(k.time)} AS time_ns,
-      ${q(k.severity_number)} AS severity_number,
+      ${q(k.severity_number)} AS severity_text_number,
       ${q(k.severity_text)} AS severity_text,
-      ${q(k.status)}.code AS status_code, ${q(k.status)}.message AS status_message,
+      ${q(k.status)}.code AS status_code_text, ${q(k.status)}.message AS status_message,
       ${q(k.body)} AS body,
       ${q(k.links)} AS links,
       ${q(k.attributes)} AS attributes
     FROM read_json(${sqlString(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
                    compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = false)`;
+  const cast = `SELECT *, TRY_CAST(severity_text_number AS INTEGER) AS severity_number, TRY_CAST(status_code_text AS INTEGER) AS status_code
+    FROM (${read})`;
   return `SELECT file_id, ${opts.checks ? `CASE WHEN ${problem} THEN NULL ELSE record_type END` : 'record_type'} AS record_type,
       trace_id, span_id, parent_span_id, span_name, event_type, event_id, start_ns, end_ns, time_ns, severity_number,
       severity_text, status_code, status_message, body, links, attributes
-    FROM (${read})`;
+    FROM (${cast})`;
 }
 
 /** DuckDB's message for a malformed line -> line number and reason. */

@@ -132,6 +132,11 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['a time an object', spanEnd, (r) => (r.end_time_unix_nano = { ns: 1 }), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got {"ns":1})'],
     ['a status code an object', spanEnd, (r) => (r.status = { code: { x: 1 } }), 'status.code: must be an integer (got {"x":1})'],
     ['a severity past the 32-bit range', log, (r) => (r.severity_number = 2 ** 31), 'severity_number: must be an integer (got 2147483648)'],
+    ['a severity with a fraction', log, (r) => (r.severity_number = 9.5), 'severity_number: must be an integer (got 9.5)'],
+    ['a status code with a fraction', spanEnd, (r) => (r.status = { message: null, code: 1.5 }), 'status.code: must be an integer (got 1.5)'],
+    ['a time true', spanEnd, (r) => (r.start_time_unix_nano = true), 'start_time_unix_nano: must be nanoseconds, a string of decimal digits (got true)'],
+    ['a severity true', log, (r) => (r.severity_number = true), 'severity_number: must be an integer (got true)'],
+    ['a status code false', spanEnd, (r) => (r.status = { message: null, code: false }), 'status.code: must be an integer (got false)'],
     ['record_type unknown', log, (r) => (r.record_type = 'Metric'), 'record_type: must be SpanStart, SpanEnd or LogRecord (got "Metric")'],
   ];
 
