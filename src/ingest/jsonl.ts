@@ -131,11 +131,11 @@ function isInteger(x: unknown, bits: 32 | 64): boolean {
 }
 
 /**
- * The records of a JSONL file, read by DuckDB. Times, severity and status are read as the types the
- * model stores: a value that does not convert stops the read (the load then finds its line). `checks`:
- * a record recordProblem would reject for what DuckDB's reader shows of it (ids by their length,
- * attributes and links by their first character) is read with record_type NULL, a row the load then
- * reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
+ * The records of a JSONL file, read by DuckDB. Times are read as BIGINT and status as a struct: a value
+ * that does not convert stops the read (the load then finds its line). `checks`: a record
+ * recordProblem would reject for what DuckDB's reader shows of it (ids by their length, severity and
+ * status code that do not cast back to their text, times of 0 or 1, attributes and links by their
+ * first character) is read with record_type NULL, a row the load then reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
  * commas, NaN), and reads a number where a string belongs as its text: a 16-digit number for a span
  * id reads as one.
  */
