@@ -135,9 +135,9 @@ function isInteger(x: unknown, bits: 32 | 64): boolean {
  * that does not convert stops the read (the load then finds its line). `checks`: a record
  * recordProblem would reject for what DuckDB's reader shows of it (ids by their length, severity and
  * status code that do not cast back to their text, times of 0 or 1, attributes and links by their
- * first character) is read with record_type NULL, a row the load then reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
- * commas, NaN), and reads a number where a string belongs as its text: a 16-digit number for a span
- * id reads as one.
+ * first character) is read with record_type NULL, a row the load then reports as a malformed line.
+ * DuckDB's reader is forgiving where a JSON parser is not (trailing commas, NaN), and reads a number
+ * where a string belongs as its text: a 16-digit number for a span id reads as one.
  */
 export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; checks?: boolean; path?: string }): string {
   const k = KEYS[file.keyStyle];
