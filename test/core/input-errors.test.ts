@@ -158,6 +158,15 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     expect(v.stdout).toContain(`${p}:${n}: ${message.split(':')[0]}: `);
   });
 
+  it('a time of "0" is a time, not a boolean: the file loads whole with it', async () => {
+    const p = file('time-zero.jsonl', edited(spanEnd, (r) => (r.start_time_unix_nano = '0')));
+    const db = await openModel();
+    const r = await loadPaths(db, [p]);
+    expect(r.records).toBe(LINES.length);
+    expect(await db.scalar<number>('SELECT count(*)::INTEGER FROM record_rows WHERE start_ns = 0')).toBe(1);
+    db.close();
+  });
+
   it('a time past the model\'s 64-bit signed range (valid OTLP, year 2262) is refused, not loaded without it', () => {
     const n = spanEnd;
     const p = file('time-range.jsonl', edited(n, (r) => (r.end_time_unix_nano = '9223372036854775808')));
