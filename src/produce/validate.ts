@@ -275,7 +275,7 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
       const parsed = parseLine(bytes);
       if (parsed === 'blank') continue;
       if ('problem' in parsed) {
-        c.issue(line, '-', parsed.problem === 'not valid UTF-8' ? parsed.problem : 'not valid JSON');
+        c.issue(line, '-', parsed.problem.startsWith('malformed JSON') ? 'not valid JSON' : parsed.problem);
         c.report.records++;
         continue;
       }

@@ -47,6 +47,17 @@ describe('the line of a fault is its line', () => {
     expect(v.stdout).toContain(`${bad}:3: -: not valid UTF-8`);
   });
 
+  it('a byte order mark before the first line is named as such, by load and validate', () => {
+    const bad = file('bom.jsonl', withLine(1, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(LINES[0]!)])));
+    const load = runCli(['load', bad]);
+    expect(load.code).toBe(2);
+    expect(load.stderr).toContain(`${bad}:1: starts with a UTF-8 byte order mark (BOM)`);
+    expect(load.stderr).not.toContain('\ufeff');
+    const v = runCli(['validate', bad]);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`${bad}:1: -: starts with a UTF-8 byte order mark (BOM)`);
+  });
+
   it('a malformed line after a blank one is named by its own line', () => {
     const bad = file('blank.jsonl', [LINES[0]!, '', LINES[1]!, '{"record_type": "SpanEnd"', ...LINES.slice(2)]);
     const r = runCli(['load', bad]);
