@@ -27,12 +27,25 @@ const KEYS = {
 /**
  * Fields read as another type than VARCHAR (a value that does not convert is an error of DuckDB's
  * reader). Severity and status code stay text: the reader would round a number with a fraction, and
- * read true and false as 1 and 0, which are valid values of both; the check sees them as written.
+ * read true and false as 1 and 0, which are valid values of both; the check sees them as written. Ids
+ * are JSON: read as text, a 16-digit number would pass for a span id.
  */
 const READ_TYPES = {
+  trace_id: 'JSON', span_id: 'JSON', parent_span_id: 'JSON',
   links: 'JSON', attributes: 'JSON', start: 'BIGINT', end: 'BIGINT', time: 'BIGINT',
   status: 'STRUCT(code VARCHAR, message VARCHAR)',
 } as const;
+
+/**
+ * An id read as JSON (DuckDB's reader would read a number as its digits): its text without the
+ * quotes, and whether it is a string. The reader writes a string with escapes only where JSON needs
+ * them, which no hex id does.
+ */
+const idRead = (col: string, as: string) => {
+  const text = `CAST(${col} AS VARCHAR)`;
+  const id = `substr(${text}, 2, strlen(${text}) - 2)`;
+  return `${as === 'trace_id' ? `rl_trace_id(${id})` : `lower(${id})`} AS ${as}, prefix(${text}, '"') AS ${as}_string`;
+};
 
 /** An integer read as text (`raw`) and cast (`n`) is not as written: a fraction, a boolean, out of range. */
 const notAsWritten = (raw: string, n: string) => `(${raw} IS NOT NULL AND (${n} IS NULL OR CAST(${n} AS VARCHAR) <> ${raw}))`;
@@ -133,11 +146,11 @@ function isInteger(x: unknown, bits: 32 | 64): boolean {
 /**
  * The records of a JSONL file, read by DuckDB. Times are read as BIGINT and status as a struct: a value
  * that does not convert stops the read (the load then finds its line). `checks`: a record
- * recordProblem would reject for what DuckDB's reader shows of it (ids by their length, severity and
- * status code that do not cast back to their text, times of 0 or 1, attributes and links by their
- * first character) is read with record_type NULL, a row the load then reports as a malformed line.
- * DuckDB's reader is forgiving where a JSON parser is not (trailing commas, NaN), and reads a number
- * where a string belongs as its text: a 16-digit number for a span id reads as one.
+ * recordProblem would reject for what DuckDB's reader shows of it (ids that are not strings or not of
+ * their length, severity and status code that do not cast back to their text, times of 0 or 1,
+ * attributes and links by their first character) is read with record_type NULL, a row the load then
+ * reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
+ * commas, NaN), and reads a number where a string belongs as its text (so ids are read as JSON).
  */
 export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; checks?: boolean; path?: string }): string {
   const k = KEYS[file.keyStyle];
@@ -147,6 +160,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
   const q = (key: string) => `"${key}"`;
   const problem = `record_type NOT IN (${RECORD_TYPES.map((t) => `'${t}'`).join(', ')})
       OR (record_type <> 'LogRecord' AND (trace_id IS NULL OR span_id IS NULL))
+      OR NOT trace_id_string OR NOT span_id_string OR NOT parent_span_id_string
       OR strlen(trace_id) <> 32 OR strlen(span_id) <> 16 OR strlen(parent_span_id) <> 16
       OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')}
       OR ${['start_ns', 'end_ns', 'time_ns'].map(maybeBoolean).join(' OR ')}
@@ -155,9 +169,9 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
       ${q(k.record_type)} AS record_type,
-      rl_trace_id(${q(k.trace_id)}) AS trace_id,
-      lower(${q(k.span_id)}) AS span_id,
-      lower(${q(k.parent_span_id)}) AS parent_span_id,
+      ${idRead(q(k.trace_id), 'trace_id')},
+      ${idRead(q(k.span_id), 'span_id')},
+      ${idRead(q(k.parent_span_id), 'parent_span_id')},
       ${q(k.span_name)} AS span_name,
       ${q(k.event_type)} AS event_type,
       ${q(k.event_id)} AS event_id,

@@ -139,6 +139,9 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['no trace_id on a span', spanEnd, (r) => delete r.trace_id, 'trace_id: missing (required on SpanEnd)'],
     ['a null trace_id on a span', spanEnd, (r) => (r.trace_id = null), 'trace_id: must not be null on a SpanEnd'],
     ['span_id a number', spanEnd, (r) => (r.span_id = 1234), 'span_id: must be 16 hex digits (got 1234)'],
+    // numbers with as many digits as an id has: DuckDB's reader reads a number where text belongs as its digits
+    ['span_id a 16-digit number', spanEnd, (r) => (r.span_id = 1234567890123456), 'span_id: must be 16 hex digits (got 1234567890123456)'],
+    ['parent_span_id a 16-digit number', spanEnd, (r) => (r.parent_span_id = 6543210987654321), 'parent_span_id: must be 16 hex digits (got 6543210987654321)'],
     ['attributes an array', log, (r) => (r.attributes = [1, 2]), 'attributes: must be an object (got [1,2])'],
     ['a time an object', spanEnd, (r) => (r.end_time_unix_nano = { ns: 1 }), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got {"ns":1})'],
     ['a status code an object', spanEnd, (r) => (r.status = { code: { x: 1 } }), 'status.code: must be an integer (got {"x":1})'],
@@ -167,6 +170,15 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     const v = runCli(['validate', p, '--no-warnings']);
     expect(v.code).toBe(1);
     expect(v.stdout).toContain(`${p}:${n}: ${message.split(':')[0]}: `);
+  });
+
+  it('a trace_id written as a 32-digit number is refused, not loaded as its digits', () => {
+    const n = log;
+    const line = LINES[n - 1]!.replace(/"trace_id":"[0-9a-f]{32}"/, '"trace_id":12345678901234567890123456789012');
+    const p = file('trace-number.jsonl', withLine(n, line));
+    const r = runCli(['load', p]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${p}:${n}: trace_id: must be 32 hex digits (or a UUID) (got 1.2345678901234567e+31)`);
   });
 
   it('a time of "0" is a time, not a boolean: the file loads whole with it', async () => {
