@@ -34,7 +34,7 @@ function fileLines(f: FileSummary): string[] {
   if (f.kind !== 'log') return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId)}`];
   const lines = [`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`];
   for (const s of f.invocations)
-    lines.push(`  trace ${s.traceId} (${s.command}), ${outcomeLine(s)}${s.queries ? `, ${plural(s.queries, 'query', 'queries')}` : ''}${s.interrupted ? ' [interrupted]' : ''}`);
+    lines.push(`  trace ${s.traceId} (${s.command}), ${outcomeLine(s)}${s.queries ? `, ${plural(s.queries, 'query', 'queries')}` : ''}${s.cutOff ? ' [the log ends before the command did]' : s.interrupted ? ' [interrupted]' : ''}`);
   if (f.invocations.length) lines.push(`  ${describeManifestUse(f.manifest, f.invocations[0]!.invocationId)}`);
   return lines;
 }

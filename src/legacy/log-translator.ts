@@ -10,6 +10,7 @@
  * attribute. Span ids are derived (span-ids.ts), as for run_results.json.
  */
 import { createHash } from 'node:crypto';
+import semver from 'semver';
 import { traceIdOf } from '../produce/ids.js';
 import type { Evaluation, Invocation, Node, Phase, SeverityName, TelemetryWriter } from '../produce/writer.js';
 import { Query } from '../produce/writer.js';
@@ -20,6 +21,7 @@ import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, projectPath } from './resource.js';
 import type { LegacyEvent, LegacyNodeInfo } from './log-events.js';
 import { isoToNs } from './time.js';
+import { tableStatus } from '../telemetry/status-map.js';
 import { countOutcome, newSummary, type MigrateSummary } from './from-run-results.js';
 import { RunSpanIds } from './span-ids.js';
 
@@ -28,6 +30,8 @@ export interface LogSummary extends MigrateSummary {
   queries: number;
   interrupted: boolean;
   completed: boolean;
+  /** the stream stopped before the lines that end the command (the run is marked failed) */
+  cutOff: boolean;
 }
 
 export interface TranslatorOptions {
@@ -103,16 +107,21 @@ class InvocationState {
   adapterType: string;
   last: bigint;
   interrupted = false;
+  /** the stream has the lines that end a command (CommandCompleted, or the end-of-run summary) */
   completed = false;
+  /** the stream has debug lines (logs/dbt.log), not only stdout's info and above */
+  debugStream = false;
+  /** a model, seed, snapshot or test got its result: the command is one that ends with the end-of-run summary */
+  builtNodes = false;
   /** the engine said the command failed (CommandCompleted success false, MainEncounteredError): its words */
   failure: string | undefined;
   summary: LogSummary;
-  constructor(inv: Invocation, readonly command: string, at: bigint, readonly legacyId: string, adapterType: string) {
+  constructor(inv: Invocation, readonly command: string, at: bigint, readonly legacyId: string, adapterType: string, readonly version: string) {
     this.inv = inv;
     this.ids = new RunSpanIds(inv.traceId);
     this.last = at;
     this.adapterType = adapterType;
-    this.summary = { ...newSummary(inv.traceId, inv.invocationId, command), logRecords: 0, queries: 0, interrupted: false, completed: false };
+    this.summary = { ...newSummary(inv.traceId, inv.invocationId, command), logRecords: 0, queries: 0, interrupted: false, completed: false, cutOff: false };
   }
 }
 
@@ -200,12 +209,13 @@ export class LogTranslator {
       command, invocationId, at: p.at, processAt: p.at - 1000n, rawCommand: p.rawCommand ?? `dbt ${command}`, evalArgs: { legacy_dbt_version: p.version },
       spanIds: new RunSpanIds(traceIdOf(invocationId)).head(),
     });
-    this.cur = new InvocationState(inv, command, p.at, p.invocationId, p.adapterType ?? 'unknown');
+    this.cur = new InvocationState(inv, command, p.at, p.invocationId, p.adapterType ?? 'unknown', p.version);
     for (const ev of p.prelude) this.handle(this.cur, ev, ev.ts ?? p.at);
   }
 
   private handle(s: InvocationState, ev: LegacyEvent, at: bigint): void {
     const n = ev.node;
+    if (ev.level === 'debug') s.debugStream = true;
     switch (ev.name) {
       case 'AdapterRegistered':
         if (typeof ev.data.adapter_name === 'string') s.adapterType = ev.data.adapter_name;
@@ -376,10 +386,19 @@ export class LogTranslator {
     const st = this.open(s, n, at);
     if (!st) return;
     const rr = (ev.data.run_result ?? {}) as Record<string, unknown>;
-    let status = typeof rr.status === 'string' && rr.status ? rr.status : n.status;
-    if (!known(status)) status = typeof ev.data.status === 'string' && known(ev.data.status) ? ev.data.status : ev.level === 'error' ? 'error' : 'success';
+    let message = typeof rr.message === 'string' && rr.message ? rr.message : null;
+    // The run_result's status, else node_info's, else the result line's (a test's; on a model it is
+    // the adapter's message, "CREATE VIEW"); a status none of the statuses runlens knows is an error.
+    const given = (x: unknown) => (typeof x === 'string' && x !== '' ? x : undefined);
+    let status = [rr.status, n.status, ev.data.status].map(given).map((x) => x && tableStatus(x)).find((x) => x !== undefined);
+    const nodeStatus = given(n.status);
+    const unknown = given(rr.status) ?? (nodeStatus && !NOT_A_RESULT.has(nodeStatus.toLowerCase()) ? nodeStatus : undefined);
+    if (status === undefined && unknown !== undefined) {
+      status = 'error';
+      message = `the log gives the status "${unknown}", which runlens does not know${message ? `: ${message}` : ''}`;
+    }
+    status ??= ev.level === 'error' ? 'error' : 'success';
     if (status === 'success' && n.materialized === 'ephemeral') status = 'ephemeral';
-    const message = typeof rr.message === 'string' && rr.message ? rr.message : null;
     const failures = typeof rr.num_failures === 'number' ? rr.num_failures : st.failures;
     const ar = (rr.adapter_response ?? {}) as Record<string, unknown>;
     const rows = typeof ar.rows_affected === 'number' && ar.rows_affected >= 0 ? Math.trunc(ar.rows_affected) : undefined;
@@ -414,6 +433,7 @@ export class LogTranslator {
     }
     st.node.end(undefined, { at });
     s.nodes.set(st.uid, null);
+    if (BUILT_TYPES.has(st.resourceType)) s.builtNodes = true;
     countOutcome(s.summary, mapping);
   }
 
@@ -448,6 +468,8 @@ export class LogTranslator {
     if (s.legacyId) this.finished.add(s.legacyId);
     if (at < s.last) at = s.last;
     const canceled: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
+    const wasInterrupted = s.interrupted; // (in-flight nodes are canceled below, which marks it too)
+    const cutOff = !s.completed && !wasInterrupted && endsWithSummary(s);
     for (const thread of [...s.queries.keys()]) this.endQuery(s, thread, s.interrupted ? 'canceled' : 'success', at);
     for (const st of s.nodes.values()) {
       if (!st) continue;
@@ -463,11 +485,36 @@ export class LogTranslator {
     for (const p of s.phases.values()) p.phase.end({ at: p.last, counts: {} });
     s.summary.interrupted = s.interrupted;
     s.summary.completed = s.completed;
-    // A failed command is a failed run even when no node failed (a parse error stops it before any).
-    const status = s.interrupted ? { message: 'Interrupted', code: 2 } : s.failure ? { message: s.failure, code: 2 } : undefined;
+    s.summary.cutOff = cutOff;
+    // A failed command is a failed run even when no node failed (a parse error stops it before any);
+    // so is a log that stops before the lines that end every such command: the run's end is unknown.
+    const interrupted = { message: 'Interrupted', code: 2 };
+    const status = wasInterrupted ? interrupted
+      : s.failure ? { message: s.failure, code: 2 }
+      : cutOff ? { message: `the log ends before the command did (no ${s.debugStream ? 'CommandCompleted' : 'end-of-run summary'})`, code: 2 }
+      : s.interrupted ? interrupted
+      : undefined;
     s.inv.end({ at, ...(status ? { status } : {}) });
     this.summaries.push(s.summary);
   }
+}
+
+/** Commands whose info stream ends with the end-of-run summary (StatsLine, EndOfRunSummary). */
+const SUMMARY_COMMANDS = new Set(['build', 'run', 'test', 'seed', 'snapshot']);
+/** Resource types only those commands give results of. */
+const BUILT_TYPES = new Set(['model', 'seed', 'snapshot', 'test', 'unit_test']);
+
+/**
+ * Whether every complete stream of this invocation has the lines that end a command: a debug stream
+ * of 1.5 or later (CommandCompleted), or a command that prints the end-of-run summary (named, or
+ * known by its results when stdout does not name it). Other streams (an info stream of `compile`, a
+ * debug stream of 1.4) may end without them.
+ */
+function endsWithSummary(s: InvocationState): boolean {
+  if (SUMMARY_COMMANDS.has(s.command) || (s.command === 'unknown' && s.builtNodes)) return true;
+  if (!s.debugStream) return false;
+  const v = semver.coerce(s.version);
+  return v !== null && semver.gte(v, '1.5.0');
 }
 
 function isInvocationId(id: string): boolean {
@@ -498,7 +545,5 @@ function dedent(text: string): string {
   return lines.map((l) => l.slice(pad)).join('\n').trim();
 }
 
-const KNOWN = /^(success|error|skipped|pass|warn|fail|partial success|no-op|reused|runtime error|ephemeral)$/;
-function known(s: unknown): s is string {
-  return typeof s === 'string' && KNOWN.test(s);
-}
+/** node_info.node_status values that are no result: a node still running, or none given. */
+const NOT_A_RESULT = new Set(['started', 'compiling', 'executing', 'none']);

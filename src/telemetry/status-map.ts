@@ -67,15 +67,20 @@ for (const m of STATUS_MAP) {
   ROWS.set(m.status, e);
 }
 
-/** Map one older-engine status onto the new outcomes; throws UnknownStatusError for statuses not in the table. */
-export function mapStatus(statusIn: string, ctx: StatusContext = {}): StatusMapping {
+/** A status as the table spells it (any case, `_` for a space, noop for no-op); undefined when the table has no such status. */
+export function tableStatus(statusIn: string): string | undefined {
   // Statuses as the artifacts write them need no normalization (a migration maps one per node).
   const status = ROWS.has(statusIn) ? statusIn : statusIn.trim().toLowerCase().replace(/_/g, ' ').replace(/^noop$/, 'no-op').replace(/^no op$/, 'no-op');
+  return ROWS.has(status) ? status : undefined;
+}
+
+/** Map one older-engine status onto the new outcomes; throws UnknownStatusError for statuses not in the table. */
+export function mapStatus(statusIn: string, ctx: StatusContext = {}): StatusMapping {
+  const status = tableStatus(statusIn);
+  if (status === undefined) throw new UnknownStatusError(statusIn);
   const rt = ctx.resourceType?.toLowerCase();
   const isTest = rt !== undefined && TEST_RESOURCE_TYPES.has(rt);
-  const entry = ROWS.get(status);
-  if (!entry) throw new UnknownStatusError(statusIn);
-  const { rows, plain } = entry;
+  const { rows, plain } = ROWS.get(status)!;
   const pick = (when: StatusMapping['when']) => rows.find((m) => m.when === when);
   const msg = ctx.message ?? '';
   if (status === 'skipped' && /fail_fast|fail-fast/i.test(msg)) return pick('fail_fast')!;

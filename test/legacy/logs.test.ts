@@ -165,6 +165,40 @@ describe('--log-format json streams', () => {
     expect(await m.db.scalar(`SELECT phase FROM nodes WHERE unique_id LIKE 'operation.%' AND kind = 'evaluated'`)).toBe('on_run_start');
   });
 
+  it('a log that stops between nodes, before the lines that end the command, is a failed run, not a passed one', async () => {
+    const runOf = async (lines: object[]) => (await migrateLines(lines)).db.one('SELECT status_code, status_message, failed FROM runs');
+    const cut = 'the log ends before the command did';
+    // the debug stream (1.5+ ends with CommandCompleted)
+    expect(await runOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toEqual({
+      status_code: 2, status_message: `${cut} (no CommandCompleted)`, failed: true,
+    });
+    expect(await runOf([...head('build')])).toMatchObject({ status_code: 2, failed: true });
+    // stdout's info stream of a command that ends with the end-of-run summary, named or not
+    const info = nodeRun({ id: 'model.p.a' }, 'success').filter((l) => l.info.level !== 'debug');
+    expect(await runOf([head('build')[0]!, ...info])).toEqual({ status_code: 2, status_message: `${cut} (no end-of-run summary)`, failed: true });
+    // whole streams stay as they were
+    expect(await runOf([head('build')[0]!, ...info, ev('StatsLine', { stats: {} }, { level: 'info', msg: 'Done.' })])).toMatchObject({ failed: false });
+    const ok = [...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success'), ev('CommandCompleted', { completed_at: ts(), elapsed: 3, success: true })];
+    expect(await runOf(ok)).toMatchObject({ status_code: 1, failed: false });
+    // streams that may end without those lines: stdout of compile, a debug stream before 1.5
+    const compile = [ev('MainReportVersion', { log_version: 3, version: '=1.10.4' }, { level: 'info' }), ev('CompiledNode', {}, { level: 'info', msg: 'Compiled node' })];
+    expect(await runOf(compile)).toMatchObject({ failed: false });
+    const old = [ev('MainReportVersion', { log_version: 3, version: '=1.4.9' }, { level: 'info' }), ev('MainReportArgs', { args: { which: 'compile' } }), ...nodeRun({ id: 'model.p.a' }, 'success')];
+    expect(await runOf(old)).toMatchObject({ failed: false });
+  });
+
+  it('a status in any case is read by the status table; one runlens does not know is an error that names it', async () => {
+    const m = await migrateLines([
+      ...head('build'),
+      ...nodeRun({ id: 'test.p.t.1' }, 'FAIL', { failures: 3 }),
+      ...nodeRun({ id: 'model.p.a' }, 'Success'),
+      ...nodeRun({ id: 'model.p.b' }, 'exploded'),
+      ...tail(),
+    ]);
+    expect(outcomes(m)).toEqual({ 'test.p.t.1': 'success/-/failed', 'model.p.a': 'success/-/-', 'model.p.b': 'error/-/-' });
+    expect(await m.db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.p.b'`)).toContain('the log gives the status "exploded", which runlens does not know');
+  });
+
   it('1.0-1.3 flat lines (no info.name) are read by that version\'s codes; non-JSON lines are counted, not fatal', async () => {
     const flat = (code: string, data: Record<string, unknown>, level = 'debug') => ({ code, data, invocation_id: INV, level, log_version: 2, msg: code, pid: 1, thread_name: 'Thread-1', ts: ts(), type: 'log_line' });
     const n = { id: 'model.p.old' };
