@@ -100,6 +100,13 @@ export function parseRunResults(doc: unknown, file: string): LegacyRun {
   const raw = typeof args.invocation_command === 'string' ? args.invocation_command : null;
   const which = typeof args.which === 'string' ? args.which : null;
   const parsed = results.map((r, i) => (kind === 'sources' ? parseFreshnessResult(r, file, i) : parseResult(r, file, i)));
+  // A node twice would be one node with two results, of which the model could keep only one.
+  const first = new Map<string, number>();
+  parsed.forEach((r, i) => {
+    const j = first.get(r.uniqueId);
+    if (j !== undefined) throw new InputError(`${r.uniqueId} is also results[${j}]: a run has one result per node`, file, undefined, `results[${i}].unique_id`);
+    first.set(r.uniqueId, i);
+  });
   return {
     file,
     kind,

@@ -146,6 +146,12 @@ describe('run_results.json statuses the samples do not show', () => {
     expect(() => parseRunResults({ results: [{ unique_id: 'model.p.a' }] }, 'bad.json')).toThrow(/results\[0\]\.status/);
   });
 
+  it('one node twice among the results is an input error naming both: a run has one result per node', () => {
+    const doc = (ids: string[]) => ({ metadata: { dbt_schema_version: 'https://schemas.getdbt.com/dbt/run-results/v6.json' }, results: ids.map((unique_id, i) => ({ unique_id, status: i === 0 ? 'error' : 'success' })) });
+    expect(() => parseRunResults(doc(['model.p.a', 'model.p.b', 'model.p.a']), 'dup.json')).toThrow(/dup\.json: results\[2\]\.unique_id: model\.p\.a is also results\[0\]/);
+    expect(parseRunResults(doc(['model.p.a', 'model.p.b']), 'ok.json').results).toHaveLength(2);
+  });
+
   it('a malformed document names its line and column', () => {
     const f = writeJson('run_results.json', '{\n  "metadata": {},\n  "results": [{"status": "success",, "unique_id": "model.p.a"}]\n}\n');
     expect(() => readRunResults(f)).toThrow(/run_results\.json:3: not a readable run_results\.json: .* \(column 36\)$/);
