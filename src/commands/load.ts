@@ -23,7 +23,8 @@ export const loadCommand: CommandBody<Args> = {
         return;
       }
       for (const f of report.files) {
-        const skipped = f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '';
+        const skipped = (f.statusesRaised ? `; ${plural(f.statusesRaised, 'span')} already present took this file's ERROR status` : '')
+          + (f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '');
         const what = f.duplicate
           ? `${plural(f.alreadyPresent, 'record')} already present, nothing added${skipped}`
           : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${skipped}`;

@@ -45,6 +45,8 @@ export interface FileReport {
   duplicate: boolean;
   /** records of the file that were already in the model (from any earlier input), not added again */
   alreadyPresent: number;
+  /** spans already in the model that ended well in their copy and in error in this file's: they took the error */
+  statusesRaised: number;
   skippedLines: number;
   /** the first skipped lines (LISTED_BAD_LINES), with reasons */
   badLines: BadLine[];
@@ -154,7 +156,7 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
   const shown = input.shownAs ?? input;
   const report: Omit<FileReport, 'args'> = {
-    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, skippedLines: 0, badLines: [], moreBadLines: [],
+    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, statusesRaised: 0, skippedLines: 0, badLines: [], moreBadLines: [],
   };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
@@ -212,9 +214,11 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       return report;
     }
     report.skippedLines = stats.bad;
-    report.alreadyPresent = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : 0;
+    const present = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : { present: 0, statusesRaised: 0 };
+    report.alreadyPresent = present.present;
+    report.statusesRaised = present.statusesRaised;
     report.records = stats.n - report.skippedLines - report.alreadyPresent;
-    if (report.records === 0 && report.alreadyPresent > 0) {
+    if (report.records === 0 && report.alreadyPresent > 0 && report.statusesRaised === 0) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
       report.duplicate = true;

@@ -2,7 +2,7 @@
  * A record is in the model once (DESIGN.md): the engine writes each run twice (JSONL and Parquet), and
  * loading both, in one command or into one --db, keeps one copy of every record.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
@@ -97,6 +97,36 @@ describe('a record is in the model once', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('a copy that says a span ended in error wins over one that says it ended well, in either order, with --db too', async () => {
+    // The older engine's artifact and its log translate to the same spans; only the log knows that
+    // an on-run-end hook failed. Here: the engine's file, and a copy whose invocation ended in error.
+    const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
+    const at = lines.findIndex((l) => l.includes('"SpanEnd"') && l.includes('invocation.Invocation'));
+    const failed = JSON.parse(lines[at]!) as Record<string, unknown>;
+    failed.status = { message: 'Encountered an error: hook failed', code: 2 };
+    const errorCopy = writeLines(dir, 'hook-failed.jsonl', [...lines.slice(0, at), JSON.stringify(failed), ...lines.slice(at + 1)]);
+    const run = (db: Db) => db.one('SELECT status_code, status_message, failed FROM runs');
+    const want = { status_code: 2, status_message: 'Encountered an error: hook failed', failed: true };
+    for (const order of [[CLEAN_JSONL, errorCopy], [errorCopy, CLEAN_JSONL]]) {
+      const db = await openModel();
+      try {
+        const r = await loadPaths(db, order);
+        expect(r.records).toBe(557);
+        expect(await run(db), order.join(' ')).toEqual(want);
+        expect(await db.scalar('SELECT count(*)::INT FROM spans')).toBe(248);
+      } finally {
+        db.close();
+      }
+    }
+    const model = path.join(dir, 'hook.duckdb');
+    expect(runCli(['load', CLEAN_JSONL, '--db', model]).code).toBe(0);
+    expect(runCli(['gate', '--db', model]).code).toBe(0);
+    expect(runCli(['load', errorCopy, '--db', model]).code).toBe(0);
+    const gate = runCli(['gate', '--db', model]);
+    expect(gate.code).toBe(1);
+    expect(gate.stdout).toContain('Encountered an error: hook failed');
   });
 
   it('a run spread over several files (a followed file in parts) still merges', async () => {
