@@ -146,10 +146,10 @@ function isInteger(x: unknown, bits: 32 | 64): boolean {
 /**
  * The records of a JSONL file, read by DuckDB. Times are read as BIGINT and status as a struct: a value
  * that does not convert stops the read (the load then finds its line). `checks`: a record
- * recordProblem would reject for what DuckDB's reader shows of it (ids that are not strings or not of
- * their length, severity and status code that do not cast back to their text, times of 0 or 1,
- * attributes and links by their first character) is read with record_type NULL, a row the load then
- * reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
+ * recordProblem would reject for what DuckDB's reader shows of it (ids that are not strings of hex
+ * digits of their length, severity and status code that do not cast back to their text, times of 0
+ * or 1, attributes and links by their first character) is read with record_type NULL, a row the load
+ * then reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
  * commas, NaN), and reads a number where a string belongs as its text (so ids are read as JSON).
  */
 export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; checks?: boolean; path?: string }): string {
@@ -161,7 +161,8 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
   const problem = `record_type NOT IN (${RECORD_TYPES.map((t) => `'${t}'`).join(', ')})
       OR (record_type <> 'LogRecord' AND (trace_id IS NULL OR span_id IS NULL))
       OR NOT trace_id_string OR NOT span_id_string OR NOT parent_span_id_string
-      OR strlen(trace_id) <> 32 OR strlen(span_id) <> 16 OR strlen(parent_span_id) <> 16
+      OR NOT regexp_full_match(trace_id, '[0-9a-f]{32}') OR NOT regexp_full_match(span_id, '[0-9a-f]{16}')
+      OR NOT regexp_full_match(parent_span_id, '[0-9a-f]{16}')
       OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')}
       OR ${['start_ns', 'end_ns', 'time_ns'].map(maybeBoolean).join(' OR ')}
       OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')`;

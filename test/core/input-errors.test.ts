@@ -141,6 +141,8 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['span_id a number', spanEnd, (r) => (r.span_id = 1234), 'span_id: must be 16 hex digits (got 1234)'],
     // numbers with as many digits as an id has: DuckDB's reader reads a number where text belongs as its digits
     ['span_id a 16-digit number', spanEnd, (r) => (r.span_id = 1234567890123456), 'span_id: must be 16 hex digits (got 1234567890123456)'],
+    ['span_id of 16 characters, not hex', spanEnd, (r) => (r.span_id = '00000000000000zz'), 'span_id: must be 16 hex digits (got "00000000000000zz")'],
+    ['trace_id of 32 characters, not hex', log, (r) => (r.trace_id = 'g'.repeat(32)), `trace_id: must be 32 hex digits (or a UUID) (got "${'g'.repeat(32)}")`],
     ['parent_span_id a 16-digit number', spanEnd, (r) => (r.parent_span_id = 6543210987654321), 'parent_span_id: must be 16 hex digits (got 6543210987654321)'],
     ['attributes an array', log, (r) => (r.attributes = [1, 2]), 'attributes: must be an object (got [1,2])'],
     ['a time an object', spanEnd, (r) => (r.end_time_unix_nano = { ns: 1 }), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got {"ns":1})'],
