@@ -73,22 +73,25 @@ export async function* rawLines(path: string, gzip: boolean): AsyncGenerator<Raw
 }
 
 /**
- * Read a file's text beside DuckDB's read of it, for what that reader forgives. It takes a trailing
- * comma (`{"a":1,}`, `[1,]`) for valid JSON: the scan says whether a `,` comes before a `}` or `]`
- * (a `,}` inside a string is a false alarm, which the line check then clears). A gzip file is also
- * read through to its end (DuckDB's reader takes a truncated gzip for a text that ends early, and
- * does not check the checksum); zlib works in a thread of its own. Rejects with rawLines' InputError.
+ * Read a file's text beside DuckDB's read of it, for what that reader forgives or skips. It takes a
+ * trailing comma (`{"a":1,}`, `[1,]`) for valid JSON: the scan says whether a `,` comes before a `}`
+ * or `]` (a `,}` inside a string is a false alarm, which the line check then clears). It skips blank
+ * lines, so that the rows after one are off their lines: the scan says whether there is one. A gzip
+ * file is also read through to its end (DuckDB's reader takes a truncated gzip for a text that ends
+ * early, and does not check the checksum); zlib works in a thread of its own. Rejects with rawLines'
+ * InputError.
  */
-export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean }> {
+export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean; blankLines: boolean }> {
   const got: Progress = { lines: 0, bytes: 0 };
   let read = 0;
   let before = 0; // the last byte that is not white space, from the chunks before
   let trailingComma = false;
+  const line = { blankSoFar: true };
+  let blankLines = false;
   for await (const chunk of gzip ? textChunks(path, true, got) : reusedChunks(path)) {
     if (!trailingComma) trailingComma = commaBeforeClose(chunk, before);
-    if (!gzip) {
-      if (trailingComma) break;
-    } else {
+    if (!blankLines) blankLines = blankLineIn(chunk, line);
+    if (gzip) {
       let last = -1;
       for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) {
         got.lines++;
@@ -104,7 +107,54 @@ export async function scanBeside(path: string, gzip: boolean): Promise<{ trailin
       }
     }
   }
-  return { trailingComma };
+  return { trailingComma, blankLines };
+}
+
+/**
+ * Whether a line of white space only ends in the chunk. `line.blankSoFar`: the line the chunk starts
+ * in has only white space before it (true at the start of the file); kept for the next chunk.
+ */
+function blankLineIn(chunk: Buffer, line: { blankSoFar: boolean }): boolean {
+  let i = 0;
+  for (;;) {
+    while (i < chunk.length && chunk[i] !== 0x0a && isSpace(chunk[i]!)) i++;
+    if (i === chunk.length) return false;
+    if (chunk[i] === 0x0a) {
+      if (line.blankSoFar) return true;
+    } else {
+      i = chunk.indexOf(0x0a, i);
+      if (i === -1) {
+        line.blankSoFar = false;
+        return false;
+      }
+    }
+    i++;
+    line.blankSoFar = true;
+  }
+}
+
+/**
+ * The file's text (gunzipped) in `copyTo` with every blank line written as `{}`, line for line: DuckDB
+ * reads it with a row for every line, so that every record keeps its line number (the `{}` rows are
+ * no records). Returns the number of blank lines.
+ */
+export async function blankLinesAsObjects(path: string, gzip: boolean, copyTo: string): Promise<number> {
+  let blank = 0;
+  const copy = createWriteStream(copyTo);
+  const write = async (b: Buffer) => {
+    if (!copy.write(b)) await once(copy, 'drain');
+  };
+  try {
+    for await (const { bytes } of rawLines(path, gzip)) {
+      const isBlank = bytes.every(isSpace);
+      if (isBlank) blank++;
+      await write(isBlank ? EMPTY_OBJECT : bytes);
+      await write(NEWLINE);
+    }
+  } finally {
+    await new Promise<void>((res, rej) => copy.end((e?: Error | null) => (e ? rej(e) : res())));
+  }
+  return blank;
 }
 
 /**
@@ -169,6 +219,8 @@ export const LISTED_BAD_LINES = 20;
 export interface LinesVetted {
   /** bad lines in all */
   count: number;
+  /** blank lines (written as `{}` to a copy, as bad lines are) */
+  blank: number;
   /** the first LISTED_BAD_LINES of them, with reasons */
   listed: BadLine[];
   /** the others, as [first, last] line ranges */
@@ -178,15 +230,15 @@ export interface LinesVetted {
 /**
  * Every line of a JSONL file held to what a load needs (UTF-8, a JSON object, recordProblem). Only
  * where DuckDB reported a problem: JSON.parse of every line is the slow path. `stopAtFirst`: return at
- * the first bad line. `copyTo`: write the file's text there with every bad line replaced by `{}`, line
- * for line, for DuckDB to read without tripping (a read that skips a malformed line can take the line
- * after it too) and with every record on its own line number.
+ * the first bad line. `copyTo`: write the file's text there with every bad or blank line replaced by
+ * `{}`, line for line, for DuckDB to read without tripping (a read that skips a malformed line can
+ * take the line after it too) and with every record on its own line number.
  */
 export async function vetLines(
   path: string,
   o: { gzip: boolean; keyStyle: 'snake' | 'camel'; stopAtFirst?: boolean; copyTo?: string },
 ): Promise<LinesVetted> {
-  const out: LinesVetted = { count: 0, listed: [], more: [] };
+  const out: LinesVetted = { count: 0, blank: 0, listed: [], more: [] };
   const copy = o.copyTo ? createWriteStream(o.copyTo) : undefined;
   const write = async (b: Buffer) => {
     if (copy && !copy.write(b)) await once(copy, 'drain');
@@ -211,7 +263,8 @@ export async function vetLines(
         }
         if (o.stopAtFirst) break;
       }
-      await write(bad ? EMPTY_OBJECT : bytes);
+      if (parsed === 'blank') out.blank++;
+      await write(bad || parsed === 'blank' ? EMPTY_OBJECT : bytes);
       await write(NEWLINE);
     }
   } finally {

@@ -11,7 +11,7 @@ import { InputError, engineMessage, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
 import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
-import { LISTED_BAD_LINES, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
+import { LISTED_BAD_LINES, blankLinesAsObjects, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
 import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest/parquet.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
@@ -186,6 +186,8 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
   let recordsCommitted = false;
   try {
     let stats: RowStats;
+    // lines DuckDB read as rows of no record ({}) only so that the records after them keep their lines
+    let blankLines = 0;
     if (parquet) {
       // A Parquet file's attributes are written on a second connection at the same time.
       if (parquet.attributesSelect) {
@@ -202,6 +204,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       await db.run('BEGIN TRANSACTION');
       const read = await insertJsonl(db, input, { fileId, lenient, insert });
       stats = read.stats;
+      blankLines = read.blankLines;
       if (read.vetted) Object.assign(report, { badLines: read.vetted.listed, moreBadLines: read.vetted.more });
     }
     const sha = (await hashing) ?? null;
@@ -213,11 +216,11 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       report.alreadyPresent = same.records;
       return report;
     }
-    report.skippedLines = stats.bad;
+    report.skippedLines = stats.bad - blankLines;
     const present = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : { present: 0, statusesRaised: 0 };
     report.alreadyPresent = present.present;
     report.statusesRaised = present.statusesRaised;
-    report.records = stats.n - report.skippedLines - report.alreadyPresent;
+    report.records = stats.n - stats.bad - report.alreadyPresent;
     if (report.records === 0 && report.alreadyPresent > 0 && report.statusesRaised === 0) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
@@ -275,7 +278,7 @@ async function insertJsonl(
   db: Db,
   input: InputFile,
   o: { fileId: number; lenient: boolean; insert: (select: string) => Promise<void> },
-): Promise<{ stats: RowStats; vetted?: LinesVetted }> {
+): Promise<{ stats: RowStats; vetted?: LinesVetted; blankLines: number }> {
   // An in-memory model reads a big JSONL file in buffers of a row group (jsonBufferBytes). A --db model
   // keeps DuckDB's default: its batches of a row group or more are written to the file as they come,
   // and derive's updates of those row groups then set off checkpoints that rewrite them (a slower
@@ -301,29 +304,36 @@ async function insertJsonl(
     if (/INTERRUPT/i.test(errorMessage(e))) throw e;
     failure = e;
   }
-  const { trailingComma } = await scanned;
+  const { trailingComma, blankLines } = await scanned;
   const vet = { gzip: input.gzip, keyStyle: input.keyStyle };
+  // every line is known to hold a record (or to be blank)
+  let linesHold = false;
   if (failure === undefined) {
     const stats = await rowStats(db, o.fileId);
     // a comma before a closing brace, maybe in a string: only a line that JSON.parse refuses is a fault
-    if (stats.bad === 0 && (!trailingComma || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0)) return { stats };
+    linesHold = stats.bad === 0 && (!trailingComma || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0);
+    if (linesHold && !blankLines) return { stats, blankLines: 0 };
   }
   await restart(db);
-  if (!o.lenient) {
+  if (!o.lenient && !linesHold) {
     const first = (await vetLines(input.path, { ...vet, stopAtFirst: true })).listed[0];
     if (first) throw new InputError(`${first.reason} (use --lenient to skip bad lines)`, input.path, first.line, first.field);
-    // Every line holds a record: what DuckDB tripped on is not a line's fault (or its checks were too wary).
-    await read({ checks: false }).catch((e: unknown) => { throw translateReadError(failure ?? e, input); });
-    return { stats: await rowStats(db, o.fileId) };
   }
-  const dir = await mkdtemp(path.join(tmpdir(), 'runlens-lenient-'));
+  const dir = o.lenient || blankLines ? await mkdtemp(path.join(tmpdir(), 'runlens-lines-')) : undefined;
   try {
-    const copy = path.join(dir, 'lines.jsonl');
+    const copy = dir && path.join(dir, 'lines.jsonl');
+    if (!o.lenient) {
+      // Every line holds a record: what DuckDB tripped on is not a line's fault (or its checks were too
+      // wary), or blank lines, which DuckDB's reader skips, put the rows after them off their lines.
+      const blank = copy ? await blankLinesAsObjects(input.path, input.gzip, copy) : 0;
+      await read({ path: copy, checks: false }).catch((e: unknown) => { throw translateReadError(failure ?? e, input); });
+      return { stats: await rowStats(db, o.fileId), blankLines: blank };
+    }
     const vetted = await vetLines(input.path, { ...vet, copyTo: copy });
     await read({ path: copy, checks: false }).catch((e: unknown) => { throw translateReadError(e, input); });
-    return { stats: await rowStats(db, o.fileId), vetted };
+    return { stats: await rowStats(db, o.fileId), vetted, blankLines: vetted.blank };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   }
 }
 

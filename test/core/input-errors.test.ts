@@ -25,6 +25,9 @@ function file(name: string, lines: (string | Buffer)[], opts: { gzip?: boolean }
   return p;
 }
 
+/** What records.line is checked against: the record at a line. */
+const pick = (r: Record<string, unknown>) => ({ span_id: (r.span_id as string | null | undefined) ?? null, record_type: r.record_type as string });
+
 /** LINES with line `n` (from 1) replaced. */
 const withLine = (n: number, text: string | Buffer) => [...LINES.slice(0, n - 1), text, ...LINES.slice(n)];
 const edited = (n: number, edit: (r: Record<string, unknown>) => void) => {
@@ -63,6 +66,48 @@ describe('the line of a fault is its line', () => {
     const r = runCli(['load', bad]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}:4: malformed JSON`);
+  });
+});
+
+describe('records.line is the line in the file, blank lines counted', () => {
+  // DuckDB's reader skips blank lines: the rows after one must not move up a line.
+  const blankAt = [2, 40, 41];
+  const lines = [...LINES];
+  for (const n of blankAt) lines.splice(n - 1, 0, n === 41 ? ' \t\r' : '');
+  const lineOf = (db: Awaited<ReturnType<typeof openModel>>) =>
+    db.all<{ line: number; span_id: string | null; record_type: string }>('SELECT line::INT AS line, span_id, record_type FROM records ORDER BY line');
+  const expected = lines.flatMap((l, i) => (l.trim() ? [{ line: i + 1, ...pick(JSON.parse(l) as Record<string, unknown>) }] : []));
+
+  it.each([
+    ['plain, strict', 'blank.jsonl', {}],
+    ['plain, --lenient', 'blank-lenient.jsonl', { lenient: true }],
+    ['gzip', 'blank.jsonl.gz', { gzip: true }],
+  ] as const)('%s: every record keeps its line; nothing is counted as skipped', async (_, name, o) => {
+    const p = file(name, lines, { gzip: 'gzip' in o });
+    const db = await openModel();
+    try {
+      const r = await loadPaths(db, [p], { lenient: 'lenient' in o });
+      expect(r.records).toBe(LINES.length);
+      expect(r.skippedLines).toBe(0);
+      expect(await lineOf(db)).toEqual(expected);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a bad line after a blank one is skipped under its own number, the lines after it keep theirs', async () => {
+    const bad = [...lines];
+    bad[49] = '{"record_type":';
+    const p = file('blank-bad.jsonl', bad);
+    const db = await openModel();
+    try {
+      const r = await loadPaths(db, [p], { lenient: true });
+      expect(r.skippedLines).toBe(1);
+      expect(r.files[0]!.badLines.map((b) => b.line)).toEqual([50]);
+      expect(await lineOf(db)).toEqual(expected.filter((e) => e.line !== 50));
+    } finally {
+      db.close();
+    }
   });
 });
 
