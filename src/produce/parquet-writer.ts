@@ -81,6 +81,8 @@ export class BatchBuilder {
   readonly linkCols: ColumnBuilder[];
   readonly linkCounts: number[] = [];
   length = 0;
+  /** top-level columns the layout holds no null in (TOP_COLUMNS is not yet defined at this module's load: parquet-layout imports it) */
+  private readonly required = TOP_COLUMNS.filter((c) => !c.nullable).map((c) => c.name as keyof JsonlRecord);
   // the top-level builders, held directly (a Map lookup per cell costs more than the cell)
   private readonly c: Record<string, ColumnBuilder>;
 
@@ -97,6 +99,8 @@ export class BatchBuilder {
   }
 
   push(r: JsonlRecord): void {
+    // (the wasm writer's own complaint about a null there is an opaque "Dyn casting error")
+    for (const f of this.required) if (r[f] === null || r[f] === undefined) throw new Error(`${f}: missing (the engine's Parquet layout requires it)`);
     const c = this.c;
     c.record_type!.push(r.record_type);
     c.trace_id!.push(r.trace_id);

@@ -43,4 +43,13 @@ describe('bad input', () => {
     writeFileSync(src, [good(1), good(2).replace('"span_id":null', '"span_id":"XYZ"')].join('\n') + '\n');
     await expect(convertFile(src, join(tmp.dir, 'bad-id.parquet'))).rejects.toThrow(/bad-id\.jsonl: record 2: span_id: not 16 lower-case hex digits: "XYZ"/);
   });
+
+  it.each(['trace_id', 'event_type', 'severity_text', 'severity_number'])('names a field the layout requires when a record has none (%s null)', async (field) => {
+    const src = join(tmp.dir, `null-${field}.jsonl`);
+    const r = JSON.parse(good(2)) as Record<string, unknown>;
+    r[field] = null;
+    writeFileSync(src, [good(1), JSON.stringify(r)].join('\n') + '\n');
+    await expect(convertFile(src, join(tmp.dir, `null-${field}.parquet`))).rejects.toThrow(
+      new RegExp(`null-${field}\\.jsonl: record 2: ${field}: missing \\(the engine's Parquet layout requires it\\)`));
+  });
 });
