@@ -27,7 +27,9 @@ function unendedStarts(filter: string): Stage[] {
       ['derive unended starts', `
 CREATE OR REPLACE TEMP TABLE _unended AS SELECT rowid AS r FROM record_rows
 WHERE record_type = 'SpanStart' AND span_id IS NOT NULL ${filter}
-  AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})`],
+  AND (trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM record_rows WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter})
+-- a span started twice (a file concatenated with itself): the first SpanStart stands
+QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY file_id, rowid) = 1`],
       ['derive unended starts', 'UPDATE record_rows SET span_row = true WHERE rowid IN (SELECT r FROM _unended)'],
       { when: 'SELECT count(*) FROM _unended', then: [['derive unended', UNENDED]] },
       ['derive unended', 'DROP TABLE _unended'],
@@ -44,7 +46,7 @@ UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NUL
   node_result = ${NODE_RESULT}
 WHERE trace_id IN ${TOUCHED} AND record_type IN ('SpanStart', 'SpanEnd')`;
 
-/** A span with several SpanEnds (the same run from two inputs): the first input's stands for it. */
+/** A span with several SpanEnds (the same run from two inputs, or said twice in one): the first stands for it. */
 const DUPLICATE_ENDS = `
 UPDATE record_rows SET span_row = false, node_result = false
 WHERE rowid IN (
@@ -239,21 +241,27 @@ export interface DeriveOptions {
  * round trip per statement costs more than the rebuild itself.
  */
 export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<void> {
-  // Earlier span rows, orphans and depths are only possible when a touched trace was derived before
-  // (then it has a run), and duplicated spans when a touched trace came from two inputs (files, batches).
-  const check = await db.one<{ dup: boolean; existed: boolean }>(
-    `SELECT count(*) > count(DISTINCT trace_id) AS dup,
-       ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed FROM _touched`,
-  );
-  const again = Boolean(check?.dup || check?.existed);
   // `filter` is empty when every trace in the model was touched (a fresh load): the semi joins with
   // _touched would cost time and filter nothing.
   const filter = opts.fresh ? '' : `AND trace_id IN ${TOUCHED}`;
+  // Earlier span rows, orphans and depths are only possible when a touched trace was derived before
+  // (then it has a run). A span has several SpanEnds when a touched trace came from two inputs (files,
+  // batches), or one input says it twice (a retried OTLP batch, a file concatenated with itself): the
+  // count of distinct key hashes tells (a collision only runs the step for nothing).
+  const check = await db.one<{ dup: boolean; existed: boolean; repeated: boolean }>(
+    `SELECT count(*) > count(DISTINCT trace_id) AS dup,
+       ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed,
+       (SELECT count(*) > count(DISTINCT hash(trace_id, span_id)) FROM record_rows
+        WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}) AS repeated
+     FROM _touched`,
+  );
+  const again = Boolean(check?.dup || check?.existed);
   const plan: Stage[] = [
     ['derive: clear runs', `DELETE FROM runs WHERE trace_id IN ${TOUCHED}`],
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
-    ...(again ? [['derive: reset spans', RESET] as Step, ['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
+    ...(again ? [['derive: reset spans', RESET] as Step] : []),
+    ...(again || check?.repeated ? [['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
     ...unendedStarts(filter),
     nodeGroups(filter),
     { when: 'SELECT count(*) FROM _node_groups', then: NODE_PICK },

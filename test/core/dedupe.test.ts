@@ -129,6 +129,36 @@ describe('a record is in the model once', () => {
     expect(gate.stdout).toContain('Encountered an error: hook failed');
   });
 
+  it('a span repeated within one input (a file concatenated with itself, a retried OTLP batch) is one span', async () => {
+    const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
+    const db = await openModel();
+    const once = await openModel();
+    try {
+      await loadPaths(once, [CLEAN_JSONL]);
+      await loadPaths(db, [writeLines(dir, 'twice.jsonl', [...lines, ...lines])]);
+      // the file's records are what it says, every line of it; spans, nodes and runs count each span once
+      expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(2 * lines.length);
+      const shape = (m: Db) => m.one(`SELECT (SELECT count(*) FROM spans)::INT AS spans, (SELECT count(*) FROM nodes)::INT AS nodes,
+        (SELECT count(*) FROM node_results)::INT AS results, (SELECT spans FROM runs)::INT AS run_spans, (SELECT nodes FROM runs)::INT AS run_nodes`);
+      expect(await shape(db)).toEqual(await shape(once));
+      // a run cut short, twice: its spans that never ended are one span each too
+      const partial = await openModel();
+      const partialTwice = await openModel();
+      try {
+        await loadPaths(partial, [writeLines(dir, 'partial.jsonl', lines.slice(0, 60))]);
+        await loadPaths(partialTwice, [writeLines(dir, 'partial-twice.jsonl', [...lines.slice(0, 60), ...lines.slice(0, 60)])]);
+        expect(await partial.scalar('SELECT count(*)::INT FROM spans WHERE NOT ended')).toBeGreaterThan(0);
+        expect(await shape(partialTwice)).toEqual(await shape(partial));
+      } finally {
+        partial.close();
+        partialTwice.close();
+      }
+    } finally {
+      db.close();
+      once.close();
+    }
+  });
+
   it('a run spread over several files (a followed file in parts) still merges', async () => {
     const inv = span({ id: '00000000000000b1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
     const db = await openModel();

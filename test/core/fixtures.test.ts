@@ -211,17 +211,17 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
     }
   });
 
-  it('a span id ended twice in one file under two parents: its child takes the lesser depth', async () => {
+  it('a span id ended twice in one file under two parents: the first SpanEnd stands, as across inputs, and its child hangs under it', async () => {
     const ET = FUSION_ET;
     const root = span({ id: '00000000000000f1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 });
     const a = span({ id: '00000000000000f2', parent: '00000000000000f1', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 9 });
     const b = span({ id: '00000000000000f3', parent: '00000000000000f2', name: 'Node evaluated (model.p.b)', eventType: ET('node.NodeEvaluated'), start: 2, end: 8 });
     const p = (parent: string) => span({ id: '00000000000000f4', parent, name: 'Query executed (model.p.b)', eventType: ET('query.QueryExecuted'), start: 3, end: 7 });
     const c = span({ id: '00000000000000f5', parent: '00000000000000f4', name: 'child', eventType: ET('x.Other'), start: 4, end: 5 });
-    // p ends once under b (depth 3) and once under the root (depth 1); c is listed before both
+    // p ends once under b (depth 3), then once under the root (depth 1); c is listed before both
     await withRecords('shared-parent-id.jsonl', [...c, ...root, ...a, ...b, ...p('00000000000000f3'), ...p('00000000000000f1').slice(1)], async (db) => {
-      expect(await db.all(`SELECT span_id, depth FROM spans WHERE span_id IN ('00000000000000f4', '00000000000000f5') ORDER BY span_id, depth`)).toEqual([
-        { span_id: '00000000000000f4', depth: 1 }, { span_id: '00000000000000f4', depth: 3 }, { span_id: '00000000000000f5', depth: 2 },
+      expect(await db.all(`SELECT span_id, parent_span_id, depth FROM spans WHERE span_id IN ('00000000000000f4', '00000000000000f5') ORDER BY span_id, depth`)).toEqual([
+        { span_id: '00000000000000f4', parent_span_id: '00000000000000f3', depth: 3 }, { span_id: '00000000000000f5', parent_span_id: '00000000000000f4', depth: 4 },
       ]);
     });
   });
