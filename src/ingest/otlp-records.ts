@@ -39,9 +39,11 @@ const STRING_KEYS = new Set(['sql', 'vars', 'content', 'body', 'query_descriptio
 
 const SEVERITY_TEXT: Record<number, string> = { 1: 'TRACE', 5: 'DEBUG', 9: 'INFO', 13: 'WARN', 17: 'ERROR' };
 
+const isEngineEventType = (v: AttrValue): v is string => typeof v === 'string' && v.startsWith('v1.');
+
 /** A span's event_type: an explicit `event_type`/`dbt.event_type` attribute, else from its name. */
 function recoverEventType(name: string, explicit: AttrValue | undefined): { eventType: string | null; severity: number } {
-  if (typeof explicit === 'string' && explicit.startsWith('v1.')) return { eventType: explicit, severity: 9 };
+  if (explicit !== undefined && isEngineEventType(explicit)) return { eventType: explicit, severity: 9 };
   for (const [re, et, sev] of NAME_PATTERNS) if (re.test(name)) return { eventType: eventType(et), severity: sev };
   return { eventType: null, severity: 9 };
 }
@@ -339,10 +341,11 @@ function setNanos(rows: LiveRows, c: 'start_ns' | 'end_ns' | 'time_ns', i: numbe
 }
 
 /** An enum as its number: a number or decimal string in the int32 range, or a name `names` knows. */
-function enumNumber(v: unknown, field: string, names: (name: string) => number | undefined, expected: string): number {
+/** An OTLP enum field as its number (0 when unset): a number from 0 to `max`, or one of its names. */
+function enumNumber(v: unknown, field: string, names: (name: string) => number | undefined, expected: string, max: number): number {
   if (v === undefined || v === null) return 0;
   const n = typeof v === 'number' ? v : typeof v === 'string' && INT_TEXT.test(v) ? Number(v) : typeof v === 'string' ? names(v) : undefined;
-  if (n === undefined || !Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) return fail(field, `${expected} expected, ${got(v)}`);
+  if (n === undefined || !Number.isInteger(n) || n < 0 || n > max) return fail(field, `${expected} expected, ${got(v)}`);
   return n;
 }
 
@@ -432,12 +435,13 @@ function attributesText(kvs: unknown, parseJsonText: boolean, take: 'span' | 'lo
     } catch (e) {
       within(`[${j}].value`, e);
     }
-    if (take === 'span' && (key === 'event_type' || key === 'dbt.event_type')) {
+    // only the engine's own: another producer's `event_type` ("click") is an attribute like any other
+    if (take === 'span' && (key === 'event_type' || key === 'dbt.event_type') && isEngineEventType(v)) {
       if (key === 'event_type') taken.eventType = v;
       else taken.dbtEventType = v;
       continue;
     }
-    if (take === 'log' && key === 'event_id') {
+    if (take === 'log' && key === 'event_id' && typeof v === 'string') {
       taken.eventId = v;
       continue;
     }
@@ -527,7 +531,7 @@ function addSpan(rows: LiveRows, s: unknown): void {
   const status = s.status;
   if (status !== undefined && status !== null) {
     if (!isObject(status)) fail('status', `an object expected, ${got(status)}`);
-    code = enumNumber(status.code, 'status.code', statusName, 'a status code (0, 1, 2 or STATUS_CODE_UNSET/OK/ERROR)');
+    code = enumNumber(status.code, 'status.code', statusName, 'a status code (0, 1, 2 or STATUS_CODE_UNSET/OK/ERROR)', 2);
     message = str(status.message, 'status.message');
   }
   const links = linksText(s.links);
@@ -577,7 +581,7 @@ function addLog(rows: LiveRows, l: unknown, newEventId: () => string): void {
   const sid = spanId(l.spanId, 'spanId', false);
   const time = timeSet(l.timeUnixNano, 'timeUnixNano') ? l.timeUnixNano : timeSet(l.observedTimeUnixNano, 'observedTimeUnixNano') ? l.observedTimeUnixNano : undefined;
   if (time === undefined) fail('timeUnixNano', 'missing (and no observedTimeUnixNano)');
-  const sev = enumNumber(l.severityNumber, 'severityNumber', severityName, 'a severity number (0-24 or SEVERITY_NUMBER_*)');
+  const sev = enumNumber(l.severityNumber, 'severityNumber', severityName, 'a severity number (0-24 or SEVERITY_NUMBER_*)', 24);
   const severityText = str(l.severityText, 'severityText');
   let body: AttrValue;
   try {

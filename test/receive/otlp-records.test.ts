@@ -138,6 +138,7 @@ describe('OTLP/JSON and protobuf: every field the model keeps is type-checked', 
     ['start beyond 64 bits', { ...good, startTimeUnixNano: '99999999999999999999' }, /spans\[0\]\.startTimeUnixNano: .*beyond/],
     ['start beyond int64', { ...good, startTimeUnixNano: '9223372036854775808' }, /spans\[0\]\.startTimeUnixNano: .*beyond/],
     ['status code as object', { ...good, status: { code: { x: 1 } } }, /spans\[0\]\.status\.code/],
+    ['status code past 2', { ...good, status: { code: 5 } }, /spans\[0\]\.status\.code: a status code \(0, 1, 2/],
     ['status message as number', { ...good, status: { code: 2, message: 5 } }, /spans\[0\]\.status\.message: a string expected/],
     ['status as string', { ...good, status: 'ERROR' }, /spans\[0\]\.status: an object expected/],
     ['attributes as string', { ...good, attributes: 'x' }, /spans\[0\]\.attributes: an array expected/],
@@ -182,6 +183,22 @@ describe('OTLP/JSON and protobuf: every field the model keeps is type-checked', 
     expect(records[0]!.attributes).toEqual({ i: '-9223372036854775808', d: 'NaN', e: 2.5, n: null, u: null, b: 'aGk=' });
   });
 
+  it('an event_type or event_id attribute that is not the engine\'s stays an attribute, not dropped', () => {
+    const spans = { resourceSpans: [{ scopeSpans: [{ spans: [
+      { ...good, attributes: [kv('event_type', { stringValue: 'click' }), kv('dbt.event_type', { intValue: '3' })] },
+      { ...good, spanId: 'eee19b7ec3c1b175', attributes: [kv('event_type', { stringValue: 'v1.public.events.fusion.phase.PhaseExecuted' })] },
+    ] }] }] } as unknown as OtlpTraceRequest;
+    const { records } = spansToRecords(spans);
+    expect(records[0]!.attributes).toEqual({ event_type: 'click', 'dbt.event_type': 3 });
+    expect(records[1]).toMatchObject({ event_type: 'v1.public.events.fusion.phase.PhaseExecuted', attributes: {} });
+    const logs = { resourceLogs: [{ scopeLogs: [{ logRecords: [
+      { ...goodLog, attributes: [kv('event_id', { intValue: '7' })] },
+      { ...goodLog, attributes: [kv('event_id', { stringValue: 'e-1' })] },
+    ] }] }] } as unknown as OtlpLogsRequest;
+    const l = logsToRecords(logs, () => 'generated').records;
+    expect(l.map((r) => [r.event_id, r.attributes])).toEqual([['generated', { event_id: 7 }], ['e-1', {}]]);
+  });
+
   it('a protobuf time beyond int64 is rejected (DuckDB keeps nanoseconds in a signed 64-bit integer)', () => {
     const s = { traceId: hex(TID), spanId: hex(SID), name: 'Phase: RUN', startTimeUnixNano: '9223372036854775808' };
     const { rejected, errors } = spansToRows(decodeTraces(traces([s, { ...s, startTimeUnixNano: '9223372036854775807' }])));
@@ -194,6 +211,9 @@ describe('OTLP/JSON and protobuf: every field the model keeps is type-checked', 
     ['numeric severityText', { ...goodLog, severityText: 5 }, /logRecords\[0\]\.severityText: a string expected/],
     ['severityNumber as object', { ...goodLog, severityNumber: { a: 1 } }, /logRecords\[0\]\.severityNumber/],
     ['unknown severity name', { ...goodLog, severityNumber: 'LOUD' }, /logRecords\[0\]\.severityNumber/],
+    // outside OTLP's SeverityNumber (0-24): the outputs' level filter would drop what the model keeps
+    ['negative severityNumber', { ...goodLog, severityNumber: -1 }, /logRecords\[0\]\.severityNumber: a severity number \(0-24/],
+    ['severityNumber past 24', { ...goodLog, severityNumber: 25 }, /logRecords\[0\]\.severityNumber: a severity number \(0-24/],
     ['numeric eventName', { ...goodLog, eventName: 5 }, /logRecords\[0\]\.eventName: a string expected/],
     ['body stringValue as number', { ...goodLog, body: { stringValue: 5 } }, /logRecords\[0\]\.body\.stringValue: a string expected/],
     ['time as object', { ...goodLog, timeUnixNano: { a: 1 } }, /logRecords\[0\]\.timeUnixNano/],
