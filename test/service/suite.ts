@@ -588,8 +588,7 @@ export function serviceSuite(factory: StoreFactory): void {
       it('reactivates by PUT active true or by a new client_url, and delivers again', async () => {
         await boot();
         const archive = async (id: string) => {
-          const s = (await h.store.getSubscription(h.accountId, id))!;
-          await h.store.saveSubscription({ ...s, archived: true, deactivateReason: 'test', consecutiveFailures: 1000, failingSince: 1 });
+          await h.store.updateSubscription(h.accountId, id, (s) => ({ ...s, archived: true, deactivateReason: 'test', consecutiveFailures: 1000, failingSince: 1 }));
         };
         const a = await subscribe({ client_url: `${rx.url}/a` });
         const b = await subscribe({ client_url: `${rx.url}/b` });
@@ -643,6 +642,40 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(ev).toMatchObject({ attempts: 2, status: 'pending', httpStatusCode: 502 });
         // the log keeps what each attempt really got
         expect((await h.store.listReceipts(ev.id)).map((r) => [r.attempt, r.httpStatusCode])).toEqual([[1, 500], [2, 502]]);
+      });
+
+      it('an update that waits on DNS keeps a delivery outcome recorded meanwhile (failure count, archival)', async () => {
+        let release!: () => void;
+        let dns: Promise<void> | undefined;
+        const resolveHost = async (host: string) => {
+          if (host === 'slow.example.test' && dns) await dns;
+          return ['93.184.215.14'];
+        };
+        await boot({ allowPrivateTargets: false, resolveHost, pollMs: 60_000 });
+        await h.svc.dispatcher.stop(false); // drive the store by hand
+        const url = 'https://slow.example.test/hook';
+        const d = await subscribe({ client_url: url });
+        await enqueue();
+        // an update sending client_url (as the CLI and Terraform do, here unchanged) checks its address first
+        dns = new Promise<void>((res) => (release = res));
+        const put = h.api('PUT', SUB(d.id), { name: 'renamed', client_url: url });
+        await new Promise((res) => setTimeout(res, 100));
+        // meanwhile the event's last attempt fails, and that failure archives the subscription
+        const now = toMicros(Date.now());
+        const [claim] = await h.store.claimDue(now, 10, now + 10_000_000, 'disp');
+        const start: AttemptStart = { eventId: claim!.event.id, subscriptionId: d.id, owner: 'disp', receiptId: 'wre_dns1', attempt: 1, dispatchedAt: now,
+          requestHeaders: {}, cutOffReceiptId: null };
+        await h.store.beginAttempts([start]);
+        await h.store.recordAttempts([{ receipt: { id: start.receiptId, eventId: start.eventId, subscriptionId: d.id, attempt: 1, dispatchedAt: now,
+          httpStatusCode: 500, errorInfo: 'endpoint answered 500', requestHeaders: {}, responseBody: '', durationMs: 1 },
+        owner: 'disp', success: false, nextAttemptAt: null, now }], { maxConsecutiveFailures: 1, maxFailingMicros: 1e15 });
+        expect((await h.store.getSubscription(h.accountId, d.id))!).toMatchObject({ consecutiveFailures: 1, archived: true });
+        release();
+        expect((await put).status).toBe(200);
+        // the update's own fields, and the delivery state as the dispatcher left it
+        expect((await h.store.getSubscription(h.accountId, d.id))!).toMatchObject({
+          name: 'renamed', clientUrl: url, consecutiveFailures: 1, archived: true, httpStatusCode: 500,
+        });
       });
 
       it('a restart in the middle of a delivery loses nothing: the delivery goes out again', async () => {

@@ -59,22 +59,27 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const t = await authenticate(store, req, req.params.account_id);
     requirePermission(t, WEBHOOK_WRITERS, 'updating a webhook subscription');
     const b = parseSubscriptionBody(req.body, true);
-    const s = await load(t.accountId, req.params.id);
+    await load(t.accountId, req.params.id);
     if (b.client_url !== undefined) await checkTargetAllowed(b.client_url, ctx.allowPrivateTargets, ctx.resolveHost);
-    const active = activeAfterUpdate(s, b);
-    const reactivated = active && !(s.active && !s.archived);
-    const next: Subscription = {
-      ...s,
-      name: b.name ?? s.name,
-      description: b.description ?? s.description,
-      clientUrl: b.client_url ?? s.clientUrl,
-      eventTypes: b.event_types ?? s.eventTypes,
-      jobIds: b.job_ids ?? s.jobIds,
-      active,
-      updatedAt: toMicros(clock.now()),
-    };
-    if (reactivated) Object.assign(next, { archived: false, deactivateReason: null, consecutiveFailures: 0, failingSince: null });
-    await store.saveSubscription(next);
+    // Decided on the row as it is when written: a delivery outcome recorded during the address check
+    // (its failure count, an archival) must not be written over.
+    const next = await store.updateSubscription(t.accountId, req.params.id, (s) => {
+      const active = activeAfterUpdate(s, b);
+      const reactivated = active && !(s.active && !s.archived);
+      const changed: Subscription = {
+        ...s,
+        name: b.name ?? s.name,
+        description: b.description ?? s.description,
+        clientUrl: b.client_url ?? s.clientUrl,
+        eventTypes: b.event_types ?? s.eventTypes,
+        jobIds: b.job_ids ?? s.jobIds,
+        active,
+        updatedAt: toMicros(clock.now()),
+      };
+      if (reactivated) Object.assign(changed, { archived: false, deactivateReason: null, consecutiveFailures: 0, failingSince: null });
+      return changed;
+    });
+    if (!next) throw notFound('webhook subscription');
     return v3(subscriptionView(next));
   });
 

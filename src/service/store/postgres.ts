@@ -194,8 +194,18 @@ export class PostgresStore implements Store {
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, subValues(s));
   }
 
-  async saveSubscription(s: Subscription): Promise<void> {
-    await this.pool.query(`UPDATE subscriptions SET name = $3, description = $4, client_url = $5, active = $6, archived = $7,
+  async updateSubscription(accountId: number, id: string, change: (current: Subscription) => Subscription): Promise<Subscription | null> {
+    return this.tx(async (c) => {
+      const [r] = await this.rows(c, 'SELECT * FROM subscriptions WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, id]);
+      if (!r) return null;
+      const next = change(subscriptionFromRow(r));
+      await this.writeSubscription(c, next);
+      return next;
+    });
+  }
+
+  private async writeSubscription(c: pg.PoolClient, s: Subscription): Promise<void> {
+    await c.query(`UPDATE subscriptions SET name = $3, description = $4, client_url = $5, active = $6, archived = $7,
       deactivate_reason = $8, event_types = $9, job_ids = $10, updated_at = $11, dispatched_at = $12, http_status_code = $13,
       consecutive_failures = $14, failing_since = $15 WHERE id = $1 AND account_id = $2`,
     [s.id, s.accountId, s.name, s.description, s.clientUrl, s.active, s.archived, s.deactivateReason, JSON.stringify(s.eventTypes),

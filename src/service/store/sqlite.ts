@@ -153,7 +153,17 @@ export class SqliteStore implements Store {
       @hmac_secret, @created_at, @updated_at, @dispatched_at, @http_status_code, @consecutive_failures, @failing_since)`).run(subParams(s));
   }
 
-  async saveSubscription(s: Subscription): Promise<void> {
+  async updateSubscription(accountId: number, id: string, change: (current: Subscription) => Subscription): Promise<Subscription | null> {
+    return this.db.transaction(() => {
+      const r = this.sql('SELECT * FROM subscriptions WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined;
+      if (!r) return null;
+      const next = change(subscriptionFromRow(r));
+      this.writeSubscription(next);
+      return next;
+    }).immediate();
+  }
+
+  private writeSubscription(s: Subscription): void {
     this.sql(`UPDATE subscriptions SET name = @name, description = @description, client_url = @client_url, active = @active,
       archived = @archived, deactivate_reason = @deactivate_reason, event_types = @event_types, job_ids = @job_ids,
       updated_at = @updated_at, dispatched_at = @dispatched_at, http_status_code = @http_status_code,

@@ -212,8 +212,11 @@ export interface Store {
   listSubscriptions(accountId: number, offset: number, limit: number): Promise<Page<Subscription>>;
   getSubscription(accountId: number, id: string): Promise<Subscription | null>;
   insertSubscription(s: Subscription): Promise<void>;
-  /** writes every configurable and state field of `s` (read-modify-write is done by the caller) */
-  saveSubscription(s: Subscription): Promise<void>;
+  /**
+   * Change a subscription atomically: `change` gets the row as it is now (a delivery outcome recorded
+   * a moment ago included) and returns the row to write; null when there is no such subscription.
+   */
+  updateSubscription(accountId: number, id: string, change: (current: Subscription) => Subscription): Promise<Subscription | null>;
   /** Deletes the subscription and its delivery log (events, pending ones included, and receipts). */
   deleteSubscription(accountId: number, id: string): Promise<boolean>;
 
