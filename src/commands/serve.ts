@@ -40,6 +40,10 @@ export const serveCommand: CommandBody<Args> = {
     const leaseMarginMs = parsePositiveSeconds('--claim-lease', a['claim-lease']);
     const stepCommands = parseStepCommands(a['step-commands']);
     const store = await openStore(a);
+    await store.claimForServe().catch(async (e: unknown) => {
+      await store.close();
+      throw e;
+    });
     const url0 = databaseUrlOf(a['database-url']);
     const { createService } = await import('../service/server.js');
     const svc = await createService({

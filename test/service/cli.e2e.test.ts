@@ -153,6 +153,17 @@ describe('service CLI end to end', () => {
     expect(t.stderr).toMatch(/401/);
   });
 
+  it('a second serve on the same data folder is refused (exit 2) and the first one keeps serving', async () => {
+    // (a serve that started would run until the timeout)
+    const r = spawnSync(process.execPath, [CLI, 'serve', '--port', '0', '--data', data], { encoding: 'utf8', timeout: 20_000 });
+    const second = { code: r.status, stderr: r.stderr };
+    expect(second.code, second.stderr).toBe(2);
+    expect(second.stderr).toMatch(/another runlens serve is using the data folder .*--database-url/);
+    expect(second.stderr).not.toMatch(/listening/);
+    const auth = { authorization: `Token ${conn[5]}` };
+    expect((await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { headers: auth })).status).toBe(200);
+  });
+
   it('kill -9 in the middle of a delivery loses nothing: after restart the delivery goes out again', async () => {
     const created = JSON.parse(cli(['webhooks', 'create', ...conn, '--name', 'crash', '--url', `${rx.url}/hang-once`, '--event-types', 'job.run.completed', '--format', 'json']).stdout);
     rx.secrets.set(created.id, created.hmac_secret);

@@ -25,6 +25,9 @@ const CHANNEL = 'runlens_events';
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly exclusive = false;
+
+  /** Several serve processes share one PostgreSQL database (claims and leases). */
+  async claimForServe(): Promise<void> {}
   private listener: pg.Client | null = null;
 
   private constructor(

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { UsageError } from '../../errors.js';
 import { accountIdentifier } from '../ids.js';
 import { applyAttempt } from '../subscription-state.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
@@ -25,9 +26,14 @@ export class SqliteStore implements Store {
   readonly exclusive = true;
   readonly db: Database.Database;
 
+  /** the data folder (null in memory) */
+  private readonly dir: string | null;
+  private serveLock: Database.Database | undefined;
+
   /** `path` is a data folder (the database is `runlens.sqlite` inside) or `:memory:`. */
   constructor(path: string) {
     let file = path;
+    this.dir = path === ':memory:' ? null : path;
     if (path !== ':memory:') {
       mkdirSync(path, { recursive: true });
       file = join(path, 'runlens.sqlite');
@@ -63,8 +69,30 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * A lock file held by SQLite's own file lock for as long as this process has it open (released when
+   * the process ends, kill -9 included): a second serve on the folder finds it taken. The database
+   * itself stays open to the administration commands, which write while serve runs.
+   */
+  async claimForServe(): Promise<void> {
+    if (this.dir === null || this.serveLock) return;
+    const lock = new Database(join(this.dir, 'serve.lock'), { timeout: 0 });
+    try {
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder');
+      lock.prepare('INSERT INTO holder VALUES (?)').run(process.pid);
+    } catch (e) {
+      lock.close();
+      if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+      throw new UsageError(`another runlens serve is using the data folder ${this.dir}: one serve per folder (several serve processes share a PostgreSQL database: --database-url)`);
+    }
+    this.serveLock = lock;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+    this.serveLock?.close();
+    this.serveLock = undefined;
   }
 
   async createAccount(name: string, now: number): Promise<Account> {

@@ -190,6 +190,11 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** the store is this process's alone (embedded): leases and unfinished runs left at start-up are stale */
   readonly exclusive: boolean;
+  /**
+   * Before `serve` starts on an exclusive store: make it this process's, or throw a UsageError when
+   * another serve holds it (its start-up would take over that one's runs and deliveries).
+   */
+  claimForServe(): Promise<void>;
   close(): Promise<void>;
 
   createAccount(name: string, now: number): Promise<Account>;
