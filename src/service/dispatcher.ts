@@ -64,7 +64,8 @@ export class Dispatcher {
   async start(): Promise<void> {
     this.stopped = false;
     await this.o.store.watch?.(() => this.kick());
-    await this.prune();
+    // On the embedded store no other process can be in the middle of a test attempt at start-up.
+    await this.prune(this.o.store.exclusive);
     this.kick();
   }
 
@@ -239,10 +240,16 @@ export class Dispatcher {
     return result;
   }
 
-  /** Drops delivery-log entries older than 7 days (by the injected clock). */
-  async prune(): Promise<number> {
-    this.lastPrune = this.o.clock.now();
-    return this.o.store.prune(toMicros(this.o.clock.now() - LOG_RETENTION_MS));
+  /**
+   * Drops delivery-log entries older than 7 days (by the injected clock), after ending test events
+   * stranded by a stopped process (`allTests`: every pending one; else those older than an attempt
+   * and its lease margin can take).
+   */
+  async prune(allTests = false): Promise<number> {
+    const now = this.o.clock.now();
+    this.lastPrune = now;
+    await this.o.store.failStrandedTests(toMicros(allTests ? now + 1 : now - this.o.timeoutMs - (this.o.leaseMarginMs ?? 30_000)));
+    return this.o.store.prune(toMicros(now - LOG_RETENTION_MS));
   }
 
   /** Waits until nothing is in flight (tests and graceful shutdown). */

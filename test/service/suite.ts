@@ -11,6 +11,7 @@ import { ManualClock, toMicros } from '../../src/service/clock.js';
 import { eventId } from '../../src/service/ids.js';
 import type { AttemptStart, EventType, Store } from '../../src/service/store/types.js';
 import { WebhooksClient } from '../../src/client/webhooks.js';
+import { receiptView } from '../../src/service/http/views.js';
 import { ArtifactsClient } from '../../src/client/artifacts.js';
 import { ApiClientError } from '../../src/client/http.js';
 import { makeToken, startReceiver, startService, until, type Harness, type StoreFactory } from './helpers.js';
@@ -676,6 +677,36 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.store.getSubscription(h.accountId, d.id))!).toMatchObject({
           name: 'renamed', clientUrl: url, consecutiveFailures: 1, archived: true, httpStatusCode: 500,
         });
+      });
+
+      it('a test delivery cut off by a crash shows as cut off after the restart, not in progress for ever', async () => {
+        db = await factory.fresh();
+        store = await db.open();
+        h = await startService(store, { workDir: join(db.dir, 'runs') });
+        const d = await subscribe({ client_url: `${rx.url}/ok` });
+        // what the test operation writes before its request leaves, then the process dies
+        const hourAgo = toMicros(Date.now() - 3600_000);
+        const id = eventId(Date.now() - 3600_000);
+        await store.insertTestEvent({ id, accountId: h.accountId, subscriptionId: d.id, jobId: null, eventType: 'test', payload: '{}', status: 'pending',
+          attempts: 0, nextAttemptAt: hourAgo, httpStatusCode: 0, createdAt: hourAgo, test: true });
+        await store.beginAttempts([{ eventId: id, subscriptionId: d.id, owner: 'gone', receiptId: 'wre_testcut', attempt: 1, dispatchedAt: hourAgo,
+          requestHeaders: {}, cutOffReceiptId: null }]);
+        await h.svc.close(false);
+        await store.close();
+
+        store = await db.open();
+        const { createService } = await import('../../src/service/server.js');
+        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50, leaseMarginMs: 200 });
+        cleanups.push(async () => {
+          await svc2.close(false);
+          await store.close();
+          await db.cleanup();
+        });
+        await svc2.listen(0);
+        const ev = (await store.listEvents(h.accountId, d.id, 0, 10)).items.find((e) => e.id === id)!;
+        expect(ev.status).toBe('failed');
+        const [receipt] = await store.listReceipts(id);
+        expect(receiptView(receipt!, ev).error_info).toMatch(/cut off/);
       });
 
       it('a restart in the middle of a delivery loses nothing: the delivery goes out again', async () => {

@@ -435,6 +435,10 @@ export class PostgresStore implements Store {
     return (await this.rows(this.pool, 'SELECT * FROM receipts WHERE event_id = $1 ORDER BY attempt, dispatched_at', [eventId])).map(receiptFromRow);
   }
 
+  async failStrandedTests(before: number): Promise<number> {
+    return (await this.pool.query(`UPDATE events SET status = 'failed' WHERE test AND status = 'pending' AND created_at < $1`, [before])).rowCount ?? 0;
+  }
+
   async prune(before: number): Promise<number> {
     return this.tx(async (c) => {
       const where = `created_at < $1 AND (status <> 'pending' OR test)`;

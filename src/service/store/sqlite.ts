@@ -420,6 +420,10 @@ export class SqliteStore implements Store {
     return (this.sql('SELECT * FROM receipts WHERE event_id = ? ORDER BY attempt').all(eventId) as Row[]).map(receiptFromRow);
   }
 
+  async failStrandedTests(before: number): Promise<number> {
+    return this.sql(`UPDATE events SET status = 'failed' WHERE test = 1 AND status = 'pending' AND created_at < ?`).run(before).changes;
+  }
+
   async prune(before: number): Promise<number> {
     return this.db.transaction(() => {
       // Pending events are kept however old (they still owe a delivery), except test events stranded by a crash.

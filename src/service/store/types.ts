@@ -283,4 +283,10 @@ export interface Store {
   listReceipts(eventId: string): Promise<Receipt[]>;
   /** Drops finished events and receipts older than `before`; returns how many events went. */
   prune(before: number): Promise<number>;
+  /**
+   * Test events still pending that were created before `before` end as failed: a test attempt runs
+   * inside its request, so one pending that long was cut off (its process stopped) and its log shows
+   * it so. Returns how many.
+   */
+  failStrandedTests(before: number): Promise<number>;
 }
