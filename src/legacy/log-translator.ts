@@ -455,9 +455,14 @@ export class LogTranslator {
     this.end(at);
   }
 
-  /** End of stream: whatever is still open ends; nodes still in flight end as canceled. */
-  end(at?: bigint): void {
+  /**
+   * End of stream: whatever is still open ends; nodes still in flight end as canceled. `exitedWell`:
+   * the command's process exited 0 (record knows), so a stream without its closing lines (stdout of
+   * `--quiet`) was not cut off.
+   */
+  end(at?: bigint, o: { exitedWell?: boolean } = {}): void {
     if (this.pending && !this.cur) this.startPending();
+    if (this.cur && o.exitedWell) this.cur.completed = true;
     if (this.cur) this.endInvocation(at ?? this.lastTs);
   }
 

@@ -86,7 +86,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     lines = r.lines;
     const { code, signal } = await exited;
     if (interrupted || signal === 'SIGINT') t.interrupt();
-    else t.end();
+    else t.end(undefined, { exitedWell: code === 0 });
     return finish(code, signal);
   } finally {
     process.off('SIGINT', onSigint);

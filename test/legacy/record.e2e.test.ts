@@ -37,6 +37,18 @@ describe('record', () => {
     await expectValid(pq);
   });
 
+  it.skipIf(note.missing)(note.title('an engine that dies before its closing lines fails the run; one that exits 0 without them (--quiet) does not'), async () => {
+    const dir = tempDir('runlens-record-cut-');
+    const log = sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl');
+    const runOf = (out: string) => runCli(['query', '--sql', 'SELECT status_message, failed FROM runs', out, '--format', 'json']);
+    const died = path.join(dir, 'died.jsonl');
+    expect(runCli(['record', '-o', died, '--', 'sh', '-c', `head -n 81 '${log}'; exit 137`]).code).toBe(137);
+    expect(JSON.parse(runOf(died).stdout)).toEqual([{ status_message: 'the log ends before the command did (no CommandCompleted)', failed: true }]);
+    const quiet = path.join(dir, 'quiet.jsonl');
+    expect(runCli(['record', '-o', quiet, '--', 'sh', '-c', `head -n 81 '${log}'`]).code).toBe(0);
+    expect(JSON.parse(runOf(quiet).stdout)).toEqual([{ status_message: null, failed: false }]);
+  });
+
   it('Ctrl-C: the engine is interrupted and its in-flight node ends canceled', async () => {
     const dir = tempDir('runlens-record-int-');
     const out = path.join(dir, 'run.jsonl');

@@ -50,6 +50,19 @@ export function serviceSuite(factory: StoreFactory): void {
       return r.json.data;
     }
 
+    /** A new service on the data of the last one, whose service and store were closed as a crash leaves them. */
+    async function restartOnSameData(): Promise<void> {
+      store = await db.open();
+      const { createService } = await import('../../src/service/server.js');
+      const svc = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50, leaseMarginMs: 200 });
+      cleanups.push(async () => {
+        await svc.close(false);
+        await store.close();
+        await db.cleanup();
+      });
+      await svc.listen(0);
+    }
+
     /** Puts one event of job 1 straight into the outbox (what a run does), then wakes the dispatcher. */
     async function enqueue(type: EventType = 'job.run.completed', jobId = 1, at = Date.now()): Promise<number> {
       const evs = await h.store.enqueueEvent({
@@ -694,15 +707,7 @@ export function serviceSuite(factory: StoreFactory): void {
         await h.svc.close(false);
         await store.close();
 
-        store = await db.open();
-        const { createService } = await import('../../src/service/server.js');
-        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50, leaseMarginMs: 200 });
-        cleanups.push(async () => {
-          await svc2.close(false);
-          await store.close();
-          await db.cleanup();
-        });
-        await svc2.listen(0);
+        await restartOnSameData();
         const ev = (await store.listEvents(h.accountId, d.id, 0, 10)).items.find((e) => e.id === id)!;
         expect(ev.status).toBe('failed');
         const [receipt] = await store.listReceipts(id);
@@ -721,15 +726,7 @@ export function serviceSuite(factory: StoreFactory): void {
         await store.close();
         const firstBodies = rx.deliveries.map((x) => x.body);
 
-        store = await db.open();
-        const { createService } = await import('../../src/service/server.js');
-        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50, leaseMarginMs: 200 });
-        cleanups.push(async () => {
-          await svc2.close(false);
-          await store.close();
-          await db.cleanup();
-        });
-        await svc2.listen(0);
+        await restartOnSameData();
         await rx.waitFor((x) => x.filter((y) => y.path === '/hang-once').length === 2 && x.some((y) => y.path === '/ok'));
         await until(async () => (await store.listEvents(h.accountId, d.id, 0, 10)).items[0]?.status === 'succeeded', 'redelivered');
         const hang = rx.deliveries.filter((x) => x.path === '/hang-once');
@@ -762,16 +759,7 @@ export function serviceSuite(factory: StoreFactory): void {
             dispatchedAt: now, requestHeaders: {}, cutOffReceiptId: c!.cutOffReceiptId }]);
         }
         await store.close();
-        store = await db.open();
-        const { createService } = await import('../../src/service/server.js');
-        const svc2 = await createService({ store, workDir: join(db.dir, 'runs'), allowPrivateTargets: true, retryDelaysMs: [1, 1, 1, 1], jitter: 0, pollMs: 50,
-          leaseMarginMs: 200 });
-        cleanups.push(async () => {
-          await svc2.close(false);
-          await store.close();
-          await db.cleanup();
-        });
-        await svc2.listen(0);
+        await restartOnSameData();
         const ev = await until(async () => {
           const e = (await store.listEvents(h.accountId, d.id, 0, 10)).items[0];
           return e?.status === 'failed' ? e : null;
