@@ -76,7 +76,7 @@ export async function* rawLines(path: string, gzip: boolean): AsyncGenerator<Raw
  * Read a file's text beside DuckDB's read of it, for what that reader forgives or skips. It takes a
  * trailing comma (`{"a":1,}`, `[1,]`) for valid JSON: the scan says whether a `,` comes before a `}`
  * or `]` (a `,}` inside a string is a false alarm, which the line check then clears). It skips blank
- * lines, so that the rows after one are off their lines: the scan says whether there is one. A gzip
+ * lines, so that the rows after one are off their lines: the scan says whether a record follows one. A gzip
  * file is also read through to its end (DuckDB's reader takes a truncated gzip for a text that ends
  * early, and does not check the checksum); zlib works in a thread of its own. Rejects with rawLines'
  * InputError.
@@ -86,7 +86,7 @@ export async function scanBeside(path: string, gzip: boolean): Promise<{ trailin
   let read = 0;
   let before = 0; // the last byte that is not white space, from the chunks before
   let trailingComma = false;
-  const line = { blankSoFar: true };
+  const line = { blankSoFar: true, sawBlank: false };
   let blankLines = false;
   for await (const chunk of gzip ? textChunks(path, true, got) : reusedChunks(path)) {
     if (!trailingComma) trailingComma = commaBeforeClose(chunk, before);
@@ -111,17 +111,20 @@ export async function scanBeside(path: string, gzip: boolean): Promise<{ trailin
 }
 
 /**
- * Whether a line of white space only ends in the chunk. `line.blankSoFar`: the line the chunk starts
- * in has only white space before it (true at the start of the file); kept for the next chunk.
+ * Whether a line with a record comes after a blank line (white space only) in the chunk: blank lines
+ * after the last record move no record off its line. `line.blankSoFar`: the line the chunk starts in
+ * has only white space before it (true at the start of the file); `line.sawBlank`: a blank line came
+ * before. Both are kept for the next chunk.
  */
-function blankLineIn(chunk: Buffer, line: { blankSoFar: boolean }): boolean {
+function blankLineIn(chunk: Buffer, line: { blankSoFar: boolean; sawBlank: boolean }): boolean {
   let i = 0;
   for (;;) {
     while (i < chunk.length && chunk[i] !== 0x0a && isSpace(chunk[i]!)) i++;
     if (i === chunk.length) return false;
     if (chunk[i] === 0x0a) {
-      if (line.blankSoFar) return true;
+      if (line.blankSoFar) line.sawBlank = true;
     } else {
+      if (line.blankSoFar && line.sawBlank) return true;
       i = chunk.indexOf(0x0a, i);
       if (i === -1) {
         line.blankSoFar = false;

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { scanBeside } from '../../src/ingest/jsonl-lines.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -93,6 +94,15 @@ describe('records.line is the line in the file, blank lines counted', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('the scan beside the read finds a blank line only where a record follows it (trailing ones move nothing)', async () => {
+    const scan = (name: string, text: string) => scanBeside(file(name, [text.replace(/\n$/, '')]), false);
+    const rec = LINES[0]!;
+    expect((await scan('trailing-blank.jsonl', `${rec}\n${rec}\n\n \n`)).blankLines).toBe(false);
+    expect((await scan('first-blank.jsonl', `\n${rec}\n`)).blankLines).toBe(true);
+    expect((await scan('crlf-blank.jsonl', `${rec}\r\n\r\n${rec}\r\n`)).blankLines).toBe(true);
+    expect((await scan('crlf.jsonl', `${rec}\r\n${rec}\r\n`)).blankLines).toBe(false);
   });
 
   it('a bad line after a blank one is skipped under its own number, the lines after it keep theirs', async () => {
