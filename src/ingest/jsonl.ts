@@ -41,11 +41,11 @@ const READ_TYPES = {
  * quotes, and whether it is a string. The reader writes a string with escapes only where JSON needs
  * them, which no hex id does.
  */
-const idRead = (col: string, as: string) => {
+const idRead = (col: string, as: string, normalize: (id: string) => string) => {
   const text = `CAST(${col} AS VARCHAR)`;
-  const id = `substr(${text}, 2, strlen(${text}) - 2)`;
-  return `${as === 'trace_id' ? `rl_trace_id(${id})` : `lower(${id})`} AS ${as}, prefix(${text}, '"') AS ${as}_string`;
+  return `${normalize(`substr(${text}, 2, strlen(${text}) - 2)`)} AS ${as}, prefix(${text}, '"') AS ${as}_string`;
 };
+const lower = (id: string) => `lower(${id})`;
 
 /** An integer read as text (`raw`) and cast (`n`) is not as written: a fraction, a boolean, out of range. */
 const notAsWritten = (raw: string, n: string) => `(${raw} IS NOT NULL AND (${n} IS NULL OR CAST(${n} AS VARCHAR) <> ${raw}))`;
@@ -170,9 +170,9 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
       ${q(k.record_type)} AS record_type,
-      ${idRead(q(k.trace_id), 'trace_id')},
-      ${idRead(q(k.span_id), 'span_id')},
-      ${idRead(q(k.parent_span_id), 'parent_span_id')},
+      ${idRead(q(k.trace_id), 'trace_id', (id) => `rl_trace_id(${id})`)},
+      ${idRead(q(k.span_id), 'span_id', lower)},
+      ${idRead(q(k.parent_span_id), 'parent_span_id', lower)},
       ${q(k.span_name)} AS span_name,
       ${q(k.event_type)} AS event_type,
       ${q(k.event_id)} AS event_id,

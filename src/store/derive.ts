@@ -248,20 +248,17 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   // (then it has a run). A span has several SpanEnds when a touched trace came from two inputs (files,
   // batches), or one input says it twice (a retried OTLP batch, a file concatenated with itself): the
   // count of distinct key hashes tells (a collision only runs the step for nothing).
-  const check = await db.one<{ dup: boolean; existed: boolean; repeated: boolean }>(
-    `SELECT count(*) > count(DISTINCT trace_id) AS dup,
-       ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed,
+  const check = await db.one<{ existed: boolean; repeated: boolean }>(
+    `SELECT ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed,
        (SELECT count(*) > count(DISTINCT hash(trace_id, span_id)) FROM record_rows
-        WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}) AS repeated
-     FROM _touched`,
+        WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}) AS repeated`,
   );
-  const again = Boolean(check?.dup || check?.existed);
   const plan: Stage[] = [
     ['derive: clear runs', `DELETE FROM runs WHERE trace_id IN ${TOUCHED}`],
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
-    ...(again ? [['derive: reset spans', RESET] as Step] : []),
-    ...(again || check?.repeated ? [['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
+    ...(check?.existed ? [['derive: reset spans', RESET] as Step] : []),
+    ...(check?.repeated ? [['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
     ...unendedStarts(filter),
     nodeGroups(filter),
     { when: 'SELECT count(*) FROM _node_groups', then: NODE_PICK },
