@@ -47,6 +47,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
           onProgress,
           onLoaded: (n) => h.loaded(`following: +${plural(n, 'record')}`),
           onError: (e) => h.loaded(`follow: ${(e as Error).message}`),
+          onReplaced: () => h.loaded(`following: ${followFile} was replaced or truncated: reading it again from its start`),
         });
         const n = await follower.start();
         h.loaded(`following ${followFile} (${plural(n, 'record')})`);

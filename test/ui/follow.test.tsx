@@ -6,7 +6,7 @@ import { Follower } from '../../src/analyze/explore/follow.js';
 import { closeReader, readerFor } from '../../src/analyze/explore/reader.js';
 import { openModel } from '../../src/store/load.js';
 import { App } from '../../src/ui/App.js';
-import { closeLater, haveSample, KEY, mount, SAMPLE } from './helpers.js';
+import { closeLater, haveSample, KEY, mount, OLDER_SAMPLE, SAMPLE } from './helpers.js';
 
 describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () => {
   let dir: string;
@@ -30,6 +30,30 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     expect(await f.poll()).toBe(0);
     expect(await db.scalar('SELECT count(*)::INTEGER FROM record_rows WHERE record_type IS NOT NULL')).toBe(lines.length);
     expect(await db.one('SELECT ended, failed, nodes::INTEGER AS nodes FROM runs')).toEqual({ ended: true, failed: true, nodes: 48 });
+    await f.stop();
+    db.close();
+  });
+
+  it('reads a file that was replaced or truncated from its start again', async () => {
+    const file = path.join(dir, 'c.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const db = await openModel();
+    let replaced = 0;
+    const f = new Follower(db, file, { intervalMs: 60_000, onReplaced: () => replaced++ });
+    expect(await f.start()).toBe(lines.length);
+    // A new file in its place (the logs folder cleaned between two commands), shorter at first.
+    const other = readFileSync(OLDER_SAMPLE, 'utf8').split('\n').filter(Boolean);
+    rmSync(file);
+    writeFileSync(file, other.slice(0, 100).join('\n') + '\n');
+    expect(await f.poll()).toBe(100);
+    appendFileSync(file, other.slice(100).join('\n') + '\n');
+    expect(await f.poll()).toBe(other.length - 100);
+    // The same file emptied and written again in place, longer by the next poll than before.
+    writeFileSync(file, lines.join('\n') + '\n' + other.join('\n') + '\n');
+    expect(await f.poll()).toBe(0); // every record is present already
+    expect(replaced).toBe(2);
+    expect(await db.scalar('SELECT count(*)::INTEGER FROM record_rows WHERE record_type IS NOT NULL')).toBe(lines.length + other.length);
+    expect(await db.scalar('SELECT count(*)::INTEGER FROM runs WHERE ended')).toBe(3);
     await f.stop();
     db.close();
   });

@@ -8,6 +8,7 @@ import type { Db } from '../../src/store/db.js';
 import { App } from '../../src/ui/App.js';
 
 export const SAMPLE = path.resolve(__dirname, '../../../shared/samples/fusion-jsonl/forwarder-otel-preview120.jsonl');
+export const OLDER_SAMPLE = path.resolve(__dirname, '../../../shared/samples/fusion-jsonl/forwarder-otel-preview72.jsonl');
 export const FAILED_SAMPLE = path.resolve(__dirname, '../../../shared/samples/fusion-jsonl/forwarder-otel_failed-preview120.jsonl');
 export const haveSample = existsSync(SAMPLE);
 if (!haveSample) console.warn(`skipping explorer tests: sample ${SAMPLE} is missing`);

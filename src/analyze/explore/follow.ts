@@ -2,7 +2,8 @@
  * `explore --follow`: tail a JSONL file that the engine is still writing. Only complete lines are
  * loaded (a half-written last line waits for its newline); each batch of appended lines is copied
  * to a chunk file and loaded like any input, so the derived relations of the touched traces are
- * rebuilt and unended spans show as running.
+ * rebuilt and unended spans show as running. A file replaced or rewritten in place (a logs folder
+ * cleaned between two commands) is read again from its start: records already loaded are not added twice.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
@@ -19,6 +20,8 @@ export interface FollowOptions {
   onProgress?: LoadOptions['onProgress'];
   /** after each batch is loaded (records added) */
   onLoaded?: (records: number) => void;
+  /** the file was replaced or truncated: it is read again from its start */
+  onReplaced?: () => void;
   onError?: (e: unknown) => void;
 }
 
@@ -47,8 +50,25 @@ async function lastLineEnd(file: string, from: number, size: number): Promise<nu
   }
 }
 
+/** Bytes kept from just before the read offset: if they change, the file was rewritten. */
+const MARK_BYTES = 256;
+
+async function readAt(file: string, start: number, length: number): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await fh.read(buf, 0, length, start);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 export class Follower {
   private offset = 0;
+  /** the file read so far: its inode and its last bytes before the offset */
+  private ino = 0;
+  private mark: Buffer = Buffer.alloc(0);
   private chunk = 0;
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
@@ -84,7 +104,13 @@ export class Follower {
     if (this.busy) return 0;
     this.busy = true;
     try {
-      const size = (await stat(this.file)).size;
+      const { size, ino } = await stat(this.file);
+      if (this.offset > 0 && (ino !== this.ino || size < this.offset || !(await this.markHolds()))) {
+        this.offset = 0;
+        this.mark = Buffer.alloc(0);
+        this.opts.onReplaced?.();
+      }
+      this.ino = ino;
       if (size <= this.offset) return 0;
       const end = await lastLineEnd(this.file, this.offset, size);
       if (end <= this.offset) return 0;
@@ -93,6 +119,7 @@ export class Follower {
       try {
         const report = await loadPaths(this.db, [part], { lenient: this.opts.lenient, onProgress: this.opts.onProgress });
         this.offset = end;
+        this.mark = await readAt(this.file, Math.max(0, end - MARK_BYTES), Math.min(end, MARK_BYTES));
         return report.records;
       } finally {
         await rm(part, { force: true });
@@ -100,6 +127,11 @@ export class Follower {
     } finally {
       this.busy = false;
     }
+  }
+
+  private async markHolds(): Promise<boolean> {
+    const now = await readAt(this.file, this.offset - this.mark.length, this.mark.length);
+    return now.equals(this.mark);
   }
 
   async stop(): Promise<void> {
