@@ -12,9 +12,18 @@ export function sample(dir: string, name: string): string {
   return path.join(dir, name);
 }
 
+/**
+ * What a test needs is missing: outside CI the test skips with `why` said; in CI, where .ci/run
+ * installs everything and the shared samples are always beside the project, that is a failure.
+ */
+export function skipOrFailInCi(why: string): void {
+  if (process.env.CI) throw new Error(`${why} (in CI it must be there)`);
+  console.warn(`[runlens tests] SKIPPING: ${why}`);
+}
+
 /** Title suffix that says why a block is skipped, so a skip never looks like a pass. */
 export function samplesNote(dir: string): { missing: boolean; title: (t: string) => string } {
   const missing = !existsSync(dir);
-  if (missing) console.warn(`[runlens tests] SKIPPING tests on real samples: ${dir} not found (the shared/ folder beside the project)`);
+  if (missing) skipOrFailInCi(`tests on real samples: ${dir} not found (the shared/ folder beside the project)`);
   return { missing, title: (t) => (missing ? `${t} (skipped: ${dir} not found)` : t) };
 }

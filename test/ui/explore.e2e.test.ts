@@ -13,9 +13,10 @@ import { tempDir } from '../helpers/fixtures.js';
 import { haveTmux, Terminal } from '../helpers/terminal.js';
 import { SAMPLE } from './helpers.js';
 import { CLI } from '../helpers/cli.js';
+import { skipOrFailInCi } from '../helpers/samples.js';
 
 const missing = !haveTmux ? 'tmux is not installed' : !existsSync(SAMPLE) ? `the sample ${SAMPLE} is missing` : !existsSync(CLI) ? `${CLI} is not built (npm run build)` : '';
-if (missing) console.warn(`skipping the explore e2e test: ${missing}`);
+if (missing) skipOrFailInCi(`the explore e2e test: ${missing}`);
 
 const open: Terminal[] = [];
 function terminal(args: string, width = 140, height = 40): Terminal {

@@ -6,12 +6,13 @@ import type { ReactElement } from 'react';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import type { Db } from '../../src/store/db.js';
 import { App } from '../../src/ui/App.js';
+import { skipOrFailInCi } from '../helpers/samples.js';
 
 export const SAMPLE = path.resolve(__dirname, '../../../shared/samples/fusion-jsonl/forwarder-otel-preview120.jsonl');
 export const OLDER_SAMPLE = path.resolve(__dirname, '../../../shared/samples/fusion-jsonl/forwarder-otel-preview72.jsonl');
 export const FAILED_SAMPLE = path.resolve(__dirname, '../../../shared/samples/fusion-jsonl/forwarder-otel_failed-preview120.jsonl');
 export const haveSample = existsSync(SAMPLE);
-if (!haveSample) console.warn(`skipping explorer tests: sample ${SAMPLE} is missing`);
+if (!haveSample) skipOrFailInCi(`explorer tests: the sample ${SAMPLE} is missing`);
 
 export async function sampleDb(paths: string[] = [SAMPLE]): Promise<Db> {
   const db = await openModel();
