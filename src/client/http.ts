@@ -31,9 +31,9 @@ export class ApiClient {
     this.base = config.baseUrl.replace(/\/+$/, '');
   }
 
-  async raw(method: string, path: string, body?: unknown): Promise<Response> {
+  async raw(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Response> {
     const url = this.base + path;
-    const headers: Record<string, string> = { authorization: `Token ${this.config.token}`, accept: 'application/json' };
+    const headers: Record<string, string> = { ...extraHeaders, authorization: `Token ${this.config.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
@@ -58,14 +58,14 @@ export class ApiClient {
     return res;
   }
 
-  async json<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.raw(method, path, body);
+  async json<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
+    const res = await this.raw(method, path, body, headers);
     return (await res.json()) as T;
   }
 
   /** The `data` of a response envelope. */
-  async data<T = ApiObject>(method: string, path: string, body?: unknown): Promise<T> {
-    return (await this.json<Envelope<T>>(method, path, body)).data;
+  async data<T = ApiObject>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
+    return (await this.json<Envelope<T>>(method, path, body, headers)).data;
   }
 
   /** One page of a listing: its items and the total the service reports. */

@@ -2,9 +2,10 @@
  * Client of the v3 webhook subscriptions API and its delivery log. Objects are returned as the API
  * answered them (its field names and types: this service answers `job_ids` as strings, the hosted
  * API may answer integers); updates read, merge and write the full object, as the hosted API's
- * update takes every configurable field.
+ * update takes every configurable field, with the ETag of the read in If-Match where the service
+ * gives one, so that a change made in between is not written over.
  */
-import { ApiClient, type ApiObject, type ClientConfig } from './http.js';
+import { ApiClient, ApiClientError, type ApiObject, type ClientConfig, type Envelope } from './http.js';
 
 export interface WebhookSubscription extends ApiObject {
   id: string;
@@ -65,6 +66,9 @@ export interface Receipt extends ApiObject {
 export const jobIdNumbers = (ids: readonly (string | number)[] | undefined): number[] =>
   (ids ?? []).map((x) => Number(x)).filter((x) => Number.isSafeInteger(x));
 
+/** Reads and writes of one update before it gives up on a subscription that keeps changing. */
+const UPDATE_ATTEMPTS = 5;
+
 export class WebhooksClient {
   private readonly http: ApiClient;
   constructor(config: ClientConfig) {
@@ -95,17 +99,27 @@ export class WebhooksClient {
     return this.http.data<WebhookSubscription>('POST', `${this.path}/subscriptions`, body);
   }
 
+  /** Read, merge, write; read again when the subscription changed in between (412), a few times. */
   async update(id: string, changes: SubscriptionChanges): Promise<WebhookSubscription> {
-    const cur = await this.get(id);
-    const body = {
-      name: changes.name ?? cur.name,
-      description: changes.description ?? cur.description ?? '',
-      client_url: changes.client_url ?? cur.client_url,
-      event_types: changes.event_types ?? cur.event_types,
-      job_ids: changes.job_ids ?? jobIdNumbers(cur.job_ids),
-      active: changes.active ?? cur.active,
-    };
-    return this.http.data<WebhookSubscription>('PUT', `${this.path}/subscription/${encodeURIComponent(id)}`, body);
+    const path = `${this.path}/subscription/${encodeURIComponent(id)}`;
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.http.raw('GET', path);
+      const etag = res.headers.get('etag');
+      const cur = ((await res.json()) as Envelope<WebhookSubscription>).data;
+      const body = {
+        name: changes.name ?? cur.name,
+        description: changes.description ?? cur.description ?? '',
+        client_url: changes.client_url ?? cur.client_url,
+        event_types: changes.event_types ?? cur.event_types,
+        job_ids: changes.job_ids ?? jobIdNumbers(cur.job_ids),
+        active: changes.active ?? cur.active,
+      };
+      try {
+        return await this.http.data<WebhookSubscription>('PUT', path, body, etag ? { 'if-match': etag } : {});
+      } catch (e) {
+        if (!(e instanceof ApiClientError && e.status === 412 && attempt < UPDATE_ATTEMPTS)) throw e;
+      }
+    }
   }
 
   async delete(id: string): Promise<{ id: string }> {

@@ -4,6 +4,7 @@
  * and the shared suite holds both to them),
  * when a subscription is archived, and what reactivates it.
  */
+import { createHash } from 'node:crypto';
 import type { ArchivalPolicy, AttemptOutcome, Subscription } from './store/types.js';
 
 export const DEFAULT_ARCHIVAL: ArchivalPolicy = {
@@ -44,4 +45,19 @@ export function activeAfterUpdate(sub: Subscription, body: { active?: boolean; c
   if (body.active === true) return true;
   if (urlChanged && !wasActive) return true;
   return body.active ?? wasActive;
+}
+
+/**
+ * The subscription's ETag: it changes when what an update sets or decides changes (settings, active,
+ * archived), not with each delivery, so that a client's read-merge-write (`If-Match`) is refused
+ * only when it would write over someone else's change.
+ */
+export function subscriptionEtag(s: Subscription): string {
+  const state = [s.name, s.description, s.clientUrl, s.eventTypes, s.jobIds, s.active, s.archived];
+  return `"${createHash('sha256').update(JSON.stringify(state)).digest('hex').slice(0, 32)}"`;
+}
+
+/** Whether an If-Match header (a list of tags, or `*`) names this tag. */
+export function ifMatchHolds(header: string, etag: string): boolean {
+  return header.split(',').some((t) => t.trim() === '*' || t.trim() === etag);
 }

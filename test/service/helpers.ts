@@ -192,7 +192,7 @@ export interface Harness {
   store: Store;
   accountId: number;
   token: string;
-  api: (method: string, path: string, body?: unknown, token?: string | null) => Promise<{ status: number; json: any; text: string }>;
+  api: (method: string, path: string, body?: unknown, token?: string | null, headers?: Record<string, string>) => Promise<{ status: number; json: any; text: string; headers: Headers }>;
 }
 
 export async function makeToken(store: Store, accountId: number, permissionSet = 'account_admin'): Promise<string> {
@@ -209,8 +209,8 @@ export async function startService(store: Store, opts: Partial<ServiceOptions> &
   const base = await svc.listen(0);
   const account = await store.createAccount('Acme', Date.now() * 1000);
   const token = await makeToken(store, account.id);
-  const api: Harness['api'] = async (method, path, body, tok = token) => {
-    const headers: Record<string, string> = {};
+  const api: Harness['api'] = async (method, path, body, tok = token, extra = {}) => {
+    const headers: Record<string, string> = { ...extra };
     if (tok !== null) headers.authorization = `Token ${tok}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(base + path.replace('{acct}', String(account.id)), {
@@ -223,7 +223,7 @@ export async function startService(store: Store, opts: Partial<ServiceOptions> &
     } catch {
       /* binary or empty */
     }
-    return { status: res.status, json, text };
+    return { status: res.status, json, text, headers: res.headers };
   };
   return { svc, base, store, accountId: account.id, token, api };
 }

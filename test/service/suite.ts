@@ -223,6 +223,45 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.api('DELETE', SUB(d.id))).status).toBe(404);
       });
 
+      it('refuses an update whose If-Match names an older state of the subscription (412), and says its ETag', async () => {
+        const d = await subscribe({ client_url: 'https://example.com' });
+        const got = await h.api('GET', SUB(d.id));
+        const etag = got.headers.get('etag');
+        expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+        expect((await h.api('PUT', SUB(d.id), { active: false })).status).toBe(200);
+        const stale = await h.api('PUT', SUB(d.id), { name: 'late', active: true }, undefined, { 'if-match': etag! });
+        expect(stale.status).toBe(412);
+        expect(stale.json.status.user_message).toMatch(/changed since it was read/);
+        expect((await h.api('GET', SUB(d.id))).json.data).toMatchObject({ name: 'hook', active: false });
+        const fresh = (await h.api('GET', SUB(d.id))).headers.get('etag')!;
+        expect(fresh).not.toBe(etag);
+        const ok = await h.api('PUT', SUB(d.id), { name: 'now' }, undefined, { 'if-match': fresh });
+        expect(ok.status).toBe(200);
+        expect(ok.headers.get('etag')).not.toBe(fresh);
+      });
+
+      it("the client's update keeps a change made between its read and its write", async () => {
+        const d = await subscribe({ client_url: 'https://example.com' });
+        const client = new WebhooksClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
+        const realFetch = globalThis.fetch;
+        let meddled = false;
+        globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+          if (!meddled && init?.method === 'PUT') {
+            meddled = true; // another client turns the subscription off after this one read it
+            expect((await h.api('PUT', SUB(d.id), { active: false })).status).toBe(200);
+          }
+          return realFetch(input, init);
+        }) as typeof fetch;
+        try {
+          const u = await client.update(d.id, { name: 'renamed' });
+          expect(u).toMatchObject({ name: 'renamed', active: false });
+        } finally {
+          globalThis.fetch = realFetch;
+        }
+        expect(meddled).toBe(true);
+        expect((await h.api('GET', SUB(d.id))).json.data).toMatchObject({ name: 'renamed', active: false });
+      });
+
       it('deletes the delivery log with its subscription (events and receipts), as the API shows', async () => {
         const d = await subscribe({ client_url: `${rx.url}/fail` });
         const kept = await subscribe({ client_url: `${rx.url}/ok` });

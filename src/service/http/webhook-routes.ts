@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { toMicros } from '../clock.js';
 import { eventId, newHmacSecret, subscriptionId } from '../ids.js';
 import { buildTestPayload } from '../payload.js';
-import { activeAfterUpdate } from '../subscription-state.js';
+import { activeAfterUpdate, ifMatchHolds, subscriptionEtag } from '../subscription-state.js';
 import type { Subscription } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { authenticate, requirePermission, WEBHOOK_WRITERS } from './auth.js';
-import { notFound, v3 } from './envelope.js';
+import { ApiError, notFound, v3 } from './envelope.js';
 import { checkTargetAllowed, parsePaging, parseSubscriptionBody } from './validate.js';
 import { eventView, receiptView, subscriptionView } from './views.js';
 
@@ -50,12 +50,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     return v3(subscriptionView(s, true), 201);
   });
 
-  app.get<{ Params: P }>(`${base}/subscription/:id`, async (req) => {
+  app.get<{ Params: P }>(`${base}/subscription/:id`, async (req, reply) => {
     const t = await authenticate(store, req, req.params.account_id);
-    return v3(subscriptionView(await load(t.accountId, req.params.id)));
+    const s = await load(t.accountId, req.params.id);
+    reply.header('etag', subscriptionEtag(s));
+    return v3(subscriptionView(s));
   });
 
-  app.put<{ Params: P }>(`${base}/subscription/:id`, async (req) => {
+  app.put<{ Params: P }>(`${base}/subscription/:id`, async (req, reply) => {
     const t = await authenticate(store, req, req.params.account_id);
     requirePermission(t, WEBHOOK_WRITERS, 'updating a webhook subscription');
     const b = parseSubscriptionBody(req.body, true);
@@ -63,7 +65,12 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     if (b.client_url !== undefined) await checkTargetAllowed(b.client_url, ctx.allowPrivateTargets, ctx.resolveHost);
     // Decided on the row as it is when written: a delivery outcome recorded during the address check
     // (its failure count, an archival) must not be written over.
+    const ifMatch = req.headers['if-match'];
     const next = await store.updateSubscription(t.accountId, req.params.id, (s) => {
+      // A client that read, merged and writes back the whole object: refused if the row changed meanwhile.
+      if (ifMatch !== undefined && !ifMatchHolds(ifMatch, subscriptionEtag(s))) {
+        throw new ApiError(412, 'The subscription changed since it was read: read it again and retry', 'If-Match does not name the current ETag');
+      }
       const active = activeAfterUpdate(s, b);
       const reactivated = active && !(s.active && !s.archived);
       const changed: Subscription = {
@@ -80,6 +87,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
       return changed;
     });
     if (!next) throw notFound('webhook subscription');
+    reply.header('etag', subscriptionEtag(next));
     return v3(subscriptionView(next));
   });
 
