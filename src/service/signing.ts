@@ -10,8 +10,22 @@ export function hmacHex(body: string | Buffer, secret: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-export function standardWebhookSignature(id: string, timestampS: number, body: string | Buffer, secret: string): string {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+const base64Of = (secret: string) => (secret.startsWith('whsec_') ? secret.slice(6) : secret);
+
+/**
+ * The Standard Webhooks key a receiver checks with (`whsec_` optional): the secret's bytes when it is
+ * non-empty, strict base64. Node's decoder skips characters it does not know and reads base64url too,
+ * so a mistyped secret could decode to the right key, and an empty one to an empty key anyone can sign with.
+ */
+function verifyingKey(secret: string): Buffer | undefined {
+  const b64 = base64Of(secret);
+  const key = Buffer.from(b64, 'base64');
+  // strict: the bytes encode back to the text given (padding aside)
+  return key.length > 0 && key.toString('base64').replace(/=+$/, '') === b64.replace(/=+$/, '') ? key : undefined;
+}
+
+/** `key`: the service signs with its secrets (base64 by construction) decoded as they are. */
+function standardSignature(id: string, timestampS: number, body: string | Buffer, key: Buffer): string {
   const mac = createHmac('sha256', key).update(`${id}.${timestampS}.`).update(body).digest('base64');
   return `v1,${mac}`;
 }
@@ -22,7 +36,7 @@ export function signatureHeaders(eventId: string, body: string, secret: string, 
     authorization: hmacHex(body, secret),
     'webhook-id': eventId,
     'webhook-timestamp': String(ts),
-    'webhook-signature': standardWebhookSignature(eventId, ts, body, secret),
+    'webhook-signature': standardSignature(eventId, ts, body, Buffer.from(base64Of(secret), 'base64')),
   };
 }
 
@@ -47,9 +61,10 @@ export function verifyStandardWebhook(
   toleranceS = 300,
 ): boolean {
   const { id, timestamp, signature } = headers;
-  if (!id || !timestamp || !signature || !/^\d+$/.test(timestamp)) return false;
+  const key = verifyingKey(secret);
+  if (!id || !timestamp || !signature || !/^\d+$/.test(timestamp) || !key) return false;
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceS) return false;
-  const want = Buffer.from(standardWebhookSignature(id, Number(timestamp), rawBody, secret));
+  const want = Buffer.from(standardSignature(id, Number(timestamp), rawBody, key));
   return signature.split(' ').some((s) => {
     const got = Buffer.from(s);
     return got.length === want.length && timingSafeEqual(got, want);

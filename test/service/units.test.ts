@@ -96,6 +96,26 @@ describe('signatures', () => {
     expect(verifyStandardWebhook('{}', hdr, secret, now + 301_000)).toBe(false);
     expect(verifyStandardWebhook('{ }', hdr, secret, now)).toBe(false);
   });
+
+  it('Standard Webhooks verification fails closed on an empty secret and on one that is not strict base64', () => {
+    const now = 1_700_000_000_000;
+    const forged = (key: Buffer) => {
+      const mac = createHmac('sha256', key).update('wev_abc.1700000000.{}').digest('base64');
+      return { id: 'wev_abc', timestamp: '1700000000', signature: `v1,${mac}` };
+    };
+    // a receiver whose secret is unset must not accept a body signed with an empty key
+    for (const empty of ['', 'whsec_']) expect(verifyStandardWebhook('{}', forged(Buffer.alloc(0)), empty, now)).toBe(false);
+    const secret = `q+/${'A'.repeat(37)}`; // 30 bytes, as the service makes them
+    expect(Buffer.from(secret, 'base64').toString('base64')).toBe(secret);
+    const hdr = forged(Buffer.from(secret, 'base64'));
+    expect(verifyStandardWebhook('{}', hdr, secret, now)).toBe(true);
+    // a mistyped secret is not the secret, even where a lenient base64 decoder reads the same bytes
+    const mistyped = [secret + 'A', `${secret.slice(0, 20)}!!${secret.slice(20)}`, secret.replace('+', '-'), ` ${secret}`];
+    for (const wrong of mistyped) {
+      expect(Buffer.from(wrong, 'base64').equals(Buffer.from(secret, 'base64')), wrong).toBe(true);
+      expect(verifyStandardWebhook('{}', hdr, wrong, now), wrong).toBe(false);
+    }
+  });
 });
 
 describe('step commands', () => {
