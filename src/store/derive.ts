@@ -122,8 +122,10 @@ const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
  * node_result: at insert every NodeProcessed SpanEnd is its node's result (NODE_RESULT). Derive finds
  * the nodes (trace, unique_id) for which that does not hold, having none or more than one such span
  * (older engines wrote no NodeProcessed; a NodeProcessed that never ended), and picks theirs: the
- * NodeProcessed, else the last-ending evaluation. The check is cheaper than building node_results
- * as a table.
+ * ended NodeProcessed; else an evaluation that ended in error (the node failed, whatever its
+ * NodeProcessed would say: a run cut off after it, or an engine that wrote none and skipped the
+ * node's later phases); else the NodeProcessed still running; else the last-ending evaluation, one
+ * that was not phase-skipped first. The check is cheaper than building node_results as a table.
  */
 const nodeGroups = (filter: string): Step => ['derive node results', `
 CREATE OR REPLACE TEMP TABLE _node_groups AS SELECT trace_id, unique_id FROM record_rows
@@ -137,7 +139,8 @@ UPDATE record_rows SET node_result = false
 WHERE node_result AND (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM _node_groups)`],
   ['derive node results', `
 UPDATE record_rows SET node_result = true WHERE rowid IN (
-  SELECT arg_max(record_rowid, (kind = 'node_processed', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
+  SELECT arg_max(record_rowid, (kind = 'node_processed' AND ended, kind = 'node_evaluated' AND ended AND node_outcome = 'error',
+    kind = 'node_processed', skip_reason IS DISTINCT FROM 'phase_skipped', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
   FROM spans JOIN _node_groups USING (trace_id, unique_id) WHERE ${NODE_KINDS}
   GROUP BY trace_id, unique_id)`],
 ];

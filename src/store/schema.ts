@@ -109,8 +109,8 @@ const VIEWS = [
   // One node in one phase (kind evaluated) and its overall result (processed): a view, not a copy,
   // which every load would pay for.
   `CREATE OR REPLACE VIEW nodes AS SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect('spans')})`,
-  // One result per node per run: NodeProcessed when the engine wrote it, else the last phase's
-  // NodeEvaluated (older engines, e.g. preview.72, wrote no NodeProcessed): the span marked
+  // One result per node per run: NodeProcessed when the engine wrote it, else an evaluation (older
+  // engines, e.g. preview.72, wrote no NodeProcessed; see derive's NODE_PICK): the span marked
   // node_result. A view, not a table: copying the node spans costs more at load than the view costs a query.
   `CREATE OR REPLACE VIEW node_results AS
      SELECT * EXCLUDE (record_rowid) FROM (${nodesSelect(`(SELECT ${SPAN_SELECT} FROM record_rows WHERE node_result)`)})`,

@@ -1,8 +1,11 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
 import { buildTree } from '../../src/analyze/tree.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 
 const note = samplesNote(FUSION);
@@ -147,5 +150,52 @@ describe.skipIf(note.missing)(note.title('real engine JSONL: the hand-trimmed pr
     } finally {
       db.close();
     }
+  });
+});
+
+describe.skipIf(note.missing)(note.title('preview.120 cut off, or without NodeProcessed spans: the node results keep the error'), () => {
+  let dir: string;
+  const lines = () => readFileSync(P120, 'utf8').split('\n').filter(Boolean);
+  const resultsOf = async (file: string) => {
+    const db = await openModel();
+    try {
+      await loadPaths(db, [file]);
+      return {
+        results: await db.all(`SELECT unique_id, node_outcome, skip_reason FROM node_results WHERE node_outcome IN ('error', 'skipped') ORDER BY unique_id`),
+        errors: (await runSavedQuery(db, findSavedQuery('errors'))).rows.map((r) => r.unique_id),
+        run: await db.one('SELECT error::INT AS error, skipped::INT AS skipped FROM runs'),
+      };
+    } finally {
+      db.close();
+    }
+  };
+  beforeAll(() => {
+    dir = tempDir();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a run cut off after a node failed, before its NodeProcessed ended: the failed evaluation is its result', async () => {
+    const all = lines();
+    // line 345: the unit test's RENDER evaluation ends in error; its NodeProcessed ends on line 349
+    expect(all[344]).toMatch(/"record_type":"SpanEnd".*NodeEvaluated.*NODE_OUTCOME_ERROR|NODE_OUTCOME_ERROR.*NodeEvaluated/);
+    const file = path.join(dir, 'cut.jsonl');
+    writeFileSync(file, all.slice(0, 346).join('\n') + '\n');
+    const r = await resultsOf(file);
+    expect(r.results.filter((x) => x.node_outcome === 'error')).toHaveLength(1);
+    expect(r.errors).toHaveLength(1);
+    expect(r.run.error).toBe(1);
+  });
+
+  it('without NodeProcessed (older builds): a node that failed in one phase and was phase-skipped after is an error', async () => {
+    const file = path.join(dir, 'no-processed.jsonl');
+    const kept = lines()
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((r) => !String(r.event_type ?? '').endsWith('NodeProcessed'))
+      .map((r) => JSON.stringify(r.links ? { ...r, links: null } : r));
+    writeFileSync(file, kept.join('\n') + '\n');
+    const r = await resultsOf(file);
+    expect(r.run).toEqual({ error: 1, skipped: 4 });
+    expect(r.results.filter((x) => x.skip_reason === 'phase_skipped')).toEqual([]);
+    expect(r.errors).toHaveLength(1);
   });
 });
