@@ -114,29 +114,41 @@ const MSG = '_rl_msg';
 /**
  * The normalizer's attribute struct read straight from the typed columns (and, for node events, the
  * outcome detail in json_payload): no JSON is built or parsed for the bulk of the rows. Plain expressions over columns the inner selects computed
- * once (_rl_p, _rl_td): a correlated subquery per row here would cost more than the whole read.
+ * once (_rl_p, _rl_d, _rl_s, _rl_td): a correlated subquery per row here would cost more than the whole read.
  */
 function attrStructSql(shape: ParquetShape): string {
   const has = (f: string) => shape.attrs.includes(f);
   const c = (f: string, type = 'VARCHAR') => (has(f) ? `CAST(attributes."${f}" AS ${type})` : `CAST(NULL AS ${type})`);
+  // A node attribute no column holds in the form it was written (the interface document's flat
+  // test_outcome and skip_reason, numbers where the engine writes strings) is in json_payload.
+  const flat = (f: PayloadScalar, type = 'VARCHAR') => payloadScalar(f, type);
   return `{
       'unique_id': ${c('unique_id')}, 'phase': ${c('phase')}, 'last_phase': NULL::VARCHAR,
-      'node_outcome': ${c('node_outcome')}, 'node_skip_reason': ${c('node_skip_reason')}, 'skip_reason': NULL::VARCHAR,
-      'node_skip_upstream_detail': {'upstream_unique_id': json_extract_string(${detailSql('NodeSkipUpstreamDetail')}, '$.upstream_unique_id')},
-      'upstream_unique_id': NULL::VARCHAR,
+      'node_outcome': ${c('node_outcome')}, 'node_skip_reason': ${c('node_skip_reason')}, 'skip_reason': ${flat('skip_reason')},
+      'node_skip_upstream_detail': {'upstream_unique_id': json_extract_string(${payloadDetail('NodeSkipUpstreamDetail')}, '$.upstream_unique_id')},
+      'upstream_unique_id': ${flat('upstream_unique_id')},
       'node_test_detail': CASE WHEN _rl_td IS NOT NULL THEN {'test_outcome': json_extract_string(_rl_td, '$.test_outcome'),
                                                              'failing_rows': TRY_CAST(json_extract_string(_rl_td, '$.failing_rows') AS INTEGER)} END,
-      'test_outcome': NULL::VARCHAR, 'failing_rows': NULL::INTEGER,
+      'test_outcome': ${flat('test_outcome')}, 'failing_rows': ${flat('failing_rows', 'INTEGER')},
       'node_type': ${c('node_type')}, 'name': ${c('name')}, 'relative_path': ${c('relative_path')},
-      'materialization': ${c('materialization')}, 'rows_affected': ${c('rows_affected', 'BIGINT')},
-      'in_selection': TRY_CAST(json_extract_string(_rl_p, '$.in_selection') AS BOOLEAN), 'code': ${c('code', 'INTEGER')},
-      'duration_ms': ${c('duration_ms', 'DOUBLE')}
+      'materialization': ${c('materialization')}, 'rows_affected': coalesce(${c('rows_affected', 'BIGINT')}, ${flat('rows_affected', 'BIGINT')}),
+      'in_selection': ${flat('in_selection', 'BOOLEAN')}, 'code': ${c('code', 'INTEGER')},
+      'duration_ms': coalesce(${c('duration_ms', 'DOUBLE')}, ${flat('duration_ms', 'DOUBLE')})
     }`;
 }
 
-/** An externally tagged outcome detail of a node's json_payload, at the top or under node_outcome_detail. */
-const detailSql = (variant: string) =>
-  `coalesce(json_extract(_rl_p, '$.${variant}'), json_extract(_rl_p, '$.node_outcome_detail.${variant}'))`;
+/**
+ * What the model reads of a node's json_payload, extracted in two calls that parse it once each
+ * (_rl_d: the externally tagged outcome details, at the top or under node_outcome_detail; _rl_s: scalars).
+ */
+const PAYLOAD_DETAILS = ['NodeTestDetail', 'TestEvaluationDetail', 'NodeSkipUpstreamDetail'] as const;
+const PAYLOAD_SCALARS = ['in_selection', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows', 'rows_affected', 'duration_ms'] as const;
+type PayloadScalar = (typeof PAYLOAD_SCALARS)[number];
+const payloadDetail = (variant: (typeof PAYLOAD_DETAILS)[number]) => {
+  const i = PAYLOAD_DETAILS.indexOf(variant) * 2 + 1;
+  return `coalesce(_rl_d[${i}], _rl_d[${i + 1}])`;
+};
+const payloadScalar = (f: PayloadScalar, type: string) => `TRY_CAST(_rl_s[${PAYLOAD_SCALARS.indexOf(f) + 1}] AS ${type})`;
 
 /**
  * A UInt64 id as 16 lower-case hex digits. to_hex, and padding only below 2^60 (one id in 16): cheaper
@@ -169,8 +181,11 @@ function innerSql(shape: ParquetShape, path: string): string {
   const p = hasAttrs && shape.attrs.includes('json_payload')
     ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed') THEN TRY_CAST(attributes.json_payload AS JSON) END`
     : 'CAST(NULL AS JSON)';
-  return `(SELECT *, coalesce(${detailSql('NodeTestDetail')}, ${detailSql('TestEvaluationDetail')}) AS _rl_td
-           FROM (SELECT *, ${p} AS _rl_p FROM ${withMessageSql(shape, path)}))`;
+  const details = PAYLOAD_DETAILS.flatMap((v) => [`$.${v}`, `$.node_outcome_detail.${v}`]).map(sqlString).join(', ');
+  const scalars = PAYLOAD_SCALARS.map((f) => sqlString(`$.${f}`)).join(', ');
+  return `(SELECT *, coalesce(${payloadDetail('NodeTestDetail')}, ${payloadDetail('TestEvaluationDetail')}) AS _rl_td
+           FROM (SELECT *, json_extract(_rl_p, [${details}]) AS _rl_d, json_extract_string(_rl_p, [${scalars}]) AS _rl_s
+                 FROM (SELECT *, ${p} AS _rl_p FROM ${withMessageSql(shape, path)})))`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { buildTree, buildTreeText } from '../../src/analyze/tree.js';
 import { renderTreeText } from '../../src/render/tree-text.js';
 import { InputError } from '../../src/errors.js';
 import { evaluateGate } from '../../src/gate/rules.js';
+import { convertFile } from '../../src/produce/convert.js';
 import { writeParquetFile } from '../../src/produce/parquet-writer.js';
 import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import type { JsonlRecord } from '../../src/produce/record.js';
@@ -52,6 +53,33 @@ describe("the interface document's form", () => {
     expect(await db.all('SELECT kind, count(*)::INT n FROM spans GROUP BY ALL ORDER BY ALL')).toEqual([
       { kind: 'invocation', n: 1 }, { kind: 'node_evaluated', n: 5 }, { kind: 'phase', n: 1 },
     ]);
+  });
+
+  it('gives the same node results from its Parquet conversion (flat outcomes and numeric attributes kept)', async () => {
+    // numbers where the engine writes strings: rows_affected and duration_ms as JSON numbers
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; span_id: string; attributes: Record<string, unknown> };
+      return rec.record_type === 'SpanEnd' && rec.span_id === '0000000000000036' ? { ...rec, attributes: { ...rec.attributes, rows_affected: 42, duration_ms: 17 } } : rec;
+    });
+    const jsonl = writeLines(dir, 'interface-numbers.jsonl', records);
+    const parquet = path.join(dir, 'interface-numbers.parquet');
+    await convertFile(jsonl, parquet);
+    const read = async (file: string) => {
+      const m = await model([file]);
+      try {
+        return {
+          results: await m.all(`SELECT unique_id, node_outcome, skip_reason, test_outcome, failing_rows, upstream_unique_id FROM node_results ORDER BY unique_id`),
+          numbers: await m.all(`SELECT unique_id, rows_affected, attr_duration_ms FROM spans WHERE rows_affected IS NOT NULL OR attr_duration_ms IS NOT NULL`),
+          run: await m.one('SELECT tests_failed::INT AS f, tests_warned::INT AS w, skipped::INT AS s FROM runs'),
+        };
+      } finally {
+        m.close();
+      }
+    };
+    const fromJsonl = await read(jsonl);
+    expect(fromJsonl.numbers).toEqual([{ unique_id: 'model.project.customers', rows_affected: '42', attr_duration_ms: 17 }]);
+    expect(fromJsonl.run).toEqual({ f: 1, w: 1, s: 2 });
+    expect(await read(parquet)).toEqual(fromJsonl);
   });
 
   it('follows a two-step upstream chain to the node that errored, and attaches the ERROR log text', async () => {

@@ -183,7 +183,7 @@ describe.skipIf(note.missing)(note.title('preview.120 cut off, or without NodePr
     const r = await resultsOf(file);
     expect(r.results.filter((x) => x.node_outcome === 'error')).toHaveLength(1);
     expect(r.errors).toHaveLength(1);
-    expect(r.run.error).toBe(1);
+    expect(r.run?.error).toBe(1);
   });
 
   it('without NodeProcessed (older builds): a node that failed in one phase and was phase-skipped after is an error', async () => {
