@@ -5,6 +5,7 @@
  */
 import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
+import { sourceFreshness } from './freshness-sql.js';
 import { NODE_RESULT, normalizeSelect, usualDepth } from './normalize-sql.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
@@ -177,6 +178,11 @@ counts AS (
     count(*) FILTER (WHERE test_outcome = 'warned') AS tests_warned,
     count(*) FILTER (WHERE test_outcome = 'failed') AS tests_failed
   FROM record_rows WHERE node_result ${filter} GROUP BY ALL
+),
+stale AS (
+  SELECT trace_id, count(*) AS sources
+  FROM (${sourceFreshness(`SELECT rowid FROM record_rows WHERE node_result AND resource_type = 'source' ${filter}`)})
+  WHERE freshness_outcome = 'failed' GROUP BY ALL
 )
 SELECT b.trace_id,
   coalesce(json_extract_string(s.attributes, '$.invocation_id'),
@@ -190,11 +196,12 @@ SELECT b.trace_id,
   coalesce(s.ended, false), s.status_code, s.status_message, b.spans,
   coalesce(c.nodes, 0), coalesce(c.success, 0), coalesce(c.error, 0), coalesce(c.skipped, 0), coalesce(c.canceled, 0),
   coalesce(c.tests_passed, 0), coalesce(c.tests_warned, 0), coalesce(c.tests_failed, 0),
-  coalesce(c.error, 0) > 0 OR coalesce(c.tests_failed, 0) > 0 OR coalesce(s.status_code, 0) = 2 AS failed,
+  coalesce(c.error, 0) > 0 OR coalesce(c.tests_failed, 0) > 0 OR coalesce(s.status_code, 0) = 2 OR coalesce(st.sources, 0) > 0 AS failed,
   b.files
 FROM bounds b LEFT JOIN s USING (trace_id)
 LEFT JOIN pv ON pv.trace_id = b.trace_id
-LEFT JOIN counts c ON c.trace_id = b.trace_id`;
+LEFT JOIN counts c ON c.trace_id = b.trace_id
+LEFT JOIN stale st ON st.trace_id = b.trace_id`;
 
 type Step = [label: string, sql: string];
 

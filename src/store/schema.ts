@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
+import { sourceFreshness } from './freshness-sql.js';
 import { deriveTouched } from './derive.js';
 import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
 
@@ -43,20 +44,6 @@ const SPAN_SELECT = `trace_id, span_id, parent_span_id, span_name, event_type, k
   unique_id, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, name,
   relative_path, materialization, rows_affected, in_selection, ${linkedSpanId('links')} AS linked_span_id, attr_duration_ms, rowid AS record_rowid, file_id`;
 
-/** A record's SourceFreshnessDetail: in its attributes (JSONL), or in the json_payload of the engine's Parquet layout. */
-const freshnessDetail = (attributes: string) => `coalesce(json_extract(${attributes}, '$.node_freshness_outcome'),
-  json_extract(json_extract_string(${attributes}, '$.json_payload'), '$.node_outcome_detail.NodeFreshnessOutcome'))`;
-
-/**
- * A source's freshness outcome (passed, warned, failed) from its SourceFreshnessDetail (JSON), NULL
- * without one; the detail's zero value (absent) is passed. Constant names, short names and numbers.
- */
-function freshnessOutcome(detail: string): string {
-  const v = `upper(coalesce(json_extract_string(${detail}, '$.node_freshness_outcome'), ''))`;
-  return `CASE WHEN ${detail} IS NULL THEN NULL ELSE CASE ${v} WHEN '' THEN 'passed' WHEN '0' THEN 'passed' WHEN '1' THEN 'warned' WHEN '2' THEN 'failed'
-    ELSE lower(regexp_replace(${v}, '^(SOURCE_FRESHNESS_OUTCOME_)?(OUTCOME_)?', '')) END END`;
-}
-
 /**
  * The nodes relation: node spans (from \`spans\`, a relation with the spans view's columns) with their
  * node columns and the text of their ERROR logs. \`record_rowid\` identifies the span.
@@ -70,9 +57,8 @@ WITH errs AS (
   WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
 ), fresh AS (
-  -- Sources (few): the outcome in their SourceFreshnessDetail, their attributes read for them alone.
-  SELECT r.trace_id, r.span_id, ${freshnessOutcome(freshnessDetail('a.attributes'))} AS freshness_outcome
-  FROM record_rows r JOIN ${attributesOfRows(`SELECT rowid FROM record_rows WHERE resource_type = 'source' AND span_row`)} a ON a.record_rowid = r.rowid
+  -- Sources (few): the outcome in their SourceFreshnessDetail.
+  ${sourceFreshness(`SELECT rowid FROM record_rows WHERE resource_type = 'source' AND span_row`)}
 )
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,

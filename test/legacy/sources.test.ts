@@ -82,6 +82,11 @@ describe('sources.json (source freshness)', () => {
     );
     const warnOnly = await read(writeJson('sources.json', sourcesJson([measured('source.p.raw.orders', 'pass', 10, 1), measured('source.p.raw.customers', 'warn', 90002, 2)])));
     expect((await evaluateGate(warnOnly, { failOn: DEFAULT_FAIL_ON })).passed).toBe(true);
+    // runs says the same: failed with a stale source alone (no node error), not with a warning
+    const staleOnly = await read(writeJson('sources.json', sourcesJson([measured('source.p.raw.orders', 'pass', 10, 1), measured('source.p.raw.payments', 'error', 522003, 3)])));
+    expect((await evaluateGate(staleOnly, { failOn: DEFAULT_FAIL_ON })).passed).toBe(false);
+    expect(await staleOnly.one('SELECT error::INT AS error, failed FROM runs')).toEqual({ error: 0, failed: true });
+    expect(await warnOnly.scalar('SELECT failed FROM runs')).toBe(false);
     const strict = await evaluateGate(warnOnly, { failOn: [...DEFAULT_FAIL_ON, 'freshness-warned'] });
     expect(strict.offenders.map((o) => [o.unique_id, o.rule])).toEqual([['source.p.raw.customers', 'freshness-warned']]);
   });
