@@ -13,7 +13,7 @@ export interface ClientConfig {
 
 export class ApiClientError extends Error {
   constructor(
-    /** the HTTP status; 0 when the service could not be reached */
+    /** the HTTP status; 0 when the service could not be reached, 200 when its answers did not add up (a listing kept changing) */
     readonly status: number,
     message: string,
     readonly body?: unknown,
@@ -37,10 +37,18 @@ export class ApiClient {
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      // Redirects are not followed: fetch would re-send a POST as a GET of the new address, so a create
+      // behind a redirect would print whatever that GET answers and report success.
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' });
     } catch (e) {
       const cause = (e as { cause?: Error }).cause;
       throw new ApiClientError(0, `${method} ${url}: cannot reach the service: ${cause?.message ?? (e as Error).message}`);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      const location = res.headers.get('location');
+      const to = location === null ? 'no Location given' : `redirected to ${URL.canParse(location, url) ? new URL(location, url).href : location}`;
+      throw new ApiClientError(res.status, `${method} ${url}: ${res.status} ${reasonOf(res.status)}: ${to} (redirects are not followed)`);
     }
     if (!res.ok) {
       const text = await res.text();
@@ -52,8 +60,7 @@ export class ApiClient {
       }
       const st = (parsed as { status?: { user_message?: string; developer_message?: string } } | undefined)?.status;
       const detail = st?.developer_message && st.developer_message !== st.user_message ? ` (${st.developer_message})` : '';
-      const reason = (STATUS_CODES[res.status] ?? 'error').toLowerCase();
-      throw new ApiClientError(res.status, `${method} ${url}: ${res.status} ${reason}: ${st?.user_message ?? text.slice(0, 200)}${detail}`, parsed);
+      throw new ApiClientError(res.status, `${method} ${url}: ${res.status} ${reasonOf(res.status)}: ${st?.user_message ?? text.slice(0, 200)}${detail}`, parsed);
     }
     return res;
   }
@@ -74,17 +81,32 @@ export class ApiClient {
     return { items: r.data, total: r.extra?.pagination?.total_count ?? r.data.length };
   }
 
-  /** Every item of a listing, page by page (`path` has a query string or none). */
+  /**
+   * Every item of a listing, page by page (`path` has a query string or none). Pages are read by
+   * offset, so an item added or deleted between two pages would shift the rest: when the total
+   * changes between pages the listing starts over, and fails after a few tries.
+   */
   async all<T = ApiObject>(path: string, pageSize = 100): Promise<T[]> {
-    const out: T[] = [];
     const sep = path.includes('?') ? '&' : '?';
-    for (;;) {
-      const page = await this.page<T>(`${path}${sep}offset=${out.length}&limit=${pageSize}`);
-      out.push(...page.items);
-      if (page.items.length === 0 || out.length >= page.total) return out;
+    for (let attempt = 1; attempt <= LISTING_ATTEMPTS; attempt++) {
+      const out: T[] = [];
+      let total: number | undefined;
+      for (;;) {
+        const page = await this.page<T>(`${path}${sep}offset=${out.length}&limit=${pageSize}`);
+        if (total !== undefined && page.total !== total) break;
+        total = page.total;
+        out.push(...page.items);
+        if (page.items.length === 0 || out.length >= total) return out;
+      }
     }
+    throw new ApiClientError(200, `GET ${this.base}${path}: the list changed while it was read (${LISTING_ATTEMPTS} tries); try again, or page with --limit and --offset`);
   }
 }
+
+/** Reads of a full listing before it gives up on a list that keeps changing. */
+const LISTING_ATTEMPTS = 3;
+
+const reasonOf = (status: number): string => (STATUS_CODES[status] ?? 'error').toLowerCase();
 
 /** An object as the API answered it: its own field names and types. */
 export type ApiObject = Record<string, unknown>;

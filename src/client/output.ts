@@ -43,11 +43,11 @@ export function printTable(rows: readonly Record<string, unknown>[], columns: re
   out(renderTable({ columns: [...columns], rows: rows.map((r) => Object.fromEntries(columns.map((c) => [c, text(field(r, c), c)]))) }, 'table'));
 }
 
-/** A listing in either format; in text, says on stderr when more exist than were shown. */
+/** A listing in either format; says on stderr when more exist than were shown (JSON too: stdout stays the array). */
 export function printListing(rows: readonly Record<string, unknown>[], columns: readonly string[], format: ClientFormat, what: string,
   page?: { total: number; offset: number }): void {
-  if (format === 'json') return printJson(rows);
-  printTable(rows, columns, `(no ${what})`);
+  if (format === 'json') printJson(rows);
+  else printTable(rows, columns, `(no ${what})`);
   if (page && page.offset + rows.length < page.total) {
     process.stderr.write(`${rows.length} of ${page.total} ${what} shown, from offset ${page.offset}; see --limit and --offset\n`);
   }

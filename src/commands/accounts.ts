@@ -17,7 +17,7 @@ export const accountsCommand: CommandBody<object> = {
           .example('$0 accounts create "Acme Analytics" --data ./runlens-data', 'prints the new account id'),
         async (a) => {
           if (!a.name?.trim()) throw new UsageError('accounts create: give the account name, e.g. `runlens accounts create "Acme Analytics"`');
-          const acct = view(await withStore(a, (store) => store.createAccount(a.name!.trim(), toMicros(Date.now()))));
+          const acct = view(await withStore(a, (store) => store.createAccount(a.name!.trim(), toMicros(Date.now())), { create: true }));
           if (a.format === 'json') printJson(acct);
           else printFields(acct, FIELDS);
         })

@@ -4,9 +4,12 @@
  * are made where the data is. They work while serve runs.
  */
 import type { Argv } from 'yargs';
+import { existsSync } from 'node:fs';
 import { dataDirOf, databaseUrlOf, openStore } from '../service/cli-options.js';
+import { sqliteFileIn } from '../service/store/sqlite-file.js';
 import type { Store } from '../service/store/types.js';
 import { formatOption, type ClientFormat } from '../client/output.js';
+import { UsageError } from '../errors.js';
 
 export interface StoreArgs {
   data?: string;
@@ -26,7 +29,19 @@ export function storeOptions<T>(y: Argv<T>) {
 /** Where the store is, for messages. */
 export const storeName = (a: StoreArgs): string => (databaseUrlOf(a['database-url']) ? 'the database' : dataDirOf(a.data));
 
-export async function withStore<T>(a: StoreArgs, fn: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` on the store. Opening SQLite creates it, so only a command that makes something from
+ * nothing (`accounts create`) passes `create`: a listing on a mistyped --data must not leave an
+ * empty store there and answer "(none)". (PostgreSQL is not created by opening: a mistyped URL names no database.)
+ */
+export async function withStore<T>(a: StoreArgs, fn: (store: Store) => Promise<T>, o: { create?: boolean } = {}): Promise<T> {
+  if (!o.create && !databaseUrlOf(a['database-url'])) {
+    const dir = dataDirOf(a.data);
+    const file = sqliteFileIn(dir);
+    if (!existsSync(file)) {
+      throw new UsageError(`${dir} holds no service data (expected ${file}): give the --data folder serve uses, or start with \`runlens accounts create NAME --data ${dir}\``);
+    }
+  }
   const store = await openStore(a);
   try {
     return await fn(store);

@@ -6,10 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { startReceiver, until } from './helpers.js';
 import { CLI } from '../helpers/cli.js';
 
@@ -23,10 +24,11 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** The CLI run asynchronously (several at once). */
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** The CLI run asynchronously (several at once, or while this process serves a proxy it talks to). */
+function run(args: string[], env?: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['NO_COLOR', 'FORCE_COLOR', 'CI'].includes(k) && !k.startsWith('RUNLENS_')));
   return new Promise((resolvePromise) => {
-    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8' }, (err, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', ...(env ? { env: { ...base, ...env } } : {}) }, (err, stdout, stderr) =>
       resolvePromise({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
   });
 }
@@ -44,6 +46,15 @@ function start(args: string[], pattern: RegExp): Promise<{ child: ChildProcess; 
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)));
   });
 }
+
+/** An HTTP server on 127.0.0.1 port 0, and its base URL. */
+async function httpServer(handler: RequestListener): Promise<{ server: Server; url: string }> {
+  const server = createHttpServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
+const closeServer = (s: Server) => new Promise((r) => s.close(r));
 
 /** A port nothing listens on: bound by the system, then closed. */
 async function closedPort(): Promise<number> {
@@ -294,6 +305,119 @@ describe('service client commands end to end', () => {
       expect(again.code).toBe(2);
       expect(again.stderr).toContain(`tokens revoke: no token ${made.id} in ${data}`);
       expect(JSON.parse(cli(['tokens', 'list', '--account', String(acct.id), '--data', data, '--format', 'json']).stdout)).toEqual([]);
+    });
+  });
+
+  describe('what the client must not get wrong', () => {
+    /** Passes a request on to the service and its answer back. */
+    async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const r = await fetch(env.RUNLENS_BASE_URL + req.url!, { method: req.method, redirect: 'manual', body: chunks.length ? Buffer.concat(chunks) : undefined,
+        headers: { authorization: req.headers.authorization!, ...(req.headers['content-type'] ? { 'content-type': req.headers['content-type'] } : {}) } });
+      res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
+    }
+
+    it('does not follow redirects: a 302 to a POST fails naming the request, status and Location, and creates nothing (exit 2)', async () => {
+      const job = JSON.parse(cli(['jobs', 'create', '--name', 'behind a redirect', '--step', 'node -v', '--format', 'json'], env).stdout);
+      // A proxy that moved the API from /old to / on the same origin: followed, a POST would come back as a GET of the listing.
+      const seen: string[] = [];
+      const proxy = await httpServer((req, res) => {
+        seen.push(`${req.method} ${req.url}`);
+        if (req.url!.startsWith('/old/')) res.writeHead(302, { location: req.url!.slice('/old'.length) }).end();
+        else void forward(req, res);
+      });
+      try {
+        const redirected = { ...env, RUNLENS_BASE_URL: `${proxy.url}/old` };
+        const made = await run(['webhooks', 'create', '--name', 'redirected', '--url', 'https://example.com/r', '--event-types', 'job.run.completed'], redirected);
+        const subs = `/api/v3/accounts/${accountId}/webhooks/subscriptions`;
+        expect(made.stderr).toContain(`POST ${proxy.url}/old${subs}: 302 found: redirected to ${proxy.url}${subs}`);
+        expect(made.code).toBe(2);
+        expect(made.stdout).toBe('');
+        const ran = await run(['jobs', 'run', String(job.id)], redirected);
+        const trigger = `/api/v2/accounts/${accountId}/jobs/${job.id}/run/`;
+        expect(ran.stderr).toContain(`POST ${proxy.url}/old${trigger}: 302 found: redirected to ${proxy.url}${trigger}`);
+        expect(ran.code).toBe(2);
+        expect(seen).toEqual([`POST /old${subs}`, `POST /old${trigger}`]);
+      } finally {
+        await closeServer(proxy.server);
+      }
+      expect(JSON.parse(cli(['webhooks', 'list', '--format', 'json'], env).stdout).map((s: any) => s.name)).not.toContain('redirected');
+      expect(JSON.parse(cli(['jobs', 'runs', String(job.id), '--format', 'json'], env).stdout)).toEqual([]);
+    });
+
+    it('starts a full listing over when the list changes between pages, and fails when it keeps changing (exit 2)', async () => {
+      // An account of its own, with more jobs than one page (100) holds.
+      const acct = JSON.parse(cli(['accounts', 'create', 'Paged', '--data', data, '--format', 'json']).stdout);
+      const token = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout).token;
+      const api = async (method: string, path: string, body?: unknown) => (await fetch(`${env.RUNLENS_BASE_URL}/api/v2/accounts/${acct.id}${path}`,
+        { method, headers: { authorization: `Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body) })).json() as any;
+      const ids: number[] = [];
+      for (let i = 0; i < 110; i++) ids.push((await api('POST', '/jobs/', { name: `p${i}`, execute_steps: ['node -v'], project_id: 1, environment_id: 1 })).data.id);
+      // Forwards each request; before a request for the second page, deletes the oldest job (while `deletes` lasts).
+      let deletes = 1;
+      const proxy = await httpServer(async (req, res) => {
+        if (req.url!.includes('offset=100') && deletes > 0) {
+          deletes--;
+          await api('DELETE', `/jobs/${ids.shift()}/`);
+        }
+        await forward(req, res);
+      });
+      try {
+        const asIt = { RUNLENS_BASE_URL: proxy.url, RUNLENS_ACCOUNT_ID: String(acct.id), RUNLENS_API_TOKEN: token };
+        const once = await run(['jobs', 'list', '--format', 'json'], asIt);
+        expect(once.code, once.stderr).toBe(0);
+        expect((await api('GET', '/jobs/?limit=1')).extra.pagination.total_count).toBe(109);
+        expect(ids).toHaveLength(109);
+        expect(JSON.parse(once.stdout).map((j: any) => j.id)).toEqual(ids);
+        deletes = Infinity;
+        const always = await run(['jobs', 'list'], asIt);
+        expect(always.code).toBe(2);
+        expect(always.stderr).toMatch(new RegExp(`^runlens: GET ${proxy.url}/api/v2/accounts/${acct.id}/jobs/: the list changed while it was read`));
+        expect(always.stdout).toBe('');
+      } finally {
+        await closeServer(proxy.server);
+      }
+    });
+
+    it('accounts and tokens refuse a folder without service data (exit 2) and create nothing there', () => {
+      const parent = mkdtempSync(join(tmpdir(), 'runlens-nodata-'));
+      try {
+        const typo = join(parent, 'typo');
+        const refused = (args: string[], e: Record<string, string> = {}) => {
+          const r = cli(args, e);
+          expect(r.code, args.join(' ')).toBe(2);
+          expect(r.stderr, args.join(' ')).toContain(`${typo} holds no service data (expected ${join(typo, 'runlens.sqlite')})`);
+        };
+        for (const args of [['accounts', 'list'], ['tokens', 'list'], ['tokens', 'revoke', '1'], ['tokens', 'create', '--account', '1', '--permission-set', 'developer']]) {
+          refused([...args, '--data', typo]);
+        }
+        refused(['accounts', 'list'], { RUNLENS_DATA: typo });
+        expect(existsSync(typo)).toBe(false);
+        mkdirSync(typo);
+        refused(['tokens', 'list', '--data', typo]);
+        expect(readdirSync(typo)).toEqual([]);
+        // Creating an account is what makes the store.
+        expect(cli(['accounts', 'create', 'First', '--data', typo]).code).toBe(0);
+        const listed = cli(['accounts', 'list', '--data', typo, '--format', 'json']);
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(JSON.parse(listed.stdout).map((x: any) => x.name)).toEqual(['First']);
+      } finally {
+        rmSync(parent, { recursive: true, force: true });
+      }
+    });
+
+    it('`--format json` says on stderr when a listing shows only part of it; stdout stays JSON', () => {
+      const job = JSON.parse(cli(['jobs', 'create', '--name', 'twice', '--step', 'node -v', '--format', 'json'], env).stdout);
+      for (let i = 0; i < 2; i++) expect(cli(['jobs', 'run', String(job.id)], env).code).toBe(0);
+      const runs = cli(['jobs', 'runs', String(job.id), '--limit', '1', '--format', 'json'], env);
+      expect(runs.code, runs.stderr).toBe(0);
+      expect(JSON.parse(runs.stdout)).toHaveLength(1);
+      expect(runs.stderr).toBe('1 of 2 runs shown, from offset 0; see --limit and --offset\n');
+      const all = cli(['jobs', 'runs', String(job.id), '--format', 'json'], env);
+      expect(JSON.parse(all.stdout)).toHaveLength(2);
+      expect(all.stderr).toBe('');
     });
   });
 

@@ -18,6 +18,7 @@ import type {
   RunStep, Store, Subscription, TokenInfo, TokenRecord,
 } from './types.js';
 import { CUT_OFF_ERROR } from './types.js';
+import { sqliteFileIn } from './sqlite-file.js';
 
 type Row = Record<string, unknown>;
 
@@ -36,7 +37,7 @@ export class SqliteStore implements Store {
     this.dir = path === ':memory:' ? null : path;
     if (path !== ':memory:') {
       mkdirSync(path, { recursive: true });
-      file = join(path, 'runlens.sqlite');
+      file = sqliteFileIn(path);
     }
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
