@@ -1,6 +1,13 @@
 /** The runs relation as a listing. */
 import type { Db, Row } from '../store/db.js';
 
+/** Every column of a run in listings for programs (json, csv), in order. */
+export const RUN_FIELDS = [
+  'trace_id', 'invocation_id', 'command', 'raw_command', 'started_at', 'duration_s', 'nodes', 'success', 'error', 'skipped', 'canceled',
+  'tests_passed', 'tests_warned', 'tests_failed', 'failed', 'engine_version', 'ended', 'spans', 'files',
+] as const;
+
+/** The columns of the table for people. */
 export const RUN_COLUMNS = [
   'trace_id', 'command', 'started_at', 'duration_s', 'nodes', 'success', 'error', 'skipped', 'canceled',
   'tests_passed', 'tests_warned', 'tests_failed', 'failed', 'engine_version', 'ended',

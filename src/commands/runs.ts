@@ -1,5 +1,5 @@
 import type { CommandBody } from './command.js';
-import { RUN_COLUMNS, listRuns } from '../analyze/runs.js';
+import { RUN_COLUMNS, RUN_FIELDS, listRuns } from '../analyze/runs.js';
 import { renderTable, type TableFormat, type TableLayout } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 
@@ -27,7 +27,7 @@ export const runsCommand: CommandBody<Args> = {
         return;
       }
       if (a.format !== 'table') {
-        process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows }, a.format));
+        process.stdout.write(renderTable({ columns: [...RUN_FIELDS], rows }, a.format));
         return;
       }
       // For people: a readable time, and FAILED where a run failed.
