@@ -118,7 +118,8 @@ const MSG = '_rl_msg';
  */
 function attrStructSql(shape: ParquetShape): string {
   const has = (f: string) => shape.attrs.includes(f);
-  const c = (f: string, type = 'VARCHAR') => (has(f) ? `CAST(attributes."${f}" AS ${type})` : `CAST(NULL AS ${type})`);
+  // TRY_CAST: a u64 count past BIGINT is NULL in the model (as from JSONL), its attributes keep it as written.
+  const c = (f: string, type = 'VARCHAR') => (has(f) ? `TRY_CAST(attributes."${f}" AS ${type})` : `CAST(NULL AS ${type})`);
   // A node attribute no column holds in the form it was written (the interface document's flat
   // test_outcome and skip_reason, numbers where the engine writes strings) is in json_payload.
   const flat = (f: PayloadScalar, type = 'VARCHAR') => payloadScalar(f, type);

@@ -298,6 +298,7 @@ export function serializeRecord(r: JsonlRecord, attributesText?: string): string
     case 'SpanEnd':
       return `{"record_type":"SpanEnd",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},"end_time_unix_nano":${str(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
     case 'LogRecord':
-      return `{"record_type":"LogRecord",${ids},"event_id":${str(r.event_id)},"time_unix_nano":${str(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
+      // nullable: a record read from a file may lack the id the engine always writes
+      return `{"record_type":"LogRecord",${ids},"event_id":${nullable(r.event_id)},"time_unix_nano":${str(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
   }
 }

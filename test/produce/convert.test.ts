@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertFile } from '../../src/produce/convert.js';
 import { serializeRecord, type JsonlRecord } from '../../src/produce/record.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
 import { SAMPLE_FILES, SAMPLES_DIR, samplesPresent, sampleLines, tempDir } from './helpers.js';
 
 const tmp = tempDir();
@@ -42,6 +43,29 @@ describe('bad input', () => {
     const src = join(tmp.dir, 'bad-id.jsonl');
     writeFileSync(src, [good(1), good(2).replace('"span_id":null', '"span_id":"XYZ"')].join('\n') + '\n');
     await expect(convertFile(src, join(tmp.dir, 'bad-id.parquet'))).rejects.toThrow(/bad-id\.jsonl: record 2: span_id: not 16 lower-case hex digits: "XYZ"/);
+  });
+
+  it('a Parquet file it wrote reads back: a log record without event_id, a u64 count past the model\'s BIGINT', async () => {
+    const noId = good(1).replace('"event_id":"e1"', '"event_id":null');
+    const node = JSON.stringify({ record_type: 'SpanEnd', trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16), span_name: 'Node evaluated (model.p.m)',
+      parent_span_id: null, links: null, start_time_unix_nano: '1772073188904419000', end_time_unix_nano: '1772073188904420000',
+      severity_number: 9, severity_text: 'INFO', status: { message: null, code: 1 }, event_type: 'v1.public.events.fusion.node.NodeEvaluated',
+      attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', phase: 'EXECUTION_PHASE_RUN', rows_affected: '18446744073709551615', unique_id: 'model.p.m' } });
+    const src = join(tmp.dir, 'odd.jsonl');
+    writeFileSync(src, [noId, good(2), node].join('\n') + '\n');
+    const pq = join(tmp.dir, 'odd.parquet');
+    const back = join(tmp.dir, 'odd.back.jsonl');
+    await convertFile(src, pq);
+    await convertFile(pq, back);
+    expect(readFileSync(back, 'utf8').split('\n').filter(Boolean)).toEqual([noId, good(2), node]);
+    const db = await openModel();
+    try {
+      await loadPaths(db, [pq]);
+      // the count is kept as written in attributes; the model's BIGINT column cannot hold it (as from JSONL)
+      expect(await db.one(`SELECT rows_affected, attributes->>'rows_affected' AS written FROM records WHERE span_id = '${'b'.repeat(16)}'`)).toEqual({ rows_affected: null, written: '18446744073709551615' });
+    } finally {
+      db.close();
+    }
   });
 
   it.each(['trace_id', 'event_type', 'severity_text', 'severity_number'])('names a field the layout requires when a record has none (%s null)', async (field) => {
