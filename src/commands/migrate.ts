@@ -52,6 +52,9 @@ export function renderMigrateReport(r: MigrateReport): string {
       }`,
     );
   }
+  for (const same of r.sameRun) {
+    lines.push(`note: ${same.files.join(' and ')} hold the same run (trace ${same.traceId}): the output has a copy from each (the reading commands keep one); migrate one of them for one copy`);
+  }
   return lines.join('\n') + '\n';
 }
 

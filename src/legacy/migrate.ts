@@ -54,6 +54,11 @@ export interface MigrateReport {
   files: FileSummary[];
   /** skipped nodes whose upstream culprit could not be named */
   upstreamUnknown: number;
+  /**
+   * Runs that two or more inputs describe (a run_results.json and the log of the same invocation, a
+   * copy of a file): the output holds a copy from each; the reading commands keep one.
+   */
+  sameRun: { traceId: string; files: string[] }[];
   /** files named on their own that hold no run, and why */
   skipped: { path: string; reason: string }[];
 }
@@ -141,5 +146,15 @@ function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], erro
   const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
   if (failed.length) throw new InputError(`writing failed: ${[...new Set(failed)].join('; ')}`, o.out);
   const upstreamUnknown = out.reduce((n, f) => n + (f.kind !== 'log' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);
-  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown };
+  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown, sameRun: sameRuns(out) };
+}
+
+function sameRuns(files: FileSummary[]): MigrateReport['sameRun'] {
+  const filesOf = new Map<string, string[]>();
+  for (const f of files) {
+    for (const traceId of f.kind === 'log' ? f.invocations.map((i) => i.traceId) : [f.traceId]) {
+      filesOf.set(traceId, [...(filesOf.get(traceId) ?? []), f.file ?? '-']);
+    }
+  }
+  return [...filesOf].filter(([, fs]) => fs.length > 1).map(([traceId, fs]) => ({ traceId, files: fs }));
 }

@@ -200,3 +200,19 @@ describe('files a command cannot read say what they are and what reads them', ()
     expect(e.stderr).toContain(`${empty}: no older-engine file found (migrate reads run_results.json, sources.json and --log-format json logs)`);
   });
 });
+
+describe('migrate of two inputs that hold the same run', () => {
+  it('says so: the output has a copy from each, the reading commands keep one', () => {
+    const out = path.join(tempDir('runlens-same-run-'), 'both.jsonl');
+    const target = path.resolve('samples/older-engine/target');
+    const logs = path.resolve('samples/older-engine/logs');
+    const both = runCli(['migrate', target, logs, '-o', out]);
+    expect(both.code).toBe(0);
+    expect(both.stdout).toMatch(/note: \S+run_results\.json and \S+dbt\.log hold the same run \(trace [0-9a-f]{32}\)/);
+    const json = JSON.parse(runCli(['migrate', target, logs, '-o', out, '--format', 'json']).stdout) as { sameRun: { files: string[] }[] };
+    expect(json.sameRun.map((s) => s.files.map((f) => path.basename(f)))).toEqual([['run_results.json', 'dbt.log']]);
+    const one = runCli(['migrate', logs, '-o', out]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).not.toContain('same run');
+  });
+});
