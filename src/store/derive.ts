@@ -11,6 +11,12 @@ import { NODE_RESULT, normalizeSelect, usualDepth } from './normalize-sql.js';
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
 /**
+ * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
+ * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
+ */
+export const DERIVE_RULES = 2;
+
+/**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
  * insert every SpanEnd is marked; a SpanStart stands in (kept, ended = false) only for a span that
  * never ended: an anti-join on keys (cheaper than a window over all records). The anti-join runs

@@ -64,8 +64,9 @@ async function copyIntoMemory(dbPath: string): Promise<Db> {
       `SELECT table_name AS name FROM duckdb_tables() WHERE database_name = '_model' AND schema_name = 'main' AND table_name <> 'runlens_meta'`,
     );
     for (const { name } of tables) await db.run(`CREATE TABLE main."${name}" AS SELECT * FROM _model.main."${name}"`);
+    const madeBy = await db.scalar<string | null>(`SELECT max(value) FROM _model.main.runlens_meta WHERE key = 'ddl'`);
     await db.run('DETACH _model');
-    await ensureSchema(db, { migrate: true });
+    await ensureSchema(db, { migrate: true, madeBy });
     await db.run(`UPDATE files SET first_row = f.first FROM (SELECT file_id, min(rowid) AS first FROM record_rows GROUP BY file_id) f
                   WHERE files.file_id = f.file_id`);
     return db;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { sourceFreshness } from './freshness-sql.js';
-import { deriveTouched } from './derive.js';
+import { DERIVE_RULES, deriveTouched } from './derive.js';
 import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
 
 export const SCHEMA_VERSION = 4;
@@ -113,7 +113,7 @@ const VIEWS = [
  * another version is read from an in-memory copy brought up to date (src/store/open.ts).
  */
 export const DDL_FINGERPRINT = createHash('sha256')
-  .update([...TABLES, ...normalizerMacros(), ...VIEWS, String(SCHEMA_VERSION)].join('\n;\n'))
+  .update([...TABLES, ...normalizerMacros(), ...VIEWS, String(SCHEMA_VERSION), `derive rules ${DERIVE_RULES}`].join('\n;\n'))
   .digest('hex')
   .slice(0, 16);
 
@@ -131,7 +131,8 @@ export async function modelState(db: Db): Promise<ModelState> {
   return version === SCHEMA_VERSION && meta.get('ddl') === DDL_FINGERPRINT ? 'current' : 'other-version';
 }
 
-export async function ensureSchema(db: Db, opts: { migrate?: boolean } = {}): Promise<void> {
+/** `madeBy`: the fingerprint of the model's maker, when its runlens_meta is not in `db` (an in-memory copy). */
+export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: string | null } = {}): Promise<void> {
   const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}'), ('ddl', '${DDL_FINGERPRINT}')`;
   if (db.inMemory && !opts.migrate) {
     // A new database, with nothing to migrate: one call, not a round trip per statement.
@@ -139,6 +140,8 @@ export async function ensureSchema(db: Db, opts: { migrate?: boolean } = {}): Pr
     return;
   }
   for (const s of TABLES) await db.run(s);
+  // A model made by another runlens (views, macros or derive rules of its own) is derived again below.
+  const made = opts.madeBy ?? (await db.scalar<string | null>(`SELECT max(value) FROM runlens_meta WHERE key = 'ddl'`));
   // Older --db files: schema 1 kept spans and nodes as tables (they became views, and the span tree
   // moved onto record_rows); schemas 1 and 2 kept node_results as a table (now a view over node_result).
   const old = await db.all<{ table_name: string }>(
@@ -161,7 +164,7 @@ export async function ensureSchema(db: Db, opts: { migrate?: boolean } = {}): Pr
   }
   for (const s of normalizerMacros()) await db.run(s);
   for (const s of VIEWS) await db.run(s);
-  if (old.length > 0) {
+  if (old.length > 0 || (made !== null && made !== DDL_FINGERPRINT)) {
     await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
     await db.run('INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE trace_id IS NOT NULL');
     await deriveTouched(db);

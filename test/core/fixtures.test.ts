@@ -13,6 +13,7 @@ import { SCHEMA_VERSION } from '../../src/store/schema.js';
 import type { JsonlRecord } from '../../src/produce/record.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
+import { openModelToRead } from '../../src/store/open.js';
 import { TRACE, interfaceStyleRun, ns, span, tempDir, writeLines } from '../helpers/fixtures.js';
 
 const dir = tempDir();
@@ -360,6 +361,27 @@ describe('a run that arrives in parts, and the same spans from two inputs', () =
       expect(await db.scalar(`SELECT value FROM runlens_meta WHERE key = 'schema_version'`)).toBe(String(SCHEMA_VERSION));
     } finally {
       db.close();
+    }
+  });
+
+  it('a --db file derived by an earlier runlens (other rules, same schema) is derived again when opened, to read or to load', async () => {
+    for (const [how, open] of [['load', openModel], ['read', (f: string) => openModelToRead(f)]] as const) {
+      const file = path.join(dir, `earlier-rules-${how}.duckdb`);
+      const made = await openModel(file);
+      await loadPaths(made, [writeLines(dir, `earlier-rules-${how}.jsonl`, [...inv, phase[0]!, ...node])]);
+      const before = await made.all('SELECT * FROM runs');
+      // what an earlier derive may have left: other counts in runs, another node result
+      await made.run(`UPDATE runs SET nodes = 99, failed = NOT failed`);
+      await made.run(`UPDATE record_rows SET node_result = false`);
+      await made.run(`UPDATE runlens_meta SET value = 'earlier' WHERE key = 'ddl'`);
+      made.close();
+      const again = await open(file);
+      try {
+        expect(await again.all('SELECT * FROM runs'), how).toEqual(before);
+        expect(await again.scalar('SELECT count(*)::INT FROM node_results'), how).toBe(1);
+      } finally {
+        again.close();
+      }
     }
   });
 
