@@ -52,7 +52,8 @@ function nodesSelect(spans: string): string {
   return `
 WITH errs AS (
   -- ERROR log records only (few): their text is the node's error.
-  SELECT trace_id, json_extract_string(${ATTRIBUTES}, '$.unique_id') AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  -- A log without a unique_id attribute belongs to the node of the span it was logged on (its name says which).
+  SELECT trace_id, rl_unique_id(${ATTRIBUTES}, span_name) AS unique_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
   FROM record_rows r ${ATTRIBUTES_JOIN}
   WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''
   GROUP BY 1, 2 HAVING unique_id IS NOT NULL -- not GROUP BY ALL: it would also group by the ORDER BY column
@@ -81,7 +82,7 @@ const VIEWS = [
      SELECT trace_id, span_id, span_name, event_id, time_ns, severity_number,
        coalesce(severity_text, CASE WHEN severity_number >= 17 THEN 'ERROR' WHEN severity_number >= 13 THEN 'WARN'
          WHEN severity_number >= 9 THEN 'INFO' WHEN severity_number >= 5 THEN 'DEBUG' WHEN severity_number >= 1 THEN 'TRACE' END) AS severity_text,
-       body, event_type, json_extract_string(attributes, '$.unique_id') AS unique_id,
+       body, event_type, rl_unique_id(attributes, span_name) AS unique_id,
        rl_phase(json_extract_string(attributes, '$.phase')) AS phase,
        TRY_CAST(json_extract_string(attributes, '$.code') AS INTEGER) AS code, attributes, file_id
      FROM (SELECT * EXCLUDE (${JOINED_COLUMNS}) REPLACE (${ATTRIBUTES} AS attributes)

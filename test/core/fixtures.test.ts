@@ -90,6 +90,19 @@ describe("the interface document's form", () => {
     expect(await db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.project.customers'`)).toBe('Syntax error near SELEC');
   });
 
+  it('takes the error text from an ERROR log without unique_id by the node span it was logged on', async () => {
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; attributes: Record<string, unknown> };
+      return rec.record_type === 'LogRecord' ? { ...rec, attributes: { code: 9002 } } : rec;
+    });
+    const db2 = await model([writeLines(dir, 'log-without-unique-id.jsonl', records)]);
+    try {
+      expect(await db2.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.project.customers'`)).toBe('Syntax error near SELEC');
+    } finally {
+      db2.close();
+    }
+  });
+
   it('joins every ERROR line of a node into its error text, one row per node and phase', async () => {
     const extra = { ...(interfaceStyleRun().at(-1) as Record<string, unknown>), event_id: 'second', time_unix_nano: ns(39.5), body: 'second line' };
     const db2 = await model([writeLines(dir, 'two-errors.jsonl', [...interfaceStyleRun(), extra])]);
