@@ -6,11 +6,15 @@
 
 /** CSI and OSC escape sequences and two-character escapes. */
 const ANSI = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])/g;
-/** "12 of 40 ERROR creating sql view model main.x ....... [ERROR in 0.05s]": a progress line, not a cause. */
-const PROGRESS = /^\s*\d+ of \d+ \S.*(\.{3,}.*|\[[^\]]*\])\s*$/;
+/**
+ * "12 of 40 ERROR creating sql view model main.x ....... [ERROR in 0.05s]": a progress line, not a
+ * cause. Its status word and its dots or bracket tell it from an error that counts ("2 of 3 partitions failed [p=1]").
+ */
+const PROGRESS = /^\s*\d+ of \d+ (START|OK|ERROR|FAIL|PASS|WARN|SKIP|NO-OP|RUN)\b.*(\.{3,}.*|\[[^\]]*\])\s*$/;
 /** A backtrace frame ("   0: __mh_execute_header") or its location line ("      at src/x.rs:10"). */
 const FRAME = /^\s*(\d+: \S|at \S)/;
-const BACKTRACE_START = /^\s*(0: \S|stack backtrace:\s*$)/;
+/** A backtrace starts with its header, or with frame 0 naming a symbol (one word: "0: column x is null" is a message). */
+const BACKTRACE_START = /^\s*(0: \S+$|stack backtrace:\s*$)/;
 
 /** Lines of one reason, at most: enough for an error and its context, not a compiled SQL dump. */
 export const MAX_REASON_LINES = 30;

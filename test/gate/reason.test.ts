@@ -16,6 +16,19 @@ describe('a reason without terminal noise', () => {
     expect(cleanMessage('Syntax error\n  LINE 43: final as (\n           ^')).toBe('Syntax error\n  LINE 43: final as (\n           ^');
   });
 
+  it('keeps lines of the error that only look like progress or frames', () => {
+    expect(cleanMessage('2 of 3 partitions failed to load [partition=2026-01-01]')).toBe('2 of 3 partitions failed to load [partition=2026-01-01]');
+    expect(cleanMessage('Constraint check failed:\n0: column "id" is null\n1: column "name" is too long')).toBe(
+      'Constraint check failed:\n0: column "id" is null\n1: column "name" is too long');
+    // the older engine's progress lines, each status word
+    for (const p of ['1 of 5 OK created sql table model main.a ........ [SELECT 10 in 0.12s]', '3 of 5 SKIP relation main.c ........ [SKIP]',
+      '4 of 5 FAIL 1 not_null_a_id ........ [FAIL 1 in 0.03s]', '5 of 5 PASS unique_a_id ........ [PASS in 0.02s]', '2 of 9 WARN 3 accepted_values ... [WARN 3 in 0.1s]']) {
+      expect(cleanMessage(`${p}\ncause`), p).toBe('cause');
+    }
+    // a backtrace that starts without its header
+    expect(cleanMessage('boom\n   0: __mh_execute_header\n   1: <alloc::boxed::Box<F,A> as core::ops::function::FnOnce<Args>>::call_once\nafter')).toBe('boom\nafter');
+  });
+
   it('leaves out a message already said, keeps the fuller of two', () => {
     const block = 'Database Error in model orders (models/orders.sql)\n  syntax error at or near "final"';
     expect(reasonOf([block, `  ${block.replaceAll('\n', '\n  ')}`])).toBe(block);
