@@ -101,16 +101,16 @@ export function renderGithub(r: GateResult): string {
   return lines.join('\n') + '\n';
 }
 
-/** A Markdown table cell: one line (`<br>` between lines), HTML and pipes escaped. */
+/** A Markdown table cell: one line (`<br>` between lines; a lone CR ends a line too), HTML and pipes escaped. */
 function mdCell(s: string | null): string {
   return (s ?? '')
-    .split('\n')
+    .split(/\r\n?|\n/)
     .map((l) => l.trim())
     .filter(Boolean)
     .map((l) => l.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('|', '\\|'))
     .join('<br>');
 }
-const mdCode = (s: string | null) => (s ? `\`${s.replaceAll('`', "'").replaceAll('|', '\\|')}\`` : '');
+const mdCode = (s: string | null) => (s ? `\`${s.replaceAll('`', "'").replaceAll('|', '\\|').replace(/[\r\n]+/g, ' ')}\`` : '');
 
 /** A CI job summary ($GITHUB_STEP_SUMMARY): the verdict in one line, then a table of what failed. */
 export function renderMarkdown(r: GateResult): string {

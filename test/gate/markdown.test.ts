@@ -1,0 +1,36 @@
+/** The markdown reporter's table stays a table whatever the text in it (GitHub renders it as CommonMark + GFM tables). */
+import { afterAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { renderMarkdown } from '../../src/gate/reporters.js';
+import { DEFAULT_FAIL_ON, evaluateGate } from '../../src/gate/rules.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
+
+const dir = tempDir();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('markdown reporter', () => {
+  it('keeps each row on one line: a lone CR or an LF in an id, a command or a file path', async () => {
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; span_id: string; attributes: Record<string, unknown> };
+      if (rec.span_id === '0000000000000036' && rec.record_type === 'SpanEnd') return { ...rec, attributes: { ...rec.attributes, relative_path: 'models/new\nline.sql' } };
+      if (rec.span_id === '0000000000000001') return { ...rec, attributes: { ...rec.attributes, eval_args: { command: 'build\r| x | y |' } } };
+      return JSON.parse(JSON.stringify(rec).replaceAll('test.project.not_null_x', 'test.project.not\\rnull'));
+    });
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'hostile.jsonl', records)]);
+      const md = renderMarkdown(await evaluateGate(db, { failOn: DEFAULT_FAIL_ON }));
+      expect(md).not.toMatch(/\r/);
+      const table = md.split('\n').filter((l) => l.startsWith('|'));
+      // header, rule line, the errored model, the failed test
+      expect(table).toHaveLength(4);
+      expect(md).toContain('build<br>\\| x \\| y \\|');
+      const rows = md.slice(md.indexOf('| run |')).trimEnd().split('\n');
+      expect(rows.every((l) => l.startsWith('|') && l.endsWith('|'))).toBe(true);
+      expect(md).toContain('`models/new line.sql`');
+    } finally {
+      db.close();
+    }
+  });
+});
