@@ -155,11 +155,9 @@ async function selectNodes(db: Db, failOn: readonly FailOn[], where: string, par
  */
 async function selectPassingTests(db: Db, failOn: readonly FailOn[], inTrace: string, params: Record<string, string>): Promise<GateNode[]> {
   const num = (v: string | null) => (v === null ? null : Number(v));
-  // the row separators of rowsText must not occur in the text
-  const text = (col: string) => `translate(${col}, chr(30) || chr(31), '  ') AS ${col}`;
   return db.rowsText(
     `SELECT trace_id, unique_id, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows,
-       ${text('relative_path')}, round(duration_ms, 3) AS duration_ms, ${text('error_text')}, row_number() OVER (ORDER BY trace_id, unique_id) AS k
+       relative_path, round(duration_ms, 3) AS duration_ms, error_text, row_number() OVER (ORDER BY trace_id, unique_id) AS k
      FROM node_results WHERE ${inTrace} AND resource_type IN ('test', 'unit_test') AND ${nodeRuleSql(failOn)} IS NULL`,
     ['trace_id', 'unique_id', 'resource_type', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows',
       'relative_path', 'duration_ms', 'error_text'],

@@ -123,7 +123,8 @@ export class Db {
    * ROWS_TEXT_GROUP, which DuckDB aggregates in parallel, unlike one ordered string_agg.
    * `numberedBy`: the query's column that numbers its rows 1..N in the order wanted (a window over
    * the query to number them again would be a sizeable part of a tree's time). `columns` name the
-   * result's columns and how to read them back; values must not contain the separators 0x1E/0x1F.
+   * result's columns and how to read them back. The separators (0x1E, 0x1F) and the NULL mark (0x02)
+   * become spaces in the values, which no text this reads needs.
    */
   async rowsText<T>(
     sql: string,
@@ -132,7 +133,7 @@ export class Db {
     params: Record<string, DuckDBValue> | undefined,
     make: (fields: (string | null)[]) => T,
   ): Promise<T[]> {
-    const line = `concat_ws(chr(31), ${columns.map((c) => `coalesce(CAST("${c}" AS VARCHAR), chr(2))`).join(', ')})`;
+    const line = `concat_ws(chr(31), ${columns.map((c) => `coalesce(translate(CAST("${c}" AS VARCHAR), chr(30) || chr(31) || chr(2), '   '), chr(2))`).join(', ')})`;
     const agg = `SELECT string_agg(${line}, chr(30) ORDER BY "${numberedBy}") FROM (${sql}) q
       GROUP BY ("${numberedBy}" - 1) // ${ROWS_TEXT_GROUP} ORDER BY ("${numberedBy}" - 1) // ${ROWS_TEXT_GROUP}`;
     const out: T[] = [];

@@ -1,7 +1,7 @@
-/** The markdown reporter's table stays a table whatever the text in it (GitHub renders it as CommonMark + GFM tables). */
+/** Reporters whatever the text in the run: the markdown table stays a table (CommonMark + GFM), the JUnit testcases keep their names. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { renderMarkdown } from '../../src/gate/reporters.js';
+import { renderJunit, renderMarkdown } from '../../src/gate/reporters.js';
 import { DEFAULT_FAIL_ON, evaluateGate } from '../../src/gate/rules.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -29,6 +29,21 @@ describe('markdown reporter', () => {
       const rows = md.slice(md.indexOf('| run |')).trimEnd().split('\n');
       expect(rows.every((l) => l.startsWith('|') && l.endsWith('|'))).toBe(true);
       expect(md).toContain('`models/new line.sql`');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('junit: a passing test whose id holds a control character keeps its testcase (name, time)', async () => {
+    // the interface form's tests: not_null_x fails, unique_y warns; unique_y renamed with separators of the rows read back
+    const odd = 'test.project.unique\u001ey\u001fz\u0002';
+    const records = interfaceStyleRun().map((r) => JSON.parse(JSON.stringify(r).replaceAll('test.project.unique_y', odd.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))));
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'control.jsonl', records)]);
+      const xml = renderJunit(await evaluateGate(db, { failOn: DEFAULT_FAIL_ON, withTests: true }));
+      expect(xml).not.toContain('NaN');
+      expect(xml).toMatch(/<testcase name="test\.project\.unique.y.z." classname="test" [^>]*time="[\d.]+"/);
     } finally {
       db.close();
     }
