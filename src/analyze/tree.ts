@@ -37,8 +37,11 @@ export interface TraceTree {
 /** Resolve --trace: a trace id, an invocation UUID, or an unambiguous prefix of either. */
 export async function resolveTrace(db: Db, id: string): Promise<string> {
   const want = id.toLowerCase().replaceAll('-', '');
+  // The engine's trace id is its invocation id; other producers' may differ (runs has both).
   const rows = await db.all<{ trace_id: string }>(
-    `SELECT DISTINCT trace_id FROM spans WHERE starts_with(trace_id, $w) ORDER BY 1 LIMIT 2`,
+    `SELECT trace_id FROM (SELECT DISTINCT trace_id FROM spans)
+     WHERE starts_with(trace_id, $w) OR trace_id IN (SELECT trace_id FROM runs WHERE starts_with(replace(lower(invocation_id), '-', ''), $w))
+     ORDER BY 1 LIMIT 2`,
     { w: want },
   );
   if (rows.length === 0) throw new UsageError(`no trace ${id} in the input (\`runlens runs\` lists them)`);

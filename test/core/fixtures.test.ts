@@ -3,7 +3,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
-import { buildTree, buildTreeText } from '../../src/analyze/tree.js';
+import { buildTree, buildTreeText, resolveTrace } from '../../src/analyze/tree.js';
 import { renderTreeText } from '../../src/render/tree-text.js';
 import { InputError } from '../../src/errors.js';
 import { evaluateGate } from '../../src/gate/rules.js';
@@ -81,6 +81,21 @@ describe("the interface document's form", () => {
     expect(fromJsonl.numbers).toEqual([{ unique_id: 'model.project.customers', rows_affected: '42', attr_duration_ms: 17 }]);
     expect(fromJsonl.run).toEqual({ f: 1, w: 1, s: 2 });
     expect(await read(parquet)).toEqual(fromJsonl);
+  });
+
+  it('finds the run by its invocation id (and a prefix of it), also where it is not its trace id', async () => {
+    const invocation = '5eeeeeee-1111-4222-8333-944444444444';
+    const records = interfaceStyleRun().map((r) => JSON.parse(JSON.stringify(r).replaceAll('aaaabbbb-cccc-dddd-eeee-ffff00001111', invocation)));
+    const db2 = await model([writeLines(dir, 'other-invocation-id.jsonl', records)]);
+    try {
+      expect(await db2.scalar('SELECT invocation_id FROM runs')).toBe(invocation);
+      expect(await resolveTrace(db2, invocation)).toBe(TRACE);
+      expect(await resolveTrace(db2, invocation.slice(0, 13).toUpperCase())).toBe(TRACE);
+      expect(await resolveTrace(db2, TRACE.slice(0, 8))).toBe(TRACE);
+      await expect(resolveTrace(db2, 'ffffffff')).rejects.toThrow(/no trace ffffffff/);
+    } finally {
+      db2.close();
+    }
   });
 
   it('follows a two-step upstream chain to the node that errored, and attaches the ERROR log text', async () => {
