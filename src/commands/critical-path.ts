@@ -11,6 +11,7 @@ import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { valueOption } from './options.js';
 import { plural } from '../render/plural.js';
+import { printable } from '../render/printable.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -53,7 +54,7 @@ export const criticalPathCommand: CommandBody<Args> = {
         });
       }
       if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? runs[0] : runs, null, 2) + '\n');
-      else process.stdout.write(runs.map(renderRun).join('\n'));
+      else process.stdout.write(printable(runs.map(renderRun).join('\n')));
     });
   },
 };

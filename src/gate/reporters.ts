@@ -5,6 +5,7 @@
 import type { FailOn, GateNode, GateResult, GateRun } from './rules.js';
 import { RULE_ORDER, failingRows } from './rules.js';
 import { plural as count } from '../render/plural.js';
+import { printable, printableLine } from '../render/printable.js';
 
 export const REPORTERS = ['text', 'json', 'github', 'junit', 'markdown'] as const;
 export type Reporter = (typeof REPORTERS)[number];
@@ -54,14 +55,14 @@ function unlisted(r: GateResult): string | undefined {
 export function renderText(r: GateResult): string {
   const lines = [summary(r)];
   const block = (head: string, reason: string | null, tail = '') => {
-    lines.push(`  ${head}: ${firstLine(reason)}${tail}`);
+    lines.push(`  ${printableLine(head)}: ${firstLine(reason)}${tail}`);
     for (const l of restLines(reason)) lines.push(`      ${l}`);
   };
   for (const run of failedRuns(r)) block(`${runName(run)}: ${run.rule}`, run.reason);
   for (const o of r.offenders) block(`${o.unique_id}${o.relative_path ? ` (${o.relative_path})` : ''}: ${ruleText(o.rule!)}`, o.reason, `  [trace ${o.trace_id}]`);
   const more = unlisted(r);
   if (more) lines.push(`  ${more}`);
-  return lines.join('\n') + '\n';
+  return printable(lines.join('\n')) + '\n';
 }
 
 export function renderJson(r: GateResult): string {

@@ -4,6 +4,7 @@
  * fits the width: long values are cut (with …, ids without), then the lowest-priority columns are
  * left out and named on stderr. Not on a terminal (a pipe, a file) it has every column in full.
  */
+import { printableLine } from './printable.js';
 export type TableFormat = 'table' | 'json' | 'csv';
 
 export interface Tabular {
@@ -57,7 +58,7 @@ export function renderTable(t: Tabular, format: TableFormat, layout: TableLayout
     return lines.join('\n') + '\n';
   }
   if (t.rows.length === 0) return '(no rows)\n';
-  const text = t.rows.map((r) => t.columns.map((c) => cell(r[c]).replace(/\s*\n\s*/g, ' ⏎ ')));
+  const text = t.rows.map((r) => t.columns.map((c) => printableLine(cell(r[c]))));
   const numeric = t.columns.map((c) => t.rows.every((r) => r[c] === null || r[c] === undefined || typeof r[c] === 'number' || typeof r[c] === 'bigint'));
   const { shown, widths, hidden } = fit(t.columns, text, layout);
   const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (s: string) => `\x1b[1m${s}\x1b[22m` : (s: string) => s;

@@ -1,6 +1,7 @@
 /** Text rendering of a span tree: box-drawing hierarchy, outcome columns, durations. */
 import type { TraceTree, TreeNode, TreeText } from '../analyze/tree.js';
 import { plural } from './plural.js';
+import { printableLine } from './printable.js';
 
 export function formatDuration(ms: number | null): string {
   if (ms === null || ms === undefined) return '';
@@ -13,10 +14,10 @@ export function formatDuration(ms: number | null): string {
 
 /** The text tree: a header, then each line with its duration (lines laid out by buildTreeText). */
 export function renderTreeText(tree: TreeText): string {
-  let out = `trace ${tree.trace_id}${tree.command ? ` (${tree.command})` : ''}: ${plural(tree.spans, 'span')}\n`;
+  let out = printableLine(`trace ${tree.trace_id}${tree.command ? ` (${tree.command})` : ''}: ${plural(tree.spans, 'span')}`) + '\n';
   for (const [text, ms] of tree.lines) {
     const d = formatDuration(ms);
-    out += d ? `${text}  ${d}\n` : `${text}\n`;
+    out += printableLine(d ? `${text}  ${d}` : text) + '\n';
   }
   return out;
 }

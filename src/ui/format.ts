@@ -1,14 +1,17 @@
-/** Text helpers for fixed-width cells and waterfall bars. */
+/** Text helpers for fixed-width cells and waterfall bars; telemetry text goes through printable (src/render/printable.ts). */
+import { printable, printableLine } from '../render/printable.js';
 
 /** Cut or pad to exactly `w` columns (an ellipsis marks a cut). */
-export function fit(s: string, w: number): string {
+export function fit(text: string, w: number): string {
+  const s = printableLine(text);
   if (w <= 0) return '';
   if (s.length > w) return w === 1 ? '…' : s.slice(0, w - 1) + '…';
   return s + ' '.repeat(w - s.length);
 }
 
 /** Cut to at most `w` columns (an ellipsis marks a cut), no padding. */
-export function cut(s: string, w: number): string {
+export function cut(text: string, w: number): string {
+  const s = printableLine(text);
   if (w <= 0) return '';
   return s.length > w ? (w === 1 ? '…' : s.slice(0, w - 1) + '…') : s;
 }
@@ -20,7 +23,8 @@ export function waterfallSpan(offMs: number, durMs: number | null, totalMs: numb
   return { start: Math.max(0, start), text: full.trim() };
 }
 
-export function fitLeft(s: string, w: number): string {
+export function fitLeft(text: string, w: number): string {
+  const s = printableLine(text);
   if (w <= 0) return '';
   if (s.length > w) return s.slice(0, w);
   return ' '.repeat(w - s.length) + s;
@@ -49,7 +53,7 @@ export function progressBar(fraction: number, width: number): string {
 /** A readable one-line cell value. */
 export function cell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return v.replace(/\s+/g, ' ');
+  if (typeof v === 'string') return printableLine(v).replace(/\s+/g, ' ');
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Math.round(v * 1000) / 1000);
   return JSON.stringify(v);
 }
@@ -76,7 +80,8 @@ export function statusBar(status: string, hints: { key: string; hint: string }[]
 }
 
 /** Cut to at most `w` columns in the middle, so names that share a prefix stay distinguishable. */
-export function middle(s: string, w: number): string {
+export function middle(text: string, w: number): string {
+  const s = printableLine(text);
   if (w <= 0) return '';
   if (s.length <= w) return s;
   if (w === 1) return '…';
@@ -91,7 +96,7 @@ export function middle(s: string, w: number): string {
 export function wrapWords(text: string, w: number): string[] {
   const width = Math.max(1, w);
   const out: string[] = [];
-  for (const para of text.split('\n')) {
+  for (const para of printable(text).split('\n')) {
     let line = '';
     for (const word of para.split(/(?<= )/)) {
       if (line.length + word.trimEnd().length <= width) {

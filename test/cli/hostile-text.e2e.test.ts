@@ -1,0 +1,43 @@
+/**
+ * Telemetry text is untrusted: escape sequences, carriage returns and line breaks in names and
+ * messages must not reach the terminal as such (clear the screen, set the title, forge rows).
+ */
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
+
+const dir = tempDir();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const HOSTILE = '\u001b[2J\u001b[H\u001b]0;all green\u0007\rFORGED\nrow';
+/** The interface-form run with the hostile text in a span name, a unique_id, the command and the error message. */
+const file = writeLines(dir, 'hostile.jsonl', interfaceStyleRun().map((r) => {
+  const text = JSON.stringify(r)
+    .replaceAll('Node(model.project.orders)', `Node(model.project.orders${HOSTILE})`.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+    .replaceAll('Syntax error near SELEC', `Syntax error${HOSTILE}`.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return JSON.parse(text) as object;
+}));
+
+describe('hostile text in the terminal output', () => {
+  it.each([
+    ['tree', file],
+    ['runs', file],
+    ['query', 'errors', file],
+    ['query', 'upstream-skip-chains', file],
+    ['critical-path', file],
+    ['gate', file],
+  ])('%s %s: no escape sequence, no carriage return, the text shown escaped', (...args) => {
+    const r = runCli(args);
+    expect(r.code === 0 || r.code === 1, r.stderr).toBe(true);
+    expect(r.stdout).not.toMatch(/[\u001b\u0007\r]/);
+    // where the name or message is shown (the gate's reasons drop ANSI codes, as the engine's colours)
+    if (args[0] === 'tree' || args[1] === 'errors') expect(r.stdout).toContain('\\x1b[2J');
+  });
+
+  it('tree: a line break in a span name does not start a row of its own', () => {
+    const r = runCli(['tree', file]);
+    expect(r.stdout.split('\n').filter((l) => /^row\b/.test(l.trim()))).toEqual([]);
+    expect(r.stdout).toContain('⏎ row');
+  });
+});
