@@ -295,6 +295,8 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
       [
         ['live: insert', `INSERT INTO record_rows ${normalizeSelect(staged(src.fileId))}`],
         ['live: touched', 'INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id'],
+        // committed with the rows: a receiver killed before its next derive leaves them to the model's next opening
+        ['live: pending', `INSERT INTO load_pending SELECT ${Math.trunc(src.fileId)} WHERE NOT EXISTS (SELECT 1 FROM load_pending)`],
         ['live: clear', 'DELETE FROM _live_rows'],
       ],
       { transaction: true },
@@ -325,6 +327,7 @@ export async function deriveTouchedNow(db: Db): Promise<number> {
   if (n > 0) {
     await deriveTouched(db, { oneCall: true });
     await db.run('DELETE FROM _touched');
+    await db.run('DELETE FROM load_pending');
   }
   return n;
 }

@@ -16,8 +16,7 @@ import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
 import { hideRecordsAlreadyPresent } from './dedupe.js';
-import { deriveTouched } from './derive.js';
-import { ensureSchema } from './schema.js';
+import { ensureSchema, finishPendingLoads } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
 import { timed } from './timing.js';
 
@@ -100,16 +99,20 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   const { inputs, skipped } = await detectInputs(paths, args);
   const legacy = new LegacyReader(opts.manifest);
-  for (const [index, input] of inputs.entries()) {
-    // Records can only be present already when the model had some, or an earlier file added some.
-    const place: FilePlace = { index, count: inputs.length, compare: !fresh || files.some((f) => f.records > 0) };
-    const report = legacyKindOf(input.format) ? await loadTranslated(db, legacy, input, opts, place) : await loadFile(db, input, opts, place);
-    files.push({ ...report, args: namedBy.get(input.path)! });
+  try {
+    for (const [index, input] of inputs.entries()) {
+      // Records can only be present already when the model had some, or an earlier file added some.
+      const place: FilePlace = { index, count: inputs.length, compare: !fresh || files.some((f) => f.records > 0) };
+      const report = legacyKindOf(input.format) ? await loadTranslated(db, legacy, input, opts, place) : await loadFile(db, input, opts, place);
+      files.push({ ...report, args: namedBy.get(input.path)! });
+    }
+  } catch (e) {
+    // The files committed before the one that failed are finished all the same (derived), as they
+    // would be at the model's next opening.
+    await finishPendingLoads(db).catch(() => undefined);
+    throw e;
   }
-  if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _touched')) > 0) {
-    await deriveTouched(db, { fresh });
-    await db.run('DELETE FROM _touched');
-  }
+  await finishPendingLoads(db, { fresh });
   return {
     files,
     skipped,
@@ -235,23 +238,17 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
         first_row: stats.first_row, skipped: report.skippedLines,
       },
     );
-    // An INSERT's result is the number of rows it inserted: here the file's traces.
-    report.traces = Number(
-      await db.scalar<number | string>(
-        `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL AND record_type IS NOT NULL`,
-        { file_id: fileId },
-      ),
+    report.traces = await db.scalar<number>(
+      `SELECT count(DISTINCT trace_id)::INTEGER FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL AND record_type IS NOT NULL`,
+      { file_id: fileId },
     );
+    // Committed with the records: the steps after the commit are done even if this process is not there to do them.
+    await db.run('INSERT INTO load_pending VALUES ($file_id)', { file_id: fileId });
     // The attributes first: if the records' commit then failed, the catch below removes them, and a
     // process that died in between leaves attributes of no file, which the next Parquet load removes.
     await attributes?.commit();
     await db.run('COMMIT');
     recordsCommitted = true;
-    // Row ids are only final after the commit (transaction-local ones are offset): the line of a
-    // record is its row id minus the file's first row id, plus one.
-    await db.run(`UPDATE files SET first_row = (SELECT min(rowid) FROM record_rows WHERE file_id = $file_id) WHERE file_id = $file_id`, {
-      file_id: fileId,
-    });
   } catch (e) {
     await db.run('ROLLBACK').catch(() => undefined);
     await attributes?.rollback();

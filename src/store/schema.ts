@@ -25,6 +25,9 @@ const TABLES = [
      links JSON, attributes JSON,
      ${NORMALIZED_COLUMNS},
      ${SPAN_TREE_COLUMNS})`,
+  // Files committed whose load did not finish yet (derive, the file's first row id): a load that
+  // stopped in between (a later file refused, a kill) is finished when the model is next opened.
+  `CREATE TABLE IF NOT EXISTS load_pending (file_id INTEGER)`,
   // The attributes of the records of a Parquet file (their record_rows.attributes is empty), written on
   // a second connection while the file's rows are inserted (src/store/attributes-join.ts). line: the
   // record's line in the records view.
@@ -129,7 +132,9 @@ export async function modelState(db: Db): Promise<ModelState> {
   const version = Number(meta.get('schema_version'));
   if (!Number.isInteger(version)) return 'not-a-model';
   if (version > SCHEMA_VERSION) return 'newer';
-  return version === SCHEMA_VERSION && meta.get('ddl') === DDL_FINGERPRINT ? 'current' : 'other-version';
+  if (version !== SCHEMA_VERSION || meta.get('ddl') !== DDL_FINGERPRINT) return 'other-version';
+  // a load stopped before its end: finished in a copy (reading never writes)
+  return (await db.scalar<number>('SELECT count(*)::INTEGER FROM load_pending')) > 0 ? 'other-version' : 'current';
 }
 
 /** `madeBy`: the fingerprint of the model's maker, when its runlens_meta is not in `db` (an in-memory copy). */
@@ -170,6 +175,25 @@ export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: s
     await db.run('INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE trace_id IS NOT NULL');
     await deriveTouched(db);
     await db.run('DELETE FROM _touched');
+    await db.run('DELETE FROM load_pending');
   }
+  await finishPendingLoads(db);
   await db.run(meta);
+}
+
+/**
+ * The steps after a file's commit (its first row id, derive of its traces) for the files of a load
+ * that stopped before them (load_pending). Also the normal end of a load (src/store/load.ts).
+ */
+export async function finishPendingLoads(db: Db, opts: { fresh?: boolean } = {}): Promise<void> {
+  if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM load_pending')) === 0) return;
+  // Row ids are only final after the commit: a record's line is its row id less its file's first row id.
+  await db.run(`UPDATE files SET first_row = (SELECT min(rowid) FROM record_rows r WHERE r.file_id = files.file_id)
+                WHERE file_id IN (SELECT file_id FROM load_pending)`);
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  await db.run(`INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows
+                WHERE file_id IN (SELECT file_id FROM load_pending) AND trace_id IS NOT NULL AND record_type IS NOT NULL`);
+  await deriveTouched(db, opts);
+  await db.run('DELETE FROM _touched');
+  await db.run('DELETE FROM load_pending');
 }

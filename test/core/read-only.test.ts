@@ -135,3 +135,46 @@ describe('reading never writes', () => {
     }
   });
 });
+
+describe('a --db load that stops before its end', () => {
+  it('the files it committed are derived: their runs are in the model and the gate judges them', () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'm.duckdb');
+    // a run that never ended, then a file the load refuses
+    const run = interfaceStyleRun();
+    const cut = writeLines(dir, 'cut.jsonl', [run[0]!, ...run.slice(2, 6)]); // without the invocation's SpanEnd
+    const bad = path.join(dir, 'bad.jsonl');
+    writeFileSync(bad, '{"record_type": bad\n');
+    expect(runCli(['load', cut, bad, '--db', db]).code).toBe(2);
+    const runs = JSON.parse(runCli(['runs', '--db', db, '--format', 'json']).stdout) as { ended: boolean }[];
+    expect(runs.map((r) => r.ended)).toEqual([false]);
+    expect(runCli(['gate', '--db', db]).code).toBe(1);
+    // loading it again finds it present, and the model still has its run
+    expect(runCli(['load', cut, '--db', db]).code).toBe(0);
+    expect(runCli(['gate', '--db', db]).code).toBe(1);
+  });
+
+  it('a file committed but not yet finished (a kill after its commit) is finished when the model is opened', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'm.duckdb');
+    const input = writeLines(dir, 'run.jsonl', interfaceStyleRun());
+    const w = await openModel(file);
+    await loadPaths(w, [input]);
+    const lines = await w.all('SELECT line, span_id FROM records ORDER BY line');
+    const runs = await w.all('SELECT * FROM runs');
+    // what a kill between a file's commit and the steps after it leaves: no run, the row ids of its transaction
+    await w.run('DELETE FROM runs');
+    await w.run('UPDATE files SET first_row = first_row + 36028797018960000');
+    await w.run('INSERT INTO load_pending SELECT file_id FROM files');
+    w.close();
+    for (const open of [(f: string) => openModelToRead(f), (f: string) => openModel(f)]) {
+      const r = await open(file);
+      try {
+        expect(await r.all('SELECT line, span_id FROM records ORDER BY line')).toEqual(lines);
+        expect(await r.all('SELECT * FROM runs')).toEqual(runs);
+      } finally {
+        r.close();
+      }
+    }
+  });
+});
