@@ -21,5 +21,7 @@ export function runCli(args: string[], opts: { input?: string; env?: Record<stri
     env: { ...process.env, CI: 'true', NO_COLOR: '1', ...opts.env },
     maxBuffer: 64 * 1024 * 1024,
   });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  // -1: no exit code; stderr then says why (the signal that ended the process, or the spawn error)
+  const why = r.status === null ? `\n[runCli: ${r.signal ? `ended by ${r.signal}` : `not started: ${r.error?.message}`}]` : '';
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: (r.stderr ?? '') + why };
 }

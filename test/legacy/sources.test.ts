@@ -93,7 +93,7 @@ describe('sources.json (source freshness)', () => {
 
   it('from the command line: query source-freshness, gate --fail-on freshness-warned, map-status of a source', () => {
     const q = runCli(['query', 'source-freshness', file, '--format', 'csv']);
-    expect(q.code).toBe(0);
+    expect(q.code, q.stderr).toBe(0);
     expect(q.stdout.split('\n')[0]).toBe('trace_id,source,status,max_loaded_at,age_s,criteria,error_text');
     const warnOnly = writeJson('sources.json', sourcesJson([measured('source.p.raw.customers', 'warn', 90002, 2)]));
     expect(runCli(['gate', warnOnly]).code).toBe(0);
