@@ -109,10 +109,10 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   } catch (e) {
     // The files committed before the one that failed are finished all the same (derived), as they
     // would be at the model's next opening.
-    await finishPendingLoads(db).catch(() => undefined);
+    await finishPendingLoads(db, { touched: true }).catch(() => undefined);
     throw e;
   }
-  await finishPendingLoads(db, { fresh });
+  await finishPendingLoads(db, { fresh, touched: true });
   return {
     files,
     skipped,
@@ -238,9 +238,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
         first_row: stats.first_row, skipped: report.skippedLines,
       },
     );
-    report.traces = await db.scalar<number>(
-      `SELECT count(DISTINCT trace_id)::INTEGER FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL AND record_type IS NOT NULL`,
-      { file_id: fileId },
+    // An INSERT's result is the number of rows it inserted: here the file's traces (for derive, at the end).
+    report.traces = Number(
+      await db.scalar<number | string>(
+        `INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND trace_id IS NOT NULL AND record_type IS NOT NULL`,
+        { file_id: fileId },
+      ),
     );
     // Committed with the records: the steps after the commit are done even if this process is not there to do them.
     await db.run('INSERT INTO load_pending VALUES ($file_id)', { file_id: fileId });

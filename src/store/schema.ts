@@ -183,17 +183,20 @@ export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: s
 
 /**
  * The steps after a file's commit (its first row id, derive of its traces) for the files of a load
- * that stopped before them (load_pending). Also the normal end of a load (src/store/load.ts).
+ * that stopped before them (load_pending). Also the normal end of a load (src/store/load.ts), which
+ * has put the traces of its files in _touched already (`touched`).
  */
-export async function finishPendingLoads(db: Db, opts: { fresh?: boolean } = {}): Promise<void> {
+export async function finishPendingLoads(db: Db, opts: { fresh?: boolean; touched?: boolean } = {}): Promise<void> {
   if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM load_pending')) === 0) return;
   // Row ids are only final after the commit: a record's line is its row id less its file's first row id.
   await db.run(`UPDATE files SET first_row = (SELECT min(rowid) FROM record_rows r WHERE r.file_id = files.file_id)
                 WHERE file_id IN (SELECT file_id FROM load_pending)`);
   await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
-  await db.run(`INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows
-                WHERE file_id IN (SELECT file_id FROM load_pending) AND trace_id IS NOT NULL AND record_type IS NOT NULL`);
-  await deriveTouched(db, opts);
+  if (!opts.touched) {
+    await db.run(`INSERT INTO _touched SELECT DISTINCT trace_id FROM record_rows
+                  WHERE file_id IN (SELECT file_id FROM load_pending) AND trace_id IS NOT NULL AND record_type IS NOT NULL`);
+  }
+  await deriveTouched(db, { fresh: opts.fresh });
   await db.run('DELETE FROM _touched');
   await db.run('DELETE FROM load_pending');
 }
