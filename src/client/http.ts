@@ -13,7 +13,7 @@ export interface ClientConfig {
 
 export class ApiClientError extends Error {
   constructor(
-    /** the HTTP status; 0 when the service could not be reached, 200 when its answers did not add up (a listing kept changing) */
+    /** the HTTP status; 0 when no answer says what failed (the service could not be reached, a listing kept changing) */
     readonly status: number,
     message: string,
     readonly body?: unknown,
@@ -99,7 +99,7 @@ export class ApiClient {
         if (page.items.length === 0 || out.length >= total) return out;
       }
     }
-    throw new ApiClientError(200, `GET ${this.base}${path}: the list changed while it was read (${LISTING_ATTEMPTS} tries); try again, or page with --limit and --offset`);
+    throw new ApiClientError(0, `GET ${this.base}${path}: the list changed while it was read (${LISTING_ATTEMPTS} tries); try again, or page with --limit and --offset`);
   }
 }
 
