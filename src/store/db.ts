@@ -26,6 +26,8 @@ function rowObjects(r: DuckDBResultReader): Row[] {
 
 /** Rows per string joined by DuckDB in Db.rowsText. */
 const ROWS_TEXT_GROUP = 8192;
+/** Db.rowsText's escapes inside a value: 0x02 and the letter after it -> the character. */
+const ROWS_TEXT_UNESCAPED: Record<string, string> = { '2': '\x02', r: '\x1e', u: '\x1f' };
 
 /**
  * Memory DuckDB's block allocator keeps for reuse instead of handing it back to the system: a quarter
@@ -123,8 +125,8 @@ export class Db {
    * ROWS_TEXT_GROUP, which DuckDB aggregates in parallel, unlike one ordered string_agg.
    * `numberedBy`: the query's column that numbers its rows 1..N in the order wanted (a window over
    * the query to number them again would be a sizeable part of a tree's time). `columns` name the
-   * result's columns and how to read them back. The separators (0x1E, 0x1F) and the NULL mark (0x02)
-   * become spaces in the values, which no text this reads needs.
+   * result's columns and how to read them back. A value keeps every character: 0x02 escapes the
+   * separators (0x1E, 0x1F) and itself inside a value, and alone marks NULL.
    */
   async rowsText<T>(
     sql: string,
@@ -133,7 +135,8 @@ export class Db {
     params: Record<string, DuckDBValue> | undefined,
     make: (fields: (string | null)[]) => T,
   ): Promise<T[]> {
-    const line = `concat_ws(chr(31), ${columns.map((c) => `coalesce(translate(CAST("${c}" AS VARCHAR), chr(30) || chr(31) || chr(2), '   '), chr(2))`).join(', ')})`;
+    const escaped = (c: string) => `replace(replace(replace(CAST("${c}" AS VARCHAR), chr(2), chr(2) || '2'), chr(30), chr(2) || 'r'), chr(31), chr(2) || 'u')`;
+    const line = `concat_ws(chr(31), ${columns.map((c) => `coalesce(${escaped(c)}, chr(2))`).join(', ')})`;
     const agg = `SELECT string_agg(${line}, chr(30) ORDER BY "${numberedBy}") FROM (${sql}) q
       GROUP BY ("${numberedBy}" - 1) // ${ROWS_TEXT_GROUP} ORDER BY ("${numberedBy}" - 1) // ${ROWS_TEXT_GROUP}`;
     const out: T[] = [];
@@ -141,7 +144,10 @@ export class Db {
       if (typeof blob !== 'string' || blob === '') continue;
       for (const text of blob.split('\x1e')) {
         const f: (string | null)[] = text.split('\x1f');
-        for (let i = 0; i < f.length; i++) if (f[i] === '\x02') f[i] = null;
+        for (let i = 0; i < f.length; i++) {
+          if (f[i] === '\x02') f[i] = null;
+          else if (f[i]!.includes('\x02')) f[i] = f[i]!.replace(/\x02(.)/g, (_, c: string) => ROWS_TEXT_UNESCAPED[c]!);
+        }
         out.push(make(f));
       }
     }

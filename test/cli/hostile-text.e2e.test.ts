@@ -41,3 +41,24 @@ describe('hostile text in the terminal output', () => {
     expect(r.stdout).toContain('⏎ row');
   });
 });
+
+describe('exact text in JSON output', () => {
+  // the characters Db.rowsText joins rows and fields with, and marks NULL with
+  const SEPARATORS = 'customers\u001eone\u001ftwo\u0002three';
+  const escaped = (s: string) => s.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const sepFile = writeLines(dir, 'separators.jsonl', interfaceStyleRun().map((r) => JSON.parse(
+    JSON.stringify(r).replaceAll('model.project.customers', escaped(`model.project.${SEPARATORS}`)),
+  ) as object));
+
+  it('tree --format json gives a span name as written', () => {
+    const r = runCli(['tree', sepFile, '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(JSON.stringify(`Node(model.project.${SEPARATORS})`));
+  });
+
+  it('gate --reporter json gives the errored node id as written', () => {
+    const r = runCli(['gate', sepFile, '--reporter', 'json']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain(JSON.stringify(`model.project.${SEPARATORS}`));
+  });
+});
