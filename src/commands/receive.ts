@@ -59,7 +59,8 @@ export const receiveCommand: CommandBody<Args> = {
     await reporting;
     db.close();
     const lost = rx.stats.lost ? `, ${rx.stats.lost} acknowledged but refused by the database (see above)` : '';
-    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${lost}${a.db ? `; model in ${a.db}` : ''}`);
+    const repeated = rx.stats.repeated ? `, ${rx.stats.repeated} sent again (kept once)` : '';
+    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}`);
     if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');
   },
 };

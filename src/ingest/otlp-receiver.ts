@@ -19,6 +19,7 @@ import type { TelemetrySink } from '../produce/sinks/types.js';
 import type { Db } from '../store/db.js';
 import { appendLiveRows, closeLiveSource, deriveTouchedNow, LiveRows, openLiveSource, type LiveSource } from '../store/live.js';
 import { logsToRows, rowsToRecords, spansToRows, type ConvertedRows } from './otlp-records.js';
+import { ResentRecords } from './resent-records.js';
 
 export interface ReceiverOptions {
   db: Db;
@@ -61,6 +62,8 @@ export interface ReceiverStats {
   throttled: number;
   /** acknowledged records the database refused when written alone (each such refusal is a defect of the checks) */
   lost: number;
+  /** records acknowledged and not stored again: received before (a client's retry) */
+  repeated: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -81,7 +84,7 @@ class HttpError extends Error {
 type Signal = 'traces' | 'logs';
 
 export class OtlpReceiver {
-  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0, lost: 0 };
+  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0, lost: 0, repeated: 0 };
   private app: FastifyInstance;
   private pending: LiveRows[] = [];
   private pendingCount = 0;
@@ -96,6 +99,7 @@ export class OtlpReceiver {
   private threadsBefore?: number;
   private closed = false;
   private ids = randomIds();
+  private resent = new ResentRecords();
   private readonly o: Required<Omit<ReceiverOptions, 'sinks' | 'onReceive' | 'onDerived' | 'log'>> &
     Pick<ReceiverOptions, 'sinks' | 'onReceive' | 'onDerived' | 'log'>;
   /** the first failure of a sink, reported once; the other outputs go on */
@@ -219,10 +223,11 @@ export class OtlpReceiver {
         throw new HttpError(429, 'ingest queue is full, retry later');
       }
       const conv = this.decode(signal, json, this.body(req));
-      const rows = conv.rows;
+      const { rows, repeated } = this.resent.keep(conv.rows);
       const n = rows.length;
       this.stats.requests++;
       this.stats.rejected += conv.rejected;
+      this.stats.repeated += repeated;
       if (signal === 'traces') this.stats.spans += n;
       else this.stats.logs += n;
       this.lastReceive = Date.now();
@@ -353,14 +358,17 @@ export class OtlpReceiver {
         // a database that took nothing, not even a handful of records alone, is failing as a whole
         if (written === 0 && tried >= ALONE_PROBES) {
           lost += b.length - i;
+          this.resent.forget(b, i);
           break;
         }
         tried++;
+        const one = b.pick([i]);
         try {
-          await appendLiveRows(this.o.db, this.source!, oneRow(b, i));
+          await appendLiveRows(this.o.db, this.source!, one);
           written++;
         } catch (e) {
           lost++;
+          this.resent.forget(one);
           first = e as Error;
         }
       }
@@ -401,17 +409,6 @@ export class OtlpReceiver {
 
 /** Records of a refused request tried alone before the database is taken to be failing as a whole. */
 const ALONE_PROBES = 8;
-
-/** Row i of a batch as a batch of its own. */
-function oneRow(rows: LiveRows, i: number): LiveRows {
-  const one = new LiveRows(1);
-  one.addRow();
-  const r = rows.row(i);
-  for (const c of ['span_id', 'parent_span_id', 'start_ns', 'end_ns', 'time_ns'] as const) one.setBigValue(c, 0, r[c]);
-  for (const c of ['severity_number', 'status_code'] as const) one.setNum(c, 0, r[c]);
-  for (const c of ['record_type', 'trace_id', 'span_name', 'event_type', 'event_id', 'severity_text', 'status_message', 'body', 'links', 'attributes'] as const) one.setStr(c, 0, r[c]);
-  return one;
-}
 
 function rowsIn(batches: LiveRows[]): number {
   return batches.reduce((n, b) => n + b.length, 0);

@@ -167,6 +167,29 @@ export class LiveRows {
     this.n += o.n;
   }
 
+  /** The rows at `indexes`, in that order, as a batch of their own. */
+  pick(indexes: number[]): LiveRows {
+    const out = new LiveRows(Math.max(1, indexes.length));
+    for (const i of indexes) {
+      const j = out.addRow();
+      for (const c of BIG) out.big[c][j] = this.big[c][i]!;
+      for (const c of NUM) out.num[c][j] = this.num[c][i]!;
+      for (const c of STR) out.str[c][j] = this.str[c][i]!;
+    }
+    return out;
+  }
+
+  /**
+   * Row i's identity as the model's (src/store/dedupe.ts): trace, span and record type, and for a log
+   * record also its time, event type and body.
+   */
+  identity(i: number): string {
+    const { str, words } = this;
+    const span = `${words.span_id[i * 2]}.${words.span_id[i * 2 + 1]}`;
+    if (str.record_type[i] !== 'LogRecord') return `${str.record_type[i]} ${str.trace_id[i]} ${span}`;
+    return `LogRecord ${str.trace_id[i]} ${span} ${this.big.time_ns[i]} ${str.event_type[i]} ${str.body[i]}`;
+  }
+
   /** one column's values [at, at + n) as DuckDB values */
   values(name: Name, at: number, n: number): (string | number | bigint | null)[] {
     const out = new Array<string | number | bigint | null>(n);

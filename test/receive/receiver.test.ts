@@ -173,8 +173,10 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     await expect(rx.flush(false)).rejects.toThrow(/record_rows/);
     await db.run('ALTER TABLE record_rows_away RENAME TO record_rows');
     expect((await post('00000000000000a2')).status).toBe(200);
+    // the lost span sent again is stored: it was never in the model
+    expect((await post('00000000000000a1')).status).toBe(200);
     await rx.flush(true);
-    expect(await db.all(`SELECT span_id FROM spans`)).toEqual([{ span_id: '00000000000000a2' }]);
+    expect(await db.all(`SELECT span_id FROM spans ORDER BY span_id`)).toEqual([{ span_id: '00000000000000a1' }, { span_id: '00000000000000a2' }]);
   });
 
   it('gzip works; malformed protobuf 400, wrong content type 415, oversize and gzip bombs 413, a full queue 429 with Retry-After', async () => {
@@ -249,6 +251,36 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
       await loadPaths(file, [out]);
       expect(await file.all(q), out).toEqual(await db.all(q));
     }
+  });
+
+  it('a request sent again (a client retrying after a lost answer) is acknowledged and stored once, in the model and the outputs', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'copy.jsonl');
+    const { rx, db } = await startReceiver({ sinks: [new JsonlSink({ path: jsonl, append: false, level: 'trace' })] });
+    const logs = {
+      resourceLogs: [{ scopeLogs: [{ scope: { name: 'x' }, logRecords: [
+        { traceId: tid, spanId: 'eee19b7ec3c1b174', timeUnixNano: '1772073189000000000', severityNumber: 17, body: { stringValue: 'Database Error in model a' } },
+        { traceId: tid, spanId: 'eee19b7ec3c1b174', timeUnixNano: '1772073189000000001', severityNumber: 9, body: { stringValue: 'done' } },
+      ] }] }],
+    };
+    const postLogs = () => fetch(`${rx.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(logs) });
+    for (let i = 0; i < 2; i++) {
+      expect((await postJson(rx, requestOf([spanWith('00000000000000d1')]))).status).toBe(200);
+      const res = await postLogs();
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({});
+    }
+    // one more log of the same span, at another time: a new record
+    logs.resourceLogs[0]!.scopeLogs[0]!.logRecords = [{ ...logs.resourceLogs[0]!.scopeLogs[0]!.logRecords[1]!, timeUnixNano: '1772073189000000002' }];
+    expect((await postLogs()).status).toBe(200);
+    await rx.close();
+    const q = `SELECT record_type, span_id, time_ns::VARCHAR AS t, body FROM records WHERE record_type <> 'SpanStart' ORDER BY ALL`;
+    const stored = await db.all(q);
+    expect(stored.map((r) => r.body)).toEqual(['Database Error in model a', 'done', 'done', null]);
+    const file = await openModel();
+    cleanups.push(() => file.close());
+    await loadPaths(file, [jsonl]);
+    expect(await file.all(q)).toEqual(stored);
   });
 
   it('media types match without regard to case and with parameters', async () => {
