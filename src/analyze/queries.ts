@@ -116,6 +116,24 @@ export async function runSavedQuery(db: Db, q: SavedQuery, given: Record<string,
   return runSql(db, q.sql, values);
 }
 
+/**
+ * Free SQL (`query --sql`): statements that read only (Db.readingParameters), with `--param NAME=VALUE`
+ * bound to its `$NAME` parameters as text (DuckDB casts a value where the SQL compares it).
+ */
+export async function runFreeSql(db: Db, sql: string, given: Record<string, string> = {}): Promise<Tabular> {
+  const text = sql.trim().replace(/;\s*$/, '');
+  let names: string[];
+  try {
+    names = await db.readingParameters(text);
+  } catch (e) {
+    throw e instanceof UsageError ? e : new UsageError(`SQL error: ${(e as Error).message}`);
+  }
+  for (const k of Object.keys(given)) {
+    if (!names.includes(k)) throw new UsageError(`the SQL has no parameter $${k} (${names.length ? `it takes: ${names.map((n) => `$${n}`).join(', ')}` : 'it takes none'})`);
+  }
+  return runSql(db, text, given);
+}
+
 export async function runSql(db: Db, sql: string, values?: Record<string, string | number | boolean>): Promise<Tabular> {
   try {
     const t = await db.table(sql.trim().replace(/;\s*$/, ''), values && Object.keys(values).length ? values : undefined);

@@ -1,5 +1,5 @@
 import type { CommandBody } from './command.js';
-import { findSavedQuery, listSavedQueries, parseParamArgs, runSavedQuery, runSql, type SavedQuery } from '../analyze/queries.js';
+import { findSavedQuery, listSavedQueries, parseParamArgs, runFreeSql, runSavedQuery, type SavedQuery } from '../analyze/queries.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { UsageError } from '../errors.js';
 import { wrap } from '../render/help.js';
@@ -56,7 +56,7 @@ export const queryCommand: CommandBody<QueryArgs> = {
     withModelOptions(y)
       .positional('name', { type: 'string', describe: 'a saved query (`runlens queries` lists them); omitted with --sql' })
       .option('sql', valueOption('free SQL over records, spans, nodes, node_results, runs, logs'))
-      .option('param', listOption('NAME=VALUE parameter of the saved query', PARAM_SPLIT))
+      .option('param', listOption('NAME=VALUE parameter of the saved query (with --sql: the value of $NAME)', PARAM_SPLIT))
       .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people (fits the terminal), json or csv for programs' })
       .example('$0 query slowest-nodes samples/failed-build.jsonl --param limit=5', 'a saved query with a parameter')
       .example('$0 query --sql "SELECT unique_id, duration_ms FROM node_results ORDER BY 2 DESC LIMIT 5" samples/two-runs.jsonl', 'free SQL over the model'),
@@ -69,7 +69,7 @@ export const queryCommand: CommandBody<QueryArgs> = {
     await withModel({ ...a, paths }, async (db) => {
       // A run named by a parameter must be in the input (and its prefix unique), as for tree --trace.
       for (const k of RUN_PARAMS) if (params[k]) params[k] = await resolveTrace(db, params[k]);
-      const result = saved ? await runSavedQuery(db, saved, params) : await runSql(db, a.sql!);
+      const result = saved ? await runSavedQuery(db, saved, params) : await runFreeSql(db, a.sql!, params);
       process.stdout.write(renderTable(result, a.format));
     });
   },

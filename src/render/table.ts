@@ -43,6 +43,8 @@ function cell(v: unknown): string {
 }
 
 function csvCell(v: unknown): string {
+  // NULL is an empty cell, the empty string a quoted one (as DuckDB's COPY writes them)
+  if (v === '') return '""';
   const s = cell(v);
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }

@@ -154,6 +154,32 @@ export class Db {
     return out;
   }
 
+  /**
+   * The parameter names of SQL that only reads, or a UsageError: free SQL never writes, neither the
+   * model (opened read-only, or read into memory) nor a file (COPY, EXPORT, ATTACH). The statements'
+   * kinds come from DuckDB's parser alone (json_serialize_sql takes SELECTs only: DESCRIBE, SHOW,
+   * SUMMARIZE and FROM-first queries are SELECTs to it): preparing a statement can already act, an
+   * EXPORT DATABASE makes its folder.
+   */
+  async readingParameters(sql: string): Promise<string[]> {
+    const parsed = JSON.parse((await this.scalar<string>('SELECT json_serialize_sql($sql::VARCHAR)', { sql })) ?? '{}') as {
+      error?: boolean; error_type?: string; error_message?: string;
+    };
+    if (parsed.error && parsed.error_type === 'parser') throw new Error(`Parser Error: ${parsed.error_message}`);
+    if (parsed.error) {
+      throw new UsageError(
+        'query --sql only reads: the model is read-only here, and so are files. It runs SELECT statements (DESCRIBE, SHOW, SUMMARIZE and FROM-first queries included; a PIVOT with its IN list)',
+      );
+    }
+    const statements = await this.conn.extractStatements(sql);
+    const names: string[] = [];
+    for (let k = 0; k < statements.count; k++) {
+      const p = await statements.prepare(k);
+      for (let i = 1; i <= p.parameterCount; i++) names.push(p.parameterName(i));
+    }
+    return names;
+  }
+
   /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
   async table(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<{ columns: string[]; types: string[]; rows: Row[] }> {
     try {
@@ -161,7 +187,7 @@ export class Db {
       if (result) return result;
       if (prepared && params) prepared.bind(params);
       const r = prepared ? await prepared.runAndReadAll() : await this.conn.runAndReadAll(sql, params);
-      return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
+      return { columns: r.deduplicatedColumnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
     } catch (e) {
       throw this.readOnlyError(e);
     }

@@ -110,5 +110,6 @@ export async function jsonRows(
     for (let c = 0; c < n; c++) o[keys[c]!] = a[c];
     rows[r] = o;
   }
-  return { result: { columns: names, types, rows } };
+  // columns by their keys: two of one name stay two columns, each with its own values
+  return { result: { columns: keys, types, rows } };
 }

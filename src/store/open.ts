@@ -5,7 +5,7 @@
  * of another runlens version (which would need rewriting), reads from an in-memory copy instead.
  */
 import { existsSync } from 'node:fs';
-import { InputError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
 import { Db, sqlString } from './db.js';
 import { ensureSchema, modelState, type ModelState } from './schema.js';
 
@@ -20,6 +20,8 @@ function refuse(state: ModelState, path: string, reading: boolean): void {
 
 /** Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. */
 export async function openModel(dbPath?: string): Promise<Db> {
+  // DuckDB's name for an in-memory database: a "saved" model that is gone when the command ends
+  if (dbPath?.startsWith(':memory:')) throw new UsageError(`--db takes a file path, not ${dbPath} (without --db the model lives in memory)`);
   const db = await Db.open(dbPath);
   try {
     if (dbPath !== undefined) refuse(await modelState(db), dbPath, false);

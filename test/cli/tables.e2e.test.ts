@@ -66,3 +66,32 @@ describe('query results and the list of queries', () => {
     expect(lines(runCli(['queries', '--format', 'csv']).stdout)[0]).toBe('name,summary,parameters');
   });
 });
+
+describe('free SQL results as they are', () => {
+  it('two columns of one name keep their own values in csv, table and json (the second named name:1)', () => {
+    const sql = `SELECT r.duration_ms, n.duration_ms, n.unique_id FROM runs r JOIN node_results n USING (trace_id) ORDER BY n.unique_id LIMIT 3`;
+    const json = JSON.parse(runCli(['query', '--sql', sql, TWO, '--format', 'json']).stdout) as Record<string, unknown>[];
+    expect(json[0]!['duration_ms']).not.toEqual(json[0]!['duration_ms:1']);
+    const csv = lines(runCli(['query', '--sql', sql, TWO, '--format', 'csv']).stdout);
+    expect(csv[0]).toBe('duration_ms,duration_ms:1,unique_id');
+    expect(csv[1]).toBe(`${json[0]!['duration_ms']},${json[0]!['duration_ms:1']},${json[0]!['unique_id']}`);
+    const table = lines(runCli(['query', '--sql', sql, TWO]).stdout);
+    expect(table[1]!.trim().split(/ +/).slice(0, 2)).toEqual([String(json[0]!['duration_ms']), String(json[0]!['duration_ms:1'])]);
+  });
+
+  it('csv tells NULL (nothing) from the empty string ("")', () => {
+    const r = runCli(['query', '--sql', `SELECT NULL::VARCHAR AS a, '' AS b, 'x' AS c`, TWO, '--format', 'csv']);
+    expect(lines(r.stdout)).toEqual(['a,b,c', ',"",x']);
+  });
+
+  it('--param NAME=VALUE is the value of $NAME in --sql; a parameter the SQL does not take is exit 2', () => {
+    const all = JSON.parse(runCli(['query', '--sql', 'SELECT trace_id FROM runs ORDER BY 1', TWO, '--format', 'json']).stdout) as { trace_id: string }[];
+    expect(all).toHaveLength(2);
+    const one = runCli(['query', '--sql', 'SELECT trace_id FROM runs WHERE trace_id = $trace', TWO, '--param', `trace=${all[1]!.trace_id.slice(0, 8)}`, '--format', 'json']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout)).toEqual([all[1]]);
+    const extra = runCli(['query', '--sql', 'SELECT trace_id FROM runs', TWO, '--param', 'bogus=1']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain('no parameter $bogus');
+  });
+});

@@ -40,6 +40,50 @@ describe('reading never writes', () => {
     expect(readFileSync(db).equals(before)).toBe(true);
   });
 
+  it('query --sql only reads, whatever the model is read through: no file written, no model changed, no write taken and dropped', () => {
+    const db = model('files.duckdb', [CLEAN]);
+    const before = readFileSync(db);
+    const input = path.join(dir, 'input.jsonl');
+    writeFileSync(input, readFileSync(CLEAN));
+    const out = path.join(dir, 'out.csv');
+    const statements = [
+      `COPY (SELECT 1 AS a) TO '${db}' (FORMAT csv)`,
+      `COPY (SELECT 1 AS a) TO '${input}' (FORMAT csv)`,
+      `EXPORT DATABASE '${path.join(dir, 'export')}'`,
+      `ATTACH '${path.join(dir, 'new.duckdb')}' AS w (READ_WRITE)`,
+      `ATTACH '${db}' AS w; DELETE FROM w.record_rows; DETACH w; SELECT 'ok' AS done`,
+      "PRAGMA threads = 1",
+      'SELECT 1; DELETE FROM record_rows',
+      'DELETE FROM record_rows',
+      'SET threads = 1',
+      'CHECKPOINT',
+    ];
+    // the model opened read-only, read into memory beside more PATHs, and plain files without --db
+    for (const where of [['--db', db], ['--db', db, FAILED], [input]]) {
+      for (const sql of statements) {
+        const r = runCli(['query', '--sql', sql, ...where]);
+        expect(r.code, `${sql} ${where.join(' ')}`).toBe(2);
+        expect(r.stderr, sql).toMatch(/only reads/);
+      }
+    }
+    expect(existsSync(path.join(dir, 'new.duckdb'))).toBe(false);
+    expect(existsSync(path.join(dir, 'export'))).toBe(false);
+    expect(existsSync(out)).toBe(false);
+    expect(readFileSync(input).equals(readFileSync(CLEAN))).toBe(true);
+    expect(readFileSync(db).equals(before)).toBe(true);
+    // what reads still works: SELECT, DESCRIBE, SHOW, SUMMARIZE, FROM first, more than one SELECT
+    for (const sql of ['SELECT count(*) FROM runs', 'DESCRIBE runs', 'SHOW TABLES', 'SUMMARIZE runs', "FROM pragma_table_info('runs')", 'SELECT 1; SELECT 2']) {
+      const r = runCli(['query', '--sql', sql, '--db', db, '--format', 'json']);
+      expect(r.code, `${sql}: ${r.stderr}`).toBe(0);
+    }
+  });
+
+  it('load --db :memory: is refused: it would say a model was saved and write nothing', () => {
+    const r = runCli(['load', CLEAN, '--db', ':memory:']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--db.*file/);
+  });
+
   it('a missing --db is exit 2 "no such model" and creates no file, for every reading command', () => {
     const missing = path.join(dir, 'nope.duckdb');
     for (const args of [['runs'], ['tree'], ['query', 'errors'], ['gate'], ['query', '--sql', 'SELECT 1']]) {
