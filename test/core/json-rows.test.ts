@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Db } from '../../src/store/db.js';
 import { jsonRows } from '../../src/store/json-rows.js';
 
-/** Rows as the node API's own JSON reader gives them: what the fast path must reproduce. */
+/** Rows as the node API's own JSON reader gives them, columns by their keys: what the fast path must reproduce. */
 async function reference(db: Db, sql: string, params?: Record<string, string | number>) {
   const r = await db.conn.runAndReadAll(sql, params);
-  return { columns: r.columnNames(), types: r.columnTypes().map((t) => t.toString()), rows: r.getRowObjectsJson() };
+  return { columns: r.deduplicatedColumnNames(), types: r.columnTypes().map((t) => t.toString()), rows: r.getRowObjectsJson() };
 }
 
 /** The per-row JSON result, undefined when the statement goes the usual way. */
