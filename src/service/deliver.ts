@@ -30,8 +30,11 @@ export function deliveryHeaders(eventId: string, body: string, secret: string, n
 export interface SenderOptions {
   timeoutMs: number;
   allowPrivateTargets: boolean;
-  /** sockets kept per receiving origin */
-  connectionsPerOrigin?: number;
+  /**
+   * sockets per receiving origin: as many as deliveries run at once, so that none waits for a socket
+   * while its deadline runs
+   */
+  connectionsPerOrigin: number;
 }
 
 export class Sender {
@@ -39,7 +42,7 @@ export class Sender {
   constructor(private readonly opts: SenderOptions) {
     this.agent = new Agent({
       connect: { lookup: guardedLookup(opts.allowPrivateTargets) as never, timeout: opts.timeoutMs },
-      connections: opts.connectionsPerOrigin ?? 32,
+      connections: opts.connectionsPerOrigin,
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });
@@ -91,18 +94,18 @@ class TimeoutError extends Error {
   }
 }
 
-/** Reads at most `cap` bytes so a hostile endpoint cannot stream gigabytes into the log. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy?: (e?: Error) => void }, cap: number): Promise<string> {
+/**
+ * Reads the body to its end (an answer counts only when complete; the deadline bounds an endless
+ * one) and keeps at most `cap` bytes of it, so a hostile endpoint cannot stream gigabytes into the log.
+ */
+async function readCapped(body: AsyncIterable<Buffer>, cap: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const room = cap - size;
+    if (room <= 0) continue;
     chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
     size += Math.min(chunk.length, room);
-    if (size >= cap) {
-      body.destroy?.();
-      break;
-    }
   }
   return Buffer.concat(chunks).toString('utf8');
 }

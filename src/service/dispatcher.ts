@@ -54,7 +54,7 @@ export class Dispatcher {
   private lastPrune = -Infinity;
 
   constructor(private readonly o: DispatcherOptions) {
-    this.sender = new Sender({ timeoutMs: o.timeoutMs, allowPrivateTargets: o.allowPrivateTargets });
+    this.sender = new Sender({ timeoutMs: o.timeoutMs, allowPrivateTargets: o.allowPrivateTargets, connectionsPerOrigin: this.concurrency });
   }
 
   private get concurrency(): number {

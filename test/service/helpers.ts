@@ -90,7 +90,8 @@ export interface Delivery {
  * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /fail-slowly 500 after
  * 200 ms (so attempts are in flight when a test kills the sender), /redirect 302 to /redirected,
  * /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes,
- * /stall-body sends its status and part of a body, then nothing; anything else 200. Each delivery's
+ * /stall-body sends its status and part of a body, then nothing (/stall-big-body: more than the
+ * 20 KB kept of a body), /slow-ok answers 200 after 200 ms; anything else 200. Each delivery's
  * signature is checked with the secret registered for its webhookId.
  */
 export async function startReceiver(): Promise<{
@@ -134,6 +135,12 @@ export async function startReceiver(): Promise<{
       } else if (path === '/stall-body') {
         res.writeHead(200, { 'content-length': '100' }).write('partial');
         hanging.add(res);
+      } else if (path === '/stall-big-body') {
+        res.writeHead(200, { 'content-length': '1000000' }).write('x'.repeat(30_000));
+        hanging.add(res);
+      } else if (path === '/slow-ok') {
+        const t = setTimeout(() => res.writeHead(200).end('ok'), 200);
+        res.on('close', () => clearTimeout(t));
       }
       else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
       else if (path === '/big') res.writeHead(200).end('x'.repeat(50_000));

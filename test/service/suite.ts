@@ -542,9 +542,9 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(sub.active).toBe(true); // one failed delivery does not archive
       });
 
-      it('an answer whose body does not complete in time is a failure with no status code, like any timeout', async () => {
+      it.each(['/stall-body', '/stall-big-body'])('an answer whose body does not complete in time is a failure with no status code, like any timeout (%s)', async (path) => {
         await boot({ deliveryTimeoutMs: 150 });
-        const d = await subscribe({ client_url: `${rx.url}/stall-body` });
+        const d = await subscribe({ client_url: `${rx.url}${path}` });
         await enqueue();
         await until(async () => (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0]?.status === 'failed', 'failed event');
         await h.svc.dispatcher.idle();
@@ -557,6 +557,19 @@ export function serviceSuite(factory: StoreFactory): void {
           expect(r.error_info).toMatch(/answered 200 but the body did not complete.*timeout/);
         }
         expect((await h.api('GET', SUB(d.id))).json.data.http_status_code).toBe('0');
+      });
+
+      it('the deadline counts from the request going out: deliveries due at once to one endpoint do not time out waiting for a connection', async () => {
+        await boot({ deliveryTimeoutMs: 350 });
+        const d = await subscribe({ client_url: `${rx.url}/slow-ok` });
+        for (let i = 0; i < 64; i++) await enqueue();
+        await until(async () => {
+          const events = (await h.api('GET', `${SUB(d.id)}/events?limit=100`)).json.data;
+          return events.length === 64 && events.every((e: any) => e.status === 'succeeded');
+        }, 'all delivered');
+        await h.svc.dispatcher.idle();
+        // one attempt each: none timed out and was sent again
+        expect(rx.hits('/slow-ok')).toBe(64);
       });
 
       it('keeps at most 20 KB of a response body in the delivery log', async () => {
