@@ -26,7 +26,11 @@ export class ArtifactsClient {
   async fetchTelemetry(runId: number | string, step: number): Promise<Buffer> {
     const name = telemetryArtifactName(step);
     const res = await this.http.raw('GET', `${this.path}/runs/${runId}/artifacts/metadata/${name}?step=${step}`);
-    return Buffer.from(await res.arrayBuffer());
+    try {
+      return Buffer.from(await res.arrayBuffer());
+    } catch (e) {
+      throw new ApiClientError(0, `${name} of run ${runId}: the download was cut short (${(e as Error).message})`);
+    }
   }
 
   /**

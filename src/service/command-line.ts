@@ -68,8 +68,12 @@ export function splitCommand(command: string): string[] {
   return parseCommand(command).argv;
 }
 
+/** The longest argument Linux passes to a program (MAX_ARG_STRLEN), its terminating NUL included. */
+const MAX_ARG_BYTES = 128 * 1024;
+
 /** Why a step may not run (null when it may): shell syntax, or an executable not a bare name from the allowed list. */
 export function stepRefusal(command: string, allowed: readonly string[]): string | null {
+  if (command.includes('\0')) return 'contains a NUL character, which no command line can carry';
   let parsed: Parsed;
   try {
     parsed = parseCommand(command);
@@ -85,5 +89,7 @@ export function stepRefusal(command: string, allowed: readonly string[]): string
   }
   if (exe.includes('/') || exe.includes('\\')) return `executable "${exe}" must be a bare name from the allowed list (${allowed.join(', ')})`;
   if (!allowed.includes(exe)) return `executable "${exe}" is not allowed; this service runs only: ${allowed.join(', ')} (serve --step-commands)`;
+  const long = parsed.argv.findIndex((a) => Buffer.byteLength(a) >= MAX_ARG_BYTES);
+  if (long >= 0) return `argument ${long} is longer than the ${MAX_ARG_BYTES / 1024} KiB one argument of a command line can hold`;
   return null;
 }

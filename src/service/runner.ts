@@ -18,7 +18,7 @@ import { toMicros } from './clock.js';
 import { splitCommand, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
-import { artifactName, findStepTelemetry, telemetryArtifact } from './step-telemetry.js';
+import { artifactName, findStepTelemetry, telemetryArtifact, telemetryBefore } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 
 const LOG_CAP = 64 * 1024;
@@ -54,7 +54,7 @@ export class JobRunner {
       (r) => [this.event('job.run.started', job, r)],
     );
     this.o.onEvents();
-    const p = this.execute(job, { ...run }).catch((e) => process.emitWarning(`runlens run ${run.id}: ${(e as Error).message}`));
+    const p = this.execute(job, { ...run }).catch((e) => this.closeFailedRun(job, run.id, e as Error));
     this.running.add(p);
     void p.finally(() => this.running.delete(p));
     return run;
@@ -99,18 +99,40 @@ export class JobRunner {
     const runs = await this.o.store.claimAbandonedRuns(all ? null : toMicros(this.o.clock.now()), this.lease());
     for (const run of runs) {
       const job = await this.o.store.getJob(run.accountId, run.jobId);
-      if (!job) continue;
-      const now = toMicros(this.o.clock.now());
-      const types: EventType[] = ['job.run.completed'];
-      if (run.status !== RUN_STATUS.error) {
-        Object.assign(run, { status: RUN_STATUS.error, statusMessage: 'the service stopped while this run was in progress', erroredAt: now });
-        types.unshift('job.run.errored');
-      }
-      run.startedAt ??= now;
-      run.finishedAt = now;
-      await this.update(job, run, types);
+      if (job) await this.closeAsErrored(job, run, 'the service stopped while this run was in progress');
     }
     return runs.length;
+  }
+
+  /** Closes a run that cannot finish, and the steps it left running, as errored (errored, unless sent already, then completed). */
+  private async closeAsErrored(job: Job, run: Run, message: string): Promise<void> {
+    const now = toMicros(this.o.clock.now());
+    for (const step of await this.o.store.listRunSteps(run.id)) {
+      if (step.status === RUN_STATUS.running) await this.o.store.saveRunStep({ ...step, status: RUN_STATUS.error, finishedAt: now });
+    }
+    const types: EventType[] = ['job.run.completed'];
+    if (run.status !== RUN_STATUS.error) {
+      Object.assign(run, { status: RUN_STATUS.error, statusMessage: message, erroredAt: now });
+      types.unshift('job.run.errored');
+    }
+    run.startedAt ??= now;
+    run.finishedAt = now;
+    await this.update(job, run, types);
+  }
+
+  /**
+   * A run the service itself failed to carry out (its store refused a write, a step could not be
+   * spawned) is closed as errored, with the steps left running, so that subscribers and waiting
+   * clients are not left waiting for its end; if even that fails the run stays held, and the next
+   * process closes it as abandoned.
+   */
+  private async closeFailedRun(job: Job, runId: number, e: Error): Promise<void> {
+    try {
+      const run = await this.o.store.getRun(job.accountId, runId);
+      if (run && run.finishedAt === null) await this.closeAsErrored(job, run, `the service failed to carry out this run: ${e.message}`);
+    } catch (again) {
+      process.emitWarning(`runlens run ${runId}: ${e.message}; closing it failed too: ${(again as Error).message}`);
+    }
   }
 
   /** One event of a run, built with the run as it is now (payloads are made inside the store's transaction). */
@@ -143,14 +165,14 @@ export class JobRunner {
         startedAt: toMicros(this.o.clock.now()), finishedAt: null, artifact: null };
       steps.push(step);
       await this.o.store.saveRunStep(step);
-      const startedMs = Date.now();
+      const argv = safeSplit(command);
+      const before = await telemetryBefore(argv, runDir);
       const telemetryDir = join(runDir, `step-${step.index}-telemetry`);
       const result = await this.runStep(command, runDir, telemetryDir, run, step.index);
       Object.assign(step, { exitCode: result.exitCode, logs: result.logs, finishedAt: toMicros(this.o.clock.now()),
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });
       await this.o.store.saveRunStep(step);
-      const argv = safeSplit(command);
-      telemetry.set(step.index, await findStepTelemetry(argv, runDir, telemetryDir, startedMs));
+      telemetry.set(step.index, await findStepTelemetry(argv, runDir, telemetryDir, before));
       if (result.exitCode !== 0) {
         failed = step;
         break;
@@ -192,14 +214,21 @@ export class JobRunner {
       const append = (b: Buffer) => {
         if (logs.length < LOG_CAP) logs = capLog(logs + b.toString('utf8'));
       };
-      const child = spawn(file, [...prefix, ...args], {
-        cwd,
-        shell: false,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, RUNLENS_TELEMETRY_DIR: telemetryDir, RUNLENS_RUN_ID: String(run.id), RUNLENS_STEP: String(index) },
-      });
-      child.stdout.on('data', append);
-      child.stderr.on('data', append);
+      let child: ReturnType<typeof spawn>;
+      try {
+        child = spawn(file, [...prefix, ...args], {
+          cwd,
+          shell: false,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, RUNLENS_TELEMETRY_DIR: telemetryDir, RUNLENS_RUN_ID: String(run.id), RUNLENS_STEP: String(index) },
+        });
+      } catch (e) {
+        // arguments the system refuses are thrown at once, not emitted as 'error'
+        resolvePromise({ exitCode: null, logs: `[runlens] could not start ${exe}: ${(e as Error).message}\n` });
+        return;
+      }
+      child.stdout!.on('data', append);
+      child.stderr!.on('data', append);
       child.on('error', (e) => resolvePromise({ exitCode: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` }));
       child.on('close', (code, signal) => resolvePromise({ exitCode: code ?? (signal ? 128 : 1), logs }));
     });

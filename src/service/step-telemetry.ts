@@ -30,12 +30,13 @@ function flagValue(argv: string[], flag: string): string | undefined {
   return undefined;
 }
 
-async function modifiedSince(path: string, sinceMs: number): Promise<boolean> {
+/** A file's identity and last change, or null when there is no file. */
+async function signature(path: string): Promise<string | null> {
   try {
     const s = await stat(path);
-    return s.isFile() && s.mtimeMs >= sinceMs - 1000; // mtime granularity: allow a second of slack
+    return s.isFile() ? `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}` : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -51,31 +52,47 @@ function runlensOutput(argv: string[], cwd: string): string | undefined {
   }
 }
 
-/** The telemetry file of one finished step, Parquet preferred, or null when it wrote none. */
-export async function findStepTelemetry(argv: string[], cwd: string, telemetryDir: string, startedMs: number): Promise<TelemetryFile | null> {
-  const found: TelemetryFile[] = [];
-  try {
-    for (const name of (await readdir(telemetryDir)).sort()) {
-      const format = formatOf(name);
-      if (format && (await modifiedSince(join(telemetryDir, name), 0))) found.push({ path: join(telemetryDir, name), format });
-    }
-  } catch {
-    /* the step did not create the folder */
-  }
+/** Where a step's command line says its telemetry goes, besides RUNLENS_TELEMETRY_DIR. */
+function namedPlaces(argv: string[], cwd: string): TelemetryFile[] {
+  const places: TelemetryFile[] = [];
   const project = resolve(cwd, flagValue(argv, '--project-dir') ?? '.');
   const parquetName = flagValue(argv, '--otel-parquet-file-name') ?? 'otel.parquet';
-  const parquet = resolve(project, flagValue(argv, '--target-path') ?? 'target', 'metadata', parquetName);
-  if (await modifiedSince(parquet, startedMs)) found.push({ path: parquet, format: 'parquet' });
+  places.push({ path: resolve(project, flagValue(argv, '--target-path') ?? 'target', 'metadata', parquetName), format: 'parquet' });
   const jsonlName = flagValue(argv, '--otel-file-name');
-  if (jsonlName) {
-    const jsonl = resolve(project, flagValue(argv, '--log-path') ?? 'logs', jsonlName);
-    if (await modifiedSince(jsonl, startedMs)) found.push({ path: jsonl, format: 'jsonl' });
-  }
+  if (jsonlName) places.push({ path: resolve(project, flagValue(argv, '--log-path') ?? 'logs', jsonlName), format: 'jsonl' });
   // A `runlens generate|migrate|record -o FILE` step's telemetry is where the command writes it (-o
   // FILE, or the engine layout under --project-dir).
   const path = argv[0] === 'runlens' ? runlensOutput(argv, cwd) : undefined;
   const outputFormat = path ? formatOf(path) : null;
-  if (path && outputFormat && (await modifiedSince(path, startedMs))) found.push({ path, format: outputFormat });
+  if (path && outputFormat) places.push({ path, format: outputFormat });
+  return places;
+}
+
+/**
+ * The files at a step's named places before it runs. Steps of a run share its folder: a file an
+ * earlier step wrote there is the step's telemetry only if the step writes it again.
+ */
+export async function telemetryBefore(argv: string[], cwd: string): Promise<Map<string, string | null>> {
+  const before = new Map<string, string | null>();
+  for (const p of namedPlaces(argv, cwd)) before.set(p.path, await signature(p.path));
+  return before;
+}
+
+/** The telemetry file of one finished step, Parquet preferred, or null when it wrote none. */
+export async function findStepTelemetry(argv: string[], cwd: string, telemetryDir: string, before: Map<string, string | null>): Promise<TelemetryFile | null> {
+  const found: TelemetryFile[] = [];
+  try {
+    for (const name of (await readdir(telemetryDir)).sort()) {
+      const format = formatOf(name);
+      if (format && (await signature(join(telemetryDir, name)))) found.push({ path: join(telemetryDir, name), format });
+    }
+  } catch {
+    /* the step did not create the folder */
+  }
+  for (const p of namedPlaces(argv, cwd)) {
+    const now = await signature(p.path);
+    if (now !== null && now !== before.get(p.path)) found.push(p);
+  }
   return found.find((f) => f.format === 'parquet') ?? found[0] ?? null;
 }
 

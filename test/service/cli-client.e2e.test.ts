@@ -346,6 +346,23 @@ describe('service client commands end to end', () => {
       expect(JSON.parse(cli(['jobs', 'runs', String(job.id), '--format', 'json'], env).stdout)).toEqual([]);
     });
 
+    it('a download cut short is exit 2 naming the artifact, and writes no file', async () => {
+      const cut = await httpServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '1000' }).write('PAR1 and then nothing');
+        setTimeout(() => res.destroy(), 20);
+      });
+      try {
+        const out = join(mkdtempSync(join(tmpdir(), 'runlens-cut-')), 'run.parquet');
+        const r = await run(['artifacts', 'fetch', '--run', '7', '--step', '1', '-o', out], { ...env, RUNLENS_BASE_URL: cut.url });
+        expect(r.code).toBe(2);
+        expect(r.stderr).not.toContain('internal error');
+        expect(r.stderr).toMatch(/telemetry-1-otel\.parquet.*cut short/);
+        expect(existsSync(out)).toBe(false);
+      } finally {
+        await closeServer(cut.server);
+      }
+    });
+
     it('starts a full listing over when the list changes between pages, and fails when it keeps changing (exit 2)', async () => {
       // An account of its own, with more jobs than one page (100) holds.
       const acct = JSON.parse(cli(['accounts', 'create', 'Paged', '--data', data, '--format', 'json']).stdout);

@@ -132,6 +132,8 @@ async function crashBurst(store: Store, storeArgs: string[], processes: number, 
   const incomplete = runs.filter((r) => JSON.stringify(typesByRun.get(Number(r.id)) ?? []) !== JSON.stringify([...EVENT_TYPES].sort()));
   expect(incomplete.map((r) => `run ${r.id}: ${typesByRun.get(Number(r.id))?.join(',') ?? 'no events'}`)).toEqual([]);
   expect(runs.every((r) => Number(r.status) === 20)).toBe(true);
+  // and none of their steps is left running
+  expect(await rowsOf(store, 'SELECT run_id, idx FROM run_steps WHERE status = 3')).toEqual([]);
   expect(events.length).toBeGreaterThanOrEqual(3 * RUNS);
 
   // Attempts: at most 5, all 5 used, and what the endpoint saw agrees with the log.

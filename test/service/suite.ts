@@ -400,6 +400,9 @@ export function serviceSuite(factory: StoreFactory): void {
           'node ~/x.js', 'node -v # comment', 'node -v "unclosed']) {
           await bad({ execute_steps: ['node -v', step] }, 'execute_steps[1]');
         }
+        // what no command line can carry: a NUL character, an argument over the 128 KiB Linux allows
+        await bad({ execute_steps: ['node -v', 'node -e "1"\u0000x'] }, 'execute_steps[1]');
+        await bad({ execute_steps: [`node -e "${'x'.repeat(200_000)}"`] }, 'execute_steps[0]');
         await bad({ execute_steps: [] }, 'execute_steps');
         await bad({ project_id: undefined }, 'project_id');
         await bad({ name: '' }, 'name');
@@ -408,6 +411,24 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(noCause.status).toBe(400);
         expect(noCause.json.status.user_message).toContain('cause');
         expect((await h.api('POST', '/api/v2/accounts/{acct}/jobs/999/run/', { cause: 'x' })).status).toBe(404);
+      });
+
+      it('a run the service fails to carry out is closed: errored then completed, no step left running', async () => {
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job(['node -v']);
+        const save = h.store.saveRunStep.bind(h.store);
+        let calls = 0;
+        h.store.saveRunStep = async (s) => {
+          if (++calls === 2) throw new Error('disk full');
+          return save(s);
+        };
+        const run = await runAndWait(id);
+        h.store.saveRunStep = save;
+        expect(run).toMatchObject({ status: 20, is_error: true });
+        expect(run.status_message).toMatch(/disk full/);
+        expect(run.run_steps.every((s: any) => s.status !== 3)).toBe(true);
+        await rx.waitFor((d) => d.length === 3);
+        expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.errored', 'job.run.completed']);
       });
 
       it('runs steps in order and emits started then completed with the section 2C payload', async () => {
@@ -474,9 +495,10 @@ export function serviceSuite(factory: StoreFactory): void {
 
       it('finds Parquet at the engine default path, and a step without telemetry has no artifact', async () => {
         const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PQ')"`;
-        const id = await job(['node -v', step]);
+        // the third step writes nothing: the file the second left in the run's folder is not its telemetry
+        const id = await job(['node -v', step, 'node -v']);
         const run = await runAndWait(id);
-        expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet']);
+        expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet', null]);
         const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
         const all = await c.fetchAllTelemetry(run.id);
         expect(all.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PQ']]);
