@@ -91,7 +91,8 @@ export interface Delivery {
  * 200 ms (so attempts are in flight when a test kills the sender), /redirect 302 to /redirected,
  * /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes,
  * /stall-body sends its status and part of a body, then nothing (/stall-big-body: more than the
- * 20 KB kept of a body), /slow-ok answers 200 after 200 ms; anything else 200. Each delivery's
+ * 20 KB kept of a body), /together-64 answers once 64 requests are open at once (`abandoned()`
+ * counts those their sender gave up); anything else 200. Each delivery's
  * signature is checked with the secret registered for its webhookId.
  */
 export async function startReceiver(): Promise<{
@@ -99,12 +100,14 @@ export async function startReceiver(): Promise<{
   deliveries: Delivery[];
   secrets: Map<string, string>;
   hits: (path: string) => number;
+  abandoned: () => number;
   waitFor: (pred: (d: Delivery[]) => boolean, what?: string, timeoutMs?: number) => Promise<void>;
   close: () => Promise<void>;
 }> {
   const deliveries: Delivery[] = [];
   const secrets = new Map<string, string>();
   const hanging = new Set<import('node:http').ServerResponse>();
+  const together = Object.assign([] as import('node:http').ServerResponse[], { abandoned: 0 });
   const listeners = new Set<() => void>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -138,9 +141,13 @@ export async function startReceiver(): Promise<{
       } else if (path === '/stall-big-body') {
         res.writeHead(200, { 'content-length': '1000000' }).write('x'.repeat(30_000));
         hanging.add(res);
-      } else if (path === '/slow-ok') {
-        const t = setTimeout(() => res.writeHead(200).end('ok'), 200);
-        res.on('close', () => clearTimeout(t));
+      } else if (path === '/together-64') {
+        // answers only once 64 requests are open at the same time; a request its sender gave up is counted
+        together.push(res);
+        res.on('close', () => {
+          if (!res.writableEnded) together.abandoned++;
+        });
+        if (together.filter((r) => !r.destroyed).length >= 64) for (const r of together.splice(0)) if (!r.destroyed) r.writeHead(200).end('ok');
       }
       else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
       else if (path === '/big') res.writeHead(200).end('x'.repeat(50_000));
@@ -156,6 +163,7 @@ export async function startReceiver(): Promise<{
     deliveries,
     secrets,
     hits: (p) => deliveries.filter((d) => d.path.split('?')[0] === p).length,
+    abandoned: () => together.abandoned,
     waitFor: (pred, what = 'deliveries', timeoutMs = 30_000) =>
       new Promise<void>((resolve, reject) => {
         if (pred(deliveries)) return resolve();
