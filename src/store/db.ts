@@ -24,6 +24,8 @@ function rowObjects(r: DuckDBResultReader): Row[] {
   return out;
 }
 
+const NOT_A_MODEL = 'not a runlens model (not a DuckDB database file; `runlens load PATH --db FILE` makes models)';
+
 /** Rows per string joined by DuckDB in Db.rowsText. */
 const ROWS_TEXT_GROUP = 8192;
 /** Db.rowsText's escapes inside a value: 0x02 and the letter after it -> the character. */
@@ -77,6 +79,16 @@ export class Db {
       throw openError(errorMessage(e), path);
     }
     const conn = await instance.connect();
+    if (path !== IN_MEMORY) {
+      // DuckDB opens a data file (Parquet, JSON, CSV) as an in-memory database over it: nothing
+      // written there would be kept
+      const file = (await conn.runAndReadAll('SELECT path FROM duckdb_databases() WHERE database_name = current_database()')).getRowsJson()[0]?.[0];
+      if (file === null || file === undefined) {
+        conn.closeSync();
+        instance.closeSync();
+        throw new InputError(NOT_A_MODEL, path);
+      }
+    }
     return new Db(instance, conn, path, opts.readOnly ?? false);
   }
 
@@ -163,14 +175,17 @@ export class Db {
    */
   async readingParameters(sql: string): Promise<string[]> {
     const parsed = JSON.parse((await this.scalar<string>('SELECT json_serialize_sql($sql::VARCHAR)', { sql })) ?? '{}') as {
-      error?: boolean; error_type?: string; error_message?: string;
+      error?: boolean; error_type?: string; error_message?: string; statements?: unknown[];
     };
     if (parsed.error && parsed.error_type === 'parser') throw new Error(`Parser Error: ${parsed.error_message}`);
     if (parsed.error) {
       throw new UsageError(
-        'query --sql only reads: the model is read-only here, and so are files. It runs SELECT statements (DESCRIBE, SHOW, SUMMARIZE and FROM-first queries included; a PIVOT with its IN list)',
+        'query --sql only reads: the model is read-only here, and so are files. It runs a SELECT statement (DESCRIBE, SHOW, SUMMARIZE and FROM-first queries included; a PIVOT with its IN list)',
       );
     }
+    // one result per command: the results of the statements before the last would not be shown
+    const count = parsed.statements?.length ?? 1;
+    if (count > 1) throw new UsageError(`query --sql runs one statement, and prints its result; this SQL has ${count}`);
     const statements = await this.conn.extractStatements(sql);
     const names: string[] = [];
     for (let k = 0; k < statements.count; k++) {
@@ -223,8 +238,8 @@ function openError(message: string, path: string): InputError {
       path,
     );
   }
-  if (/not a valid DuckDB database file|database file with version|Invalid Input Error.*header/i.test(message)) {
-    return new InputError('not a runlens model (not a DuckDB database file; `runlens load PATH --db FILE` makes models)', path);
+  if (/not a valid DuckDB database file|database file with version|Invalid Input Error.*header|in-memory database in read-only mode/i.test(message)) {
+    return new InputError(NOT_A_MODEL, path);
   }
   return new InputError(`cannot open the model: ${message.replace(/^[A-Za-z ]+Error: /, '')}`, path);
 }

@@ -71,10 +71,30 @@ describe('reading never writes', () => {
     expect(existsSync(out)).toBe(false);
     expect(readFileSync(input).equals(readFileSync(CLEAN))).toBe(true);
     expect(readFileSync(db).equals(before)).toBe(true);
-    // what reads still works: SELECT, DESCRIBE, SHOW, SUMMARIZE, FROM first, more than one SELECT
-    for (const sql of ['SELECT count(*) FROM runs', 'DESCRIBE runs', 'SHOW TABLES', 'SUMMARIZE runs', "FROM pragma_table_info('runs')", 'SELECT 1; SELECT 2']) {
+    // what reads still works: SELECT, DESCRIBE, SHOW, SUMMARIZE, FROM first
+    for (const sql of ['SELECT count(*) FROM runs', 'DESCRIBE runs', 'SHOW TABLES', 'SUMMARIZE runs', "FROM pragma_table_info('runs')", 'SELECT 1;']) {
       const r = runCli(['query', '--sql', sql, '--db', db, '--format', 'json']);
       expect(r.code, `${sql}: ${r.stderr}`).toBe(0);
+    }
+  });
+
+  it('query --sql runs one statement: more is exit 2, not the first result alone', () => {
+    const r = runCli(['query', '--sql', 'SELECT 1 AS a; SELECT 2 AS b', CLEAN]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('runs one statement');
+  });
+
+  it('a data file as --db (Parquet, JSONL, JSON: DuckDB reads it in memory) is exit 2 "not a runlens model", for load too, and stays as it was', () => {
+    for (const name of ['two-runs.parquet', 'two-runs.jsonl']) {
+      const file = path.join(dir, `as-db-${name}`);
+      writeFileSync(file, readFileSync(path.join(ROOT, 'samples', name)));
+      const before = readFileSync(file);
+      for (const args of [['load', CLEAN], ['runs'], ['gate']]) {
+        const r = runCli([...args, '--db', file]);
+        expect(r.code, `${args.join(' ')} --db ${name}`).toBe(2);
+        expect(r.stderr).toContain(`${file}: not a runlens model`);
+      }
+      expect(readFileSync(file).equals(before)).toBe(true);
     }
   });
 
