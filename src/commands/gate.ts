@@ -72,7 +72,12 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
     db, ...receiverOptions(a),
     onReceive: () => (last = Date.now()),
   });
-  await rx.start();
+  try {
+    await rx.start();
+  } catch (e) {
+    await rx.close().catch(() => undefined);
+    throw e;
+  }
   process.stderr.write(`runlens: gate waiting for OTLP on ${rx.url} (${endpointHint(rx.url)}); gates after ${a['until-idle']} of quiet\n`);
   const started = Date.now();
   try {

@@ -44,7 +44,7 @@ export const receiveCommand: CommandBody<Args> = {
       await rx.start();
     } catch (e) {
       db.close();
-      throw new RunlensError(`cannot listen on ${a.host}:${a.port}: ${(e as Error).message}`, 'usage');
+      throw e;
     }
     log(`runlens: receiving OTLP/HTTP on ${rx.url} (/v1/traces, /v1/logs); point the engine at it with ${endpointHint(rx.url)}`);
     const ticker = setInterval(() => {

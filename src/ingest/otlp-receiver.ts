@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import protobuf from 'protobufjs';
+import { RunlensError } from '../errors.js';
 import { otlpRoot, type OtlpLogsRequest, type OtlpTraceRequest } from '../otlp/decode.js';
 import { verifyWire } from '../otlp/verify.js';
 import { randomIds } from '../produce/ids.js';
@@ -144,7 +145,12 @@ export class OtlpReceiver {
 
   async start(): Promise<void> {
     this.source = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
-    await this.app.listen({ host: this.o.host, port: this.o.port });
+    try {
+      await this.app.listen({ host: this.o.host, port: this.o.port });
+    } catch (e) {
+      // a port in use, an address not of this machine: the user's to change
+      throw new RunlensError(`cannot listen on ${this.o.host}:${this.o.port}: ${(e as Error).message}`, 'usage');
+    }
     // only once listening: a receiver that could not start leaves the database's setting alone
     this.threadsBefore = await this.o.db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);
     await this.o.db.run(`SET threads = ${Math.max(1, Math.floor(this.o.dbThreads))}`);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/produce/convert.js';
@@ -78,5 +79,21 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     const r = await g.done;
     expect(r.code).toBe(1);
     expect((r as unknown as { stdout: string }).stdout).toBe(expected.stdout);
+  });
+
+  it('a port in use is exit 2 "cannot listen" for receive and gate --receive', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = String((busy.address() as AddressInfo).port);
+    try {
+      for (const args of [['receive'], ['gate', '--receive', '--timeout', '2s']]) {
+        const r = runCli([...args, '--port', port]);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toContain(`cannot listen on 127.0.0.1:${port}`);
+        expect(r.stderr).not.toContain('internal error');
+      }
+    } finally {
+      await new Promise((r) => busy.close(r));
+    }
   });
 });

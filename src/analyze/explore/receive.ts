@@ -2,7 +2,6 @@
  * `explore --receive`: an OTLP receiver writing into the explorer's model. Screens refresh each time
  * the derived relations are rebuilt (when the stream pauses, and about every second while it goes on).
  */
-import { RunlensError } from '../../errors.js';
 import { OtlpReceiver, type ReceiverOptions } from '../../ingest/otlp-receiver.js';
 import type { Db } from '../../store/db.js';
 
@@ -22,7 +21,7 @@ export async function receiveLive(db: Db, opts: Omit<ReceiverOptions, 'db'>, hoo
     await rx.start();
   } catch (e) {
     await rx.close().catch(() => undefined);
-    throw new RunlensError(`cannot listen on ${opts.host ?? '127.0.0.1'}:${opts.port ?? 4318}: ${(e as Error).message}`, 'usage');
+    throw e;
   }
   hooks.listening?.(rx.url);
   hooks.loaded(note());
