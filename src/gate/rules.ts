@@ -122,13 +122,17 @@ function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly str
 
 /** ERROR log records (severity ERROR or above) with text. */
 const ERROR_LOGS = `(severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> ''`;
+const WARN_LOGS = `(severity_number BETWEEN 13 AND 16 OR severity_text = 'WARN') AND body IS NOT NULL AND body <> ''`;
+/** Rules a node fails for a warning: without an ERROR message, its WARN messages say why. */
+const WARNING_RULES = `('test-warned', 'freshness-warned')`;
 
 const NODE_COLUMNS = `trace_id, unique_id, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome,
   failing_rows, relative_path, round(duration_ms, 3) AS duration_ms, error_text, freshness_outcome`;
 
 /**
  * Node results that match `where`, with their rule and, for offenders, each ERROR message logged for
- * the node (separately, so repeats can be told apart), ordered by run, rule and id; at most `limit`.
+ * the node (separately, so repeats can be told apart; for a warning without one, each WARN message),
+ * ordered by run, rule and id; at most `limit`.
  */
 async function selectNodes(db: Db, failOn: readonly FailOn[], where: string, params: Record<string, string>, limit?: number): Promise<GateNode[]> {
   const rank = `CASE rule ${RULE_ORDER.map((r, i) => `WHEN '${r}' THEN ${i}`).join(' ')} END`;
@@ -138,11 +142,13 @@ async function selectNodes(db: Db, failOn: readonly FailOn[], where: string, par
        ORDER BY trace_id, ${rank} NULLS LAST, unique_id ${limit === undefined ? '' : `LIMIT ${Math.max(0, Math.floor(limit))}`}
      ),
      m AS (
-       SELECT trace_id, unique_id, list(body ORDER BY time_ns) AS messages FROM logs
-       WHERE ${ERROR_LOGS} AND (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM n WHERE rule IS NOT NULL)
+       SELECT trace_id, unique_id, list(body ORDER BY time_ns) FILTER (WHERE ${ERROR_LOGS}) AS errors,
+         list(body ORDER BY time_ns) FILTER (WHERE ${WARN_LOGS}) AS warnings
+       FROM logs WHERE (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM n WHERE rule IS NOT NULL)
        GROUP BY ALL
      )
-     SELECT n.*, m.messages FROM n LEFT JOIN m USING (trace_id, unique_id)
+     SELECT n.*, CASE WHEN n.rule IN ${WARNING_RULES} AND coalesce(len(m.errors), 0) = 0 THEN m.warnings ELSE m.errors END AS messages
+     FROM n LEFT JOIN m USING (trace_id, unique_id)
      ORDER BY trace_id, ${rank} NULLS LAST, unique_id`,
     params,
   );

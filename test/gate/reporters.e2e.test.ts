@@ -127,3 +127,13 @@ describe.skipIf(legacy.missing)(legacy.title("the older engine's failed runs, tr
     expect(gh).toContain('(models/example/test_second_parallel_dbt_model.sql)%0A  Syntax error: Expected end of input but got identifier');
   });
 });
+
+describe('warnings carry their reason too', () => {
+  it('a source whose freshness warned is given with the WARN line that says how stale it is, as a failed one with its ERROR line', () => {
+    const r = runCli(['gate', 'samples/older-engine/target/sources.json', '--fail-on', 'error,freshness-warned', '--reporter', 'json']);
+    expect(r.code).toBe(1);
+    const reasons = Object.fromEntries((JSON.parse(r.stdout) as { offenders: { unique_id: string; reason: string }[] }).offenders.map((o) => [o.unique_id, o.reason]));
+    expect(reasons['source.shop.raw.refunds']).toMatch(/source freshness failed\nsource raw\.refunds: .* s ago/);
+    expect(reasons['source.shop.raw.payments']).toMatch(/source freshness warned\nsource raw\.payments: max_loaded_at .*, 50400 s ago \(warn after 12 hour/);
+  });
+});
