@@ -59,6 +59,11 @@ export class UnknownStatusError extends Error {
 
 const COMPILE_ONLY_COMMANDS = new Set(['compile', 'generate', 'docs', 'show']);
 
+/** Whether success of `command` only means compiled; the command as typed (`docs generate`) counts by its words. */
+export function isCompileOnlyCommand(command: string): boolean {
+  return command.trim().toLowerCase().split(/\s+/).some((w) => COMPILE_ONLY_COMMANDS.has(w));
+}
+
 const ROWS = new Map<string, { rows: StatusMapping[]; plain: StatusMapping[] }>();
 for (const m of STATUS_MAP) {
   const e = ROWS.get(m.status) ?? { rows: [], plain: [] };
@@ -84,7 +89,7 @@ export function mapStatus(statusIn: string, ctx: StatusContext = {}): StatusMapp
   const pick = (when: StatusMapping['when']) => rows.find((m) => m.when === when);
   const msg = ctx.message ?? '';
   if (status === 'skipped' && /fail_fast|fail-fast/i.test(msg)) return pick('fail_fast')!;
-  if (status === 'success' && ctx.command && COMPILE_ONLY_COMMANDS.has(ctx.command)) return pick('compile_only')!;
+  if (status === 'success' && ctx.command && isCompileOnlyCommand(ctx.command)) return pick('compile_only')!;
   if (status === 'success' && msg.trim().toUpperCase() === 'NO-OP') return pick('no_op_message')!;
   if ((status === 'pass' || status === 'warn' || status === 'error') && rt === 'source') return pick('freshness')!;
   // pass/warn/fail are test statuses; given for a non-test they still mean the test outcome.

@@ -25,6 +25,9 @@ describe('status mapping (interface section 2A and documented choices)', () => {
     expect(mapStatus('skipped', { message: 'Skipping due to fail_fast' }).node_outcome).toBe('canceled');
     expect(mapStatus('success', { resourceType: 'saved_query', message: 'NO-OP' })).toMatchObject({ node_outcome: 'skipped', skip_reason: 'noop' });
     expect(mapStatus('success', { resourceType: 'test', command: 'compile' })).toMatchObject({ node_outcome: 'success', test_outcome: null });
+    // the command as typed, as the table names it, and as args.which writes it
+    for (const command of ['docs generate', 'DOCS GENERATE', 'generate']) expect(mapStatus('success', { command }).source, command).toBe('choice');
+    expect(mapStatus('success', { command: 'build' }).source).not.toBe('choice');
   });
 
   it('rejects an unknown status, and every row of the table is reachable', () => {
