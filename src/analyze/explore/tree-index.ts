@@ -46,16 +46,19 @@ let generation = 0;
 
 /**
  * Build the preorder table of a trace. Children are ordered by start time; orphans and spans in
- * parent cycles become roots (never dropped). Depth is capped at 250 (typed array, and id cycles).
+ * parent cycles become roots (never dropped): orphans in start order among the other roots, as
+ * `runlens tree` shows them. Depth is capped at 250 (typed array, and id cycles).
  */
 export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape> {
   const table = `_rl_tree_${++generation}`;
   await db.run(
     `CREATE OR REPLACE TEMP TABLE ${table} AS
-     WITH RECURSIVE s AS (
-       SELECT span_id, parent_span_id, start_ns, end_ns, orphan OR parent_span_id IS NULL OR parent_span_id = span_id AS is_root,
-         row_number() OVER (PARTITION BY parent_span_id ORDER BY start_ns, span_id) AS rk
+     WITH RECURSIVE r AS (
+       SELECT span_id, parent_span_id, start_ns, end_ns, orphan OR parent_span_id IS NULL OR parent_span_id = span_id AS is_root
        FROM spans WHERE trace_id = $t),
+     -- roots and orphans are siblings at the top (one partition), as runlens tree shows them
+     s AS (SELECT *, row_number() OVER (PARTITION BY CASE WHEN NOT is_root THEN parent_span_id END ORDER BY start_ns, span_id) AS rk,
+       row_number() OVER (ORDER BY start_ns, span_id) AS n FROM r),
      walk(span_id, path) AS (
        SELECT span_id, [rk] FROM s WHERE is_root
        UNION ALL
@@ -64,8 +67,8 @@ export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape
      ),
      placed AS (
        SELECT span_id, min(path) AS path FROM walk GROUP BY span_id
-       -- spans in a parent cycle with no root: shown as roots at the end
-       UNION ALL SELECT span_id, [1000000000 + rk] FROM s WHERE span_id NOT IN (SELECT span_id FROM walk)
+       -- spans in a parent cycle with no root: shown as roots at the end, in start order
+       UNION ALL SELECT span_id, [1000000000 + n] FROM s WHERE span_id NOT IN (SELECT span_id FROM walk)
      ),
      t0 AS (SELECT min(start_ns) AS t0 FROM spans WHERE trace_id = $t)
      SELECT (row_number() OVER (ORDER BY p.path) - 1)::INTEGER AS pos, (len(p.path) - 1)::INTEGER AS depth,

@@ -1,0 +1,51 @@
+/** The explorer's span tree (tree-index.ts) is the tree `runlens tree` prints, orphans included. */
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildTreeShape } from '../../src/analyze/explore/tree-index.js';
+import { buildTreeText, traceIds } from '../../src/analyze/tree.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+
+const FAILED_BUILD = path.resolve(__dirname, '../../samples/failed-build.jsonl');
+const dir = tempDir();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The sample without its RUN phase span: the evaluations under it (and their queries) become orphans. */
+function withOrphans(): string {
+  const lines = readFileSync(FAILED_BUILD, 'utf8').split('\n').filter(Boolean);
+  return writeLines(dir, 'orphans.jsonl', lines.filter((l) => !(JSON.parse(l) as { span_name?: string }).span_name?.startsWith('Phase: RUN')));
+}
+
+/** The sample with a phase made the child of one of its own evaluations: a parent cycle that no root reaches. */
+function withCycle(): string {
+  const records = readFileSync(FAILED_BUILD, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { span_id: string; span_name?: string; parent_span_id: string | null });
+  const phase = records.find((r) => r.span_name?.startsWith('Phase: RUN'))!.span_id;
+  const child = records.find((r) => r.parent_span_id === phase)!.span_id;
+  return writeLines(dir, 'cycle.jsonl', records.map((r) => (r.span_id === phase ? { ...r, parent_span_id: child } : r)));
+}
+
+describe('the explorer tree', () => {
+  const inputs = [['a whole run', () => FAILED_BUILD], ['a run with orphan spans', withOrphans], ['a run with a parent cycle', withCycle]] as const;
+  for (const [what, file] of inputs) {
+    it(`of ${what} has the shape and order of \`runlens tree\``, async () => {
+      const db = await openModel();
+      await loadPaths(db, [file()]);
+      const [trace] = await traceIds(db);
+      const text = await buildTreeText(db, trace!);
+      const shape = await buildTreeShape(db, trace!);
+      const rows = await db.all<{ name: string; depth: number; orphan: boolean }>(`SELECT name, depth, orphan FROM ${shape.table} ORDER BY pos`);
+      expect(rows.length).toBe(text.lines.length);
+      if (what === 'a run with orphan spans') expect(rows.filter((r) => r.orphan).length).toBeGreaterThan(0);
+      for (const [i, [line]] of text.lines.entries()) {
+        // `tree` indents with three columns a level (`├─ `, `│  `, `   `)
+        const prefix = /^(?:[│├└ ][─ ] )*/.exec(line)![0];
+        expect({ depth: rows[i]!.depth, line: line.slice(prefix.length).startsWith(rows[i]!.name) }, `line ${i + 1} of tree: ${line}; explorer: ${rows[i]!.name}`).toEqual({
+          depth: prefix.length / 3,
+          line: true,
+        });
+      }
+      db.close();
+    });
+  }
+});
