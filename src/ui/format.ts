@@ -1,19 +1,42 @@
-/** Text helpers for fixed-width cells and waterfall bars; telemetry text goes through printable (src/render/printable.ts). */
+/**
+ * Text helpers for fixed-width cells and waterfall bars; telemetry text goes through printable (src/render/printable.ts).
+ * Widths are display columns, as the terminal (and ink) count them: a wide (CJK) character takes two.
+ */
+import stringWidth from 'string-width';
 import { printable, printableLine } from '../render/printable.js';
 
-/** Cut or pad to exactly `w` columns (an ellipsis marks a cut). */
-export function fit(text: string, w: number): string {
-  const s = printableLine(text);
-  if (w <= 0) return '';
-  if (s.length > w) return w === 1 ? '…' : s.slice(0, w - 1) + '…';
-  return s + ' '.repeat(w - s.length);
+/** Display columns of text. */
+export const textWidth = (text: string): number => stringWidth(text);
+
+const graphemes = new Intl.Segmenter();
+
+/** The longest start (or end) of `s` that fits `w` columns; a wide character is never split. */
+function take(s: string, w: number, fromEnd = false): string {
+  const parts = Array.from(graphemes.segment(s), (g) => g.segment);
+  if (fromEnd) parts.reverse();
+  const out: string[] = [];
+  let used = 0;
+  for (const p of parts) {
+    const pw = stringWidth(p);
+    if (used + pw > w) break;
+    out.push(p);
+    used += pw;
+  }
+  return (fromEnd ? out.reverse() : out).join('');
 }
+
+const pad = (s: string, w: number) => s + ' '.repeat(Math.max(0, w - stringWidth(s)));
 
 /** Cut to at most `w` columns (an ellipsis marks a cut), no padding. */
 export function cut(text: string, w: number): string {
   const s = printableLine(text);
   if (w <= 0) return '';
-  return s.length > w ? (w === 1 ? '…' : s.slice(0, w - 1) + '…') : s;
+  return stringWidth(s) > w ? take(s, w - 1) + '…' : s;
+}
+
+/** Cut or pad to exactly `w` columns (an ellipsis marks a cut). */
+export function fit(text: string, w: number): string {
+  return w <= 0 ? '' : pad(cut(text, w), w);
 }
 
 /** The waterfall bar as an offset and its blocks only (no padding to write). */
@@ -26,8 +49,8 @@ export function waterfallSpan(offMs: number, durMs: number | null, totalMs: numb
 export function fitLeft(text: string, w: number): string {
   const s = printableLine(text);
   if (w <= 0) return '';
-  if (s.length > w) return s.slice(0, w);
-  return ' '.repeat(w - s.length) + s;
+  const t = stringWidth(s) > w ? take(s, w) : s;
+  return ' '.repeat(w - stringWidth(t)) + t;
 }
 
 /**
@@ -64,29 +87,29 @@ export function cell(v: unknown): string {
  */
 export function statusBar(status: string, hints: { key: string; hint: string }[], width: number): string {
   const text = (hs: typeof hints) => hs.map((h) => `${h.key} ${h.hint}`).join('  ');
-  const room = width - Math.min(status.length, Math.max(12, Math.floor(width / 4))) - 2;
+  const room = width - Math.min(stringWidth(status), Math.max(12, Math.floor(width / 4))) - 2;
   const must = hints.find((h) => h.hint === 'keys');
   const chosen: typeof hints = [];
   for (const h of hints) {
     const next = [...chosen, h];
     const withMust = must && !next.includes(must) ? [...next, must] : next;
-    if (text(withMust).length > room) break;
+    if (stringWidth(text(withMust)) > room) break;
     chosen.push(h);
   }
   if (must && !chosen.includes(must)) chosen.push(must);
   const left = text(chosen);
-  const rest = width - left.length - 2;
-  return rest > 0 ? fit(`${left}  ${' '.repeat(Math.max(0, rest - status.length))}${cut(status, rest)}`, width) : fit(left, width);
+  const rest = width - stringWidth(left) - 2;
+  return rest > 0 ? fit(`${left}  ${' '.repeat(Math.max(0, rest - stringWidth(status)))}${cut(status, rest)}`, width) : fit(left, width);
 }
 
 /** Cut to at most `w` columns in the middle, so names that share a prefix stay distinguishable. */
 export function middle(text: string, w: number): string {
   const s = printableLine(text);
   if (w <= 0) return '';
-  if (s.length <= w) return s;
+  if (stringWidth(s) <= w) return s;
   if (w === 1) return '…';
-  const tail = Math.floor((w - 1) / 2);
-  return s.slice(0, w - 1 - tail) + '…' + s.slice(s.length - tail);
+  const tail = take(s, Math.floor((w - 1) / 2), true);
+  return take(s, w - 1 - stringWidth(tail)) + '…' + tail;
 }
 
 /**
@@ -99,17 +122,18 @@ export function wrapWords(text: string, w: number): string[] {
   for (const para of printable(text).split('\n')) {
     let line = '';
     for (const word of para.split(/(?<= )/)) {
-      if (line.length + word.trimEnd().length <= width) {
+      if (stringWidth(line) + stringWidth(word.trimEnd()) <= width) {
         line += word;
         continue;
       }
       if (line.trim()) out.push(line.trimEnd());
       line = '';
       let rest = word;
-      while (rest.trimEnd().length > width) {
-        const head = rest.slice(0, width);
+      while (stringWidth(rest.trimEnd()) > width) {
+        // at least one character a line, even a wide one on a one-column line
+        const head = take(rest, width) || Array.from(graphemes.segment(rest), (g) => g.segment)[0]!;
         const at = Math.max(head.lastIndexOf('/'), head.lastIndexOf('.'), head.lastIndexOf('_'));
-        const cutAt = at >= width / 2 ? at + 1 : width;
+        const cutAt = at >= head.length / 2 ? at + 1 : head.length;
         out.push(rest.slice(0, cutAt));
         rest = rest.slice(cutAt);
       }

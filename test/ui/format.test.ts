@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { middle, statusBar, wrapWords } from '../../src/ui/format.js';
+import stringWidth from 'string-width';
+import { cut, fit, fitLeft, middle, statusBar, wrapWords } from '../../src/ui/format.js';
 import { hintsFor } from '../../src/ui/keys.js';
 import { parseMouse } from '../../src/ui/mouse.js';
 
@@ -14,6 +15,26 @@ describe('names cut in the middle', () => {
     expect(a).toContain('…');
     expect(middle('short', 30)).toBe('short');
     expect(middle('abcdef', 1)).toBe('…');
+  });
+});
+
+describe('wide characters', () => {
+  const name = 'model.acme.売上データ契約テーブル集計ビュー';
+  it('are measured in display columns: cells keep their width, cuts keep both ends', () => {
+    for (let w = 1; w <= 45; w++) {
+      expect(stringWidth(fit(name, w)), `fit ${w}`).toBe(w);
+      expect(stringWidth(fitLeft(name, w)), `fitLeft ${w}`).toBe(w);
+      expect(stringWidth(cut(name, w)), `cut ${w}`).toBeLessThanOrEqual(w);
+      expect(stringWidth(middle(name, w)), `middle ${w}`).toBeLessThanOrEqual(w);
+      expect(stringWidth(middle(name, w)), `middle ${w}`).toBeGreaterThanOrEqual(Math.min(w, stringWidth(name)) - 1);
+    }
+    expect(middle(name, 20)).toMatch(/^model\.ac.*….*ビュー$/);
+  });
+
+  it('wrap within the width', () => {
+    const out = wrapWords(`unique_id ${name} ${name}`, 16);
+    for (const l of out) expect(stringWidth(l), l).toBeLessThanOrEqual(16);
+    expect(out.join('').replace(/\s/g, '')).toBe(`unique_id${name}${name}`);
   });
 });
 

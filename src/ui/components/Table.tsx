@@ -1,6 +1,6 @@
 /** A scrollable table: only the rows in the window are rendered; columns scroll horizontally. */
 import { Box, Text } from 'ink';
-import { cell, fit, fitLeft } from '../format.js';
+import { cell, fit, fitLeft, textWidth } from '../format.js';
 import { toneProps, useTheme, type Tone } from '../theme.js';
 
 export interface Column {
@@ -42,7 +42,7 @@ export interface TableProps {
 export function autoColumns(columns: string[], rows: Record<string, unknown>[], maxWidth = 60): Column[] {
   const sample = rows.slice(0, 200);
   return columns.map((c) => {
-    const w = Math.max(c.length, ...sample.map((r) => cell(r[c]).length));
+    const w = Math.max(textWidth(c), ...sample.map((r) => textWidth(cell(r[c]))));
     const right = sample.length > 0 && sample.every((r) => r[c] === null || typeof r[c] === 'number');
     return { key: c, title: c, width: Math.min(maxWidth, Math.max(3, w)), right };
   });
@@ -54,7 +54,7 @@ export function Table(p: TableProps) {
   const line = (get: (c: Column) => string) => {
     let out = '';
     for (const c of cols) {
-      if (out.length >= p.width) break;
+      if (textWidth(out) >= p.width) break;
       const v = get(c);
       out += (c.right ? fitLeft(v, c.width) : fit(v, c.width)) + ' ';
     }

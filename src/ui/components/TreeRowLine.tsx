@@ -3,7 +3,7 @@ import { Box, Text } from 'ink';
 import { memo } from 'react';
 import type { TreeRow } from '../../analyze/explore/tree-index.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { cut, middle, waterfallSpan } from '../format.js';
+import { cut, middle, textWidth, waterfallSpan } from '../format.js';
 import { toneOf, toneProps, useTheme } from '../theme.js';
 
 export interface TreeLayout {
@@ -62,7 +62,7 @@ export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, sel
   const tone = toneOf(row);
   const props = toneProps(theme, tone);
   const prefix = cut(`${marker}${indent}${exp}`, layout.nameWidth);
-  const name = prefix + middle(row.name, layout.nameWidth - prefix.length);
+  const name = prefix + middle(row.name, layout.nameWidth - textWidth(prefix));
   const f = cut(facts(row), layout.factsWidth);
   const d = row.ended ? formatDuration(row.dur_ms) : 'running';
   const span = layout.barWidth ? waterfallSpan(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : undefined;

@@ -2,7 +2,7 @@
 import { Box, Text } from 'ink';
 import { attributeLines, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { fit, wrapWords } from '../format.js';
+import { fit, textWidth, wrapWords } from '../format.js';
 import { toneOf, toneProps, useTheme, type Tone } from '../theme.js';
 
 interface Line {
@@ -50,7 +50,7 @@ export function detailLines(d: SpanDetail, width: number): Line[] {
   head('attributes');
   for (const a of attributeLines(d.attributes)) wrap(a);
   // wrap, never cut: ids and paths are what the pane is for
-  return out.flatMap((l) => (l.text.length <= w ? [l] : wrapWords(l.text, w).map((text) => ({ ...l, text }))));
+  return out.flatMap((l) => (textWidth(l.text) <= w ? [l] : wrapWords(l.text, w).map((text) => ({ ...l, text }))));
 }
 
 export function DetailPane(p: { detail: SpanDetail | undefined; loading: boolean; width: number; height: number; scroll: number }) {
