@@ -36,6 +36,8 @@ export interface AppProps {
   theme?: Theme;
   /** shown in the status line */
   label?: string;
+  /** data may still arrive (following a file, receiving): what has not ended is running */
+  live?: boolean;
   onFatal?: (e: unknown) => void;
 }
 
@@ -101,6 +103,7 @@ export function App(p: AppProps) {
       db: p.db,
       dataVersion,
       loading: loading !== undefined,
+      live: p.live ?? false,
       listening,
       push: (s) => setStack((st) => [...st, { ...s, id: nextId++ } as Screen]),
       pop: () => setStack((st) => (st.length > 1 ? st.slice(0, -1) : st)),
@@ -113,7 +116,7 @@ export function App(p: AppProps) {
       status: setNote,
       setContext,
     }),
-    [p.db, dataVersion, loading, listening],
+    [p.db, dataVersion, loading, listening, p.live],
   );
 
   const dispatch = (input: string, name: string) => {

@@ -27,6 +27,9 @@ function take(s: string, w: number, fromEnd = false): string {
 
 const pad = (s: string, w: number) => s + ' '.repeat(Math.max(0, w - stringWidth(s)));
 
+/** What a span or run that has not ended is: running while data may still arrive, else it never ended (as `tree` says NOT ENDED). */
+export const unended = (live: boolean): string => (live ? 'running' : 'not ended');
+
 /** Cut to at most `w` columns (an ellipsis marks a cut), no padding. */
 export function cut(text: string, w: number): string {
   const s = printableLine(text);

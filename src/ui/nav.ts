@@ -29,6 +29,8 @@ export interface Nav {
   /** bumped after every load (initial, and each batch while following) */
   dataVersion: number;
   loading: boolean;
+  /** data may still arrive (following, receiving): spans and runs not ended are running */
+  live: boolean;
   /** the OTLP address runs are received on (explore --receive) */
   listening?: string;
   push(s: NewScreen): void;

@@ -65,7 +65,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
   // turned off again by leaveScreen (src/ui/splash.ts)
   if (o.mouse !== false) process.stdout.write(MOUSE_ON);
   let quit = false;
-  const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : o.receive ? 'receive' : undefined} onFatal={(e) => {
+  const app = render(<App db={reader} loader={loader} label={followFile ? 'follow' : o.receive ? 'receive' : undefined} live={followFile !== undefined || o.receive !== undefined} onFatal={(e) => {
     // a load stopped because the user quit is no error
     if (quit) return;
     fatal = e;

@@ -19,7 +19,7 @@ describe('explore --receive: runs arriving over OTLP', () => {
     const reader = await readerFor(db);
     let rx: OtlpReceiver | undefined;
     const t = mount(
-      <App db={reader} width={140} height={30} theme={{ color: false }} label="receive" loader={async (h) => {
+      <App db={reader} width={140} height={30} theme={{ color: false }} label="receive" live loader={async (h) => {
         rx = await receiveLive(db, { host: '127.0.0.1', port: 0 }, h);
       }} />,
     );

@@ -3,7 +3,7 @@ import { Box, Text } from 'ink';
 import { memo } from 'react';
 import type { TreeRow } from '../../analyze/explore/tree-index.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { cut, middle, textWidth, waterfallSpan } from '../format.js';
+import { cut, middle, textWidth, unended, waterfallSpan } from '../format.js';
 import { toneOf, toneProps, useTheme } from '../theme.js';
 
 export interface TreeLayout {
@@ -24,15 +24,15 @@ export function treeLayout(width: number, totalMs: number): TreeLayout {
   return { width, nameWidth, factsWidth, durWidth, barWidth, totalMs };
 }
 
-/** Short outcome text: error, skipped:upstream, test failed (2), running, ... */
-export function facts(r: TreeRow): string {
+/** Short outcome text: error, skipped:upstream, test failed (2), running (or not ended), ... */
+export function facts(r: TreeRow, live: boolean): string {
   const out: string[] = [];
   if (r.test_outcome && r.test_outcome !== 'passed') out.push(`test ${r.test_outcome}${r.failing_rows ? ` (${r.failing_rows})` : ''}`);
   else if (r.test_outcome === 'passed') out.push('test passed');
   if (r.node_outcome === 'skipped') out.push(r.skip_reason ? `skipped:${r.skip_reason}` : 'skipped');
   else if (r.node_outcome && !(r.node_outcome === 'success' && r.test_outcome)) out.push(r.node_outcome);
   if (!r.node_outcome && r.status_code === 2) out.push('error');
-  if (!r.ended) out.push('running');
+  if (!r.ended) out.push(unended(live));
   if (r.orphan) out.push('orphan');
   return out.join(' ');
 }
@@ -46,13 +46,15 @@ export interface RowLineProps {
   /** on the run's critical path (shown while the highlight is on) */
   critical?: boolean;
   layout: TreeLayout;
+  /** data may still arrive: spans not ended are running */
+  live: boolean;
 }
 
 /**
  * Columns are Boxes of fixed width rather than space padding: ink tokenizes every character it
  * writes on every frame, so unwritten gaps make each frame cheaper (the hot path while scrolling).
  */
-export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, selected, match, critical, layout }: RowLineProps) {
+export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, selected, match, critical, layout, live }: RowLineProps) {
   const theme = useTheme();
   const exp = expander === 'open' ? '▾ ' : expander === 'closed' ? '▸ ' : '  ';
   const indent = '  '.repeat(Math.min(depth, 30));
@@ -63,8 +65,9 @@ export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, sel
   const props = toneProps(theme, tone);
   const prefix = cut(`${marker}${indent}${exp}`, layout.nameWidth);
   const name = prefix + middle(row.name, layout.nameWidth - textWidth(prefix));
-  const f = cut(facts(row), layout.factsWidth);
-  const d = row.ended ? formatDuration(row.dur_ms) : 'running';
+  const f = cut(facts(row, live), layout.factsWidth);
+  // a span that never ended has no duration; the facts say so
+  const d = row.ended ? formatDuration(row.dur_ms) : live ? 'running' : '';
   const span = layout.barWidth ? waterfallSpan(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : undefined;
   // the critical path's bars stand out without colour too
   const bar = span && critical ? { ...span, text: span.text.replace(/█/g, '▓') } : span;

@@ -2,7 +2,7 @@
 import { Box, Text } from 'ink';
 import { attributeLines, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import { formatDuration } from '../../render/tree-text.js';
-import { fit, textWidth, wrapWords } from '../format.js';
+import { fit, textWidth, unended, wrapWords } from '../format.js';
 import { toneOf, toneProps, useTheme, type Tone } from '../theme.js';
 
 interface Line {
@@ -12,7 +12,7 @@ interface Line {
 }
 
 /** The pane's content as lines (the pane shows a scrolled window of them). */
-export function detailLines(d: SpanDetail, width: number): Line[] {
+export function detailLines(d: SpanDetail, width: number, live: boolean): Line[] {
   const out: Line[] = [];
   const w = Math.max(10, width);
   const wrap = (s: string, tone?: Tone) => {
@@ -27,7 +27,7 @@ export function detailLines(d: SpanDetail, width: number): Line[] {
   if (d.failing_rows !== null && d.failing_rows !== undefined) out.push({ text: `failing_rows ${d.failing_rows}`, tone: d.failing_rows > 0 ? 'error' : undefined });
   if (d.relative_path) out.push({ text: `file ${d.relative_path}` });
   if (d.phase) out.push({ text: `phase ${d.phase}` });
-  out.push({ text: `duration ${d.ended ? formatDuration(d.duration_ms) : 'running (not ended)'}`, tone: d.ended ? undefined : 'running' });
+  out.push({ text: `duration ${d.ended ? formatDuration(d.duration_ms) : unended(live)}`, tone: d.ended ? undefined : 'running' });
   if (d.status_code === 2 || d.status_message) out.push({ text: `status ${d.status_code ?? ''} ${d.status_message ?? ''}`.trim(), tone: d.status_code === 2 ? 'error' : undefined });
   if (d.error_text) {
     head('error');
@@ -53,10 +53,10 @@ export function detailLines(d: SpanDetail, width: number): Line[] {
   return out.flatMap((l) => (textWidth(l.text) <= w ? [l] : wrapWords(l.text, w).map((text) => ({ ...l, text }))));
 }
 
-export function DetailPane(p: { detail: SpanDetail | undefined; loading: boolean; width: number; height: number; scroll: number }) {
+export function DetailPane(p: { detail: SpanDetail | undefined; live: boolean; loading: boolean; width: number; height: number; scroll: number }) {
   const theme = useTheme();
   const inner = Math.max(10, p.width - 2);
-  const lines = p.detail ? detailLines(p.detail, inner) : [{ text: p.loading ? 'loading…' : 'no span selected', tone: 'skip' as Tone }];
+  const lines = p.detail ? detailLines(p.detail, inner, p.live) : [{ text: p.loading ? 'loading…' : 'no span selected', tone: 'skip' as Tone }];
   const scroll = Math.max(0, Math.min(p.scroll, Math.max(0, lines.length - (p.height - 2))));
   const shown = lines.slice(scroll, scroll + Math.max(1, p.height - 2));
   return (

@@ -7,12 +7,12 @@ import { formatDuration } from '../../render/tree-text.js';
 import { fitColumns, Table, type Column } from '../components/Table.js';
 import { mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
-import { fit } from '../format.js';
+import { fit, unended } from '../format.js';
 import { toneOf } from '../theme.js';
 
 const COLUMNS: Column[] = [
   { key: 'mark', title: ' ', width: 1 },
-  { key: 'status', title: 'status', width: 7, priority: 1 },
+  { key: 'status', title: 'status', width: 9, priority: 1 },
   { key: 'command', title: 'command', width: 10, priority: 2 },
   { key: 'started_at', title: 'started', width: 19, priority: 3 },
   { key: 'duration', title: 'duration', width: 8, right: true, priority: 4 },
@@ -89,7 +89,8 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
   const rows = runs.map((r) => ({
     ...r,
     mark: r.trace_id === marked ? '*' : '',
-    status: !r.ended ? 'running' : r.failed ? 'FAILED' : 'ok',
+    // a failed run is FAILED whether or not it ended
+    status: r.failed ? 'FAILED' : !r.ended ? unended(nav.live) : 'ok',
     started_at: String(r.started_at ?? '').replace('T', ' ').slice(0, wide ? 19 : 16),
     duration: formatDuration(r.duration_s === null ? null : Number(r.duration_s) * 1000),
   }));

@@ -11,7 +11,7 @@ import {
   facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter,
 } from '../../analyze/explore/tree-index.js';
 import { defaultOpen, indexOfPosition, keptMask, nearestIndex, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
-import { fit } from '../format.js';
+import { fit, unended } from '../format.js';
 import type { Action, Context } from '../keys.js';
 import { centeredTop, mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { WHEEL_ROWS } from '../mouse.js';
@@ -333,7 +333,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     filter.resourceType && `type=${filter.resourceType}`,
   ].filter(Boolean).join(' ');
   const header = shape
-    ? `run ${traceId.slice(0, 12)}  ${plural(shape.count, 'span')}  ${visible.length} shown${shape.running ? `  ${shape.running} running` : ''}${filterText ? `  filter: ${filterText}` : ''}`
+    ? `run ${traceId.slice(0, 12)}  ${plural(shape.count, 'span')}  ${visible.length} shown${shape.running ? `  ${shape.running} ${unended(nav.live)}` : ''}${filterText ? `  filter: ${filterText}` : ''}`
     : `run ${traceId.slice(0, 12)}  ${error ? `error: ${error}` : 'building tree…'}`;
   const searched = search.text !== '' && search.done === search.text;
   const footer = search.editing
@@ -359,6 +359,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         match={matchSet.has(pos)}
         critical={critical !== undefined && critical.has(rows.get(pos)?.span_id ?? '')}
         layout={layout}
+        live={nav.live}
       />,
     );
   }
@@ -368,7 +369,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     </Box>
   );
   const pane = detailOpen ? (
-    <DetailPane detail={detail} loading={!detail} width={side ? size.width - treeWidth : size.width} height={side ? bodyHeight : bodyHeight - treeHeight} scroll={detailScroll} />
+    <DetailPane detail={detail} live={nav.live} loading={!detail} width={side ? size.width - treeWidth : size.width} height={side ? bodyHeight : bodyHeight - treeHeight} scroll={detailScroll} />
   ) : null;
   return (
     <Box flexDirection="column">
