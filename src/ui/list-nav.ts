@@ -1,4 +1,5 @@
 /** Cursor movement shared by every list (runs, tree, results, diff, palette). */
+import { useRef } from 'react';
 import type { Action } from './keys.js';
 import { WHEEL_ROWS, type MouseEvent } from './mouse.js';
 
@@ -31,6 +32,16 @@ export function scrollTop(cursor: number, top: number, height: number, count: nu
   if (cursor < t) t = cursor;
   if (cursor >= t + height) t = cursor - height + 1;
   return Math.max(0, Math.min(t, Math.max(0, count - height)));
+}
+
+/**
+ * The window's first row, worked out on every render from the last one: it moves only as far as
+ * keeps the cursor in view, whatever changed (a key, the terminal's size, the list's length).
+ */
+export function useWindowTop(cursor: number, height: number, count: number): number {
+  const top = useRef(0);
+  top.current = scrollTop(cursor, top.current, height, count);
+  return top.current;
 }
 
 /** The window's first row that puts the cursor in the middle (as near as the list's ends allow). */

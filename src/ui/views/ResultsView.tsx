@@ -8,7 +8,7 @@ import type { Tabular } from '../../render/table.js';
 import { autoColumns, Table } from '../components/Table.js';
 import { fit } from '../format.js';
 import type { Context } from '../keys.js';
-import { mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
+import { mouseCursor, moveCursor, useWindowTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
 import { toneOf } from '../theme.js';
 import { plural } from '../../render/plural.js';
@@ -38,10 +38,10 @@ function rowTone(r: Record<string, unknown>) {
 export function ResultsView({ title, table, traceId, traceColumn, context = 'results', empty, size, active }: ResultsViewProps) {
   const nav = useNav();
   const [cursor, setCursor] = useState(0);
-  const [top, setTop] = useState(0);
   const [col, setCol] = useState(0);
   const [message, setMessage] = useState<string | undefined>();
   const height = Math.max(1, size.height - 4);
+  const top = useWindowTop(cursor, height, table.rows.length);
   const columns = useMemo(() => autoColumns(table.columns, table.rows), [table]);
 
   useKeyHandler(active, {
@@ -51,7 +51,6 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
       const next = moveCursor(action, cursor, table.rows.length, height);
       if (next !== undefined) {
         setCursor(next);
-        setTop(scrollTop(next, top, height, table.rows.length));
         return true;
       }
       if (action === 'left') return setCol((c) => Math.max(0, c - 1)), true;
@@ -69,9 +68,7 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
     },
     onMouse(e) {
       const next = mouseCursor(e, cursor, table.rows.length, top, 3, height);
-      if (next === undefined) return;
-      setCursor(next);
-      setTop(scrollTop(next, top, height, table.rows.length));
+      if (next !== undefined) setCursor(next);
     },
   });
 

@@ -5,7 +5,7 @@ import { listRuns } from '../../analyze/runs.js';
 import type { Row } from '../../store/db.js';
 import { formatDuration } from '../../render/tree-text.js';
 import { fitColumns, Table, type Column } from '../components/Table.js';
-import { mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
+import { mouseCursor, moveCursor, useWindowTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
 import { fit, unended } from '../format.js';
 import { toneOf } from '../theme.js';
@@ -40,9 +40,9 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
   const nav = useNav();
   const [runs, setRuns] = useState<Row[]>([]);
   const [cursor, setCursor] = useState(0);
-  const [top, setTop] = useState(0);
   const [marked, setMarked] = useState<string | undefined>();
   const height = Math.max(1, size.height - 4);
+  const top = useWindowTop(cursor, height, runs.length);
 
   useEffect(() => {
     let live = true;
@@ -58,7 +58,6 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
       const next = moveCursor(action, cursor, runs.length, height);
       if (next !== undefined) {
         setCursor(next);
-        setTop(scrollTop(next, top, height, runs.length));
         return true;
       }
       const run = runs[cursor];
@@ -78,9 +77,7 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
     onMouse(e) {
       // rows start below the title and the column header
       const next = mouseCursor(e, cursor, runs.length, top, 3, height);
-      if (next === undefined) return;
-      setCursor(next);
-      setTop(scrollTop(next, top, height, runs.length));
+      if (next !== undefined) setCursor(next);
     },
   });
 
