@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KINDS, shapeLinks, type TreeShape } from '../../src/analyze/explore/tree-index.js';
-import { defaultOpen, indexOfPosition, keptMask, revealPosition, visiblePositions } from '../../src/analyze/explore/visible.js';
+import { defaultOpen, indexOfPosition, keptMask, nextPosition, revealPosition, visiblePositions } from '../../src/analyze/explore/visible.js';
 
 /** invocation > phase > (node > query, node), phase > node */
 function shape(): TreeShape {
@@ -43,5 +43,12 @@ describe('visible rows', () => {
     const v = visiblePositions(s, open);
     expect(indexOfPosition(v, 3)).toBe(3);
     expect(indexOfPosition(v, 99)).toBe(-1);
+  });
+
+  it('steps to the next and previous match, round at the ends', () => {
+    const m = Int32Array.from([2, 5, 9]);
+    expect([0, 2, 3, 5, 9, 12].map((p) => nextPosition(m, p, 1))).toEqual([2, 5, 5, 9, 2, 2]);
+    expect([0, 2, 3, 5, 9, 12].map((p) => nextPosition(m, p, -1))).toEqual([9, 9, 2, 2, 5, 9]);
+    expect(nextPosition(new Int32Array(0), 3, 1)).toBeUndefined();
   });
 });

@@ -138,15 +138,19 @@ export async function fetchRows(db: Db, shape: TreeShape, positions: number[]): 
   return db.all<TreeRow>(`SELECT ${ROW_COLUMNS} FROM ${shape.table} WHERE pos BETWEEN ${lo} AND ${hi} AND pos IN (${ints})`);
 }
 
-/** Positions of spans whose unique_id or name contains `text` (case-insensitive), in tree order. */
-export async function searchPositions(db: Db, shape: TreeShape, text: string, limit = 10_000): Promise<number[]> {
-  if (!text) return [];
-  const rows = await db.all<{ pos: number }>(
-    `SELECT pos FROM ${shape.table}
-     WHERE contains(lower(coalesce(unique_id, '')), $q) OR contains(lower(name), $q) ORDER BY pos LIMIT ${limit}`,
+/**
+ * Positions of every span whose unique_id or name contains `text` (case-insensitive), in tree
+ * order. One joined string from DuckDB rather than a row object per match: a search may match
+ * most of a 100k-span tree.
+ */
+export async function searchPositions(db: Db, shape: TreeShape, text: string): Promise<Int32Array> {
+  if (!text) return new Int32Array(0);
+  const joined = await db.scalar<string | null>(
+    `SELECT string_agg(pos::VARCHAR, ',' ORDER BY pos) FROM ${shape.table}
+     WHERE contains(lower(coalesce(unique_id, '')), $q) OR contains(lower(name), $q)`,
     { q: text.toLowerCase() },
   );
-  return rows.map((r) => r.pos);
+  return joined ? Int32Array.from(joined.split(','), Number) : new Int32Array(0);
 }
 
 /** Filters over the tree; empty means no filter. */

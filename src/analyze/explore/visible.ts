@@ -84,6 +84,25 @@ export function nearestIndex(visible: Int32Array, pos: number): number {
   return best;
 }
 
+/**
+ * The position after `pos` (dir 1) or before it (dir -1) in a list in tree order, going round at
+ * the ends (n/N over search matches); undefined when the list is empty.
+ */
+export function nextPosition(sorted: Int32Array, pos: number, dir: 1 | -1): number | undefined {
+  if (sorted.length === 0) return undefined;
+  // after the loop, lo is how many positions are at or before pos
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= pos) lo = mid + 1;
+    else hi = mid;
+  }
+  if (dir > 0) return sorted[lo < sorted.length ? lo : 0];
+  const before = sorted[lo - 1] === pos ? lo - 2 : lo - 1;
+  return sorted[before >= 0 ? before : sorted.length - 1];
+}
+
 export function hasChildren(shape: TreeShape, pos: number): boolean {
   return shape.size[pos]! > 0;
 }

@@ -10,7 +10,7 @@ import { spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explor
 import {
   facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter,
 } from '../../analyze/explore/tree-index.js';
-import { defaultOpen, indexOfPosition, keptMask, nearestIndex, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
+import { defaultOpen, indexOfPosition, keptMask, nearestIndex, nextPosition, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
 import { fit, unended } from '../format.js';
 import type { Action, Context } from '../keys.js';
 import { centeredTop, mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
@@ -27,6 +27,8 @@ export interface TreeViewProps {
   size: Size;
   active: boolean;
 }
+
+const NO_MATCHES: Int32Array = new Int32Array(0);
 
 function cycle<T>(values: readonly T[], cur: T | undefined): T | undefined {
   if (values.length === 0) return undefined;
@@ -46,7 +48,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const [kept, setKept] = useState<Uint8Array | undefined>();
   const [facetValues, setFacets] = useState<{ phases: string[]; resourceTypes: string[] }>({ phases: [], resourceTypes: [] });
   // `done` is the text the matches belong to: a search typed and submitted quickly still runs
-  const [search, setSearch] = useState({ editing: false, text: '', matches: [] as number[], done: '' });
+  const [search, setSearch] = useState({ editing: false, text: '', matches: NO_MATCHES, done: '' });
   const [detailOpen, setDetailOpen] = useState(false);
   const [detail, setDetail] = useState<SpanDetail | undefined>();
   const [detailScroll, setDetailScroll] = useState(0);
@@ -76,7 +78,6 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const top = centered ? centeredTop(cursor, listHeight, visible.length) : scrollTop(cursor, topRef.current, listHeight, visible.length);
   topRef.current = top;
   const { rows } = useRowCache(db, shape, visible, top, listHeight);
-  const matchSet = useMemo(() => new Set(search.matches), [search.matches]);
   const selected = visible.length ? rows.get(visible[cursor]!) : undefined;
 
   const revealAndSelect = (pos: number) => {
@@ -128,7 +129,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
       void searchPositions(db, shape, text).then((m) => {
         if (!live) return;
         setSearch((s) => ({ ...s, matches: m, done: text }));
-        const next = m.find((p) => p >= cursorPosRef.current) ?? m[0];
+        const next = nextPosition(m, cursorPosRef.current - 1, 1);
         if (next !== undefined) revealAndSelect(next);
       }, () => undefined);
     }, search.editing ? 40 : 0);
@@ -166,9 +167,8 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   };
 
   const jumpMatch = (dir: 1 | -1) => {
-    const m = search.matches;
-    if (m.length === 0) return setMessage(search.text ? `no match for "${search.text}"` : 'no search (/ to search)');
-    const next = dir > 0 ? (m.find((p) => p > cursorPos) ?? m[0]!) : ([...m].reverse().find((p) => p < cursorPos) ?? m[m.length - 1]!);
+    const next = nextPosition(search.matches, cursorPos, dir);
+    if (next === undefined) return setMessage(search.text ? `no match for "${search.text}"` : 'no search (/ to search)');
     revealAndSelect(next);
   };
 
@@ -231,7 +231,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         void rootCause().catch((e: unknown) => setMessage((e as Error).message));
         return true;
       case 'search':
-        setSearch({ editing: true, text: '', matches: [], done: '' });
+        setSearch({ editing: true, text: '', matches: NO_MATCHES, done: '' });
         return true;
       case 'nextMatch':
         jumpMatch(1);
@@ -273,7 +273,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
           return true;
         }
         if (search.matches.length || search.text) {
-          setSearch({ editing: false, text: '', matches: [], done: '' });
+          setSearch({ editing: false, text: '', matches: NO_MATCHES, done: '' });
           return true;
         }
         return false;
@@ -288,7 +288,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         setSearch((s) => ({ ...s, editing: false }));
         return true;
       case 'cancel':
-        setSearch({ editing: false, text: '', matches: [], done: '' });
+        setSearch({ editing: false, text: '', matches: NO_MATCHES, done: '' });
         return true;
       case 'erase':
         setSearch((s) => ({ ...s, text: s.text.slice(0, -1) }));
@@ -337,7 +337,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     : `run ${traceId.slice(0, 12)}  ${error ? `error: ${error}` : 'building tree…'}`;
   const searched = search.text !== '' && search.done === search.text;
   const footer = search.editing
-    ? `/${search.text}▏ ${search.matches.length ? `${search.matches.indexOf(visible[cursor] ?? -1) + 1}/${search.matches.length} matches` : searched ? 'no match: Backspace edits, Esc cancels' : ''}`
+    ? `/${search.text}▏ ${search.matches.length ? `${indexOfPosition(search.matches, visible[cursor] ?? -1) + 1}/${search.matches.length} matches` : searched ? 'no match: Backspace edits, Esc cancels' : ''}`
     : message ?? (search.matches.length ? `"${search.text}": ${search.matches.length} matches (n/N)` : searched ? `no match for "${search.text}": Esc clears the search` : '');
   const empty = shape && visible.length === 0 && filterActive(filter) && kept
     ? `no span matches the filter (${filterText}): x clears it`
@@ -356,7 +356,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
         depth={shape!.depth[pos]!}
         expander={kids ? (isOpen ? 'open' : 'closed') : 'leaf'}
         selected={i === cursor}
-        match={matchSet.has(pos)}
+        match={indexOfPosition(search.matches, pos) >= 0}
         critical={critical !== undefined && critical.has(rows.get(pos)?.span_id ?? '')}
         layout={layout}
         live={nav.live}
