@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Follower } from '../../src/analyze/explore/follow.js';
 import { closeReader, readerFor } from '../../src/analyze/explore/reader.js';
-import { openModel } from '../../src/store/load.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
 import { App } from '../../src/ui/App.js';
 import { closeLater, haveSample, KEY, mount, OLDER_SAMPLE, SAMPLE } from './helpers.js';
 
@@ -90,5 +90,99 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     await follower?.stop();
     await closeReader(reader);
     await closeLater(db);
+  });
+});
+
+/** The explorer following `file` (polled often), with a model of the whole sample to compare with. */
+async function following(file: string) {
+  const db = await openModel();
+  const reader = await readerFor(db);
+  let follower: Follower | undefined;
+  const t = mount(
+    <App
+      db={reader}
+      width={160}
+      height={40}
+      theme={{ color: false }}
+      live
+      loader={async (h) => {
+        follower = new Follower(db, file, { intervalMs: 50, onLoaded: (n) => h.loaded(`+${n} records`) });
+        h.loaded(`following (${await follower.start()} records)`);
+      }}
+    />,
+  );
+  return {
+    t,
+    async close() {
+      t.unmount();
+      await follower?.stop();
+      await closeReader(reader);
+      await closeLater(db);
+    },
+  };
+}
+
+describe('--follow: the open tree takes in what arrives', () => {
+  const FAILED_BUILD = path.resolve(__dirname, '../../samples/failed-build.jsonl');
+  let dir: string;
+  let lines: string[];
+  /** the whole run, loaded at once */
+  let whole: Awaited<ReturnType<typeof openModel>>;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'runlens-follow-tree-'));
+    lines = readFileSync(FAILED_BUILD, 'utf8').split('\n').filter(Boolean);
+    whole = await openModel();
+    await loadPaths(whole, [FAILED_BUILD]);
+  });
+  afterAll(async () => {
+    whole.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Follow the first `n` lines, open the run, then `before`, append the rest and wait for every span. */
+  async function openThenAppend(name: string, n: number, before: (t: ReturnType<typeof mount>) => Promise<void>) {
+    const file = path.join(dir, name);
+    writeFileSync(file, lines.slice(0, n).join('\n') + '\n');
+    const f = await following(file);
+    await f.t.until(/(running|FAILED) +build/, 'the run');
+    await f.t.press(KEY.enter);
+    await f.t.until('dbt invocation', 'its tree');
+    await before(f.t);
+    appendFileSync(file, lines.slice(n).join('\n') + '\n');
+    const spans = await whole.scalar<number>('SELECT count(*)::INTEGER FROM spans');
+    await f.t.until(new RegExp(`run \\w+ +${spans} spans`), 'every span');
+    return f;
+  }
+
+  it('offers the phases and resource types that arrived later in the p and t filters', async () => {
+    const phases = (await whole.all<{ phase: string }>(
+      `SELECT phase FROM spans WHERE phase IS NOT NULL GROUP BY phase ORDER BY coalesce(min(start_ns) FILTER (WHERE kind = 'phase'), min(start_ns)), phase`,
+    )).map((r) => r.phase);
+    const types = (await whole.all<{ t: string }>('SELECT DISTINCT resource_type AS t FROM spans WHERE resource_type IS NOT NULL ORDER BY t')).map((r) => r.t);
+    // pressed once before the rest arrives: the filter values of the first lines are read
+    const f = await openThenAppend('facets.jsonl', 100, async (t) => {
+      await t.press('p');
+      await t.until(/filter: phase=\w+/, 'a phase filter');
+      await t.press('x');
+      await t.until((fr) => !fr.includes('filter:'), 'no filter');
+    });
+    try {
+      // each press shows the next value of the filter, then none
+      const cycled = async (key: string, what: string) => {
+        const valueIn = (fr: string) => new RegExp(`filter: .*${what}=(\\w+)`).exec(fr)?.[1];
+        const seen: string[] = [];
+        for (let i = 0; i < 20; i++) {
+          await f.t.press(key);
+          const v = valueIn(await f.t.until((fr) => valueIn(fr) !== seen.at(-1), `the next ${what}`));
+          if (!v) break;
+          seen.push(v);
+        }
+        return seen;
+      };
+      expect(await cycled('p', 'phase')).toEqual(phases);
+      expect((await cycled('t', 'type')).sort()).toEqual(types);
+    } finally {
+      await f.close();
+    }
   });
 });

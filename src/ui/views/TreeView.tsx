@@ -8,7 +8,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { criticalSpans, type CriticalMark } from '../../analyze/critical-path.js';
 import { spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import {
-  facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter,
+  facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter, type TreeShape,
 } from '../../analyze/explore/tree-index.js';
 import { defaultOpen, indexOfPosition, keptMask, nearestIndex, nextPosition, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
 import { fit, unended } from '../format.js';
@@ -46,7 +46,8 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   cursorPosRef.current = cursorPos;
   const [filter, setFilter] = useState<TreeFilter>({});
   const [kept, setKept] = useState<Uint8Array | undefined>();
-  const [facetValues, setFacets] = useState<{ phases: string[]; resourceTypes: string[] }>({ phases: [], resourceTypes: [] });
+  // the filter values of one build of the tree (following a file brings new phases and types)
+  const [facetValues, setFacets] = useState<{ of?: TreeShape; phases: string[]; resourceTypes: string[] }>({ phases: [], resourceTypes: [] });
   // `done` is the text the matches belong to: a search typed and submitted quickly still runs
   const [search, setSearch] = useState({ editing: false, text: '', matches: NO_MATCHES, done: '' });
   const [detailOpen, setDetailOpen] = useState(false);
@@ -97,7 +98,6 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   useEffect(() => {
     if (!shape || jumped.current) return;
     jumped.current = true;
-    void facets(db, shape).then(setFacets, () => undefined);
     if (!jump) return;
     const find = jump.spanId ? positionOfSpan(db, shape, jump.spanId) : positionOfNode(db, shape, jump.uniqueId ?? '');
     void find.then((p) => {
@@ -106,6 +106,16 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     });
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shape]);
+
+  // Filter values of this build of the tree.
+  useEffect(() => {
+    if (!shape) return;
+    let live = true;
+    void facets(db, shape).then((fv) => live && setFacets({ of: shape, ...fv }), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [db, shape]);
 
   // Filters: matches from DuckDB, plus their ancestors, in a mask.
   useEffect(() => {
@@ -160,9 +170,9 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
 
   // filter values of this trace; a key pressed before they arrived waits for them
   const withFacets = async () => {
-    if (facetValues.phases.length || facetValues.resourceTypes.length || !shape) return facetValues;
+    if (!shape || facetValues.of === shape) return facetValues;
     const fv = await facets(db, shape);
-    setFacets(fv);
+    setFacets({ of: shape, ...fv });
     return fv;
   };
 
