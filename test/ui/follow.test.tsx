@@ -185,4 +185,30 @@ describe('--follow: the open tree takes in what arrives', () => {
       await f.close();
     }
   });
+
+  it('counts and marks the search matches that arrived later', async () => {
+    const matches = await whole.scalar<number>(
+      `SELECT count(*)::INTEGER FROM spans WHERE contains(lower(coalesce(unique_id, '')), 'int_reviews') OR contains(lower(span_name), 'int_reviews')`,
+    );
+    const f = await openThenAppend('search.jsonl', 230, async (t) => {
+      await t.press('/', ...'int_reviews', KEY.enter);
+      await t.until(/"int_reviews": \d+ matches/, 'the first matches');
+    });
+    try {
+      await f.t.until(`"int_reviews": ${matches} matches (n/N)`, 'every match counted');
+      // n walks over the matches only: each selected row is one
+      for (let i = 0; i < matches; i++) {
+        const selected = (fr: string) => fr.split('\n').find((l) => l.startsWith('›')) ?? '';
+        const before = selected(f.t.frame());
+        await f.t.press('n');
+        // a row not fetched yet shows as a placeholder (no name) for a frame
+        const row = selected(await f.t.until((fr) => selected(fr) !== before && /\w/.test(selected(fr)), 'the next match'));
+        expect(row).toMatch(/int_reviews/);
+      }
+      const marked = f.t.frame().split('\n').filter((l) => l.startsWith('*'));
+      for (const l of marked) expect(l).toMatch(/int_reviews/);
+    } finally {
+      await f.close();
+    }
+  });
 });

@@ -117,6 +117,19 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     };
   }, [db, shape]);
 
+  // After a rebuild (following a file) the kept search is found again: positions have shifted.
+  const searchRef = useRef(search);
+  searchRef.current = search;
+  useEffect(() => {
+    const text = searchRef.current.done;
+    if (!shape || !text) return;
+    let live = true;
+    void searchPositions(db, shape, text).then((m) => live && setSearch((s) => (s.done === text ? { ...s, matches: m } : s)), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [db, shape]);
+
   // Filters: matches from DuckDB, plus their ancestors, in a mask.
   useEffect(() => {
     if (!shape || !filterActive(filter)) {
