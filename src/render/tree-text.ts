@@ -3,13 +3,22 @@ import type { TraceTree, TreeNode, TreeText } from '../analyze/tree.js';
 import { plural } from './plural.js';
 import { printableLine } from './printable.js';
 
+/**
+ * A duration with its unit: µs, ms (tenths below 10), s (hundredths), then minutes and seconds.
+ * Rounded to each unit's precision before the unit is chosen: 999.6 ms is 1.00s, not 1000ms.
+ */
 export function formatDuration(ms: number | null): string {
   if (ms === null || ms === undefined) return '';
-  if (ms < 1) return `${(ms * 1000).toFixed(0)}µs`;
-  if (ms < 1000) return `${ms.toFixed(ms < 10 ? 1 : 0)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m}m${((ms % 60_000) / 1000).toFixed(0).padStart(2, '0')}s`;
+  const us = Math.round(ms * 1000);
+  if (us < 1000) return `${us}µs`;
+  const tenthsMs = Math.round(ms * 10);
+  if (tenthsMs < 100) return `${(tenthsMs / 10).toFixed(1)}ms`;
+  const wholeMs = Math.round(ms);
+  if (wholeMs < 1000) return `${wholeMs}ms`;
+  const centis = Math.round(ms / 10);
+  if (centis < 6000) return `${(centis / 100).toFixed(2)}s`;
+  const secs = Math.round(ms / 1000);
+  return `${Math.floor(secs / 60)}m${String(secs % 60).padStart(2, '0')}s`;
 }
 
 /** The text tree: a header, then each line with its duration (lines laid out by buildTreeText). */
