@@ -49,11 +49,10 @@ export function waterfallSpan(offMs: number, durMs: number | null, totalMs: numb
   return { start: Math.max(0, start), text: full.trim() };
 }
 
+/** Right-aligned in exactly `w` columns; a cut keeps the start (a duration's largest unit) and ends in an ellipsis. */
 export function fitLeft(text: string, w: number): string {
-  const s = printableLine(text);
-  if (w <= 0) return '';
-  const t = stringWidth(s) > w ? take(s, w) : s;
-  return ' '.repeat(w - stringWidth(t)) + t;
+  const t = cut(text, w);
+  return ' '.repeat(Math.max(0, w - stringWidth(t))) + t;
 }
 
 /**

@@ -67,7 +67,7 @@ export const TreeRowLine = memo(function TreeRowLine({ row, depth, expander, sel
   const name = prefix + middle(row.name, layout.nameWidth - textWidth(prefix));
   const f = cut(facts(row, live), layout.factsWidth);
   // a span that never ended has no duration; the facts say so
-  const d = row.ended ? formatDuration(row.dur_ms) : live ? 'running' : '';
+  const d = cut(row.ended ? formatDuration(row.dur_ms) : live ? 'running' : '', layout.durWidth);
   const span = layout.barWidth ? waterfallSpan(row.off_ms, row.dur_ms, layout.totalMs, layout.barWidth, !row.ended) : undefined;
   // the critical path's bars stand out without colour too
   const bar = span && critical ? { ...span, text: span.text.replace(/█/g, '▓') } : span;
