@@ -211,4 +211,22 @@ describe('--follow: the open tree takes in what arrives', () => {
       await f.close();
     }
   });
+
+  it('keeps the selected run selected when a newer run arrives above it', async () => {
+    const file = path.join(dir, 'two.jsonl');
+    writeFileSync(file, readFileSync(path.resolve(__dirname, '../../samples/clean-build.jsonl'), 'utf8'));
+    const f = await following(file);
+    try {
+      const traceLine = (fr: string) => /^trace [0-9a-f]{32}/m.exec(fr)?.[0];
+      const before = traceLine(await f.t.until(/runs \(1\)/, 'the first run'));
+      expect(before).toBeDefined();
+      appendFileSync(file, lines.join('\n') + '\n');
+      const after = await f.t.until(/runs \(2\)/, 'the newer run');
+      // the newer run is listed first; the selection stayed with its run
+      expect(after.split('\n').findIndex((l) => /FAILED +build/.test(l))).toBeLessThan(after.split('\n').findIndex((l) => /ok +build/.test(l)));
+      expect(traceLine(after)).toBe(before);
+    } finally {
+      await f.close();
+    }
+  });
 });

@@ -39,14 +39,22 @@ function runLine(r: Row, shown: Column[]): string {
 export function RunsView({ size, active }: { size: Size; active: boolean }) {
   const nav = useNav();
   const [runs, setRuns] = useState<Row[]>([]);
-  const [cursor, setCursor] = useState(0);
+  // the selection is a run, not a row: a newer run arriving at the top (following) leaves it be
+  const [selected, setSelected] = useState<string | undefined>();
+  const cursor = Math.max(0, runs.findIndex((r) => r.trace_id === selected));
+  const setCursor = (i: number) => setSelected(runs[i] ? String(runs[i].trace_id) : undefined);
   const [marked, setMarked] = useState<string | undefined>();
   const height = Math.max(1, size.height - 4);
   const top = useWindowTop(cursor, height, runs.length);
 
   useEffect(() => {
     let live = true;
-    listRuns(nav.db, { newestFirst: true }).then((r) => live && setRuns(r), () => undefined);
+    listRuns(nav.db, { newestFirst: true }).then((r) => {
+      if (!live) return;
+      setRuns(r);
+      // the first run listed, until one is chosen (or when the chosen one is gone)
+      setSelected((s) => (r.some((x) => x.trace_id === s) ? s : r[0] ? String(r[0].trace_id) : undefined));
+    }, () => undefined);
     return () => {
       live = false;
     };
