@@ -46,7 +46,7 @@ describe('a resize keeps the selection on screen', () => {
   }
 
   it('on the runs list and in query results', async () => {
-    // 130 columns still show the trace column of the runs table
+    // 140 columns still show the trace column of the runs table
     const t = mounted(160, 50);
     try {
       await t.until(/runs \(120\)/, 'the runs');
@@ -54,7 +54,7 @@ describe('a resize keeps the selection on screen', () => {
       const selectedTrace = () => /^trace ([0-9a-f]{32})/m.exec(t.frame())?.[1];
       const oldest = await db.scalar<string>('SELECT trace_id FROM runs ORDER BY start_ns, trace_id LIMIT 1');
       await t.until(() => selectedTrace() === oldest, 'the last run selected');
-      t.resize(130, 24);
+      t.resize(140, 24);
       await t.until((f) => f.split('\n').length === 23, 'the smaller frame');
       const rows = t.frame().split('\n').filter((l) => /^ +(FAILED|ok) /.test(l));
       expect(rows.some((l) => l.includes(oldest))).toBe(true);
@@ -69,7 +69,7 @@ describe('a resize keeps the selection on screen', () => {
       const table = await runSavedQuery(db, findSavedQuery('slowest-nodes'), { limit: '100' });
       const last = table.rows[table.rows.length - 1]!;
       await t.until(new RegExp(`row ${table.rows.length} `), 'the last row selected');
-      t.resize(130, 24);
+      t.resize(140, 24);
       await t.until((f) => f.split('\n').length === 23, 'the smaller frame');
       expect(t.frame()).toMatch(new RegExp(`${String(last.scope)} +${String(last.rank)} +${String(last.unique_id)}`));
     } finally {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listRuns } from '../../src/analyze/runs.js';
 import { generate } from '../../src/produce/generate/index.js';
 import type { Db } from '../../src/store/db.js';
 import { app, closeLater, haveSample, KEY, sampleDb } from './helpers.js';
@@ -16,7 +17,20 @@ describe.skipIf(!haveSample)('runs, palette, results, help', () => {
   it('lists runs with command, counts and a failure mark', async () => {
     const t = app(db);
     const f = await t.until('FAILED');
-    expect(f).toMatch(/FAILED +build +2026-02-26 02:33:08 +52\.95s +48 +43 +1 +4 +1 +0 019c97cafe1c76e2abb150e9427e666a/);
+    expect(f).toMatch(/FAILED +build +2026-02-26 02:33:08 +52\.95s +48 +43 +1 +4 +26 +1 +0 019c97cafe1c76e2abb150e9427e666a/);
+    t.unmount();
+  });
+
+  it('shows tests passed, as runlens runs does, under its header', async () => {
+    const [run] = await listRuns(db);
+    const t = app(db);
+    const f = await t.until('FAILED');
+    const lines = f.split('\n');
+    const header = lines.find((l) => l.includes('t.fail'))!;
+    const row = lines.find((l) => l.includes('FAILED'))!;
+    const end = header.indexOf('t.pass') + 't.pass'.length;
+    expect(end).toBeGreaterThan(5);
+    expect(row.slice(0, end)).toMatch(new RegExp(` ${String(run!.tests_passed)}$`));
     t.unmount();
   });
 

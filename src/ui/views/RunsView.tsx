@@ -20,9 +20,10 @@ const COLUMNS: Column[] = [
   { key: 'success', title: 'ok', width: 5, right: true, priority: 8 },
   { key: 'error', title: 'error', width: 5, right: true, priority: 5 },
   { key: 'skipped', title: 'skip', width: 5, right: true, priority: 9 },
+  { key: 'tests_passed', title: 't.pass', width: 6, right: true, priority: 10 },
   { key: 'tests_failed', title: 't.fail', width: 6, right: true, priority: 6 },
-  { key: 'tests_warned', title: 't.warn', width: 6, right: true, priority: 10 },
-  { key: 'trace_id', title: 'trace', width: 32, priority: 11 },
+  { key: 'tests_warned', title: 't.warn', width: 6, right: true, priority: 11 },
+  { key: 'trace_id', title: 'trace', width: 32, priority: 12 },
 ];
 
 /** The selected run in one line: its id, and what the table had no room for. */
