@@ -10,9 +10,16 @@ import type { MouseEvent } from './mouse.js';
 
 export type Screen =
   | { id: number; type: 'runs' }
-  | { id: number; type: 'tree'; traceId: string; jump?: { uniqueId?: string; spanId?: string } }
+  | { id: number; type: 'tree'; traceId: string; jump?: Jump }
   | { id: number; type: 'results'; title: string; table: Tabular; traceId?: string }
   | { id: number; type: 'diff'; base: string; head: string };
+
+/** Where a tree opens: a span, or a node (its evaluation in `phase` when given, else its NodeProcessed span). */
+export interface Jump {
+  uniqueId?: string;
+  spanId?: string;
+  phase?: string;
+}
 
 type NewScreen = Screen extends infer S ? (S extends Screen ? Omit<S, 'id'> : never) : never;
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
 import { listRuns } from '../../src/analyze/runs.js';
 import { generate } from '../../src/produce/generate/index.js';
 import type { Db } from '../../src/store/db.js';
@@ -65,6 +66,25 @@ describe.skipIf(!haveSample)('runs, palette, results, help', () => {
     await t.until(/2 rows  row 1/, 'back to results');
     await t.press(KEY.esc);
     await t.until('FAILED', 'back to runs');
+    t.unmount();
+  });
+
+  it("opens a per-phase row of slowest-nodes at the node's evaluation in that phase", async () => {
+    const table = await runSavedQuery(db, findSavedQuery('slowest-nodes'), { limit: '1' });
+    const at = table.rows.findIndex((r) => String(r.scope).startsWith('phase:') && r.phase !== 'run');
+    const row = table.rows[at]!;
+    const t = app(db, 160, 40);
+    await t.until('FAILED');
+    await t.press(':', ...'slowest-nodes limit=1', KEY.enter);
+    await t.until(/\d+ rows  row 1/, 'results');
+    await t.press(...Array(at).fill('j'));
+    await t.until(`row ${at + 1} `, 'the per-phase row');
+    await t.press(KEY.enter);
+    await t.until(/› +Node evaluated \(/, 'an evaluation selected');
+    await t.press('d');
+    const f = await t.until(`unique_id ${String(row.unique_id)}`, 'its detail');
+    expect(f).toContain(`phase ${String(row.phase)}`);
+    expect(f).toContain('kind node_evaluated');
     t.unmount();
   });
 

@@ -220,12 +220,15 @@ export async function facets(db: Db, shape: TreeShape): Promise<{ phases: string
   };
 }
 
-/** Where a node of this trace is, for jumps: its NodeProcessed span, else its error/last evaluation. */
-export async function positionOfNode(db: Db, shape: TreeShape, uniqueId: string): Promise<number | undefined> {
+/**
+ * Where a node of this trace is, for jumps: its NodeProcessed span, else its error/last evaluation.
+ * With `phase` (a row about one phase's evaluations), its evaluation in that phase first.
+ */
+export async function positionOfNode(db: Db, shape: TreeShape, uniqueId: string, phase?: string): Promise<number | undefined> {
   const r = await db.one<{ pos: number }>(
     `SELECT pos FROM ${shape.table} WHERE unique_id = $u AND kind IN ('node_processed', 'node_evaluated')
-     ORDER BY kind = 'node_processed' DESC, ${FAILURE_SQL} DESC, start_ns DESC LIMIT 1`,
-    { u: uniqueId },
+     ORDER BY (kind = 'node_evaluated' AND phase = $p) IS TRUE DESC, kind = 'node_processed' DESC, ${FAILURE_SQL} DESC, start_ns DESC LIMIT 1`,
+    { u: uniqueId, p: phase ?? '' },
   );
   return r?.pos;
 }

@@ -61,7 +61,11 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
         const trace = String(r?.[traceColumn ?? 'trace_id'] ?? r?.trace_id ?? traceId ?? '');
         if (typeof uid !== 'string' || !uid) setMessage('this row names no node (no unique_id column)');
         else if (!trace) setMessage('this row names no run (no trace_id column)');
-        else nav.push({ type: 'tree', traceId: trace, jump: { uniqueId: uid } });
+        else {
+          // a per-phase row (slowest-nodes' phase:NAME scopes) is about the node's evaluation in that phase
+          const phase = String(r?.scope ?? '').startsWith('phase:') ? String(r?.phase ?? '') : undefined;
+          nav.push({ type: 'tree', traceId: trace, jump: { uniqueId: uid, phase } });
+        }
         return true;
       }
       return false;

@@ -15,7 +15,7 @@ import { fit, unended } from '../format.js';
 import type { Action, Context } from '../keys.js';
 import { centeredTop, mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { WHEEL_ROWS } from '../mouse.js';
-import { useKeyHandler, useNav, type Size } from '../nav.js';
+import { useKeyHandler, useNav, type Jump, type Size } from '../nav.js';
 import { TreeRowLine, treeLayout } from '../components/TreeRowLine.js';
 import { DetailPane } from './DetailPane.js';
 import { useRowCache, useTreeShape } from './use-tree-shape.js';
@@ -23,7 +23,7 @@ import { plural } from '../../render/plural.js';
 
 export interface TreeViewProps {
   traceId: string;
-  jump?: { uniqueId?: string; spanId?: string };
+  jump?: Jump;
   size: Size;
   active: boolean;
 }
@@ -99,7 +99,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     if (!shape || jumped.current) return;
     jumped.current = true;
     if (!jump) return;
-    const find = jump.spanId ? positionOfSpan(db, shape, jump.spanId) : positionOfNode(db, shape, jump.uniqueId ?? '');
+    const find = jump.spanId ? positionOfSpan(db, shape, jump.spanId) : positionOfNode(db, shape, jump.uniqueId ?? '', jump.phase);
     void find.then((p) => {
       if (p === undefined) setMessage(`${jump.uniqueId ?? jump.spanId} is not in this run`);
       else revealAndSelect(p);
