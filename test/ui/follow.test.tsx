@@ -62,22 +62,7 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     const file = path.join(dir, 'b.jsonl');
     // cut before the run's first failure: it is running, not FAILED
     writeFileSync(file, lines.slice(0, 300).join('\n') + '\n');
-    const db = await openModel();
-    const reader = await readerFor(db);
-    let follower: Follower | undefined;
-    const t = mount(
-      <App
-        db={reader}
-        width={140}
-        height={30}
-        theme={{ color: false }}
-        live
-        loader={async (h) => {
-          follower = new Follower(db, file, { intervalMs: 50, onLoaded: (n) => h.loaded(`+${n} records`) });
-          h.loaded(`following (${await follower.start()} records)`);
-        }}
-      />,
-    );
+    const { t, close } = await following(file, { width: 140, height: 30 });
     await t.until(/running +build/, 'a running run');
     await t.press(KEY.enter);
     await t.until(/\d+ running/, 'running spans in the tree');
@@ -86,23 +71,20 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     await t.until((fr) => /323 spans/.test(fr) && !/\d+ running/.test(fr), 'the run ended');
     await t.press(KEY.esc);
     await t.until(/FAILED +build/, 'the runs screen updated');
-    t.unmount();
-    await follower?.stop();
-    await closeReader(reader);
-    await closeLater(db);
+    await close();
   });
 });
 
 /** The explorer following `file` (polled often), with a model of the whole sample to compare with. */
-async function following(file: string) {
+async function following(file: string, size = { width: 160, height: 40 }) {
   const db = await openModel();
   const reader = await readerFor(db);
   let follower: Follower | undefined;
   const t = mount(
     <App
       db={reader}
-      width={160}
-      height={40}
+      width={size.width}
+      height={size.height}
       theme={{ color: false }}
       live
       loader={async (h) => {
