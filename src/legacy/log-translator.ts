@@ -20,7 +20,7 @@ import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, projectPath } from './resource.js';
 import type { LegacyEvent, LegacyNodeInfo } from './log-events.js';
-import { isoToNs } from './time.js';
+import { isoToNs, secondsToNs } from './time.js';
 import { tableStatus } from '../telemetry/status-map.js';
 import { countOutcome, newSummary, type MigrateSummary } from './from-run-results.js';
 import { RunSpanIds } from './span-ids.js';
@@ -309,11 +309,17 @@ export class LogTranslator {
     return this.compileOnly(s) ? 'render' : 'run';
   }
 
-  /** The phase, opened by its first evaluation (at `at`, or just before `nodeStart` when that is earlier). */
-  private phase(s: InvocationState, name: string, at: bigint, nodeStart: bigint): Phase {
+  /**
+   * The phase, opened by its first evaluation: at `at`, or just before a node in flight started when
+   * that is earlier (an evaluation placed by its timing after the fact may start before the line
+   * that opens the phase), and after the phases opened before it.
+   */
+  private phase(s: InvocationState, name: string, at: bigint): Phase {
     let p = s.phases.get(name);
     if (!p) {
-      const start = nodeStart - 1n < at ? nodeStart - 1n : at;
+      let start = at;
+      for (const st of s.nodes.values()) if (st && st.start - 1n < start) start = st.start - 1n;
+      for (const q of s.phases.values()) if (q.phase.core.start >= start) start = q.phase.core.start + 1n;
       p = { phase: s.inv.startPhase(name, { at: start, spanId: s.ids.phase(name) }), last: at };
       s.phases.set(name, p);
     }
@@ -321,9 +327,7 @@ export class LogTranslator {
   }
 
   private evaluate(s: InvocationState, st: NodeState, phase: string, at: bigint): Evaluation {
-    // a phase opened by a node's first evaluation opens before the node
-    const first = !st.render && !st.run && !st.main;
-    return st.node.evaluate(this.phase(s, phase, at, first ? st.start : at), { at, spanId: s.ids.evaluation(phase, st.uid) });
+    return st.node.evaluate(this.phase(s, phase, at), { at, spanId: s.ids.evaluation(phase, st.uid) });
   }
 
   private endEval(s: InvocationState, e: Evaluation, phase: string, r: NodeResult, at: bigint): void {
@@ -416,25 +420,40 @@ export class LogTranslator {
       else s.summary.upstreamUnknown++;
     }
     // The engine's own timing of compile and execute (as run_results.json has it), else this line's time.
-    const timing = timingOf(rr.timing_info);
-    const runEnd = timing.execute ?? at;
-    this.endNodeQueries(s, st.uid, mapping.node_outcome === 'error' ? 'error' : 'success', runEnd < at ? runEnd : at, message ?? undefined);
+    const timing = timingOf(rr.timing_info, st.start, at);
+    const runEnd = timing.execute?.end ?? at;
+    this.endNodeQueries(s, st.uid, mapping.node_outcome === 'error' ? 'error' : 'success', runEnd, message ?? undefined);
     const main = this.mainPhase(s, n.uniqueId);
+    const seconds = typeof rr.execution_time === 'number' ? rr.execution_time : ev.data.execution_time;
     if (st.main) {
       this.endEval(s, st.main, main, result, at);
     } else if (st.run) {
-      if (st.render && !st.render.ended) this.endEval(s, st.render, 'render', { outcome: 'success' }, timing.compile ?? at);
+      if (st.render && !st.render.ended) this.endEval(s, st.render, 'render', { outcome: 'success' }, timing.compile?.end ?? at);
       this.endEval(s, st.run, 'run', result, runEnd);
     } else if (st.render && (main === 'render' || mapping.node_outcome === 'error')) {
-      this.endEval(s, st.render, 'render', result, timing.compile ?? at);
+      this.endEval(s, st.render, 'render', result, timing.compile?.end ?? at);
+    } else if (!st.render && main === 'run' && timing.compile && !timing.execute) {
+      // only compiled (as in run_results.json): an error while compiling, anything else still ended there
+      this.evaluateAt(s, st, 'render', timing.compile, result);
     } else {
-      if (st.render) this.endEval(s, st.render, 'render', { outcome: 'success' }, timing.compile ?? at);
-      this.endEval(s, this.evaluate(s, st, main, at), main, result, at);
+      if (st.render) this.endEval(s, st.render, 'render', { outcome: 'success' }, timing.compile?.end ?? at);
+      else if (main === 'run' && timing.compile) this.evaluateAt(s, st, 'render', timing.compile, { outcome: 'success' });
+      // No line opened it (no NodeExecuting; the info stream): the engine's execute timing, else its
+      // execution_time up to this line.
+      const work = (main === 'run' ? timing.execute : timing.all) ?? { start: maxOf(st.start, at - secondsToNs(seconds)), end: at };
+      this.evaluateAt(s, st, main, work, result);
     }
     st.node.end(undefined, { at });
     s.nodes.set(st.uid, null);
     if (BUILT_TYPES.has(st.resourceType)) s.builtNodes = true;
     countOutcome(s.summary, mapping);
+  }
+
+  /** An evaluation no line opened, placed where the engine says it ran. */
+  private evaluateAt(s: InvocationState, st: NodeState, phase: string, w: Window, result: NodeResult): void {
+    const e = this.evaluate(s, st, phase, w.start);
+    if (phase === 'render') st.render = e;
+    this.endEval(s, e, phase, result, w.end);
   }
 
   private log(ev: LegacyEvent, at: bigint, o: { severity?: readonly [SeverityName, string]; body?: string } = {}): void {
@@ -530,15 +549,29 @@ function isInvocationId(id: string): boolean {
   }
 }
 
-/** completed_at of the compile and execute timings of a run_result. */
-function timingOf(v: unknown): { compile?: bigint; execute?: bigint } {
-  const out: { compile?: bigint; execute?: bigint } = {};
+interface Window {
+  start: bigint;
+  end: bigint;
+}
+
+const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
+const minOf = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/**
+ * The compile and execute timings of a run_result with both ends, and the window of all of them;
+ * kept within the node's lines [from, to] (one clock writes both; this keeps a span inside its node).
+ */
+function timingOf(v: unknown, from: bigint, to: bigint): { compile?: Window; execute?: Window; all?: Window } {
+  const out: { compile?: Window; execute?: Window; all?: Window } = {};
   if (!Array.isArray(v)) return out;
   for (const t of v as Record<string, unknown>[]) {
+    const start = isoToNs(t?.started_at);
     const end = isoToNs(t?.completed_at);
-    if (end === null) continue;
-    if (t.name === 'compile') out.compile ??= end;
-    else if (t.name === 'execute') out.execute ??= end;
+    if (start === null || end === null) continue;
+    const w = { start: minOf(maxOf(start, from), to), end: minOf(maxOf(end, from), to) };
+    if (t.name === 'compile') out.compile ??= w;
+    else if (t.name === 'execute') out.execute ??= w;
+    out.all = out.all ? { start: minOf(out.all.start, w.start), end: maxOf(out.all.end, w.end) } : w;
   }
   return out;
 }

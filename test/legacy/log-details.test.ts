@@ -3,9 +3,12 @@
  * SQL queries as QueryExecuted spans under their node, a node's error text once (its own message),
  * project-relative node files, and migrate's summary of what it translated.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderMigrateReport } from '../../src/commands/migrate.js';
 import type { Db } from '../../src/store/db.js';
+import { tempDir } from '../helpers/fixtures.js';
 import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
 import { closeReadModels, manifest, migrateAndLoad, readInPlace, runResults, writeJson } from './helpers.js';
 
@@ -59,6 +62,35 @@ describe.skipIf(note.missing)(note.title('real JSON logs'), () => {
       { event: 'LogModelResult', severity_text: 'INFO', original: 'ERROR' },
       { event: 'RunResultError', severity_text: 'INFO', original: 'ERROR' },
     ]);
+  });
+
+  it("a node without NodeCompiling/NodeExecuting lines takes its time from NodeFinished's timing_info: compile is RENDER, execute is RUN", async () => {
+    const file = sample(LEGACY, 'log_1.11.0_bigquery_run_excerpt.jsonl');
+    const finished = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.info.name === 'NodeFinished');
+    expect(finished.length).toBeGreaterThan(0);
+    const db = await read(file);
+    const ms = (t: { started_at: string; completed_at: string }) => Date.parse(t.completed_at) - Date.parse(t.started_at);
+    for (const e of finished) {
+      const id = e.data.node_info.unique_id;
+      const timing = Object.fromEntries(e.data.run_result.timing_info.map((t: { name: string }) => [t.name, t]));
+      const evals = await db.all(`SELECT phase, duration_ms FROM nodes WHERE unique_id = $id AND kind = 'evaluated' ORDER BY phase`, { id });
+      expect(evals.map((r) => [r.phase, Math.round(r.duration_ms as number)]), id).toEqual([['render', ms(timing.compile)], ['run', ms(timing.execute)]]);
+      expect(await db.scalar(`SELECT duration_ms FROM node_results WHERE unique_id = $id`, { id }), id).toBe(ms(timing.compile) + ms(timing.execute));
+    }
+  });
+
+  it('stdout (the info stream, no debug lines) gives each node the execution_time of its result line', async () => {
+    const lines = readFileSync(sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const info = lines.filter((l) => JSON.parse(l).info.level !== 'debug');
+    const file = path.join(tempDir('runlens-info-stream-'), 'stdout.jsonl');
+    writeFileSync(file, info.join('\n') + '\n');
+    const seconds = new Map<string, number>();
+    for (const e of info.map((l) => JSON.parse(l))) if (typeof e.data.execution_time === 'number' && e.data.node_info) seconds.set(e.data.node_info.unique_id, e.data.execution_time);
+    expect(seconds.size).toBeGreaterThan(10);
+    const db = await read(file);
+    const got = new Map((await db.all(`SELECT unique_id, duration_ms FROM node_results`)).map((r) => [r.unique_id as string, r.duration_ms as number]));
+    expect([...got.keys()].sort()).toEqual([...seconds.keys()].sort());
+    for (const [id, s] of seconds) expect(Math.abs(got.get(id)! - s * 1000), id).toBeLessThan(1);
   });
 
   it('node files are project-relative: from node_info under the resource folder, or from the manifest', async () => {
