@@ -1,6 +1,7 @@
 import type { CommandBody } from './command.js';
 import { migrateFiles, type FileSummary, type MigrateReport } from '../legacy/migrate.js';
 import { describeManifestUse } from '../legacy/manifest-finder.js';
+import { outsideRunNote } from '../legacy/from-run-results.js';
 import { UsageError } from '../errors.js';
 import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
@@ -31,7 +32,10 @@ function outcomeLine(s: { nodes: number; outcomes: Record<string, number>; tests
 }
 
 function fileLines(f: FileSummary): string[] {
-  if (f.kind !== 'log') return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId)}`];
+  if (f.kind !== 'log') {
+    const timing = outsideRunNote(f);
+    return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId)}`, ...(timing ? [`  note: ${timing}`] : [])];
+  }
   const lines = [`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`];
   for (const s of f.invocations)
     lines.push(`  trace ${s.traceId} (${s.command}), ${outcomeLine(s)}${s.queries ? `, ${plural(s.queries, 'query', 'queries')}` : ''}${s.cutOff ? ' [the log ends before the command did]' : s.interrupted ? ' [interrupted]' : ''}`);

@@ -1,8 +1,9 @@
 /**
  * A run_results.json (or sources.json) run onto the TelemetryWriter: one trace per file (trace_id
  * from metadata.invocation_id), compile/execute timings as RENDER/RUN NodeEvaluated spans, project
- * hooks in their ON_RUN_START/ON_RUN_END phases, nodes without timing (skips) placed after the
- * results listed before them. Times are planned first so phase spans can open before their nodes.
+ * hooks in their ON_RUN_START/ON_RUN_END phases, nodes without timing (skips) placed where the
+ * results listed before them ended, inside the run's window (generated_at - elapsed_time ..
+ * generated_at). Times are planned first so phase spans can open before their nodes.
  * Span ids are derived from what each span stands for (span-ids.ts), so a run is written the same
  * way by one thread or several, and matches the ids its log's translation gives.
  */
@@ -34,6 +35,16 @@ export interface MigrateSummary {
   freshness: Record<string, number>;
   /** upstream skips whose culprit could not be named (no manifest, or not found in it) */
   upstreamUnknown: number;
+  /** run_results.json: nodes whose timing lies far outside the run, read as nodes without timing */
+  outsideRun?: string[];
+}
+
+/** What to say of a run's nodes whose timing lies far outside it, if there are any. */
+export function outsideRunNote(s: MigrateSummary): string | null {
+  const ids = s.outsideRun ?? [];
+  if (!ids.length) return null;
+  const more = ids.length > 1 ? ` and ${ids.length - 1} more node${ids.length > 2 ? 's' : ''}` : '';
+  return `the timing of ${ids[0]}${more} lies outside the run (generated_at - elapsed_time .. generated_at): read as ${ids.length > 1 ? 'nodes' : 'a node'} without timing`;
 }
 
 export function newSummary(traceId: string, invocationId: string, command: string): MigrateSummary {
@@ -64,6 +75,12 @@ interface PlannedNode {
 }
 
 const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
+/**
+ * How far outside the run (generated_at - elapsed_time .. generated_at) a node's timing may lie
+ * before it is not believed: the engine times both with one clock, so only a file edited by hand
+ * or a clock that jumped puts a timing outside it.
+ */
+const SLACK_NS = 1_000_000_000n;
 /** The phases of the older engine in the order they run: each node compiles (RENDER) before it executes (RUN). */
 const PHASE_ORDER = ['on_run_start', 'render', 'run', 'on_run_end'];
 /** Nanoseconds between the invocation's start and its first node, room for the phases to open in order. */
@@ -97,12 +114,32 @@ export function invocationIdOf(run: LegacyRun): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
+/** When the run was, as its metadata says: from its start (or generated_at - elapsed_time) to generated_at. */
+interface RunWindow {
+  start: bigint;
+  end: bigint;
+}
+
+function windowOf(run: LegacyRun): RunWindow | null {
+  if (run.generatedAt === null) return null;
+  const start = run.startedAt ?? (run.elapsedS !== null ? run.generatedAt - secondsToNs(run.elapsedS) : null);
+  return start === null || start > run.generatedAt ? null : { start, end: run.generatedAt };
+}
+
+/** Whether a result's timing lies far outside the run. */
+function outside(r: LegacyResult, w: RunWindow | null): boolean {
+  return w !== null && r.timing.some((t) => (t.start !== null && t.start < w.start - SLACK_NS) || (t.end !== null && t.end > w.end + SLACK_NS));
+}
+
 interface Plan {
   /** each result's outcome, upstream culprit included */
   results: NodeResult[];
   compileOnly: boolean;
   start: bigint;
   end: bigint;
+  window: RunWindow | null;
+  /** results whose timing is not believed (outside the run): placed as results without timing */
+  untimed: Set<number>;
   /** per phase: first evaluation start, last evaluation end, evaluations */
   bounds: Map<string, { start: bigint; end: bigint; count: number }>;
 }
@@ -133,17 +170,23 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
     return result;
   });
 
-  const elapsed = secondsToNs(run.elapsedS);
-  let invStart = run.startedAt ?? (run.generatedAt !== null ? run.generatedAt - elapsed : null);
+  const window = windowOf(run);
+  const untimed = new Set<number>();
+  run.results.forEach((r, i) => outside(r, window) && untimed.add(i));
+  if (untimed.size) summary.outsideRun = [...untimed].map((i) => run.results[i]!.uniqueId);
+  let invStart = window?.start ?? run.startedAt;
   let firstTiming: bigint | null = null;
-  for (const r of run.results) for (const t of r.timing) if (t.start !== null && (firstTiming === null || t.start < firstTiming)) firstTiming = t.start;
+  run.results.forEach((r, i) => {
+    if (!untimed.has(i)) for (const t of r.timing) if (t.start !== null && (firstTiming === null || t.start < firstTiming)) firstTiming = t.start;
+  });
   // The tree orders spans by start: the invocation opens before its phases, which open before their
   // first node (see phaseStarts).
   if (firstTiming !== null && (invStart === null || firstTiming - HEAD_NS < invStart)) invStart = firstTiming - HEAD_NS;
   invStart ??= 0n;
   const bounds: Plan['bounds'] = new Map();
+  const p: Plan = { results, compileOnly, start: invStart, end: invStart, window, untimed, bounds };
   let cursor = invStart;
-  for (const n of planNodes(run, results, compileOnly, invStart)) {
+  for (const n of planNodes(run, p)) {
     if (n.end > cursor) cursor = n.end;
     for (const e of n.evals) {
       const b = bounds.get(e.phase);
@@ -155,26 +198,28 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
       }
     }
   }
-  let invEnd = run.generatedAt ?? cursor;
-  if (cursor > invEnd) invEnd = cursor;
-  return { results, compileOnly, start: invStart, end: invEnd, bounds };
+  p.end = window?.end ?? cursor;
+  if (cursor > p.end) p.end = cursor;
+  return p;
 }
 
 /**
- * Each node's evaluations in result order; nodes without timing (skips) start where the results
- * before them ended. A generator walked twice (phase bounds, then writing) so that the planned
- * nodes of a 100k-result run are never all held at once.
+ * Each node's evaluations in result order. Results are listed in the order nodes finished, so a
+ * node without timing (skips, errors of old versions) ends where the results before it ended,
+ * having run its execution_time, and inside the run. A generator walked twice (phase bounds, then
+ * writing) so that the planned nodes of a 100k-result run are never all held at once.
  */
-function* planNodes(run: LegacyRun, results: NodeResult[], compileOnly: boolean, invStart: bigint): Generator<PlannedNode> {
-  let cursor = invStart + HEAD_NS;
+function* planNodes(run: LegacyRun, p: Pick<Plan, 'results' | 'compileOnly' | 'start' | 'window' | 'untimed'>): Generator<PlannedNode> {
+  const low = p.start + HEAD_NS;
+  let cursor = low;
   const seen = new Map<string, number>();
   for (let i = 0; i < run.results.length; i++) {
     const r = run.results[i]!;
-    const result = results[i]!;
-    const phase = mainPhase(r, compileOnly);
+    const result = p.results[i]!;
+    const phase = mainPhase(r, p.compileOnly);
     // timings with both ends: the first compile and execute, and the earliest start and latest end
     let compile: Timed | undefined, execute: Timed | undefined, first: bigint | null = null, last: bigint | null = null;
-    for (const t of r.timing) {
+    for (const t of p.untimed.has(i) ? [] : r.timing) {
       if (t.start === null || t.end === null) continue;
       if (t.name === 'compile') compile ??= t as Timed;
       else if (t.name === 'execute') execute ??= t as Timed;
@@ -183,7 +228,15 @@ function* planNodes(run: LegacyRun, results: NodeResult[], compileOnly: boolean,
     }
     const evals: PlannedEval[] = [];
     if (first === null || last === null) {
-      evals.push({ phase, start: cursor, end: cursor + secondsToNs(r.executionTime), result });
+      const took = secondsToNs(r.executionTime);
+      let end = p.window && p.window.end < cursor ? p.window.end : cursor;
+      let start = end - took;
+      if (start < low) {
+        start = low;
+        end = low + took;
+        if (p.window && end > p.window.end) end = p.window.end > start ? p.window.end : start;
+      }
+      evals.push({ phase, start, end, result });
     } else if (phase !== 'run') {
       // compile-only commands and hooks: one evaluation spanning every timing
       evals.push({ phase, start: first, end: last, result });
@@ -291,7 +344,7 @@ const rank = (phase: string) => (PHASE_ORDER.includes(phase) ? PHASE_ORDER.index
  */
 async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, o: OpenRun, from: number, to: number): Promise<void> {
   let i = 0;
-  for (const n of planNodes(run, o.p.results, o.p.compileOnly, o.p.start)) {
+  for (const n of planNodes(run, o.p)) {
     if (i >= to) break;
     if (i++ < from) continue;
     const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start, spanId: o.ids.node(n.key) });

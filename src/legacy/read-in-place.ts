@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InputError } from '../errors.js';
 import { detectFile, type InputFile, type InputFormat } from '../ingest/detect.js';
+import { outsideRunNote } from './from-run-results.js';
 import { describeManifestUse, ManifestFinder } from './manifest-finder.js';
 import { migrateFiles } from './migrate.js';
 import { describeKind, type LegacyKind } from './sniff.js';
@@ -40,7 +41,8 @@ export class LegacyReader {
       const f = r.files[0]!;
       const runs = f.kind === 'log' ? f.invocations : [f];
       const what = `${describeKind(kind)}, ${plural(runs.length, 'run')} (${runs.map((s) => `${s.command}, ${plural(s.nodes, 'node')}`).join('; ')})`;
-      return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId)}`, done };
+      const timing = f.kind !== 'log' ? outsideRunNote(f) : null;
+      return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId)}${timing ? `; ${timing}` : ''}`, done };
     } catch (e) {
       done();
       throw e;
