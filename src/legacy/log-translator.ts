@@ -107,8 +107,10 @@ class InvocationState {
   adapterType: string;
   last: bigint;
   interrupted = false;
-  /** the stream has the lines that end a command (CommandCompleted, or the end-of-run summary) */
+  /** the stream has CommandCompleted (or record saw the command exit 0) */
   completed = false;
+  /** the stream has the end-of-run summary (StatsLine, EndOfRunSummary) */
+  summarized = false;
   /** the stream has debug lines (logs/dbt.log), not only stdout's info and above */
   debugStream = false;
   /** a model, seed, snapshot or test got its result: the command is one that ends with the end-of-run summary */
@@ -269,10 +271,10 @@ export class LogTranslator {
         break;
       case 'EndOfRunSummary':
         if (ev.data.keyboard_interrupt === true) s.interrupted = true;
-        else s.completed = true; // the info stream has no CommandCompleted (debug)
+        else s.summarized = true;
         break;
       case 'StatsLine':
-        s.completed = true;
+        s.summarized = true;
         break;
       case 'MainEncounteredError':
         s.failure ??= ev.msg.split('\n')[0]!.replace(/:\s*$/, '') || 'Encountered an error';
@@ -493,7 +495,9 @@ export class LogTranslator {
     if (at < s.last) at = s.last;
     const canceled: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
     const wasInterrupted = s.interrupted; // (in-flight nodes are canceled below, which marks it too)
-    const cutOff = !s.completed && !wasInterrupted && endsWithSummary(s);
+    const closing = closingLines(s);
+    const ended = s.completed || (s.summarized && closing !== 'CommandCompleted');
+    const cutOff = !ended && !wasInterrupted && closing !== null;
     for (const thread of [...s.queries.keys()]) this.endQuery(s, thread, s.interrupted ? 'canceled' : 'success', at);
     for (const st of s.nodes.values()) {
       if (!st) continue;
@@ -508,14 +512,14 @@ export class LogTranslator {
     }
     for (const p of s.phases.values()) p.phase.end({ at: p.last, counts: {} });
     s.summary.interrupted = s.interrupted;
-    s.summary.completed = s.completed;
+    s.summary.completed = ended;
     s.summary.cutOff = cutOff;
     // A failed command is a failed run even when no node failed (a parse error stops it before any);
     // so is a log that stops before the lines that end every such command: the run's end is unknown.
     const interrupted = { message: 'Interrupted', code: 2 };
     const status = wasInterrupted ? interrupted
       : s.failure ? { message: s.failure, code: 2 }
-      : cutOff ? { message: `the log ends before the command did (no ${s.debugStream ? 'CommandCompleted' : 'end-of-run summary'})`, code: 2 }
+      : cutOff ? { message: `the log ends before the command did (no ${closing})`, code: 2 }
       : s.interrupted ? interrupted
       : undefined;
     s.inv.end({ at, ...(status ? { status } : {}) });
@@ -529,16 +533,17 @@ const SUMMARY_COMMANDS = new Set(['build', 'run', 'test', 'seed', 'snapshot']);
 const BUILT_TYPES = new Set(['model', 'seed', 'snapshot', 'test', 'unit_test']);
 
 /**
- * Whether every complete stream of this invocation has the lines that end a command: a debug stream
- * of 1.5 or later (CommandCompleted), or a command that prints the end-of-run summary (named, or
- * known by its results when stdout does not name it). Other streams (an info stream of `compile`, a
- * debug stream of 1.4) may end without them.
+ * The lines every complete stream of this invocation ends with: CommandCompleted in a debug stream
+ * of 1.5 or later (the summary before it is not the end: the engine still writes artifacts), else
+ * the end-of-run summary for a command that prints one (named, or known by its results when stdout
+ * does not name it). null: the stream may end without them (an info stream of `compile`, a debug
+ * stream of 1.4 of a command without the summary).
  */
-function endsWithSummary(s: InvocationState): boolean {
-  if (SUMMARY_COMMANDS.has(s.command) || (s.command === 'unknown' && s.builtNodes)) return true;
-  if (!s.debugStream) return false;
-  const v = semver.coerce(s.version);
-  return v !== null && semver.gte(v, '1.5.0');
+function closingLines(s: InvocationState): 'CommandCompleted' | 'end-of-run summary' | null {
+  const v = s.debugStream ? semver.coerce(s.version) : null;
+  if (v !== null && semver.gte(v, '1.5.0')) return 'CommandCompleted';
+  if (SUMMARY_COMMANDS.has(s.command) || (s.command === 'unknown' && s.builtNodes)) return 'end-of-run summary';
+  return null;
 }
 
 function isInvocationId(id: string): boolean {

@@ -2,6 +2,7 @@
  * A run of the older engine that failed as a whole (the command reported failure, e.g. a parse error
  * before any node ran) is a run-error once translated, as the new engine's invocation status says.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -59,5 +60,17 @@ describe.skipIf(note.missing)(note.title("the older engine's real logs"), () => 
     const ok = path.join(dir, 'singular.jsonl');
     expect(runCli(['migrate', sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl'), '-o', ok]).code).toBe(0);
     expect(runCli(['gate', ok]).code).toBe(0);
+  });
+
+  it('a debug stream of 1.5 or later that stops before CommandCompleted is a run-error, though it has the end-of-run summary', () => {
+    const lines = readFileSync(sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const names = lines.map((l) => JSON.parse(l).info.name);
+    expect(names).toContain('StatsLine');
+    const cut = writeLines(dir, 'singular-no-command-completed.jsonl', lines.filter((_, i) => names[i] !== 'CommandCompleted'));
+    const r = runCli(['gate', cut, '--reporter', 'json']);
+    expect(r.code).toBe(1);
+    const js = JSON.parse(r.stdout);
+    expect(js.runs[0].rule).toBe('run-error');
+    expect(js.runs[0].reason).toContain('the log ends before the command did (no CommandCompleted)');
   });
 });
