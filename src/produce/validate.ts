@@ -14,6 +14,7 @@ import {
 } from '../telemetry/enums.js';
 import { KNOWN_EVENTS, eventKey } from '../telemetry/event-types.js';
 import { rawLines, parseLine } from '../ingest/jsonl-lines.js';
+import { recordProblem } from '../ingest/jsonl.js';
 import { readParquetRecords } from './parquet-reader.js';
 
 export type IssueSeverity = 'violation' | 'warning';
@@ -94,12 +95,24 @@ class FileChecker {
     this.report = { file, records: 0, violations: 0, warnings: 0, issues: [] };
   }
 
+  /** fields of the record being checked that already have a violation */
+  private faulted = new Set<string>();
+
   issue(line: number, field: string, rule: string, severity: IssueSeverity = 'violation'): void {
+    if (severity === 'violation') this.faulted.add(field);
     const n = severity === 'violation' ? ++this.report.violations : ++this.report.warnings;
     if (n <= this.maxIssues) this.report.issues.push({ file: this.report.file, line, field, rule, severity });
   }
 
   record(line: number, v: unknown): void {
+    this.faulted.clear();
+    this.checkRecord(line, v);
+    // Whatever a load refuses is a violation, said as the load says it when no rule above did.
+    const p = recordProblem(v, 'snake');
+    if (p && !this.faulted.has(p.field)) this.issue(line, p.field, p.reason);
+  }
+
+  private checkRecord(line: number, v: unknown): void {
     this.report.records++;
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return this.issue(line, '-', 'not a JSON object');
     const r = v as Record<string, unknown>;

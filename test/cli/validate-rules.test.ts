@@ -1,0 +1,75 @@
+/**
+ * validate holds each line to the engine's habits (reference/telemetry.md §2.1, §2.2) and to what a
+ * load needs: a real engine file passes, and the same file with one line changed is reported on
+ * that line and field.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.js';
+import { validateFile, type Issue } from '../../src/produce/validate.js';
+import type { Db } from '../../src/store/db.js';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { FUSION, sample, samplesNote } from '../helpers/samples.js';
+
+const note = samplesNote(FUSION);
+const REAL = sample(FUSION, 'forwarder-otel_failed-preview120.jsonl');
+const dir = tempDir('runlens-validate-rules-');
+const dbs: Db[] = [];
+afterAll(() => dbs.forEach((d) => d.close()));
+
+const linesOf = () => readFileSync(REAL, 'utf8').split('\n').slice(0, -1);
+
+/** The real file with line `n` (from 1) replaced by what `edit` makes of it; the line's number is kept. */
+function changed(name: string, n: number, edit: (line: string) => string): string {
+  const lines = linesOf();
+  const edited = edit(lines[n - 1]!);
+  expect(edited, 'the edit changed the line').not.toBe(lines[n - 1]);
+  lines[n - 1] = edited;
+  const p = path.join(dir, `${name}.jsonl`);
+  writeFileSync(p, lines.join('\n') + '\n');
+  return p;
+}
+
+/** The real file with one record of line `n` changed as parsed JSON (written back compact). */
+const changedRecord = (name: string, n: number, edit: (r: Record<string, unknown>) => void) =>
+  changed(name, n, (l) => {
+    const r = JSON.parse(l);
+    edit(r);
+    return JSON.stringify(r);
+  });
+
+const violations = async (file: string): Promise<Issue[]> => (await validateFile(file, { maxIssues: 1000 })).issues.filter((i) => i.severity === 'violation');
+
+/** Where a load refuses the file: `line` and `field`, from its InputError. */
+async function loadRefusal(file: string): Promise<{ line?: number; field?: string } | null> {
+  const db = await openModel();
+  dbs.push(db);
+  try {
+    await loadPaths(db, [file]);
+    return null;
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    return { line: e.line, field: e.field };
+  }
+}
+
+describe.skipIf(note.missing)(note.title('validate on a real engine file changed in one line'), () => {
+  it('the real file has no violation', async () => {
+    expect(await violations(REAL)).toEqual([]);
+  });
+
+  it.each([
+    ['a time past signed 64 bits', 3, (r: Record<string, unknown>) => (r.time_unix_nano = '18446744073709551615')],
+    ['a start time past signed 64 bits', 1, (r: Record<string, unknown>) => (r.start_time_unix_nano = '9223372036854775808')],
+    ['a severity number past 32 bits', 2, (r: Record<string, unknown>) => (r.severity_number = 4294967305)],
+    ['a status code past 32 bits', 12, (r: Record<string, unknown>) => ((r.status as Record<string, unknown>).code = 2 ** 40)],
+  ])('what a load refuses is a violation on the same line and field: %s', async (name, n, edit) => {
+    const file = changedRecord(name.replace(/\W+/g, '-'), n, edit);
+    const refused = await loadRefusal(file);
+    expect(refused).not.toBeNull();
+    expect(refused!.line).toBe(n);
+    expect((await violations(file)).map((i) => [i.line, i.field])).toContainEqual([n, refused!.field]);
+  });
+});
