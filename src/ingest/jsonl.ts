@@ -135,6 +135,9 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
 
 /** An integer as JSON carries one (a number, or a string of decimal digits) that fits `bits` signed bits, as the model stores it. */
 function isInteger(x: unknown, bits: 32 | 64): boolean {
+  // the usual cases without a BigInt: digits below 2^63 (equal lengths compare as numbers), a small number
+  const digits = bits === 64 && typeof x === 'string' && (x.length < 19 || (x.length === 19 && x < '9223372036854775808'));
+  if (digits ? /^\d+$/.test(x) : typeof x === 'number' && Number.isSafeInteger(x) && Math.abs(x) < 2 ** (bits - 1)) return true;
   if (typeof x === 'number' && !Number.isInteger(x)) return false;
   if (typeof x === 'string' && !/^-?\d{1,20}$/.test(x)) return false;
   if (typeof x !== 'number' && typeof x !== 'string') return false;

@@ -15,6 +15,7 @@ import {
 import { KNOWN_EVENTS, eventKey } from '../telemetry/event-types.js';
 import { rawLines, parseLine } from '../ingest/jsonl-lines.js';
 import { recordProblem } from '../ingest/jsonl.js';
+import { lineFormIssues } from './line-form.js';
 import { readParquetRecords } from './parquet-reader.js';
 
 export type IssueSeverity = 'violation' | 'warning';
@@ -293,6 +294,7 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
         continue;
       }
       c.record(line, parsed.value);
+      for (const f of lineFormIssues(parsed.text, parsed.value)) c.issue(line, f.field, f.rule);
     }
   }
   return c.finish();

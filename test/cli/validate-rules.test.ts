@@ -72,4 +72,21 @@ describe.skipIf(note.missing)(note.title('validate on a real engine file changed
     expect(refused!.line).toBe(n);
     expect((await violations(file)).map((i) => [i.line, i.field])).toContainEqual([n, refused!.field]);
   });
+
+  it('a key written twice is a violation naming the key, at any depth', async () => {
+    const top = changed('dup-top', 1, (l) => l.replace('{"record_type":"SpanStart",', '{"record_type":"SpanStart","record_type":"SpanStart",'));
+    expect((await violations(top)).map((i) => [i.line, i.field])).toEqual([[1, 'record_type']]);
+    const nested = changed('dup-nested', 1, (l) => l.replace('"attributes":{', '"attributes":{"host_arch":"x",'));
+    expect((await violations(nested)).map((i) => [i.line, i.field])).toEqual([[1, 'attributes.host_arch']]);
+  });
+
+  it('white space between tokens is a violation (one compact object per line); escapes the engine would not write are not', async () => {
+    const spaced = changed('spaced', 1, (l) => l.replace('"record_type":', '"record_type": '));
+    const got = await violations(spaced);
+    expect(got.map((i) => i.line)).toEqual([1]);
+    expect(got[0]!.rule).toMatch(/compact/);
+    expect((await violations(changed('trailing-space', 2, (l) => `${l} `))).map((i) => i.line)).toEqual([2]);
+    // the same values written with other escapes are still one compact object
+    expect(await violations(changed('escaped', 3, (l) => l.replace('"body":""', '"body":"\\u0041\\/"')))).toEqual([]);
+  });
 });

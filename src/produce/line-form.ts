@@ -1,0 +1,67 @@
+/**
+ * How a JSONL line is written, beyond the value it holds (reference/telemetry.md §2.1: one compact
+ * JSON object per line): white space between tokens, and keys written twice, which JSON.parse
+ * silently collapses (the last one wins) and other readers may not.
+ */
+
+export interface FormIssue {
+  field: string;
+  rule: string;
+}
+
+/**
+ * What is wrong with how `text` writes `value` (its JSON.parse). A line that JSON.stringify writes
+ * back byte for byte is compact and has no key twice: that is every line the engine writes, and
+ * the check costs one stringify. Only other lines (other escapes or number forms, which are fine,
+ * or the faults looked for) are scanned.
+ */
+export function lineFormIssues(text: string, value: unknown): FormIssue[] {
+  if (JSON.stringify(value) === text) return [];
+  return scan(text);
+}
+
+interface Container {
+  /** keys seen so far; null for an array */
+  keys: Set<string> | null;
+  /** its dotted path, '' for the line's object */
+  path: string;
+  /** an object's last key (the parent of a nested container) */
+  key: string;
+  /** an object expects a key next (after `{` or `,`) */
+  wantKey: boolean;
+}
+
+const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
+
+/** One pass over a line already known to be valid JSON. */
+function scan(text: string): FormIssue[] {
+  const out: FormIssue[] = [];
+  let spaced = false;
+  const stack: Container[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === 0x22 /* " */) {
+      const from = i;
+      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
+      if (top?.keys && top.wantKey) {
+        const key = JSON.parse(text.slice(from, i + 1)) as string;
+        if (top.keys.has(key)) out.push({ field: top.path ? `${top.path}.${key}` : key, rule: 'key written twice (a reader may take either value)' });
+        top.keys.add(key);
+        top.key = key;
+        top.wantKey = false;
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const path = !top ? '' : top.keys ? (top.path ? `${top.path}.${top.key}` : top.key) : `${top.path}[]`;
+      stack.push({ keys: c === 0x7b ? new Set() : null, path, key: '', wantKey: c === 0x7b });
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+    } else if (c === 0x2c /* , */) {
+      if (top?.keys) top.wantKey = true;
+    } else if (!spaced && isSpace(c)) {
+      spaced = true;
+      out.push({ field: '-', rule: 'white space between tokens: each line must be one compact JSON object' });
+    }
+  }
+  return out;
+}
