@@ -51,6 +51,8 @@ const ORDER: Record<string, string[]> = {
   SpanEnd: ['record_type', 'trace_id', 'span_id', 'span_name', 'parent_span_id', 'links', 'start_time_unix_nano', 'end_time_unix_nano', 'severity_number', 'severity_text', 'status', 'event_type', 'attributes'],
   LogRecord: ['record_type', 'trace_id', 'span_id', 'span_name', 'event_id', 'time_unix_nano', 'severity_number', 'severity_text', 'body', 'event_type', 'attributes'],
 };
+/** every envelope field of some record type */
+const ENVELOPE = new Set(Object.values(ORDER).flat());
 const SEVERITIES: Record<number, string> = { 1: 'TRACE', 5: 'DEBUG', 9: 'INFO', 13: 'WARN', 17: 'ERROR' };
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
@@ -122,7 +124,12 @@ class FileChecker {
     if (!order) return this.issue(line, 'record_type', `must be SpanStart, SpanEnd or LogRecord (got ${JSON.stringify(rt)})`);
     const keys = Object.keys(r);
     for (const k of order) if (!(k in r)) this.issue(line, k, `missing (required on ${rt})`);
-    for (const k of keys) if (!order.includes(k)) this.issue(line, k, `not an envelope field of ${rt}`, 'warning');
+    // A field of another record type's envelope is one the table says is absent here; others may be new (additive schema).
+    for (const k of keys) {
+      if (order.includes(k)) continue;
+      if (ENVELOPE.has(k)) this.issue(line, k, `must be absent on a ${rt}`);
+      else this.issue(line, k, `not an envelope field of ${rt}`, 'warning');
+    }
     const known = keys.filter((k) => order.includes(k));
     const expected = order.filter((k) => k in r);
     if (known.join(',') !== expected.join(',')) this.issue(line, '-', `envelope key order must be ${order.join(', ')}`);
@@ -138,7 +145,7 @@ class FileChecker {
     };
     str('trace_id', HEX32, '32 lower-case hex digits');
     str('span_id', HEX16, '16 lower-case hex digits', rt === 'LogRecord');
-    // (not an envelope field of a LogRecord, but one of the wrong type is refused by a load on any record)
+    // (absent on a LogRecord, and said so above; its type is checked too, as a load refuses a wrong one on any record)
     str('parent_span_id', HEX16, '16 lower-case hex digits', true);
     if (typeof r.span_id === 'string' && /^0+$/.test(r.span_id)) this.issue(line, 'span_id', 'must not be all zeros');
     if (r.span_name !== undefined && !(typeof r.span_name === 'string' || (rt === 'LogRecord' && r.span_name === null))) this.issue(line, 'span_name', 'must be a string');

@@ -89,4 +89,19 @@ describe.skipIf(note.missing)(note.title('validate on a real engine file changed
     // the same values written with other escapes are still one compact object
     expect(await violations(changed('escaped', 3, (l) => l.replace('"body":""', '"body":"\\u0041\\/"')))).toEqual([]);
   });
+
+  it("a field the envelope table says is absent on a record type is a violation; a field it does not know is a warning", async () => {
+    const cases: [string, number, (l: string) => string, string][] = [
+      ['spanstart-status', 1, (l) => l.replace('"event_type":', '"status":null,"event_type":'), 'status'],
+      ['spanstart-end', 1, (l) => l.replace('"severity_number":', '"end_time_unix_nano":"1772073188904419001","severity_number":'), 'end_time_unix_nano'],
+      ['log-parent', 3, (l) => l.replace('"span_name":', '"parent_span_id":null,"span_name":'), 'parent_span_id'],
+    ];
+    for (const [name, n, edit, field] of cases) {
+      const file = changed(name, n, edit);
+      expect((await violations(file)).map((i) => [i.line, i.field]), name).toEqual([[n, field]]);
+    }
+    const unknown = await validateFile(changed('unknown-key', 1, (l) => l.replace('"event_type":', '"shiny":1,"event_type":')));
+    expect(unknown.violations).toBe(0);
+    expect(unknown.issues.map((i) => [i.line, i.field, i.severity])).toEqual([[1, 'shiny', 'warning']]);
+  });
 });
