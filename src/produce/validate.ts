@@ -71,6 +71,16 @@ const ENUM_KEYS: Record<string, EnumTable> = {
 /** non-optional enums: their zero constant must be omitted */
 const NON_OPTIONAL_ENUMS = new Set(['node_outcome', 'node_type', 'phase', 'last_phase', 'query_outcome', 'artifact_type', 'hook_type', 'hook_outcome',
   'node_test_detail.test_outcome', 'node_cache_detail.node_cache_reason', 'node_freshness_outcome.node_freshness_outcome']);
+/**
+ * Node attributes that are not `optional` in the schema (telemetry.md §1.3), by event: at their zero
+ * value ("" or false) the engine omits them. Optional ones (database, sao_enabled, ...) are written
+ * whenever set, zero or not.
+ */
+const NODE_SCALARS = ['unique_id', 'name', 'relative_path', 'node_checksum', 'node_skip_upstream_detail.upstream_unique_id'];
+const NON_OPTIONAL_SCALARS: Record<string, Set<string>> = {
+  'node.NodeEvaluated': new Set(NODE_SCALARS),
+  'node.NodeProcessed': new Set([...NODE_SCALARS, 'in_selection', 'dbt_core_event_code']),
+};
 /** 64-bit integers, written as decimal strings */
 const U64_KEYS = new Set(['rows_affected', 'duration_ms', 'idle_time_ms', 'node_count_total', 'node_count_skipped', 'node_count_error', 'parent_span_id',
   'node_cache_detail.build_after_seconds', 'node_cache_detail.last_updated_seconds', 'node_freshness_outcome.age_seconds', 'item_count_total',
@@ -195,13 +205,13 @@ class FileChecker {
     const a = r.attributes;
     if (a !== undefined) {
       if (a === null || typeof a !== 'object' || Array.isArray(a)) this.issue(line, 'attributes', 'must be an object');
-      else this.attributes(line, a as Record<string, unknown>, '');
+      else this.attributes(line, a as Record<string, unknown>, '', key ? NON_OPTIONAL_SCALARS[key] : undefined);
     }
     if (rt !== 'LogRecord') this.span(line, r, rt as 'SpanStart' | 'SpanEnd');
     else if (typeof r.span_id === 'string' && typeof r.trace_id === 'string') this.refs.push([line, 'span_id', r.trace_id, r.span_id]);
   }
 
-  private attributes(line: number, a: Record<string, unknown>, prefix: string): void {
+  private attributes(line: number, a: Record<string, unknown>, prefix: string, scalars?: Set<string>): void {
     let prev = '';
     for (const k of Object.keys(a)) {
       if (k < prev) this.issue(line, `attributes.${prefix}${k}`, 'attribute keys must be in alphabetical order');
@@ -225,13 +235,14 @@ class FileChecker {
         if (typeof v !== 'number' || !Number.isInteger(v)) this.issue(line, f, `32-bit integer must be a JSON number (got ${JSON.stringify(v)})`);
         else if (path === 'node_test_detail.failing_rows' && v === 0) this.issue(line, f, 'zero value must be omitted');
       }
+      if ((v === '' || v === false) && scalars?.has(path)) this.issue(line, f, `zero value ${JSON.stringify(v)} must be omitted (not optional in the schema)`);
       if (v !== null && typeof v === 'object' && !Array.isArray(v) && path.split('.').length < 3) {
         if (path === 'metrics') {
           this.attributes(line, v as Record<string, unknown>, 'metrics.');
           for (const m of ['node_type_counts', 'status_counts'])
             for (const [mk, mv] of Object.entries(((v as Record<string, unknown>)[m] ?? {}) as Record<string, unknown>))
               if (typeof mv !== 'string' || !DEC.test(mv)) this.issue(line, `attributes.metrics.${m}.${mk}`, '64-bit count must be a decimal string');
-        } else if (!path.includes('.')) this.attributes(line, v as Record<string, unknown>, `${path}.`);
+        } else if (!path.includes('.')) this.attributes(line, v as Record<string, unknown>, `${path}.`, scalars);
       }
     }
   }

@@ -104,4 +104,21 @@ describe.skipIf(note.missing)(note.title('validate on a real engine file changed
     expect(unknown.violations).toBe(0);
     expect(unknown.issues.map((i) => [i.line, i.field, i.severity])).toEqual([[1, 'shiny', 'warning']]);
   });
+
+  it('a node attribute that is not optional in the schema, written at its zero value, is a violation', async () => {
+    // line 17: a NodeProcessed SpanEnd of a test that failed (node_test_detail has failing_rows)
+    const zero: [string, (a: Record<string, unknown>) => void, string][] = [
+      ['in_selection false', (a) => (a.in_selection = false), 'attributes.in_selection'],
+      ['relative_path empty', (a) => (a.relative_path = ''), 'attributes.relative_path'],
+      ['name empty', (a) => (a.name = ''), 'attributes.name'],
+      ['failing_rows 0', (a) => ((a.node_test_detail as Record<string, unknown>).failing_rows = 0), 'attributes.node_test_detail.failing_rows'],
+    ];
+    for (const [name, edit, field] of zero) {
+      const file = changedRecord(name.replace(/\W+/g, '-'), 17, (r) => edit(r.attributes as Record<string, unknown>));
+      expect((await violations(file)).map((i) => [i.line, i.field]), name).toEqual([[17, field]]);
+    }
+    // an optional one (database, sao_enabled) is written at its zero value when set
+    const optional = changedRecord('optional-zero', 17, (r) => Object.assign(r.attributes as Record<string, unknown>, { database: '' }));
+    expect(await violations(optional)).toEqual([]);
+  });
 });
