@@ -2,7 +2,8 @@
  * Conformance checker for engine telemetry: each record is held to the real engine's habits
  * (telemetry.md §2): envelope keys, order and types per record_type, id lengths and hex, decimal
  * time strings, severities, status, enum constant names, 64-bit integers as strings, zero values
- * omitted, alphabetical attribute keys; across records: SpanStart/SpanEnd pairing and parents.
+ * omitted, alphabetical attribute keys; how each line is written (line-form.ts); whatever a load
+ * refuses; across records: SpanStart/SpanEnd pairing, parents and the span names of LogRecords.
  * Unknown event types, enum values and envelope keys are warnings: the schema is additive.
  */
 import { engineMessage, InputError } from '../errors.js';
@@ -101,8 +102,8 @@ interface SpanState {
 class FileChecker {
   readonly report: FileReport;
   private readonly spans = new Map<string, SpanState>();
-  /** references checked once the whole file is read: [line, field, trace, span] */
-  private readonly refs: [number, string, string, string][] = [];
+  /** references checked once the whole file is read: [line, field, trace, span, a LogRecord's span_name] */
+  private readonly refs: [number, string, string, string, string?][] = [];
 
   constructor(file: string, private readonly maxIssues: number) {
     this.report = { file, records: 0, violations: 0, warnings: 0, issues: [] };
@@ -208,7 +209,13 @@ class FileChecker {
       else this.attributes(line, a as Record<string, unknown>, '', key ? NON_OPTIONAL_SCALARS[key] : undefined);
     }
     if (rt !== 'LogRecord') this.span(line, r, rt as 'SpanStart' | 'SpanEnd');
-    else if (typeof r.span_id === 'string' && typeof r.trace_id === 'string') this.refs.push([line, 'span_id', r.trace_id, r.span_id]);
+    else if (typeof r.span_id === 'string' && typeof r.trace_id === 'string') {
+      // span_name: the name of the enclosing span; checked now when that span came first (as it does), else at the end
+      const name = typeof r.span_name === 'string' ? r.span_name : undefined;
+      const s = this.spans.get(`${r.trace_id}/${r.span_id}`);
+      if (s && name !== undefined) this.spanName(line, name, r.span_id, s);
+      else if (!s) this.refs.push([line, 'span_id', r.trace_id, r.span_id, name]);
+    }
   }
 
   private attributes(line: number, a: Record<string, unknown>, prefix: string, scalars?: Set<string>): void {
@@ -275,13 +282,20 @@ class FileChecker {
     }
   }
 
+  private spanName(line: number, name: string, span: string, s: SpanState): void {
+    if (name !== s.name) this.issue(line, 'span_name', `must be the name of span ${span}, ${JSON.stringify(s.name).slice(0, 80)} (line ${s.line})`);
+  }
+
   finish(): FileReport {
     for (const [id, s] of this.spans) {
       if (!s.started) this.issue(s.line, 'span_id', `SpanEnd without a SpanStart (${id.split('/')[1]})`, 'warning');
       else if (!s.ended) this.issue(s.line, 'span_id', `span never ended (${id.split('/')[1]})`, 'warning');
     }
-    for (const [line, field, trace, span] of this.refs)
-      if (!this.spans.has(`${trace}/${span}`)) this.issue(line, field, `no span ${span} in this file's trace`, 'warning');
+    for (const [line, field, trace, span, name] of this.refs) {
+      const s = this.spans.get(`${trace}/${span}`);
+      if (!s) this.issue(line, field, `no span ${span} in this file's trace`, 'warning');
+      else if (name !== undefined) this.spanName(line, name, span, s);
+    }
     this.report.issues.sort((a, b) => a.line - b.line);
     return this.report;
   }

@@ -121,4 +121,14 @@ describe.skipIf(note.missing)(note.title('validate on a real engine file changed
     const optional = changedRecord('optional-zero', 17, (r) => Object.assign(r.attributes as Record<string, unknown>, { database: '' }));
     expect(await violations(optional)).toEqual([]);
   });
+
+  it("a LogRecord's span_name must be the name of the span its span_id names, wherever that span is in the file", async () => {
+    const wrong = (l: string) => l.replace('"span_name":"dbt invocation (019c97ca-fe1c-76e2-abb1-50e9427e666a)"', '"span_name":"Phase: RUN (nodes: 48)"');
+    expect((await violations(changed('log-span-name', 3, wrong))).map((i) => [i.line, i.field])).toEqual([[3, 'span_name']]);
+    // the log line first, before the span it names
+    const lines = linesOf();
+    const first = path.join(dir, 'log-first.jsonl');
+    writeFileSync(first, [wrong(lines[2]!), ...lines.filter((_, i) => i !== 2)].join('\n') + '\n');
+    expect((await violations(first)).map((i) => [i.line, i.field])).toEqual([[1, 'span_name']]);
+  });
 });
