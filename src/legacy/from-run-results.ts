@@ -14,6 +14,7 @@ import type { NodeResult } from '../produce/node-attrs.js';
 import type { Invocation, NodeTally, Phase, PhaseCounts, TelemetryWriter } from '../produce/writer.js';
 import type { Attributes } from '../produce/record.js';
 import { timed } from '../store/timing.js';
+import { isCompileOnlyCommand } from '../telemetry/status-map.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, resourceTypeOf } from './resource.js';
@@ -74,7 +75,6 @@ interface PlannedNode {
   evals: PlannedEval[];
 }
 
-const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
 /**
  * How far outside the run (generated_at - elapsed_time .. generated_at) a node's timing may lie
  * before it is not believed: the engine times both with one clock, so only a file edited by hand
@@ -146,7 +146,7 @@ interface Plan {
 
 function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSummary): Plan {
   const command = run.command;
-  const compileOnly = command !== null && COMPILE_ONLY.has(command);
+  const compileOnly = command !== null && isCompileOnlyCommand(command);
   const outcomes = run.results.map((r, i) => {
     try {
       return outcomeOf({

@@ -21,7 +21,7 @@ import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, projectPath } from './resource.js';
 import type { LegacyEvent, LegacyNodeInfo } from './log-events.js';
 import { isoToNs, secondsToNs } from './time.js';
-import { tableStatus } from '../telemetry/status-map.js';
+import { isCompileOnlyCommand, tableStatus } from '../telemetry/status-map.js';
 import { countOutcome, newSummary, type MigrateSummary } from './from-run-results.js';
 import { RunSpanIds } from './span-ids.js';
 
@@ -59,7 +59,6 @@ const ECHO_EVENTS = new Set([
 ]);
 /** End-of-run recaps that carry a node's error text (for nodes whose stream had no NodeFinished). */
 const RECAP_ERRORS = new Set(['RunResultError', 'RunResultErrorNoMessage']);
-const COMPILE_ONLY = new Set(['compile', 'generate', 'docs', 'show']);
 /** level -> writer severity and the original severity text (one per log line: no per-line upper-casing) */
 const SEVERITY = new Map<string, readonly [SeverityName, string]>([
   ['debug', ['debug', 'DEBUG']], ['info', ['info', 'INFO']], ['warn', ['warn', 'WARN']], ['warning', ['warn', 'WARN']], ['error', ['error', 'ERROR']],
@@ -304,7 +303,7 @@ export class LogTranslator {
     return n.resourceType === 'operation' || /^operation\./.test(n.uniqueId);
   }
   private compileOnly(s: InvocationState): boolean {
-    return COMPILE_ONLY.has(s.command);
+    return isCompileOnlyCommand(s.command);
   }
   private mainPhase(s: InvocationState, uid: string): string {
     if (/^operation\./.test(uid)) return /on-run-end/.test(uid) ? 'on_run_end' : 'on_run_start';
