@@ -5,6 +5,8 @@
  * well-known columns -> JSONL attribute names, and `json_payload` (externally tagged outcome detail,
  * or the whole message for Invocation/Process/...) unpacked back into attributes.
  */
+import { InputError } from '../errors.js';
+import { attributesColumnProblem } from '../produce/parquet-layout.js';
 import type { Db } from '../store/db.js';
 import { sqlIn, sqlString } from '../store/db.js';
 import type { InputFile } from './detect.js';
@@ -33,22 +35,22 @@ interface ParquetShape {
 async function describe(db: Db, path: string): Promise<ParquetShape> {
   const cols = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${sqlString(path)})`);
   const top = new Set(cols.map((c) => c.column_name));
-  const attrType = cols.find((c) => c.column_name === 'attributes')?.column_type ?? '';
+  const attrType = cols.find((c) => c.column_name === 'attributes')?.column_type;
+  const problem = attributesColumnProblem(attrType);
+  if (problem) throw new InputError(problem, path);
   // STRUCT("json_payload" VARCHAR, "name" VARCHAR, ...): field names at nesting depth one.
   const attrs: string[] = [];
-  if (attrType.startsWith('STRUCT(')) {
-    let depth = 0;
-    let tok = '';
-    for (const ch of attrType.slice(7, -1)) {
-      if (ch === '(') depth++;
-      if (ch === ')') depth--;
-      if (ch === ',' && depth === 0) {
-        attrs.push(tok.trim());
-        tok = '';
-      } else tok += ch;
-    }
-    if (tok.trim()) attrs.push(tok.trim());
+  let depth = 0;
+  let tok = '';
+  for (const ch of attrType!.slice(7, -1)) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      attrs.push(tok.trim());
+      tok = '';
+    } else tok += ch;
   }
+  if (tok.trim()) attrs.push(tok.trim());
   const parsed = attrs.map((a) => /^"?([^" ]+)"? (.*)$/.exec(a)!);
   return { top, attrs: parsed.map((m) => m[1]!), attrTypes: new Map(parsed.map((m) => [m[1]!, m[2]!.trim()])) };
 }

@@ -85,6 +85,16 @@ export const ATTRIBUTE_COLUMNS: readonly ColSpec[] = (
   ] as [string, ColKind][]
 ).map(([name, kind]) => ({ name, kind, nullable: true }));
 
+/**
+ * What is wrong with a file's `attributes` column (its DuckDB type, undefined when there is none), or
+ * undefined: every outcome is in that struct, and a file without it would read as runs without results.
+ */
+export function attributesColumnProblem(type: string | undefined): string | undefined {
+  if (type === undefined) return "attributes: missing (the engine's Parquet layout has a struct column of the event's fields)";
+  if (!type.startsWith('STRUCT(')) return `attributes: a ${type} column (the engine's Parquet layout has a struct of the event's fields)`;
+  return undefined;
+}
+
 export const ATTRIBUTE_KIND: ReadonlyMap<string, ColKind> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.name, c.kind]));
 
 /** Arrow field metadata of the canonical JSON extension type on json_payload columns. */

@@ -6,7 +6,8 @@
  */
 import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
-import { ATTRIBUTE_COLUMNS, joinAttributes } from './parquet-layout.js';
+import { InputError } from '../errors.js';
+import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './parquet-layout.js';
 import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
 
 export function bigIntToSpanId(v: bigint): string {
@@ -44,7 +45,10 @@ export async function* readParquetRecords(path: string, chunkRows = 8192): Async
     const src = `read_parquet(${sqlStr(path)})`;
     const desc = await con.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
     const present = new Set(desc.getRowsJS().map((r) => String(r[0])));
-    const attrType = String(desc.getRowsJS().find((r) => r[0] === 'attributes')?.[1] ?? '');
+    const type = desc.getRowsJS().find((r) => r[0] === 'attributes')?.[1];
+    const problem = attributesColumnProblem(type === undefined ? undefined : String(type));
+    if (problem) throw new InputError(problem, path);
+    const attrType = String(type);
     const attrCols = ATTRIBUTE_COLUMNS.filter((c) => new RegExp(`(^|[(, ])"?${c.name}"? `).test(attrType));
     const cols = [
       ...TOP.map((n) => topExpr(n, present)),

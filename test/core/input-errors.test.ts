@@ -291,6 +291,30 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
   });
 });
 
+describe('a Parquet file in another layout than the engine\'s is refused, not read without its outcomes', () => {
+  it.each([
+    ['JSON text', `to_json(attributes)::VARCHAR`, /attributes: a VARCHAR column/],
+    ['a map', `MAP {'unique_id': attributes.name}`, /attributes: a MAP\(VARCHAR, VARCHAR\) column/],
+    ['no column', null, /attributes: missing/],
+  ])('attributes as %s: load, gate and validate exit 2 naming the column', async (_what, expr, message) => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const p = path.join(dir, `attrs-${_what.replace(/ /g, '-')}.parquet`);
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    const src = path.join(ROOT, 'samples/failed-build.parquet');
+    const select = expr === null ? `SELECT * EXCLUDE (attributes)` : `SELECT * REPLACE (${expr} AS attributes)`;
+    await c.run(`COPY (${select} FROM read_parquet('${src}')) TO '${p}' (FORMAT parquet)`);
+    c.closeSync();
+    inst.closeSync();
+    for (const cmd of ['load', 'gate', 'validate']) {
+      const r = runCli([cmd, p]);
+      expect(r.code, `${cmd}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, cmd).toMatch(message);
+      expect(r.stderr, cmd).toContain(p);
+    }
+  });
+});
+
 describe("what DuckDB's JSON reader forgives is still an error", () => {
   const trailing = (n: number) => LINES[n - 1]!.replace(/}$/, ',}');
 

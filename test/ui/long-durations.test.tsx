@@ -1,23 +1,31 @@
 /** A duration wider than its column is cut with an ellipsis, and stays in its row. */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDuration } from '../../src/render/tree-text.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
-import { samplesNote, SHARED_SAMPLES } from '../helpers/samples.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
 import { app, closeLater, KEY } from './helpers.js';
 
-const CORPUS = path.join(SHARED_SAMPLES, 'legacy-corpus');
-// an older engine's run whose recorded start and end are about 523 days apart
-const RUN_RESULTS = path.join(CORPUS, 'OpenLineage__OpenLineage__integration_common_tests_dbt_build_target_run_results.json');
-const corpus = samplesNote(CORPUS);
+/** The bundled clean build whose process and invocation end 523 days after they started. */
+function longRun(): string {
+  const records = readFileSync(path.join(ROOT, 'samples/clean-build.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+  for (const r of records) {
+    if (r.record_type === 'SpanEnd' && /^dbt (process|invocation)/.test(r.span_name ?? '')) {
+      r.end_time_unix_nano = String(BigInt(r.end_time_unix_nano!) + 45_213_903_753_000_000n);
+    }
+  }
+  return writeLines(tempDir(), 'long.jsonl', records);
+}
 
-describe.skipIf(corpus.missing)(corpus.title('durations wider than their column'), () => {
+describe('durations wider than their column', () => {
   let db: Db;
   let full: string;
   beforeAll(async () => {
     db = await openModel();
-    await loadPaths(db, [RUN_RESULTS]);
+    await loadPaths(db, [longRun()]);
     full = formatDuration(await db.scalar<number>('SELECT duration_ms FROM runs'));
     expect(full.length).toBeGreaterThan(8);
   });
