@@ -2,7 +2,7 @@
  * A record is in the model once (DESIGN.md): the engine writes each run twice (JSONL under logs/,
  * Parquet under target/metadata/), and a record that is already in the model is not added again,
  * whatever file or format it came from. A record's identity is its trace, span and record type, and
- * for a log record also its time, event type and body.
+ * for a log record also its time, event type and body (an empty body and none are the same).
  *
  * A file's rows are inserted as they come (the insert keeps its order, so a record's line stays its
  * row position); the rows that repeat a record of an earlier input are then hidden the way a skipped
@@ -18,7 +18,8 @@ const IDENTITY = (r: string) => [
   `${r}.record_type`,
   `CASE WHEN ${r}.record_type = 'LogRecord' THEN ${r}.time_ns END`,
   `CASE WHEN ${r}.record_type = 'LogRecord' THEN ${r}.event_type END`,
-  `CASE WHEN ${r}.record_type = 'LogRecord' THEN ${r}.body END`,
+  // an empty body: written "" by JSONL, null by a Parquet writer
+  `CASE WHEN ${r}.record_type = 'LogRecord' THEN coalesce(${r}.body, '') END`,
 ];
 
 const sameRecord = IDENTITY('n').map((n, i) => `${n} IS NOT DISTINCT FROM ${IDENTITY('o')[i]}`).join(' AND ');

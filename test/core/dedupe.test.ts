@@ -45,6 +45,28 @@ describe('a record is in the model once', () => {
     }
   });
 
+  it('a log body written empty in one copy and null in the other is one log', async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const nullBodies = path.join(dir, 'null-bodies.parquet');
+    const inst = await DuckDBInstance.create(':memory:');
+    const c = await inst.connect();
+    await c.run(`COPY (SELECT * REPLACE (nullif(body, '') AS body) FROM read_parquet('${FAILED_PARQUET}')) TO '${nullBodies}' (FORMAT parquet)`);
+    expect(Number((await c.runAndReadAll(`SELECT count(*) FROM read_parquet('${nullBodies}') WHERE record_type = 'LogRecord' AND body IS NULL`)).getRows()[0]![0])).toBeGreaterThan(0);
+    c.closeSync();
+    inst.closeSync();
+    const one = await openModel();
+    const both = await openModel();
+    try {
+      await loadPaths(one, [FAILED_JSONL]);
+      const r = await loadPaths(both, [FAILED_JSONL, nullBodies]);
+      expect(await counts(both)).toEqual(await counts(one));
+      expect(r.files[1]!.records).toBe(0);
+    } finally {
+      one.close();
+      both.close();
+    }
+  });
+
   it('the errors query lists each error once after the JSONL then the Parquet went into one --db', () => {
     const db = path.join(dir, 'failed.duckdb');
     expect(runCli(['load', FAILED_JSONL, '--db', db]).code).toBe(0);
