@@ -4,9 +4,15 @@
  */
 import { attributesOfRows } from './attributes-join.js';
 
-/** A record's SourceFreshnessDetail: in its attributes (JSONL), or in the json_payload of the engine's Parquet layout. */
-const freshnessDetail = (attributes: string) => `coalesce(json_extract(${attributes}, '$.node_freshness_outcome'),
-  json_extract(json_extract_string(${attributes}, '$.json_payload'), '$.node_outcome_detail.NodeFreshnessOutcome'))`;
+/**
+ * A record's SourceFreshnessDetail: in its attributes (JSONL), or in the json_payload of the engine's
+ * Parquet layout, under node_outcome_detail on a NodeProcessed and at the top on a NodeEvaluated.
+ */
+const freshnessDetail = (attributes: string) => {
+  const payload = `json_extract_string(${attributes}, '$.json_payload')`;
+  return `coalesce(json_extract(${attributes}, '$.node_freshness_outcome'),
+  json_extract(${payload}, '$.node_outcome_detail.NodeFreshnessOutcome'), json_extract(${payload}, '$.NodeFreshnessOutcome'))`;
+};
 
 /**
  * A source's freshness outcome (passed, warned, failed) from its SourceFreshnessDetail (JSON), NULL
