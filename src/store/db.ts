@@ -183,16 +183,11 @@ export class Db {
         'query --sql only reads: the model is read-only here, and so are files. It runs a SELECT statement (DESCRIBE, SHOW, SUMMARIZE and FROM-first queries included; a PIVOT with its IN list)',
       );
     }
-    // one result per command: the results of the statements before the last would not be shown
+    // one result per command: a second statement's would not be shown
     const count = parsed.statements?.length ?? 1;
     if (count > 1) throw new UsageError(`query --sql runs one statement, and prints its result; this SQL has ${count}`);
-    const statements = await this.conn.extractStatements(sql);
-    const names: string[] = [];
-    for (let k = 0; k < statements.count; k++) {
-      const p = await statements.prepare(k);
-      for (let i = 1; i <= p.parameterCount; i++) names.push(p.parameterName(i));
-    }
-    return names;
+    const p = await this.conn.prepare(sql);
+    return Array.from({ length: p.parameterCount }, (_, i) => p.parameterName(i + 1));
   }
 
   /** Rows plus column names and DuckDB type names, for renderers (table, csv). */
