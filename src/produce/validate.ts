@@ -319,7 +319,10 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
   } else {
     for await (const { line, bytes } of rawLines(path, input.gzip)) {
       const parsed = parseLine(bytes);
-      if (parsed === 'blank') continue;
+      if (parsed === 'blank') {
+        c.issue(line, '-', 'a blank line: each line must be one JSON object');
+        continue;
+      }
       if ('problem' in parsed) {
         c.issue(line, '-', parsed.problem.startsWith('malformed JSON') ? 'not valid JSON' : parsed.problem);
         c.report.records++;

@@ -73,6 +73,11 @@ describe.skipIf(note.missing)(note.title('validate on a real engine file changed
     expect((await violations(file)).map((i) => [i.line, i.field])).toContainEqual([n, refused!.field]);
   });
 
+  it('a blank line is a violation on its line (one JSON object per line)', async () => {
+    const blank = changed('blank', 5, (l) => `${l}\n`);
+    expect((await violations(blank)).map((i) => [i.line, i.field, i.rule])).toEqual([[6, '-', 'a blank line: each line must be one JSON object']]);
+  });
+
   it('a key written twice is a violation naming the key, at any depth', async () => {
     const top = changed('dup-top', 1, (l) => l.replace('{"record_type":"SpanStart",', '{"record_type":"SpanStart","record_type":"SpanStart",'));
     expect((await violations(top)).map((i) => [i.line, i.field])).toEqual([[1, 'record_type']]);
