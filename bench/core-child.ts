@@ -8,7 +8,7 @@ import { buildTreeText } from '../src/analyze/tree.js';
 import { renderTreeText } from '../src/render/tree-text.js';
 import { detectFile } from '../src/ingest/detect.js';
 import { jsonBufferBytes } from '../src/ingest/jsonl.js';
-import { BLOCK_ALLOCATOR_MEMORY, sqlString } from '../src/store/db.js';
+import { sqlString } from '../src/store/db.js';
 import { loadPaths, openModel } from '../src/store/load.js';
 import { generate } from '../src/produce/generate/index.js';
 
@@ -25,10 +25,9 @@ async function main(): Promise<Record<string, unknown>> {
     case 'raw-jsonl':
     case 'raw-parquet':
     case 'raw-jsonl-tuned': {
-      // -tuned: with the DuckDB settings runlens opens its databases with and the JSON buffer size it
-      // reads the file with, to show what they alone give.
+      // -tuned: with the JSON buffer size runlens reads the file with, to show what it alone gives.
       const tuned = task.endsWith('-tuned');
-      const inst = await DuckDBInstance.create(':memory:', tuned ? { block_allocator_memory: BLOCK_ALLOCATOR_MEMORY } : {});
+      const inst = await DuckDBInstance.create(':memory:');
       const c = await inst.connect();
       const buffer = tuned ? `, maximum_object_size = ${jsonBufferBytes(await detectFile(file))}` : '';
       const src = task.startsWith('raw-jsonl')

@@ -1,6 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
 import { duckdb } from './duckdb.js';
-import { totalmem } from 'node:os';
 import { InputError, UsageError, engineMessage, errorMessage } from '../errors.js';
 import { jsonRows } from './json-rows.js';
 import { timed } from './timing.js';
@@ -32,15 +31,6 @@ const ROWS_TEXT_GROUP = 8192;
 const ROWS_TEXT_UNESCAPED: Record<string, string> = { '2': '\x02', r: '\x1e', u: '\x1f' };
 
 /**
- * Memory DuckDB's block allocator keeps for reuse instead of handing it back to the system: a quarter
- * of the machine's. A load writes each JSON chunk's rows into small blocks, then copies them into
- * full row groups and frees the small ones; without the block allocator every new block is fresh
- * memory, and its page faults slow the load. Only what is used is ever touched, and it is released
- * with the database.
- */
-export const BLOCK_ALLOCATOR_MEMORY = `${Math.floor(totalmem() / 4 / 2 ** 20)}MiB`;
-
-/**
  * An in-memory model is never checkpointed: a checkpoint there only rewrites row groups nobody will
  * read from disk. DuckDB starts one on its own after a commit that wrote more than the threshold (16 MB
  * by default), and after a load whose row groups were written straight from large batches the
@@ -70,8 +60,9 @@ export class Db {
   static async open(path = IN_MEMORY, opts: { readOnly?: boolean } = {}): Promise<Db> {
     let instance: DuckDBInstance;
     try {
+      // (no block_allocator_memory: it reserves DuckDB's whole memory limit in every process, and a
+      // process holding a few models could no longer start a child)
       instance = await duckdb.DuckDBInstance.create(path, {
-        block_allocator_memory: BLOCK_ALLOCATOR_MEMORY,
         ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
         ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
       });
