@@ -138,18 +138,18 @@ export async function fetchRows(db: Db, shape: TreeShape, positions: number[]): 
   return db.all<TreeRow>(`SELECT ${ROW_COLUMNS} FROM ${shape.table} WHERE pos BETWEEN ${lo} AND ${hi} AND pos IN (${ints})`);
 }
 
-/**
- * Positions of every span whose unique_id or name contains `text` (case-insensitive), in tree
- * order. One joined string from DuckDB rather than a row object per match: a search may match
- * most of a 100k-span tree.
- */
+/** Positions of every span whose unique_id or name contains `text` (case-insensitive), in tree order. */
 export async function searchPositions(db: Db, shape: TreeShape, text: string): Promise<Int32Array> {
   if (!text) return new Int32Array(0);
-  const joined = await db.scalar<string | null>(
-    `SELECT string_agg(pos::VARCHAR, ',' ORDER BY pos) FROM ${shape.table}
-     WHERE contains(lower(coalesce(unique_id, '')), $q) OR contains(lower(name), $q)`,
-    { q: text.toLowerCase() },
-  );
+  return positionsWhere(db, shape, 'contains(lower(coalesce(unique_id, \'\')), $q) OR contains(lower(name), $q)', { q: text.toLowerCase() });
+}
+
+/**
+ * Positions of the rows matching `where`, in tree order. One joined string from DuckDB rather
+ * than a row object per match: a search or filter may match most of a 100k-span tree.
+ */
+async function positionsWhere(db: Db, shape: TreeShape, where: string, params?: Record<string, string>): Promise<Int32Array> {
+  const joined = await db.scalar<string | null>(`SELECT string_agg(pos::VARCHAR, ',' ORDER BY pos) FROM ${shape.table} WHERE ${where}`, params);
   return joined ? Int32Array.from(joined.split(','), Number) : new Int32Array(0);
 }
 
@@ -184,7 +184,7 @@ function outcomeSql(o: string): string {
 }
 
 /** Positions matching a filter (the UI adds their ancestors so matches keep their context). */
-export async function filterPositions(db: Db, shape: TreeShape, f: TreeFilter, limit = 200_000): Promise<number[]> {
+export async function filterPositions(db: Db, shape: TreeShape, f: TreeFilter): Promise<Int32Array> {
   const where: string[] = [];
   const params: Record<string, string> = {};
   if (f.onlyFailures) where.push(FAILURE_SQL);
@@ -197,12 +197,8 @@ export async function filterPositions(db: Db, shape: TreeShape, f: TreeFilter, l
     where.push('resource_type = $rt');
     params.rt = f.resourceType;
   }
-  if (where.length === 0) return [];
-  const rows = await db.all<{ pos: number }>(
-    `SELECT pos FROM ${shape.table} WHERE ${where.join(' AND ')} ORDER BY pos LIMIT ${limit}`,
-    Object.keys(params).length ? params : undefined,
-  );
-  return rows.map((r) => r.pos);
+  if (where.length === 0) return new Int32Array(0);
+  return positionsWhere(db, shape, where.join(' AND '), Object.keys(params).length ? params : undefined);
 }
 
 /** Values present in this trace, to cycle filters through: phases in the order their phase spans started. */

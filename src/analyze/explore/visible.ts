@@ -34,9 +34,10 @@ export function visiblePositions(shape: TreeShape, open: Uint8Array, kept?: Uint
 }
 
 /** Filter matches (1) plus all their ancestors (2: a kept row with kept rows below it). */
-export function keptMask(shape: TreeShape, matches: number[]): Uint8Array {
+export function keptMask(shape: TreeShape, matches: ArrayLike<number>): Uint8Array {
   const kept = new Uint8Array(shape.count);
-  for (const m of matches) {
+  for (let i = 0; i < matches.length; i++) {
+    const m = matches[i]!;
     if (!kept[m]) kept[m] = 1;
     for (let p = shape.parent[m]!; p >= 0 && kept[p] !== 2; p = shape.parent[p]!) kept[p] = 2;
   }
