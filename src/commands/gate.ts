@@ -1,6 +1,7 @@
 import type { CommandBody } from './command.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
+import { plural } from '../render/plural.js';
 import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
 import type { Db } from '../store/db.js';
@@ -42,6 +43,7 @@ export const gateCommand: CommandBody<Args> = {
       const result = await evaluateGate(db, {
         failOn, traceId: trace, listLimit: everything ? undefined : LISTED_FOR_PEOPLE, withTests: a.reporter === 'junit',
       });
+      if (result.passed) cannotPassWithSkippedLines(report);
       process.stdout.write(renderGate(result, a.reporter));
       if (!result.passed) throw new FoundError('');
     }, { requireInput: !a.receive }),
@@ -60,6 +62,20 @@ function everyPathHasRun(paths: string[], report: LoadReport): void {
       throw new InputError(`no run in this input: ${what} no telemetry record with a trace id`, arg);
     }
   }
+}
+
+/**
+ * A line --lenient skipped may have been the record of a failed test or an errored node: the gate
+ * reports the failures it read (exit 1) but never passes such input.
+ */
+function cannotPassWithSkippedLines(report: LoadReport): void {
+  const file = report.files.find((f) => f.skippedLines > 0);
+  if (!file) return;
+  const others = report.skippedLines - file.skippedLines;
+  throw new InputError(
+    `the gate cannot pass: ${plural(file.skippedLines, 'line')} could not be read${others ? ` (and ${others} more in other files)` : ''} and may have held a failure`,
+    file.path,
+  );
 }
 
 /** Receive OTLP until the stream has been quiet for --until-idle, then flush into the model. */

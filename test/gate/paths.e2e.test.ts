@@ -2,7 +2,7 @@
  * Every PATH given to the gate contributes a run, and a folder with nothing runlens can read is an
  * error for every command that takes PATHs.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -41,6 +41,26 @@ describe('gate: every PATH contributes a run', () => {
     const g = runCli(['gate', CLEAN, bad, '--lenient']);
     expect(g.code).toBe(2);
     expect(g.stderr).toContain(`${bad}: no run in this input`);
+  });
+
+  it('a lenient load that skipped a line never passes: the line may have held a failure', () => {
+    // The clean run with one line cut short: whatever that line said is unknown.
+    const lines = readFileSync(CLEAN, 'utf8').split('\n').filter(Boolean);
+    const cut = writeLines(dir, 'cut.jsonl', lines.map((l, i) => (i === 39 ? l.slice(0, 50) : l)));
+    const g = runCli(['gate', cut, '--lenient']);
+    expect(g.code).toBe(2);
+    expect(g.stdout).not.toContain('gate passed');
+    expect(g.stderr).toContain(`${cut}:40: malformed JSON`);
+    expect(g.stderr).toContain('cannot pass');
+  });
+
+  it('a lenient gate still reports the failures it read, exit 1', () => {
+    const lines = readFileSync(path.join(ROOT, 'samples/failed-build.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const cut = writeLines(dir, 'cut-failed.jsonl', lines.map((l, i) => (i === 39 ? l.slice(0, 50) : l)));
+    const g = runCli(['gate', cut, '--lenient']);
+    expect(g.code).toBe(1);
+    expect(g.stdout).toContain('gate FAILED');
+    expect(g.stderr).toContain(`${cut}:40: malformed JSON`);
   });
 
   it('a file named twice (itself and through its folder), or already in --db, still contributes', () => {
