@@ -24,10 +24,12 @@ export const loadCommand: CommandBody<Args> = {
       }
       for (const f of report.files) {
         const skipped = (f.statusesRaised ? `; ${plural(f.statusesRaised, 'span')} already present took this file's ERROR status` : '')
+          + (f.earlierSetAside ? `; ${plural(f.earlierSetAside, 'record')} of a translated run_results.json or log of the same run set aside` : '')
           + (f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '');
+        const aside = f.setAside ? `${plural(f.setAside, 'record')} set aside (the model holds the engine's telemetry of this run)` : '';
         const what = f.duplicate
-          ? `${plural(f.alreadyPresent, 'record')} already present, nothing added${skipped}`
-          : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${skipped}`;
+          ? `${[f.alreadyPresent ? `${plural(f.alreadyPresent, 'record')} already present` : '', aside].filter(Boolean).join(', ')}, nothing added${skipped}`
+          : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${aside ? `, ${aside}` : ''}${skipped}`;
         process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
       }
       process.stdout.write(

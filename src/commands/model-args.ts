@@ -67,7 +67,11 @@ export function reportSkipped(report: LoadReport): void {
 
 /** Older-engine files read in place: what each was read as, and with which manifest (stderr). */
 export function reportTranslated(report: LoadReport): void {
-  for (const f of report.files) if (f.note) process.stderr.write(`runlens: ${f.path}: ${f.note}\n`);
+  for (const f of report.files) {
+    if (!f.note) continue;
+    const aside = f.setAside ? `; set aside: the engine's telemetry of the same run is loaded, and it stands for the run` : '';
+    process.stderr.write(`runlens: ${f.path}: ${f.note}${aside}\n`);
+  }
   for (const s of report.skipped) process.stderr.write(`runlens: ${s.path}: skipped: ${s.reason}\n`);
 }
 

@@ -8,7 +8,8 @@
  * row position); the rows that repeat a record of an earlier input are then hidden the way a skipped
  * line is (record_type NULL), so that every view leaves them out and the lines of the others stay right.
  */
-import type { Db } from './db.js';
+import { RunSpanIds } from '../legacy/span-ids.js';
+import { sqlString, type Db } from './db.js';
 import { timed } from './timing.js';
 
 /** A record's identity, on a record_rows alias (IS NOT DISTINCT FROM joins: a log outside any span has no span id). */
@@ -38,13 +39,68 @@ WHERE o.file_id <> $file_id AND o.record_type = 'SpanEnd' AND o.trace_id = n.tra
   AND o.status_code IS DISTINCT FROM 2`;
 
 /**
- * Hide the rows of file `fileId` (inserted, not yet committed, `records` of them readable) whose
- * record is already in the model; returns how many, and how many spans already in the model took
- * their ERROR status from the file (RAISE_ERROR_STATUS). Only the traces the file shares with
- * earlier inputs are compared, so a file of new runs costs one scan of the trace ids. Within one
- * file nothing is hidden: what a file repeats is what it says (a span ended twice under two parents).
+ * The engine writes its own run_results.json beside its telemetry (target/ and
+ * target/metadata/otel.parquet), with the invocation id its telemetry uses as trace id. Translated,
+ * it would share the run's trace but none of its spans: a second invocation, other node spans, another
+ * run window. Where a trace holds the engine's telemetry, the translation's records of it are set
+ * aside (hidden like a repeated record), whichever was loaded first. A translation is recognised by
+ * its invocation span, whose id the translator derives from the trace (src/legacy/span-ids.ts); the
+ * older engine's run_results.json, its log and their migrated copies all carry that id, so they still
+ * merge with each other.
+ * Returns the file's own rows set aside, and the rows of earlier files set aside for it.
  */
-export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records: number): Promise<{ present: number; statusesRaised: number }> {
+async function setAsideTranslations(db: Db, fileId: number): Promise<{ own: number; earlier: number }> {
+  const invocations = await db.all<{ trace_id: string; file_id: number; span_id: string }>(
+    `SELECT DISTINCT trace_id, file_id, span_id FROM record_rows
+     WHERE kind = 'invocation' AND record_type IS NOT NULL AND trace_id IN (SELECT trace_id FROM _shared_traces)`,
+  );
+  const translated = (r: { trace_id: string; span_id: string }) => r.span_id === new RunSpanIds(r.trace_id).head().invocation;
+  // per trace: the files whose invocation is a translation's, when another file holds the engine's own
+  const aside: { trace_id: string; file_id: number }[] = [];
+  for (const trace of new Set(invocations.map((r) => r.trace_id))) {
+    const of = invocations.filter((r) => r.trace_id === trace);
+    if (!of.some((r) => !translated(r))) continue;
+    for (const r of of) if (translated(r)) aside.push({ trace_id: trace, file_id: r.file_id });
+  }
+  if (aside.length === 0) return { own: 0, earlier: 0 };
+  const rows = aside.map((a) => `(${sqlString(a.trace_id)}, ${Math.trunc(a.file_id)})`).join(', ');
+  await db.run(`CREATE OR REPLACE TEMP TABLE _aside AS SELECT * FROM (VALUES ${rows}) v(trace_id, file_id)`);
+  try {
+    const hidden = await db.one<{ own: number; earlier: number }>(
+      `SELECT count(*) FILTER (WHERE r.file_id = $file_id)::INTEGER AS own, count(*) FILTER (WHERE r.file_id <> $file_id)::INTEGER AS earlier
+       FROM record_rows r SEMI JOIN _aside a ON r.trace_id = a.trace_id AND r.file_id = a.file_id WHERE r.record_type IS NOT NULL`,
+      { file_id: fileId },
+    );
+    await db.run(
+      `UPDATE record_rows r SET record_type = NULL, span_row = false, node_result = false FROM _aside a
+       WHERE r.trace_id = a.trace_id AND r.file_id = a.file_id AND r.record_type IS NOT NULL`,
+    );
+    await db.run('INSERT INTO _touched SELECT DISTINCT trace_id FROM _aside');
+    return hidden ?? { own: 0, earlier: 0 };
+  } finally {
+    await db.run('DROP TABLE IF EXISTS _aside');
+  }
+}
+
+export interface AlreadyPresent {
+  /** the file's records already in the model */
+  present: number;
+  /** spans already in the model that took their ERROR status from the file */
+  statusesRaised: number;
+  /** the file's records set aside: a translation of a run the model holds as the engine's telemetry */
+  setAside: number;
+  /** records of earlier files set aside for the file's telemetry of the same run */
+  earlierSetAside: number;
+}
+
+/**
+ * Hide the rows of file `fileId` (inserted, not yet committed, `records` of them readable) whose
+ * record is already in the model, and translations of a run the engine's telemetry describes
+ * (setAsideTranslations). Only the traces the file shares with earlier inputs are compared, so a
+ * file of new runs costs one scan of the trace ids. Within one file nothing is hidden: what a file
+ * repeats is what it says (a span ended twice under two parents).
+ */
+export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records: number): Promise<AlreadyPresent> {
   const params = { file_id: fileId };
   await timed('dedupe: shared traces', () => db.run(
     `CREATE OR REPLACE TEMP TABLE _shared_traces AS
@@ -54,7 +110,9 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
     params,
   ));
   try {
-    if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _shared_traces')) === 0) return { present: 0, statusesRaised: 0 };
+    if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _shared_traces')) === 0) return { present: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0 };
+    const aside = await timed('dedupe: translations', () => setAsideTranslations(db, fileId));
+    const readable = records - aside.own;
     const rowsOf = (files: string) => `SELECT r.rowid AS r, r.trace_id, r.span_id, r.record_type, r.time_ns, r.event_type, r.body
       FROM record_rows r SEMI JOIN _shared_traces s ON r.trace_id IS NOT DISTINCT FROM s.trace_id
       WHERE ${files} AND r.record_type IS NOT NULL`;
@@ -68,11 +126,11 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
     const statusesRaised = Number(await timed('dedupe: statuses', () => db.scalar<number | string>(RAISE_ERROR_STATUS, params)));
     if (statusesRaised > 0) await db.run('INSERT INTO _touched SELECT trace_id FROM _shared_traces');
     // (all of them and no status taken: the caller rolls the file back, nothing to hide)
-    if (n > 0 && (n < records || statusesRaised > 0)) {
+    if (n > 0 && (n < readable || statusesRaised > 0 || aside.earlier > 0)) {
       await timed('dedupe: hide', () => db.run(`UPDATE record_rows SET record_type = NULL, span_row = false, node_result = false WHERE rowid IN (SELECT r FROM _present)`));
     }
     await db.run('DROP TABLE _present');
-    return { present: n, statusesRaised };
+    return { present: n, statusesRaised, setAside: aside.own, earlierSetAside: aside.earlier };
   } finally {
     await db.run('DROP TABLE IF EXISTS _shared_traces');
   }

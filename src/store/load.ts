@@ -46,6 +46,13 @@ export interface FileReport {
   alreadyPresent: number;
   /** spans already in the model that ended well in their copy and in error in this file's: they took the error */
   statusesRaised: number;
+  /**
+   * records of a translated file (the engine's own run_results.json) set aside because the model holds
+   * the engine's telemetry of the same run; or, on a telemetry file, records of earlier translations
+   * of its runs set aside for it (src/store/dedupe.ts)
+   */
+  setAside: number;
+  earlierSetAside: number;
   skippedLines: number;
   /** the first skipped lines (LISTED_BAD_LINES), with reasons */
   badLines: BadLine[];
@@ -159,7 +166,8 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
   const shown = input.shownAs ?? input;
   const report: Omit<FileReport, 'args'> = {
-    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, statusesRaised: 0, skippedLines: 0, badLines: [], moreBadLines: [],
+    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0,
+    skippedLines: 0, badLines: [], moreBadLines: [],
   };
   if (input.size === 0) return report;
   const lenient = opts.lenient ?? false;
@@ -220,11 +228,13 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       return report;
     }
     report.skippedLines = stats.bad - blankLines;
-    const present = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : { present: 0, statusesRaised: 0 };
-    report.alreadyPresent = present.present;
-    report.statusesRaised = present.statusesRaised;
-    report.records = stats.n - stats.bad - report.alreadyPresent;
-    if (report.records === 0 && report.alreadyPresent > 0 && report.statusesRaised === 0) {
+    const present = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : undefined;
+    report.alreadyPresent = present?.present ?? 0;
+    report.statusesRaised = present?.statusesRaised ?? 0;
+    report.setAside = present?.setAside ?? 0;
+    report.earlierSetAside = present?.earlierSetAside ?? 0;
+    report.records = stats.n - stats.bad - report.alreadyPresent - report.setAside;
+    if (report.records === 0 && report.alreadyPresent + report.setAside > 0 && report.statusesRaised === 0 && report.earlierSetAside === 0) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
       report.duplicate = true;
