@@ -14,7 +14,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 3;
+export const DERIVE_RULES = 4;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -170,9 +170,13 @@ pv AS (
   FROM proc p JOIN ${attributesOfRows('SELECT record_rowid FROM proc')} a USING (record_rowid)
 ),
 bounds AS (
-  SELECT trace_id, min(start_ns) AS start_ns, max(coalesce(end_ns, start_ns)) AS end_ns, count(*) AS spans,
+  -- a trace seen only through its log records (its spans not loaded, or not written yet) is a run too
+  SELECT trace_id, min(t0) AS start_ns, max(t1) AS end_ns, count(*) FILTER (WHERE span) AS spans,
     string_agg(DISTINCT f.path, ', ') AS files
-  FROM spans JOIN files f USING (file_id) WHERE true ${filter} GROUP BY ALL
+  FROM (SELECT trace_id, start_ns AS t0, coalesce(end_ns, start_ns) AS t1, true AS span, file_id FROM spans WHERE true ${filter}
+        UNION ALL
+        SELECT trace_id, time_ns, time_ns, false, file_id FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IS NOT NULL ${filter})
+  JOIN files f USING (file_id) GROUP BY ALL
 ),
 counts AS (
   SELECT trace_id, count(*) AS nodes,

@@ -98,3 +98,15 @@ describe('a clean run passes the default gate', () => {
     expect(g.stdout).toContain('fail-on test-failed,error,run-error,incomplete');
   });
 });
+
+describe.skipIf(note.missing)(note.title("a run seen only through its log records"), () => {
+  it("a file holding only a run's log records (its spans not written yet) is a run, incomplete", () => {
+    const logsOnly = writeLines(dir, 'failed-logs-only.jsonl', lines(sample(FUSION, 'forwarder-otel-preview120.jsonl')).filter((l) => /"record_type":"LogRecord"/.test(l)));
+    const runs = JSON.parse(runCli(['runs', logsOnly, '--format', 'json']).stdout) as { trace_id: string; ended: boolean; spans: number }[];
+    expect(runs).toMatchObject([{ trace_id: '019c97cafe1c76e2abb150e9427e666a', ended: false, spans: 0 }]);
+    const g = runCli(['gate', CLEAN, logsOnly]);
+    expect(g.code).toBe(1);
+    expect(g.stdout).toMatch(/gate FAILED: 1 incomplete in 1 of 2 runs/);
+    expect(g.stdout).toMatch(/run 019c97cafe1c76e2abb150e9427e666a: incomplete: the run has no invocation span/);
+  });
+});
