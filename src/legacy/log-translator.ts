@@ -15,7 +15,7 @@ import { traceIdOf } from '../produce/ids.js';
 import type { Evaluation, Invocation, Node, Phase, SeverityName, TelemetryWriter } from '../produce/writer.js';
 import { Query } from '../produce/writer.js';
 import type { NodeResult } from '../produce/node-attrs.js';
-import { commandOf } from './run-results.js';
+import { commandOf } from '../telemetry/command-line.js';
 import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, projectPath } from './resource.js';

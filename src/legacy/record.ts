@@ -15,7 +15,7 @@ import { readManifest } from './manifest.js';
 import { feedLines, textOf } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
-import { commandOf } from './run-results.js';
+import { commandOf } from '../telemetry/command-line.js';
 import { openSinks, type SharedSink } from './sinks.js';
 
 export interface RecordOptions {

@@ -8,6 +8,7 @@
 import { InputError } from '../errors.js';
 import { readJsonDocument } from './json-document.js';
 import { isoToNs } from './time.js';
+import { commandOf } from '../telemetry/command-line.js';
 
 export interface Timing {
   name: string;
@@ -58,19 +59,6 @@ export interface LegacyRun {
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const SUBCOMMANDS = new Set([
-  'build', 'run', 'test', 'seed', 'snapshot', 'compile', 'generate', 'serve', 'freshness', 'parse', 'debug', 'deps', 'clean',
-  'list', 'ls', 'retry', 'clone', 'show', 'run-operation', 'init', 'sl',
-]);
-
-/** The dbt sub-command in a command line ("dbt --log-format json docs generate" -> generate). */
-export function commandOf(line: string | null | undefined): string | null {
-  if (!line) return null;
-  const words = line.trim().split(/\s+/);
-  const from = Math.max(0, words.findIndex((w) => /(^|\/)dbt$/.test(w)));
-  return words.slice(from).find((w) => SUBCOMMANDS.has(w)) ?? null;
-}
 
 /** What runlens reads of the older engine, for messages about files it does not. */
 export const READ_VERSIONS = 'run_results.json schema v1 to v6 (dbt 0.19 to 1.12), sources.json v1 to v3 and --log-format json logs (dbt 1.0 and later)';

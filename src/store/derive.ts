@@ -3,6 +3,7 @@
  * traces a load touched: the record that stands for each span, the span that is each node's result,
  * orphans and depths. Everything runs inside DuckDB; `_touched(trace_id)` names the traces.
  */
+import { commandOfSql } from '../telemetry/command-line.js';
 import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
 import { sourceFreshness } from './freshness-sql.js';
@@ -14,7 +15,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 4;
+export const DERIVE_RULES = 5;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -198,7 +199,7 @@ SELECT b.trace_id,
   coalesce(json_extract_string(s.attributes, '$.invocation_id'),
            regexp_replace(b.trace_id, '^(.{8})(.{4})(.{4})(.{4})(.{12})$', '\\1-\\2-\\3-\\4-\\5')) AS invocation_id,
   coalesce(json_extract_string(s.attributes, '$.eval_args.command'),
-           split_part(json_extract_string(s.attributes, '$.raw_command'), ' ', 2)) AS command,
+           ${commandOfSql("json_extract_string(s.attributes, '$.raw_command')")}) AS command,
   json_extract_string(s.attributes, '$.raw_command') AS raw_command,
   coalesce(pv.version, json_extract_string(s.attributes, '$.process_info.version')) AS engine_version,
   coalesce(s.start_ns, b.start_ns), coalesce(s.end_ns, b.end_ns),

@@ -76,7 +76,7 @@ describe('reading never writes', () => {
       const r = runCli(['query', '--sql', sql, '--db', db, '--format', 'json']);
       expect(r.code, `${sql}: ${r.stderr}`).toBe(0);
     }
-  });
+  }, 180_000);
 
   it('query --sql runs one statement: more is exit 2, not the first result alone', () => {
     const r = runCli(['query', '--sql', 'SELECT 1 AS a; SELECT 2 AS b', CLEAN]);

@@ -1,0 +1,42 @@
+/** A run's command, where its invocation does not record eval_args.command, comes from its raw command line. */
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadPaths, openModel } from '../../src/store/load.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+
+const dir = tempDir();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The bundled clean build with its invocation's eval_args.command removed and raw_command replaced. */
+function withRawCommand(raw: string): string {
+  const records = readFileSync(path.join(ROOT, 'samples/clean-build.jsonl'), 'utf8').trimEnd().split('\n').map((l) => {
+    const r = JSON.parse(l) as { attributes?: { eval_args?: Record<string, unknown>; raw_command?: string } };
+    if (r.attributes?.eval_args) {
+      delete r.attributes.eval_args.command;
+      r.attributes.raw_command = raw;
+    }
+    return r;
+  });
+  return writeLines(dir, `raw-${raw.replace(/\W+/g, '_')}.jsonl`, records);
+}
+
+describe('the command of a run without eval_args.command', () => {
+  it.each([
+    ['dbt build --select x', 'build'],
+    ['dbt --debug build', 'build'],
+    ['/usr/local/bin/dbt --log-format json --no-use-colors test -s m', 'test'],
+    ['dbt docs generate', 'generate'],
+    ['dbt --debug', null],
+    ['dbt', null],
+  ])('%s -> %s', async (raw, want) => {
+    const db = await openModel();
+    try {
+      await loadPaths(db, [withRawCommand(raw)]);
+      expect(await db.scalar('SELECT command FROM runs')).toBe(want);
+    } finally {
+      db.close();
+    }
+  });
+});
