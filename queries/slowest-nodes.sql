@@ -8,10 +8,10 @@ WITH picked AS (
 ),
 overall AS (
   -- top-N first (a sort of every node per query cost most of the time), then ranked
-  SELECT 'overall' AS scope, *, row_number() OVER (ORDER BY duration_ms DESC, unique_id) AS rank
+  SELECT 'overall' AS scope, *, row_number() OVER (ORDER BY duration_ms DESC, unique_id, trace_id) AS rank
   FROM (SELECT trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms
         FROM node_results WHERE duration_ms IS NOT NULL AND trace_id IN (SELECT trace_id FROM picked)
-        ORDER BY duration_ms DESC, unique_id LIMIT $limit)
+        ORDER BY duration_ms DESC, unique_id, trace_id LIMIT $limit)
 ),
 evaluations AS (
   SELECT trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms
@@ -21,7 +21,7 @@ evaluations AS (
 cut AS (SELECT phase, list_min(max(duration_ms, $limit)) AS ms FROM evaluations GROUP BY phase),
 per_phase AS (
   SELECT 'phase:' || coalesce(e.phase, '?') AS scope, e.*,
-    row_number() OVER (PARTITION BY e.phase ORDER BY e.duration_ms DESC, e.unique_id) AS rank
+    row_number() OVER (PARTITION BY e.phase ORDER BY e.duration_ms DESC, e.unique_id, e.trace_id) AS rank
   FROM evaluations e JOIN cut c ON c.phase IS NOT DISTINCT FROM e.phase
   WHERE e.duration_ms >= c.ms
 )

@@ -40,3 +40,27 @@ describe('the command of a run without eval_args.command', () => {
     }
   });
 });
+
+describe('the report of a run without a command', () => {
+  it('shows no history: the history queries compare runs of one command', async () => {
+    const { buildReportData } = await import('../../src/analyze/report/data.js');
+    // two runs that record no command, beside a build run
+    const records = readFileSync(path.join(ROOT, 'samples/two-runs.jsonl'), 'utf8').trimEnd().split('\n').map((l) => {
+      const r = JSON.parse(l) as { attributes?: { eval_args?: Record<string, unknown>; raw_command?: string } };
+      if (r.attributes?.eval_args) {
+        delete r.attributes.eval_args.command;
+        r.attributes.raw_command = 'dbt';
+      }
+      return r;
+    });
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'no-command-runs.jsonl', records), path.join(ROOT, 'samples/failed-build.jsonl')]);
+      const runs = await db.all<{ trace_id: string; command: string | null }>('SELECT trace_id, command FROM runs ORDER BY start_ns');
+      expect(runs.map((r) => r.command).sort()).toEqual(['build', null, null]);
+      for (const r of runs.filter((x) => x.command === null)) expect((await buildReportData(db, { trace: r.trace_id })).history, r.trace_id).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -179,9 +179,13 @@ export async function buildReportData(db: Db, opts: { trace?: string } = {}): Pr
   return data;
 }
 
-/** Trends, flaky tests and failures across the runs of the report's command, when there are several. */
+/**
+ * Trends, flaky tests and failures across the runs of the report's command, when there are several.
+ * A run that records no command has none: the history queries read every command when given none.
+ */
 async function history(db: Db, run: ReportRun): Promise<ReportHistory | null> {
   const command = run.command ?? '';
+  if (command === '') return null;
   const runs = await db.all<ReportHistory['runs'][number]>(
     `SELECT trace_id, strftime(make_timestamp(start_ns // 1000), '%Y-%m-%dT%H:%M:%S.%gZ') AS started_at,
        round(duration_ms / 1000, 3) AS duration_s, failed, trace_id = $t AS current
