@@ -12,6 +12,12 @@ export type LegacyKind = 'run-results' | 'sources' | 'log' | 'manifest' | 'artif
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * First keys of the artifacts the engine writes without a schema version: graph_summary.json
+ * (`_invocation_id`, `linked`) and semantic_manifest.json (`semantic_models`, ...).
+ */
+const ARTIFACT_KEYS = ['_invocation_id', 'semantic_models'];
+
 const SCHEMA_RE = /"dbt_schema_version"\s*:\s*"[^"]*\/dbt\/([a-z_-]+)\/v(\d+)\.json"/;
 
 export function kindOfSchema(artifact: string): LegacyKind {
@@ -50,12 +56,14 @@ export function sniffLegacy(head: string): LegacyKind | undefined {
     const sv = typeof meta?.dbt_schema_version === 'string' ? /\/dbt\/([a-z_-]+)\/v\d+\.json/.exec(meta.dbt_schema_version) : null;
     if (sv) return kindOfSchema(sv[1]!);
     if (Array.isArray(o.results)) return 'run-results';
+    if (ARTIFACT_KEYS.some((k) => k in o)) return 'artifact';
     return undefined;
   }
   // A document over several lines (or longer than the head): its schema version, else a results list.
   const sv = SCHEMA_RE.exec(text);
   if (sv) return kindOfSchema(sv[1]!);
   if (/^\{\s*"(results|generated_at|elapsed_time)"\s*:/.test(text) || /"results"\s*:\s*\[\s*\{\s*"(node|unique_id|status|timing|error)"/.test(text)) return 'run-results';
+  if (new RegExp(`^\\{\\s*"(${ARTIFACT_KEYS.join('|')})"\\s*:`).test(text)) return 'artifact';
   return undefined;
 }
 

@@ -68,6 +68,9 @@ describe.skipIf(legacyNote.missing)(legacyNote.title('folders as the engine writ
     const edges = Object.fromEntries(ids.map((id) => [id, id === skipped ? [errored] : []]));
     writeFileSync(path.join(root, 'target', 'manifest.json'), JSON.stringify(manifest(edges)));
     writeFileSync(path.join(root, 'target', 'catalog.json'), JSON.stringify({ metadata: { dbt_schema_version: 'https://schemas.getdbt.com/dbt/catalog/v1.json' }, nodes: {}, sources: {} }));
+    // artifacts without a schema version: the graph summary and the semantic manifest
+    writeFileSync(path.join(root, 'target', 'graph_summary.json'), JSON.stringify({ _invocation_id: rr.metadata.invocation_id, linked: { 0: { name: ids[0], type: 'model' } } }));
+    writeFileSync(path.join(root, 'target', 'semantic_manifest.json'), JSON.stringify({ semantic_models: [], metrics: [], project_configuration: { time_spine_table_configurations: [] }, saved_queries: [] }, null, 2));
     copyFileSync(sample(LEGACY, 'log_1.8.2_postgres_run_model_error.jsonl'), path.join(root, 'logs', 'dbt.log'));
     writeFileSync(path.join(root, 'logs', 'old.log'), '============================== 10:00:00 | 1234 ==============================\n10:00:00  Running with dbt=1.8.2\n');
     return root;
@@ -80,8 +83,8 @@ describe.skipIf(legacyNote.missing)(legacyNote.title('folders as the engine writ
     const g = JSON.parse(r.stdout);
     expect(g.runs).toHaveLength(1);
     expect(r.stderr).toContain(`${path.join(root, 'target', 'run_results.json')}: the older engine's run_results.json, 1 run (run, 4 nodes); with ${path.join(root, 'target', 'manifest.json')}`);
-    // manifest.json and catalog.json hold no run: passed over in a folder
-    expect(r.stderr).not.toMatch(/catalog|record_type/);
+    // manifest.json, catalog.json, graph_summary.json and semantic_manifest.json hold no run: passed over in a folder
+    expect(r.stderr).not.toMatch(/catalog|graph_summary|semantic_manifest|record_type/);
   });
 
   it('target/ and logs/ together: both runs; a text log in the folder is skipped with the reason', () => {
