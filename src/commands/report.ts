@@ -18,8 +18,10 @@ export const reportCommand: CommandBody<Args> = {
       .option('trace', valueOption('the run: trace id, invocation id, or a unique prefix (default: the most recent run)'))
       .example('$0 report samples/failed-build.jsonl -o report.html', 'then open report.html in a browser')
       .example('$0 report runs/ --trace 019cadc6 -o -', 'one run of a folder, the HTML on stdout'),
-  handler: (a) =>
-    withModel(a, async (db) => {
+  handler: async (a) => {
+    const [{ expandPaths }, { refuseOutputOverInput }] = await Promise.all([import('../ingest/detect.js'), import('../produce/output-path.js')]);
+    if (a.output !== '-') refuseOutputOverInput(a.output, [...(await expandPaths(a.paths ?? [])), ...(a.db ? [a.db] : [])]);
+    return withModel(a, async (db) => {
       const data = await buildReportData(db, { trace: a.trace });
       const html = renderReportHtml(data);
       if (a.output === '-') process.stdout.write(html);
@@ -30,5 +32,6 @@ export const reportCommand: CommandBody<Args> = {
       (a.output === '-' ? process.stderr : process.stdout).write(
         `wrote ${a.output === '-' ? 'stdout' : a.output} (${(html.length / 1024).toFixed(0)} KiB): run ${data.run.trace_id}, ${data.gate.passed ? 'passed' : 'FAILED'}\n`,
       );
-    }),
+    });
+  },
 };

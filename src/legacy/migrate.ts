@@ -14,7 +14,7 @@ import { invocationIdOf, migrateRun, type MigrateSummary } from './from-run-resu
 import { translateLogFile, type LogFileReport } from './log-file.js';
 import { ManifestFinder, type ManifestUse } from './manifest-finder.js';
 import { readRunResults } from './run-results.js';
-import { STDOUT } from '../produce/output-path.js';
+import { refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
 import { openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
@@ -102,6 +102,7 @@ export async function legacyInputs(args: string[]): Promise<{ inputs: [string, I
 
 export async function migrateFiles(args: string[], o: MigrateOptions): Promise<MigrateReport> {
   const { inputs: kinds, skipped } = await legacyInputs(args);
+  refuseOutputOverInput(o.out, [...kinds.map(([f]) => f), ...(o.manifest ? [o.manifest] : [])]);
   const manifests = o.finder ?? new ManifestFinder(o.manifest);
   // Helper threads start first: they parse their file while this thread does.
   const helpers = new Map<number, RunHelpers>();

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { CommandStartError, UsageError } from '../errors.js';
+import { refuseOutputOverInput } from '../produce/output-path.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
 import { feedLines, textOf } from './log-file.js';
@@ -49,6 +50,8 @@ export function engineArgv(argv: string[]): string[] {
 export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   if (o.argv.length === 0) throw new UsageError('record needs a command after --, e.g. runlens record -o run.jsonl -- dbt build');
   const argv = engineArgv(o.argv);
+  // a replay (`cat FILE`) of the file the output would empty
+  refuseOutputOverInput(o.out, argv.slice(1));
   const human = o.human ?? process.stderr;
   const manifest = o.manifest ? readManifest(o.manifest) : undefined;
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['inherit', 'pipe', 'inherit'] });

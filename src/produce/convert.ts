@@ -5,6 +5,7 @@ import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
 import { writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
+import { refuseOutputOverInput } from './output-path.js';
 import type { JsonlRecord } from './record.js';
 
 export type FileFormat = 'jsonl' | 'parquet';
@@ -38,6 +39,7 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   } catch {
     throw new InputError('cannot read file', input);
   }
+  refuseOutputOverInput(output, [input]);
   refuseOlderEngineFile(input, 'convert converts telemetry between JSONL and Parquet');
   const records = readRecords(input, from);
   try {

@@ -4,6 +4,7 @@
  * DIR/target/metadata/NAME for Parquet, NAME being -o or otel.jsonl / otel.parquet.
  * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 
@@ -40,4 +41,27 @@ export function outputLabel(resolved: string, cwd = process.cwd()): string {
   if (resolved === STDOUT) return 'stdout';
   const rel = path.relative(cwd, resolved);
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : resolved;
+}
+
+/** The same file: the same path, or the same device and inode (a symlink, a hard link). */
+function sameFile(a: string, b: string): boolean {
+  if (path.resolve(a) === path.resolve(b)) return true;
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuse an output that is one of the inputs: the output is emptied (opened for writing, or removed
+ * to be written afresh) before the input is read to its end, so the input would be lost.
+ */
+export function refuseOutputOverInput(output: string, inputs: readonly string[]): void {
+  if (output === STDOUT) return;
+  const input = inputs.find((i) => sameFile(output, i));
+  if (input !== undefined)
+    throw new UsageError(`the output ${outputLabel(output)} is also an input${path.resolve(input) === path.resolve(output) ? '' : ` (${input})`}: writing it would destroy the input; name another output file`);
 }
