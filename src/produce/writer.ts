@@ -183,10 +183,14 @@ export class TelemetryWriter {
     );
   }
 
-  /** End open invocations, then flush and close every sink (the Parquet file is written here). */
+  /**
+   * End open invocations, then flush and close every sink (the Parquet file is written here). A run
+   * with spans still open (close() in a finally block after a crash) was cut short: they end as
+   * `record` ends an interrupted command's, see Invocation.endOpen.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
-    for (const inv of [...this.open]) inv.end();
+    for (const inv of [...this.open]) inv.endOpen();
     this.closed = true;
     await Promise.all(
       this.slots.map(async (s) => {
@@ -253,7 +257,10 @@ export interface LogOptions {
 
 /** Base of every span handle: logging and generic child spans. */
 export abstract class SpanHandle {
-  constructor(readonly core: SpanCore) {}
+  constructor(readonly core: SpanCore) {
+    // (the invocation's own handle has no parent, and is built before it can keep a list)
+    if (core.parent) core.inv.opened(this);
+  }
   get spanId(): string {
     return this.core.spanId;
   }
@@ -273,6 +280,7 @@ export abstract class SpanHandle {
     const inv = this.core.inv;
     const [num, text] = SEVERITY[o.severity ?? 'info'];
     const at = o.at ?? inv.writer.clock();
+    inv.used(at);
     const attrs = SortedAttrs.of(o.attributes ?? {});
     const r: JsonlRecord = {
       record_type: 'LogRecord', trace_id: inv.traceId, span_id: this.core.spanId, span_name: this.core.name,
@@ -352,6 +360,12 @@ export class Invocation extends SpanHandle {
   readonly process: SpanCore;
   private readonly externalParent: string | null;
   private readonly tallies: NodeTally[] = [];
+  /** spans of this run still open, in start order (ended at close() if the run was cut short) */
+  private readonly live = new Map<SpanCore, SpanHandle>();
+  /** the run gave its times (`at`): a cut-short run ends at its last time, not on the wall clock */
+  private readonly explicitTimes: boolean;
+  /** the latest time a record of this run carries */
+  private last: bigint;
 
   constructor(
     readonly writer: TelemetryWriter,
@@ -370,6 +384,8 @@ export class Invocation extends SpanHandle {
     this.invocationId = invocationId;
     this.process = proc;
     this.externalParent = o.parentSpanId ?? null;
+    this.explicitTimes = o.at !== undefined;
+    this.last = at;
     // The span cores were built against a stand-in; point them at the real handle.
     (proc as { inv: Invocation }).inv = this;
     (core as { inv: Invocation }).inv = this;
@@ -383,8 +399,19 @@ export class Invocation extends SpanHandle {
     return this.trace;
   }
 
+  /** @internal a span handle of this run was made */
+  opened(h: SpanHandle): void {
+    this.live.set(h.core, h);
+  }
+
+  /** @internal a record of this run carries time `t` */
+  used(t: bigint): void {
+    if (t > this.last) this.last = t;
+  }
+
   /** @internal */
   writeStart(s: SpanCore): void {
+    this.used(s.start);
     const r: JsonlRecord = {
       record_type: 'SpanStart', trace_id: this.traceId, span_id: s.spanId, span_name: s.name,
       parent_span_id: s.parent?.spanId ?? this.externalParent, links: null, start_time_unix_nano: s.startText,
@@ -399,6 +426,8 @@ export class Invocation extends SpanHandle {
     s.ended = true;
     s.end = at ?? this.writer.clock();
     if (s.end < s.start) s.end = s.start;
+    this.live.delete(s);
+    this.used(s.end);
     const attrs = s.sorted;
     const r: JsonlRecord = {
       record_type: 'SpanEnd', trace_id: this.traceId, span_id: s.spanId, span_name: s.name, parent_span_id: s.parent?.spanId ?? this.externalParent,
@@ -473,6 +502,33 @@ export class Invocation extends SpanHandle {
     };
   }
 
+  /**
+   * @internal End the run at close(). Spans still open mean the run was cut short (a crash before
+   * its ends): as `record` ends an interrupted command, in-flight queries, evaluations and nodes end
+   * canceled, other spans and the invocation in error, innermost first. At the run's last time when
+   * it gave its times, else now.
+   */
+  endOpen(): void {
+    const at = this.explicitTimes ? this.last : this.writer.clock();
+    const depth = (h: SpanHandle) => {
+      let d = 0;
+      for (let s = h.core.parent; s; s = s.parent) d++;
+      return d;
+    };
+    // innermost first; of siblings, the latest first
+    const open = [...this.live.values()].reverse().sort((a, b) => depth(b) - depth(a));
+    const status = { message: INTERRUPTED, code: 2 };
+    for (const h of open) {
+      if (h.ended) continue;
+      if (h instanceof Query) h.end({ outcome: 'canceled', at });
+      else if (h instanceof Evaluation) h.end(CANCELED, { at });
+      else if (h instanceof Node) h.end(CANCELED, { at });
+      else if (h instanceof Phase) h.end({ at, status });
+      else if (h instanceof GenericSpan) h.end({ at, status });
+    }
+    this.end(open.length ? { at, status } : { at });
+  }
+
   /** End the run: Invocation SpanEnd with metrics and status, then the Process SpanEnd. */
   end(o: InvocationEndOptions = {}): void {
     if (this.core.ended) return;
@@ -486,6 +542,9 @@ export class Invocation extends SpanHandle {
     this.writer.forget(this);
   }
 }
+
+const INTERRUPTED = 'Interrupted: the writer was closed with spans still open';
+const CANCELED: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
 
 function sevText(n: number): string {
   return n >= 17 ? 'ERROR' : n >= 13 ? 'WARN' : n >= 9 ? 'INFO' : n >= 5 ? 'DEBUG' : 'TRACE';

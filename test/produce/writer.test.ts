@@ -7,6 +7,7 @@ import { serializeRecord, type Attributes, type JsonlRecord, type SpanEndRecord 
 import { JsonlSink } from '../../src/produce/sinks/jsonl.js';
 import type { TelemetrySink } from '../../src/produce/sinks/types.js';
 import { TelemetryWriter } from '../../src/produce/writer.js';
+import { runCli } from '../helpers/cli.js';
 import { samplesPresent, sampleLines } from './helpers.js';
 
 class MemorySink implements TelemetrySink {
@@ -225,5 +226,78 @@ describe('TelemetryWriter', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('close() with spans still open (a finally block after a crash)', () => {
+  /** The probe's run: a phase and two nodes started, one node ended, then close(). */
+  async function crashedRun(sinks: TelemetrySink[]): Promise<bigint> {
+    let t = T0;
+    const at = () => (t += 1_000_000n);
+    const w = new TelemetryWriter({ sinks, ids: seededIds(1) });
+    const inv = w.startInvocation({ command: 'build', at: at() });
+    const run = inv.startPhase('run', { nodeCount: 2, at: at() });
+    const a = inv.startNode({ uniqueId: 'model.p.a', nodeType: 'model' }, { at: at() });
+    a.evaluate(run, { at: at() }).end({ outcome: 'success' }, { at: at() });
+    a.end(undefined, { at: at() });
+    const b = inv.startNode({ uniqueId: 'model.p.b', nodeType: 'model' }, { at: at() });
+    b.evaluate(run, { at: at() }).startQuery({ sql: 'select 1', adapterType: 'duckdb' }, { at: at() });
+    await w.close();
+    return t;
+  }
+
+  it('ends every open span: the open node canceled, the phase and the invocation in error, interrupted', async () => {
+    const s = new MemorySink('m');
+    await crashedRun([s]);
+    const ends = s.records.filter((r): r is SpanEndRecord => r.record_type === 'SpanEnd');
+    const starts = s.records.filter((r) => r.record_type === 'SpanStart');
+    expect(ends.map((r) => r.span_id).sort()).toEqual(starts.map((r) => r.span_id).sort());
+    const end = (name: string) => ends.find((r) => r.span_name === name)!;
+    expect(end('dbt invocation (' + String(ends.find((r) => r.span_name.startsWith('dbt invocation'))!.attributes.invocation_id) + ')').status).toEqual({ message: expect.stringMatching(/interrupted/i), code: 2 });
+    const phase = ends.find((r) => r.span_name.startsWith('Phase: RUN'))!;
+    expect(phase.status).toEqual({ message: expect.stringMatching(/interrupted/i), code: 2 });
+    expect(end('Node processed (model.p.b)').attributes.node_outcome).toBe('NODE_OUTCOME_CANCELED');
+    expect(end('Node evaluated (model.p.b)').attributes.node_outcome).toBe('NODE_OUTCOME_CANCELED');
+    expect(end('Query executed (model.p.b)').attributes.query_outcome).toBe('QUERY_OUTCOME_CANCELED');
+    // the node that ended keeps its outcome; children end before their parents
+    expect(end('Node processed (model.p.a)').attributes.node_outcome).toBe('NODE_OUTCOME_SUCCESS');
+    const order = ends.map((r) => r.span_name);
+    expect(order.indexOf('Query executed (model.p.b)')).toBeLessThan(order.indexOf('Node evaluated (model.p.b)'));
+    expect(order.indexOf('Node evaluated (model.p.b)')).toBeLessThan(order.indexOf('Node processed (model.p.b)'));
+    expect(order.findIndex((n) => n.startsWith('dbt invocation'))).toBe(order.length - 2);
+  });
+
+  it('a run with explicit times ends at the last time it used, not on the wall clock', async () => {
+    const s = new MemorySink('m');
+    const last = await crashedRun([s]);
+    const times = s.records.flatMap((r) => (r.record_type === 'SpanEnd' ? [BigInt(r.end_time_unix_nano)] : []));
+    for (const t of times) expect(t).toBeLessThanOrEqual(last);
+    const inv = s.records.find((r): r is SpanEndRecord => r.record_type === 'SpanEnd' && r.event_type.endsWith('invocation.Invocation'))!;
+    expect(BigInt(inv.end_time_unix_nano)).toBe(last);
+  });
+
+  it('the gate fails such a run and runs says it failed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-crash-'));
+    try {
+      const path = join(dir, 'otel.jsonl');
+      await crashedRun([new JsonlSink({ path })]);
+      const gate = runCli(['gate', path]);
+      expect(gate.code).toBe(1);
+      const runs = JSON.parse(runCli(['query', '--sql', 'SELECT ended, failed, status_message FROM runs', path, '--format', 'json']).stdout);
+      expect(runs).toEqual([{ ended: true, failed: true, status_message: expect.stringMatching(/interrupted/i) }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a run whose spans all ended but the invocation: close() ends it as usual, at its last time', async () => {
+    const s = new MemorySink('m');
+    const w = new TelemetryWriter({ sinks: [s], ids: seededIds(2) });
+    const inv = w.startInvocation({ command: 'build', at: T0 });
+    inv.startPhase('run', { at: T0 + 5n }).end({ at: T0 + 9n });
+    await w.close();
+    const end = s.records.find((r): r is SpanEndRecord => r.record_type === 'SpanEnd' && r.event_type.endsWith('invocation.Invocation'))!;
+    expect(end.status).toEqual({ message: null, code: 1 });
+    expect(end.end_time_unix_nano).toBe(String(T0 + 9n));
   });
 });
