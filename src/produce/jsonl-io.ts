@@ -1,11 +1,12 @@
 /** Streaming JSONL read/write of engine records (gzip by `.gz` extension). */
 import { createReadStream } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.js';
+import { convertProblem } from './record-check.js';
 import { serializeRecord, type JsonlRecord } from './record.js';
 
 export interface NumberedLine {
@@ -31,7 +32,10 @@ export async function* readLines(path: string): AsyncGenerator<NumberedLine> {
   }
 }
 
-/** Parsed records of a JSONL file; a line that is not a JSON object is an InputError naming file and line. */
+/**
+ * Parsed records of a JSONL file. A line that is not a JSON object, or a record a load refuses or
+ * the engine's form cannot hold (record-check.ts), is an InputError naming file, line and field.
+ */
 export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecord> {
   for await (const { line, text } of readLines(path)) {
     let v: unknown;
@@ -41,6 +45,8 @@ export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecor
       throw new InputError(`not JSON: ${(e as Error).message}`, path, line);
     }
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError('not a JSON object', path, line);
+    const p = convertProblem(v);
+    if (p) throw new InputError(p.reason, path, line, p.field);
     yield v as JsonlRecord;
   }
 }
@@ -75,20 +81,32 @@ export async function openJsonlOut(path: string, append = false): Promise<{ stre
   return { stream, close };
 }
 
-/** Stream records to a JSONL file in the engine's byte form; returns the count. */
+/**
+ * Stream records to a JSONL file in the engine's byte form; returns the count. The file appears
+ * when every record is written (written beside and renamed): records that stop on bad input leave
+ * no half-written file, and a file of the same name as it was.
+ */
 export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>, path: string): Promise<{ records: number }> {
-  const { stream, close } = await openJsonlOut(path);
+  const tmp = `${path}.${process.pid}.tmp${path.endsWith('.gz') ? '.gz' : ''}`;
+  const { stream, close } = await openJsonlOut(tmp);
   let n = 0;
-  let buf = '';
-  for await (const r of records as AsyncIterable<JsonlRecord>) {
-    buf += serializeRecord(r) + '\n';
-    n++;
-    if (buf.length > 1 << 16) {
-      await writeChunk(stream, buf);
-      buf = '';
+  try {
+    let buf = '';
+    for await (const r of records as AsyncIterable<JsonlRecord>) {
+      buf += serializeRecord(r) + '\n';
+      n++;
+      if (buf.length > 1 << 16) {
+        await writeChunk(stream, buf);
+        buf = '';
+      }
     }
+    if (buf) await writeChunk(stream, buf);
+    await close();
+    await rename(tmp, path);
+  } catch (e) {
+    stream.destroy();
+    await rm(tmp, { force: true });
+    throw e;
   }
-  if (buf) await writeChunk(stream, buf);
-  await close();
   return { records: n };
 }

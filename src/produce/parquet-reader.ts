@@ -8,6 +8,7 @@ import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
 import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './parquet-layout.js';
+import { convertProblem } from './record-check.js';
 import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
 
 export function bigIntToSpanId(v: bigint): string {
@@ -60,10 +61,18 @@ export async function* readParquetRecords(path: string, chunkRows = 8192): Async
     ];
     const result = await con.stream(`SELECT ${cols.join(', ')} FROM ${src}`);
     const names = [...TOP, ...attrCols.map((c) => c.name)];
+    let n = 0;
     for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
-      for (const row of chunk.getRows()) yield toRecord(names, row.map(jsValue));
+      for (const row of chunk.getRows()) {
+        n++;
+        const r = toRecord(names, row.map(jsValue));
+        // a file of another writer (or of one that let a bad record through) is held to JSONL's rules
+        const p = convertProblem(r);
+        if (p) throw new InputError(`row ${n}: ${p.field}: ${p.reason}`, path);
+        yield r;
+      }
     }
   } finally {
     con.closeSync();
@@ -90,6 +99,8 @@ function toRecord(names: readonly string[], row: unknown[]): JsonlRecord {
   // engine order (alphabetical), so records read back look exactly like the engine's JSONL
   const attributes = sortKeys(joinAttributes(eventKey(et), cols, payload));
   const rt = r.record_type as JsonlRecord['record_type'];
+  // a record type of no envelope: convertProblem names it
+  if (rt !== 'LogRecord' && rt !== 'SpanStart' && rt !== 'SpanEnd') return r as unknown as JsonlRecord;
   if (rt === 'LogRecord') {
     return {
       record_type: rt, trace_id: r.trace_id as string, span_id: r.span_id as string | null, span_name: r.span_name as string | null,

@@ -24,6 +24,7 @@ export interface ParquetWriteOptions {
 }
 
 const HEX16 = /^[0-9a-f]{16}$/;
+const KNOWN_TYPES: ReadonlySet<string> = new Set(['SpanStart', 'SpanEnd', 'LogRecord']);
 
 export function spanIdToBigInt(hex: string | null | undefined, field = 'span_id'): bigint | null {
   if (hex === null || hex === undefined) return null;
@@ -101,6 +102,7 @@ export class BatchBuilder {
   push(r: JsonlRecord): void {
     // (the wasm writer's own complaint about a null there is an opaque "Dyn casting error")
     for (const f of this.required) if (r[f] === null || r[f] === undefined) throw new Error(`${f}: missing (the engine's Parquet layout requires it)`);
+    if (!KNOWN_TYPES.has(r.record_type)) throw new Error(`record_type: must be SpanStart, SpanEnd or LogRecord (got ${JSON.stringify(r.record_type)})`);
     const c = this.c;
     c.record_type!.push(r.record_type);
     c.trace_id!.push(r.trace_id);

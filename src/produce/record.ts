@@ -292,13 +292,18 @@ export function serializeRecord(r: JsonlRecord, attributesText?: string): string
   const ids = `"trace_id":${traceJson(r.trace_id)},"span_id":${nullable(r.span_id)},"span_name":${nullable(r.span_name)}`;
   const tail = `"severity_number":${r.severity_number},"severity_text":${qc(r.severity_text)}`;
   const et = `"event_type":${qc(r.event_type)},"attributes":${attributesText ?? attributesJson(r.attributes ?? {})}}`;
+  // Ids and times are nullable: a record read from a file may lack what the engine always writes
+  // (a load reads it so), and a Parquet file holds it as null.
   switch (r.record_type) {
     case 'SpanStart':
-      return `{"record_type":"SpanStart",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},${tail},${et}`;
+      return `{"record_type":"SpanStart",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${nullable(r.start_time_unix_nano)},${tail},${et}`;
     case 'SpanEnd':
-      return `{"record_type":"SpanEnd",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${str(r.start_time_unix_nano)},"end_time_unix_nano":${str(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
+      return `{"record_type":"SpanEnd",${ids},"parent_span_id":${nullable(r.parent_span_id)},"links":${linksJson(r.links)},"start_time_unix_nano":${nullable(r.start_time_unix_nano)},"end_time_unix_nano":${nullable(r.end_time_unix_nano)},${tail},"status":${statusJson(r.status)},${et}`;
     case 'LogRecord':
-      // nullable: a record read from a file may lack the id the engine always writes
-      return `{"record_type":"LogRecord",${ids},"event_id":${nullable(r.event_id)},"time_unix_nano":${str(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
+      return `{"record_type":"LogRecord",${ids},"event_id":${nullable(r.event_id)},"time_unix_nano":${nullable(r.time_unix_nano)},${tail},"body":${str(r.body ?? '')},${et}`;
+    default: {
+      const other: never = r;
+      throw new Error(`record_type: must be SpanStart, SpanEnd or LogRecord (got ${JSON.stringify((other as { record_type: unknown }).record_type)})`);
+    }
   }
 }

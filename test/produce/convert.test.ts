@@ -42,7 +42,7 @@ describe('bad input', () => {
   it('names the field of a record that does not fit the layout', async () => {
     const src = join(tmp.dir, 'bad-id.jsonl');
     writeFileSync(src, [good(1), good(2).replace('"span_id":null', '"span_id":"XYZ"')].join('\n') + '\n');
-    await expect(convertFile(src, join(tmp.dir, 'bad-id.parquet'))).rejects.toThrow(/bad-id\.jsonl: record 2: span_id: not 16 lower-case hex digits: "XYZ"/);
+    await expect(convertFile(src, join(tmp.dir, 'bad-id.parquet'))).rejects.toThrow(/bad-id\.jsonl:2: span_id: must be 16 hex digits \(got "XYZ"\)/);
   });
 
   it('a Parquet file it wrote reads back: a log record without event_id, a u64 count past the model\'s BIGINT', async () => {
@@ -73,7 +73,84 @@ describe('bad input', () => {
     const r = JSON.parse(good(2)) as Record<string, unknown>;
     r[field] = null;
     writeFileSync(src, [good(1), JSON.stringify(r)].join('\n') + '\n');
-    await expect(convertFile(src, join(tmp.dir, `null-${field}.parquet`))).rejects.toThrow(
-      new RegExp(`null-${field}\\.jsonl: record 2: ${field}: missing \\(the engine's Parquet layout requires it\\)`));
+    for (const out of [`null-${field}.parquet`, `null-${field}.out.jsonl`]) {
+      await expect(convertFile(src, join(tmp.dir, out))).rejects.toThrow(new RegExp(`null-${field}\\.jsonl:2: ${field}: missing \\(the engine's layout requires it\\)`));
+      expect(existsSync(join(tmp.dir, out))).toBe(false);
+    }
+  });
+});
+
+describe('records a load refuses, or the engine\'s layout cannot hold', () => {
+  const T = '0123456789abcdef0123456789abcdef';
+  const start = { record_type: 'SpanStart', trace_id: T, span_id: '0000000000000001', span_name: 'x', parent_span_id: null, links: null,
+    start_time_unix_nano: '1772073188904419000', severity_number: 9, severity_text: 'INFO', event_type: 'e', attributes: {} };
+  const end = { ...start, record_type: 'SpanEnd', end_time_unix_nano: '1772073188904419001', status: { message: null, code: 1 } };
+  const metric = { record_type: 'Metric', trace_id: T, span_id: '0000000000000001', span_name: 'x', severity_number: 9, severity_text: 'INFO', event_type: 'e', attributes: {} };
+  const file = (name: string, records: object[]) => {
+    const p = join(tmp.dir, name);
+    writeFileSync(p, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    return p;
+  };
+  /** What load says of the file (the first bad line), or null when it loads. */
+  async function loadSays(path: string): Promise<string | null> {
+    const db = await openModel();
+    try {
+      await loadPaths(db, [path]);
+      return null;
+    } catch (e) {
+      return (e as Error).message;
+    } finally {
+      db.close();
+    }
+  }
+
+  it.each(['jsonl', 'parquet'])('an unknown record_type is refused as load refuses it (to %s), and nothing is written', async (to) => {
+    const src = file('metric.jsonl', [start, metric]);
+    expect(await loadSays(src)).toMatch(/metric\.jsonl:2: record_type: must be SpanStart, SpanEnd or LogRecord \(got "Metric"\)/);
+    const out = join(tmp.dir, `metric.out.${to}`);
+    await expect(convertFile(src, out)).rejects.toThrow(/metric\.jsonl:2: record_type: must be SpanStart, SpanEnd or LogRecord \(got "Metric"\)/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a Parquet file holding an unknown record_type names the row, not a crash', async () => {
+    const good = join(tmp.dir, 'good.parquet');
+    await convertFile(file('good.jsonl', [start, end]), good);
+    const odd = join(tmp.dir, 'odd-type.parquet');
+    const db = await openModel();
+    try {
+      await db.run(`COPY (SELECT * REPLACE (CASE WHEN record_type = 'SpanEnd' THEN 'Metric' ELSE record_type END AS record_type) FROM read_parquet('${good}')) TO '${odd}' (FORMAT parquet)`);
+    } finally {
+      db.close();
+    }
+    await expect(convertFile(odd, join(tmp.dir, 'odd-type.jsonl'))).rejects.toThrow(/odd-type\.parquet: row 2: record_type: must be SpanStart, SpanEnd or LogRecord \(got "Metric"\)/);
+  });
+
+  it('a SpanStart without start_time_unix_nano (load reads it) converts both ways and back', async () => {
+    const { start_time_unix_nano: _, ...noStart } = start;
+    const src = file('no-start.jsonl', [noStart]);
+    expect(await loadSays(src)).toBeNull();
+    const jsonl = join(tmp.dir, 'no-start.out.jsonl');
+    const pq = join(tmp.dir, 'no-start.parquet');
+    const back = join(tmp.dir, 'no-start.back.jsonl');
+    await convertFile(src, jsonl);
+    await convertFile(src, pq);
+    await convertFile(pq, back);
+    const line = JSON.stringify({ ...start, start_time_unix_nano: null });
+    expect(readFileSync(jsonl, 'utf8')).toBe(line + '\n');
+    expect(readFileSync(back, 'utf8')).toBe(line + '\n');
+  });
+
+  it.each([
+    ['status.message', { ...end, status: { message: 5, code: 2 } }, 'must be a string or null (got 5)'],
+    ['span_name', { ...end, span_name: ['x'] }, 'must be a string (got ["x"])'],
+    ['start_time_unix_nano', { ...end, start_time_unix_nano: 1772073188904419000 }, 'must be nanoseconds, a string of decimal digits (got 1772073188904419000)'],
+    ['links', { ...end, links: [7] }, 'each link must be an object with trace_id and span_id (got 7)'],
+  ])('%s the engine\'s form cannot hold is named with its line', async (field, bad, reason) => {
+    const src = file(`odd-${field}.jsonl`, [start, bad]);
+    for (const to of ['jsonl', 'parquet']) {
+      const out = join(tmp.dir, `odd-${field}.out.${to}`);
+      await expect(convertFile(src, out)).rejects.toThrow(`odd-${field}.jsonl:2: ${field}: ${reason}`);
+      expect(existsSync(out)).toBe(false);
+    }
   });
 });
