@@ -4,8 +4,9 @@
  * hooks in their ON_RUN_START/ON_RUN_END phases, nodes without timing (skips) placed where the
  * results listed before them ended, inside the run's window (generated_at - elapsed_time ..
  * generated_at). Times are planned first so phase spans can open before their nodes.
- * Span ids are derived from what each span stands for (span-ids.ts), so a run is written the same
- * way by one thread or several, and matches the ids its log's translation gives.
+ * Span ids are derived from what each span stands for, and a node's event ids from the node
+ * (span-ids.ts), so a run is written the same way by one thread or several, and matches the span
+ * ids its log's translation gives.
  */
 import { createHash } from 'node:crypto';
 import { InputError, errorMessage } from '../errors.js';
@@ -19,7 +20,7 @@ import { nearestUpstream, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, resourceTypeOf } from './resource.js';
 import type { Freshness, LegacyResult, LegacyRun } from './run-results.js';
-import { RunSpanIds } from './span-ids.js';
+import { RunIds, RunSpanIds } from './span-ids.js';
 import { secondsToNs } from './time.js';
 
 /** What a translated run became (run_results.json here; log-translator.ts adds what logs tell). */
@@ -343,10 +344,13 @@ const rank = (phase: string) => (PHASE_ORDER.includes(phase) ? PHASE_ORDER.index
  * a node without timing starts where the nodes before it ended.
  */
 async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest | undefined, o: OpenRun, from: number, to: number): Promise<void> {
+  // a node's event ids from its key: the same in whichever part of the run it falls
+  const eventIds = w.ids instanceof RunIds ? w.ids : undefined;
   let i = 0;
   for (const n of planNodes(run, o.p)) {
     if (i >= to) break;
     if (i++ < from) continue;
+    eventIds?.node(`${o.ids.traceId}/${n.key}`);
     const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start, spanId: o.ids.node(n.key) });
     const f = n.r.freshness;
     for (const e of n.evals) {
@@ -361,6 +365,7 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
     node.end(undefined, { at: n.end });
     if (i % 2000 === 0) await w.drain();
   }
+  eventIds?.node(null);
 }
 
 /** "source raw.orders: max_loaded_at 2026-01-05T09:00:00+00:00, 90002 s ago (warn after 12 hour, error after 1 day)" */

@@ -18,7 +18,7 @@ import { refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
 import { openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
-import { idsFor } from './span-ids.js';
+import { idsFor, RunIds } from './span-ids.js';
 
 export type InputKind = 'run_results' | 'sources' | 'log';
 
@@ -68,7 +68,7 @@ export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (vers
   const made: TelemetryWriter[] = [];
   return {
     writerFor: (version, seedKey) => {
-      const w = new TelemetryWriter({ sinks, ids: ids ?? idsFor(seedKey), package: 'dbt', version });
+      const w = new TelemetryWriter({ sinks, ids: new RunIds(ids ?? idsFor(seedKey)), package: 'dbt', version });
       made.push(w);
       return w;
     },
@@ -113,7 +113,7 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
     const uses = kinds.map(([f, kind]) => manifests.find(f, kind));
     for (const [i, [f, kind]] of kinds.entries()) {
       const jobs = splittable && kind === 'run_results' ? jobsFor(f, o.jobs) : 1;
-      if (jobs > 1) helpers.set(i, new RunHelpers(f, jobs, { out: path.resolve(o.out), manifest: uses[i]!.path, ids: o.ids }));
+      if (jobs > 1) helpers.set(i, new RunHelpers(f, jobs, { out: path.resolve(o.out), manifest: uses[i]!.path }));
     }
     const runs = kinds.map(([f, kind]) => (kind === 'log' ? null : readRunResults(f)));
     const sinks = await openSinks(o.out, { otlp: o.otlp });

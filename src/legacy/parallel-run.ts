@@ -3,8 +3,8 @@
  * (process, invocation, phase starts), the first part of the nodes and the ends; each helper
  * thread (run-worker.ts) parses the file itself, writes a later part of the nodes (under the head's
  * span ids, derived as the main thread derives them) to a file beside the output, and the main
- * thread appends those files in order. The output is the sequential one, except for the event ids
- * of log records, drawn per part.
+ * thread appends those files in order. The output is the sequential one byte for byte: span ids
+ * and the nodes' event ids are derived from what they stand for (span-ids.ts).
  * Only for JSONL output (a Parquet file or an OTLP stream has one writer) and compiled code (the
  * worker runs dist/…/run-worker.js; from TypeScript sources, as under vitest, runs stay sequential).
  */
@@ -12,7 +12,6 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { IdSource } from '../produce/ids.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import type { CountingSink } from '../produce/sinks/counting.js';
 import { timed } from '../store/timing.js';
@@ -31,8 +30,6 @@ export interface PartJob {
   part: number;
   parts: number;
   tmp: string;
-  /** seed for the part's event ids, else one derived from the run */
-  seed?: number;
 }
 
 /** What a helper thread answers. */
@@ -69,13 +66,11 @@ export class RunHelpers {
   constructor(
     readonly file: string,
     readonly parts: number,
-    o: { out: string; manifest?: string; ids?: IdSource },
+    o: { out: string; manifest?: string },
   ) {
     for (let part = 1; part < parts; part++) {
       const tmp = `${o.out}.part${part}.${process.pid}.tmp`;
-      // Seeded runs stay repeatable: each part's event ids come from a seed drawn from the main ids.
-      const seed = o.ids ? parseInt(o.ids.spanId().slice(0, 8), 16) + part : undefined;
-      const job: PartJob = { file, manifest: o.manifest, part, parts, tmp, seed };
+      const job: PartJob = { file, manifest: o.manifest, part, parts, tmp };
       // A larger young generation: the writer makes short-lived strings by the million, and fewer survive to be copied.
       const worker = new Worker(WORKER, { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 96 } });
       const done = new Promise<PartDone>((resolve, reject) => {

@@ -1,6 +1,5 @@
 /** A helper thread of parallel-run.ts: one part of a run's nodes into a file of JSONL lines. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { seededIds } from '../produce/ids.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import { ForwardingSink } from '../produce/sinks/forwarding.js';
@@ -10,7 +9,7 @@ import { HEAD_EVENT_KEYS, migrateRunPart, planPart } from './from-run-results.js
 import { readManifest } from './manifest.js';
 import { partRange, type PartDone, type PartJob } from './parallel-run.js';
 import { readRunResults } from './run-results.js';
-import { idsFor } from './span-ids.js';
+import { idsFor, RunIds } from './span-ids.js';
 
 /** Drops the head's records (the main thread writes those) and counts the rest. */
 class PartSink extends ForwardingSink<JsonlSink> {
@@ -39,7 +38,8 @@ const manifest = job.manifest ? readManifest(job.manifest) : undefined;
 const [from, to] = partRange(run.results.length, job.part, job.parts);
 const planned = planPart(run, manifest);
 const sink = new PartSink(new JsonlSink({ path: job.tmp, append: false, level: 'debug' }));
-const ids = job.seed !== undefined ? seededIds(job.seed) : idsFor(`${planned.summary.invocationId}/part ${job.part}`);
+// (the part's records draw no id of the run's own sequence: its spans and its nodes' event ids are keyed)
+const ids = new RunIds(idsFor(planned.summary.invocationId));
 // A failing sink is reported by throwing: the main thread turns it into the migrate's error.
 const w = new TelemetryWriter({ sinks: [sink], ids, package: 'dbt', version: run.dbtVersion ?? 'unknown', onSinkError: () => undefined });
 const counts = await migrateRunPart(w, planned, from, to);

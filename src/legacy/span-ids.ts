@@ -6,7 +6,7 @@
  * gives the same output.
  */
 import xxhashWasm from 'xxhash-wasm';
-import { seededIds, type IdSource } from '../produce/ids.js';
+import { seededIds, uuidv7FromHex, type IdSource } from '../produce/ids.js';
 
 const { h64ToString, h32 } = await xxhashWasm();
 
@@ -46,4 +46,29 @@ export class RunSpanIds {
  */
 export function idsFor(seedKey: string): IdSource {
   return seededIds(h32(seedKey));
+}
+
+/**
+ * A translated run's ids beyond its keyed span ids: event ids of log records. While a node is
+ * written (`node(key)`) they are derived from the node's key and their number under it, so the
+ * node's log records get the same ids whichever thread writes it and however the run's nodes are
+ * split between threads; elsewhere they come from `base`.
+ */
+export class RunIds implements IdSource {
+  private key: string | null = null;
+  private n = 0;
+  constructor(private readonly base: IdSource) {}
+  /** ids of the node of this key from here on (null: the run's own sequence again) */
+  node(key: string | null): void {
+    this.key = key;
+    this.n = 0;
+  }
+  spanId(): string {
+    return this.base.spanId();
+  }
+  uuidv7(unixMs: number): string {
+    if (this.key === null) return this.base.uuidv7(unixMs);
+    const k = `${this.key}/${this.n++}`;
+    return uuidv7FromHex(unixMs, h64ToString(k) + h64ToString(`${k}/more`).slice(0, 4));
+  }
 }

@@ -49,6 +49,13 @@ function formatUuidv7(unixMs: number, rand: Uint8Array, off: number): string {
   return `${hexOf(b, 0, 4)}-${hexOf(b, 4, 6)}-${hexOf(b, 6, 8)}-${hexOf(b, 8, 10)}-${hexOf(b, 10, 16)}`;
 }
 
+/** UUIDv7 text from a time and 20 hex digits (80 bits, of which the version and variant take 6). */
+export function uuidv7FromHex(unixMs: number, hex: string): string {
+  const rand = new Uint8Array(10);
+  for (let i = 0; i < 10; i++) rand[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return formatUuidv7(unixMs, rand, 0);
+}
+
 /** Cryptographically random ids (pooled to keep randomBytes calls rare). */
 export function randomIds(): IdSource {
   let pool = randomBytes(4096);
