@@ -3,6 +3,10 @@ import { UsageError } from '../errors.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
 import { plural } from '../render/plural.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
+import { wholeNumber } from './options.js';
+
+/** Seeds are 32-bit: a larger one would give the output of another. */
+const MAX_SEED = 2 ** 32 - 1;
 
 interface Args extends OutputArgs {
   runs: number;
@@ -20,7 +24,7 @@ export const generateCommand: CommandBody<Args> = {
     withOutputOptions(y, 'the file to write: .jsonl, .jsonl.gz or .parquet')
       .option('runs', { type: 'number', default: 1, describe: 'invocations of the same project, one after another' })
       .option('nodes', { type: 'number', default: 50, describe: 'nodes in the project (seeds, models, snapshots, tests, unit tests)' })
-      .option('seed', { type: 'number', default: 1, describe: 'same seed, same bytes' })
+      .option('seed', { type: 'number', default: 1, describe: `same seed, same bytes (a whole number from 0 to ${MAX_SEED})` })
       .option('fail-rate', { type: 'number', default: 0.02, describe: 'probability that a node errors or a test fails' })
       .option('cache-rate', { type: 'number', default: 0.1, describe: 'probability that a model is reused from cache (runs after the first)' })
       .option('threads', { type: 'number', default: 8, describe: 'simulated worker threads' })
@@ -29,16 +33,18 @@ export const generateCommand: CommandBody<Args> = {
       .example('$0 generate -o run.jsonl --nodes 200 --fail-rate 0.05', 'one run of a 200-node project')
       .example('$0 generate --project-dir demo --format parquet --runs 3', 'three runs in demo/target/metadata/otel.parquet'),
   handler: async (a) => {
-    if (!(a.nodes >= 4)) throw new UsageError('--nodes must be at least 4');
-    if (!(a.runs >= 1)) throw new UsageError('--runs must be at least 1');
-    if (!(a['fail-rate'] >= 0 && a['fail-rate'] <= 1)) throw new UsageError('--fail-rate must be between 0 and 1');
+    const runs = wholeNumber('--runs', a.runs, 1);
+    const nodes = wholeNumber('--nodes', a.nodes, 4);
+    const seed = wholeNumber('--seed', a.seed, 0, MAX_SEED);
+    const threads = wholeNumber('--threads', a.threads, 1);
+    for (const o of ['fail-rate', 'cache-rate'] as const) if (!(a[o] >= 0 && a[o] <= 1)) throw new UsageError(`--${o} must be between 0 and 1`);
     const output = outputPath({ output: a.output, projectDir: a['project-dir'], format: a.format });
     const [{ generate }, { progressBar }] = await Promise.all([import('../produce/generate/index.js'), import('../produce/progress.js')]);
     const bar = progressBar('generate');
     const t0 = Date.now();
     const r = await generate({
-      output, format: a.format, runs: Math.floor(a.runs), nodes: Math.floor(a.nodes), seed: a.seed, failRate: a['fail-rate'],
-      cacheRate: a['cache-rate'], threads: Math.max(1, Math.floor(a.threads)), detail: a.detail, onProgress: (d, t) => bar.update(d, t),
+      output, format: a.format, runs, nodes, seed, failRate: a['fail-rate'],
+      cacheRate: a['cache-rate'], threads, detail: a.detail, onProgress: (d, t) => bar.update(d, t),
     });
     bar.done();
     const secs = (Date.now() - t0) / 1000;

@@ -1,5 +1,6 @@
 /** Option shapes shared by the commands, so every command takes lists and values the same way. */
 import type { Options, PositionalOptions } from 'yargs';
+import { UsageError } from '../errors.js';
 
 /**
  * A list option given by repeats, commas or both: `--fail-on error,skipped --fail-on test-failed`.
@@ -37,4 +38,14 @@ export function listPositional(describe: string) {
     default: undefined,
     coerce: (v: unknown): string[] => [v ?? []].flat().filter((x) => x !== undefined && x !== null).map(String),
   } satisfies PositionalOptions;
+}
+
+/**
+ * A number option that must be a whole number from `min` to `max`, else a usage error naming it
+ * (yargs reads `abc` as NaN and takes 1.5 as given).
+ */
+export function wholeNumber(option: string, v: number, min: number, max?: number): number {
+  if (Number.isInteger(v) && v >= min && (max === undefined || v <= max)) return v;
+  const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
+  throw new UsageError(`${option}: expected a whole number, ${range}; got ${Number.isNaN(v) ? 'something else' : v}`);
 }

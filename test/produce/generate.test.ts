@@ -1,8 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generate } from '../../src/produce/generate/index.js';
 import { validateFile } from '../../src/produce/validate.js';
+import { runCli } from '../helpers/cli.js';
 import { SAMPLE_FILES, SAMPLES_DIR, samplesPresent, tempDir } from './helpers.js';
 
 const tmp = tempDir();
@@ -78,5 +80,26 @@ describe('validate reports', () => {
       '6:-:violation',
     ]));
     expect(got.filter((g) => g.startsWith('1:'))).toEqual(['1:span_id:warning']); // never ended
+  });
+});
+
+describe('generate: options that are not what they must be are usage errors naming them', () => {
+  const out = join(tmpdir(), `runlens-gen-never-${process.pid}.jsonl`);
+  it.each([
+    ['--seed', 'abc'], ['--seed', 'NaN'], ['--seed', '1.5'], ['--seed', '-1'], ['--seed', '4294967296'],
+    ['--threads', '0'], ['--threads', '-3'], ['--threads', '2.5'], ['--threads', 'x'],
+    ['--runs', '0'], ['--runs', '1.5'], ['--nodes', '3'], ['--nodes', '4.5'],
+  ])('%s %s', (option, value) => {
+    const r = runCli(['generate', '-o', out, option, value]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^runlens: ${option}: expected a whole number`));
+    expect(r.stdout).toBe('');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a seed from 0 to 4294967295 is taken', () => {
+    const r = runCli(['generate', '-o', '-', '--nodes', '4', '--seed', '4294967295', '--no-detail']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(0);
   });
 });
