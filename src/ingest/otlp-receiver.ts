@@ -105,6 +105,8 @@ export class OtlpReceiver {
     Pick<ReceiverOptions, 'sinks' | 'onReceive' | 'onDerived' | 'log'>;
   /** the first failure of a sink, reported once; the other outputs go on */
   readonly sinkErrors = new Map<string, Error>();
+  /** names of spans received, for the log records that come after them (outputs only) */
+  private readonly spanNames = new SpanNames();
 
   constructor(opts: ReceiverOptions) {
     this.o = {
@@ -267,7 +269,9 @@ export class OtlpReceiver {
   }
 
   /**
-   * Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd.
+   * Outputs get conformant records: a SpanStart (the engine writes one at open) before each SpanEnd,
+   * and a log record the name of its span when that span was received before it (an OTLP log
+   * carries no span name, and a span is sent when it ends, mostly after its logs).
    * An output's failure is reported and leaves the others, and the answer to the request, alone.
    */
   private toSinks(rows: LiveRows): void {
@@ -281,7 +285,12 @@ export class OtlpReceiver {
       this.o.log?.(`runlens: outputs stopped, a received record could not be written as one: ${(e as Error).message}`);
       return;
     }
-    for (const r of records) {
+    for (let r of records) {
+      if (r.record_type === 'SpanEnd') this.spanNames.add(r.trace_id, r.span_id, r.span_name);
+      else if (r.span_id !== null && r.span_name === null) {
+        const name = this.spanNames.get(r.trace_id, r.span_id);
+        if (name !== undefined) r = { ...r, span_name: name };
+      }
       const out: JsonlRecord[] = r.record_type === 'SpanEnd' ? [spanStartOf(r), r] : [r];
       for (const s of sinks) {
         if (this.sinkErrors.has(s.name)) continue;
@@ -410,6 +419,24 @@ export class OtlpReceiver {
         }
       }
     }
+  }
+}
+
+/**
+ * Span names by trace and span id, the most recent SPAN_NAMES kept: a receiver runs for long, and a
+ * span's log records mostly come soon around it.
+ */
+const SPAN_NAMES = 100_000;
+class SpanNames {
+  private readonly names = new Map<string, string>();
+  add(traceId: string, spanId: string, name: string): void {
+    const key = `${traceId}/${spanId}`;
+    this.names.delete(key);
+    this.names.set(key, name);
+    if (this.names.size > SPAN_NAMES) this.names.delete(this.names.keys().next().value!);
+  }
+  get(traceId: string, spanId: string): string | undefined {
+    return this.names.get(`${traceId}/${spanId}`);
   }
 }
 

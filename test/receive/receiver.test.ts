@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -281,6 +282,27 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     cleanups.push(() => file.close());
     await loadPaths(file, [jsonl]);
     expect(await file.all(q)).toEqual(stored);
+  });
+
+  it('--jsonl: a log record names the span its span_id names when that span arrived before it; a later one cannot be named', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'copy.jsonl');
+    const { rx } = await startReceiver({ sinks: [new JsonlSink({ path: jsonl, append: false, level: 'trace' })] });
+    const logOf = (spanId: string, t: string) => ({ traceId: tid, spanId, timeUnixNano: t, severityNumber: 9, body: { stringValue: `under ${spanId}` } });
+    const postLogs = (records: object[]) =>
+      fetch(`${rx.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resourceLogs: [{ scopeLogs: [{ scope: { name: 'x' }, logRecords: records }] }] }) });
+    expect((await postJson(rx, requestOf([spanWith('00000000000000e1', { name: 'Node processed (model.p.e1)' })]))).status).toBe(200);
+    expect((await postLogs([logOf('00000000000000e1', '1772073189000000000'), logOf('00000000000000e2', '1772073189000000001')])).status).toBe(200);
+    expect((await postJson(rx, requestOf([spanWith('00000000000000e2', { name: 'Node processed (model.p.e2)' })]))).status).toBe(200);
+    expect((await postLogs([logOf('00000000000000e2', '1772073189000000002')])).status).toBe(200);
+    await rx.close();
+    const logs = readFileSync(jsonl, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { record_type: string; span_id: string; span_name: string | null; body: string })
+      .filter((r) => r.record_type === 'LogRecord');
+    expect(logs.map((r) => [r.span_id, r.span_name])).toEqual([
+      ['00000000000000e1', 'Node processed (model.p.e1)'],
+      ['00000000000000e2', null],
+      ['00000000000000e2', 'Node processed (model.p.e2)'],
+    ]);
   });
 
   it('media types match without regard to case and with parameters', async () => {
