@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.js';
+import { namingOutput } from './output-path.js';
 import { convertProblem } from './record-check.js';
 import { serializeRecord, type JsonlRecord } from './record.js';
 
@@ -88,8 +89,9 @@ export async function openJsonlOut(path: string, append = false): Promise<{ stre
  */
 export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>, path: string): Promise<{ records: number }> {
   const tmp = `${path}.${process.pid}.tmp${path.endsWith('.gz') ? '.gz' : ''}`;
-  const { stream, close } = await openJsonlOut(tmp);
+  const { stream, close } = await openJsonlOut(tmp).catch((e: unknown) => Promise.reject(namingOutput(e, tmp, path)));
   let n = 0;
+  let closed = false;
   try {
     let buf = '';
     for await (const r of records as AsyncIterable<JsonlRecord>) {
@@ -101,12 +103,13 @@ export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncItera
       }
     }
     if (buf) await writeChunk(stream, buf);
+    closed = true;
     await close();
     await rename(tmp, path);
   } catch (e) {
-    stream.destroy();
+    if (!closed) await close().catch(() => undefined);
     await rm(tmp, { force: true });
-    throw e;
+    throw namingOutput(e, tmp, path);
   }
   return { records: n };
 }

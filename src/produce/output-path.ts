@@ -65,3 +65,10 @@ export function refuseOutputOverInput(output: string, inputs: readonly string[])
   if (input !== undefined)
     throw new UsageError(`the output ${outputLabel(output)} is also an input${path.resolve(input) === path.resolve(output) ? '' : ` (${input})`}: writing it would destroy the input; name another output file`);
 }
+
+/** A system error about the file an output is written to before it is renamed names the output. */
+export function namingOutput(e: unknown, tmp: string, output: string): unknown {
+  const err = e as NodeJS.ErrnoException | undefined;
+  if (err?.path === tmp) err.path = output;
+  return e;
+}

@@ -15,6 +15,7 @@ import { eventKey } from '../telemetry/event-types.js';
 import { arrowType, columnBuilder, Field, List, listData, Struct, structData, U64Column, type ColumnBuilder } from './arrow-columns.js';
 import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColSpec } from './parquet-layout.js';
 import type { JsonlRecord } from './record.js';
+import { namingOutput } from './output-path.js';
 
 export interface ParquetWriteOptions {
   /** rows per Arrow batch handed to the writer (the engine buffers 1,024; larger is faster here) */
@@ -240,7 +241,7 @@ export async function writeParquetFile(
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
-    throw sourceError ?? e;
+    throw sourceError ?? namingOutput(e, tmp, path);
   }
   return { records: count };
 }

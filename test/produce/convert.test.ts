@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertFile } from '../../src/produce/convert.js';
@@ -37,6 +37,15 @@ describe('bad input', () => {
     const out = join(tmp.dir, 'bad-line.parquet');
     await expect(convertFile(src, out)).rejects.toThrow(/bad-line\.jsonl:3: not JSON/);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it.each(['jsonl', 'parquet'])('a folder where the %s output goes is named as the output (not its temporary file)', async (ext) => {
+    const src = join(tmp.dir, `fine-${ext}.jsonl`);
+    writeFileSync(src, good(1) + '\n');
+    const out = join(tmp.dir, `taken.${ext}`);
+    mkdirSync(out);
+    await expect(convertFile(src, out)).rejects.toMatchObject({ path: out, code: 'EISDIR' });
+    expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
   it('names the field of a record that does not fit the layout', async () => {
