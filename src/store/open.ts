@@ -16,6 +16,9 @@ function refuse(state: ModelState, path: string, reading: boolean): void {
     throw new InputError(`not a runlens model (a DuckDB database without runlens's tables; ${MAKES_MODELS})`, path);
   }
   if (state === 'newer') throw new InputError('the model was made by a newer runlens; upgrade runlens to read it', path);
+  if (reading && state === 'unfinished') {
+    throw new InputError(`the model was not finished: the load that made it stopped before it had made its tables (\`runlens load PATH --db ${path}\` finishes it)`, path);
+  }
 }
 
 /** Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. */
@@ -24,8 +27,9 @@ export async function openModel(dbPath?: string): Promise<Db> {
   if (dbPath?.startsWith(':memory:')) throw new UsageError(`--db takes a file path, not ${dbPath} (without --db the model lives in memory)`);
   const db = await Db.open(dbPath);
   try {
-    if (dbPath !== undefined) refuse(await modelState(db), dbPath, false);
-    await ensureSchema(db);
+    const state = dbPath === undefined ? 'empty' : await modelState(db);
+    if (dbPath !== undefined) refuse(state, dbPath, false);
+    await ensureSchema(db, { fresh: state === 'empty' });
     return db;
   } catch (e) {
     db.close();

@@ -11,7 +11,7 @@ import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, norma
 
 export const SCHEMA_VERSION = 4;
 
-const TABLES = [
+export const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
   // One row per loaded input; its content hash ("xxh64:<hex>", in a column named sha256 as in old databases) makes loading the same content twice a no-op.
   `CREATE TABLE IF NOT EXISTS files (
@@ -121,7 +121,8 @@ export const DDL_FINGERPRINT = createHash('sha256')
   .digest('hex')
   .slice(0, 16);
 
-export type ModelState = 'current' | 'other-version' | 'newer' | 'not-a-model' | 'empty';
+/** `unfinished`: runlens began making the model and stopped before its runlens_meta was written. */
+export type ModelState = 'current' | 'other-version' | 'newer' | 'not-a-model' | 'empty' | 'unfinished';
 
 /** Whether a database is a runlens model, and of this runlens's DDL. */
 export async function modelState(db: Db): Promise<ModelState> {
@@ -129,6 +130,7 @@ export async function modelState(db: Db): Promise<ModelState> {
   if (tables.length === 0) return 'empty';
   if (!tables.some((t) => t.name === 'runlens_meta')) return 'not-a-model';
   const meta = new Map((await db.all<{ key: string; value: string }>('SELECT key, value FROM runlens_meta')).map((r) => [r.key, r.value]));
+  if (meta.size === 0) return 'unfinished';
   const version = Number(meta.get('schema_version'));
   if (!Number.isInteger(version)) return 'not-a-model';
   if (version > SCHEMA_VERSION) return 'newer';
@@ -138,11 +140,12 @@ export async function modelState(db: Db): Promise<ModelState> {
 }
 
 /** `madeBy`: the fingerprint of the model's maker, when its runlens_meta is not in `db` (an in-memory copy). */
-export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: string | null } = {}): Promise<void> {
+export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: string | null; fresh?: boolean } = {}): Promise<void> {
   const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}'), ('ddl', '${DDL_FINGERPRINT}')`;
-  if (db.inMemory && !opts.migrate) {
-    // A new database, with nothing to migrate: one call, not a round trip per statement.
-    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta].map((sql): [string, string] => ['schema', sql]));
+  if ((db.inMemory || opts.fresh) && !opts.migrate) {
+    // A new database, with nothing to migrate: one call, not a round trip per statement; one
+    // transaction, so that a new model file is either made whole or left empty.
+    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta].map((sql): [string, string] => ['schema', sql]), { transaction: !db.inMemory });
     return;
   }
   for (const s of TABLES) await db.run(s);

@@ -9,6 +9,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { openModelToRead } from '../../src/store/open.js';
+import { TABLES } from '../../src/store/schema.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
@@ -240,5 +241,29 @@ describe('a --db load that stops before its end', () => {
         r.close();
       }
     }
+  });
+});
+
+describe('a --db model whose creation was interrupted', () => {
+  /** What a first load stopped while it made the model's tables one by one left: the first tables, runlens_meta empty. */
+  async function halfMade(name: string): Promise<string> {
+    const file = path.join(dir, name);
+    const inst = await DuckDBInstance.create(file);
+    const c = await inst.connect();
+    for (const ddl of TABLES.slice(0, 2)) await c.run(ddl);
+    c.closeSync();
+    inst.closeSync();
+    return file;
+  }
+
+  it('is finished by the next load, and reading it before says what happened', async () => {
+    const db = await halfMade('half-made.duckdb');
+    const read = runCli(['runs', '--db', db]);
+    expect(read.code).toBe(2);
+    expect(read.stderr).toContain(`${db}: the model was not finished`);
+    const load = runCli(['load', CLEAN, '--db', db]);
+    expect(load.stderr).toBe('');
+    expect(load.code).toBe(0);
+    expect(runCount(db)).toBe(1);
   });
 });
