@@ -4,6 +4,7 @@ import { FoundError, InputError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
 import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
+import type { ReceiverStats, UnstoredReasons } from '../ingest/otlp-receiver.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -35,15 +36,18 @@ export const gateCommand: CommandBody<Args> = {
     withModel(a, async (db, report) => {
       const failOn = parseFailOn(a['fail-on']);
       everyPathHasRun(a.paths ?? [], report);
-      if (a.receive) await receiveUntilIdle(db, a);
+      const unread = a.receive ? await receiveUntilIdle(db, a) : undefined;
       const runs = await db.scalar<number>('SELECT count(*)::INTEGER FROM runs');
-      if (runs === 0) throw new UsageError(`no runs in ${(a.paths ?? []).join(', ') || a.db || 'the input'}: nothing to gate`);
+      if (runs === 0) throw new UsageError(`no runs in ${(a.paths ?? []).join(', ') || a.db || 'the input'}: nothing to gate${unread ? ` (${unread})` : ''}`);
       const trace = a.trace ? await resolveTrace(db, a.trace) : undefined;
       const everything = a.reporter === 'json' || a.reporter === 'junit';
       const result = await evaluateGate(db, {
         failOn, traceId: trace, listLimit: everything ? undefined : LISTED_FOR_PEOPLE, withTests: a.reporter === 'junit',
       });
-      if (result.passed) cannotPassWithSkippedLines(report);
+      if (result.passed) {
+        cannotPassWithSkippedLines(report);
+        cannotPassWithUnread(unread);
+      } else if (unread) process.stderr.write(`runlens: gate: ${unread}\n`);
       process.stdout.write(renderGate(result, a.reporter));
       if (!result.passed) throw new FoundError('');
     }, { requireInput: !a.receive }),
@@ -78,8 +82,17 @@ function cannotPassWithSkippedLines(report: LoadReport): void {
   );
 }
 
-/** Receive OTLP until the stream has been quiet for --until-idle, then flush into the model. */
-async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
+/** As with skipped lines: records the receiver could not store may have been a failure's. */
+function cannotPassWithUnread(unread: string | undefined): void {
+  if (unread) throw new InputError(`the gate cannot pass: ${unread}; they may have held a failure`);
+}
+
+/**
+ * Receive OTLP until the stream has been quiet for --until-idle, then flush into the model. Returns
+ * what was sent but not stored (rejected records, requests refused whole, records the database
+ * refused), said with the first reason of each, or undefined when everything was.
+ */
+async function receiveUntilIdle(db: Db, a: Args): Promise<string | undefined> {
   const idleMs = parseDuration(a['until-idle'], '--until-idle');
   const timeoutMs = parseDuration(a.timeout, '--timeout');
   let last = 0;
@@ -87,6 +100,7 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
   const rx = new OtlpReceiver({
     db, ...receiverOptions(a),
     onReceive: () => (last = Date.now()),
+    log: (line) => process.stderr.write(line + '\n'),
   });
   try {
     await rx.start();
@@ -112,6 +126,17 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<void> {
   } finally {
     await rx.close();
   }
+  return unstored(rx.stats, rx.reasons);
+}
+
+function unstored(stats: ReceiverStats, why: UnstoredReasons): string | undefined {
+  const were = (n: number) => (n === 1 ? 'was' : 'were');
+  const parts = [
+    stats.rejected && `${plural(stats.rejected, 'record')} sent ${were(stats.rejected)} rejected (${why.rejected})`,
+    stats.refused && `${plural(stats.refused, 'request')} ${were(stats.refused)} refused whole (${why.refused})`,
+    stats.lost && `${plural(stats.lost, 'acknowledged record')} could not be written to the model (${why.lost})`,
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : undefined;
 }
 
 export function parseFailOn(raw: string[] | undefined): FailOn[] {

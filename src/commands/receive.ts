@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { CommandBody } from './command.js';
 import { RunlensError } from '../errors.js';
+import { plural } from '../render/plural.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
@@ -59,8 +60,9 @@ export const receiveCommand: CommandBody<Args> = {
     await reporting;
     db.close();
     const lost = rx.stats.lost ? `, ${rx.stats.lost} acknowledged but refused by the database (see above)` : '';
+    const refused = rx.stats.refused ? `, ${plural(rx.stats.refused, 'request')} refused whole` : '';
     const repeated = rx.stats.repeated ? `, ${rx.stats.repeated} sent again (kept once)` : '';
-    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}`);
+    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${refused}${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}`);
     if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');
   },
 };

@@ -65,6 +65,15 @@ export interface ReceiverStats {
   lost: number;
   /** records acknowledged and not stored again: received before (a client's retry) */
   repeated: number;
+  /** requests refused whole (400, 413, 415): their records were never read, and a client does not send them again */
+  refused: number;
+}
+
+/** The first reason of each kind of record sent but not stored, for whoever must say so (gate --receive). */
+export interface UnstoredReasons {
+  rejected?: string;
+  refused?: string;
+  lost?: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -85,7 +94,8 @@ class HttpError extends Error {
 type Signal = 'traces' | 'logs';
 
 export class OtlpReceiver {
-  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0, lost: 0, repeated: 0 };
+  readonly stats: ReceiverStats = { requests: 0, spans: 0, logs: 0, rejected: 0, flushedRecords: 0, throttled: 0, lost: 0, repeated: 0, refused: 0 };
+  readonly reasons: UnstoredReasons = {};
   private app: FastifyInstance;
   private pending: LiveRows[] = [];
   private pendingCount = 0;
@@ -165,6 +175,10 @@ export class OtlpReceiver {
   }
 
   private sendStatus(req: FastifyRequest, reply: FastifyReply, status: number, message: string): void {
+    if (status === 400 || status === 413 || status === 415) {
+      this.stats.refused++;
+      this.reasons.refused ??= `${req.url}: ${status} ${message}`;
+    }
     if (status === 429 || status === 503) reply.header('Retry-After', '1');
     if (this.isJson(req)) {
       void reply.code(status).type('application/json').send(JSON.stringify({ code: status === 400 ? 3 : status === 429 ? 8 : 13, message }));
@@ -235,6 +249,7 @@ export class OtlpReceiver {
       const n = rows.length;
       this.stats.requests++;
       this.stats.rejected += conv.rejected;
+      if (conv.rejected) this.reasons.rejected ??= conv.errors[0];
       this.stats.repeated += repeated;
       if (signal === 'traces') this.stats.spans += n;
       else this.stats.logs += n;
@@ -389,6 +404,7 @@ export class OtlpReceiver {
       }
     }
     this.stats.lost += lost;
+    if (lost) this.reasons.lost ??= first.message;
     this.underived += written;
     this.stats.flushedRecords += written;
     throw new Error(`${lost} acknowledged record${lost === 1 ? '' : 's'} could not be written: ${first.message}`);

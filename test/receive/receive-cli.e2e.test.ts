@@ -6,11 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/produce/convert.js';
 import { generate } from '../../src/produce/generate/index.js';
 import { OtlpSink } from '../../src/produce/sinks/otlp.js';
+import type { JsonlRecord, LogRecordRecord, SpanEndRecord } from '../../src/produce/record.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { FUSION, ROOT, sample, samplesNote } from '../helpers/samples.js';
+import { logsJson, postOtlpJson, tracesJson } from './otlp-json.js';
 
 /** Start the built CLI and resolve once it prints the URL it listens on. */
-function startCli(args: string[]): Promise<{ url: string; done: Promise<{ code: number | null; stderr: string }>; kill: (s: NodeJS.Signals) => void }> {
+function startCli(args: string[]): Promise<{ url: string; done: Promise<{ code: number | null; stderr: string; stdout: string }>; kill: (s: NodeJS.Signals) => void }> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build`);
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -81,6 +84,19 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     expect((r as unknown as { stdout: string }).stdout).toBe(expected.stdout);
   });
 
+  it('gate --receive does not pass a clean run when a request was refused whole (its records were never read)', async () => {
+    const clean = path.join(ROOT, 'samples/clean-build.jsonl');
+    expect(runCli(['gate', clean]).code).toBe(0);
+    const g = await startCli(['gate', '--receive', '--port', '0', '--until-idle', '1s']);
+    await send(clean, g.url);
+    const bad = await fetch(`${g.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"resourceSpans": [' });
+    expect(bad.status).toBe(400);
+    const r = await g.done;
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).not.toContain('gate passed');
+    expect(r.stderr).toMatch(/the gate cannot pass: 1 request was refused whole \(\/v1\/traces: 400 invalid JSON/);
+  });
+
   it('a port in use is exit 2 "cannot listen" for receive and gate --receive', async () => {
     const busy = createServer();
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
@@ -95,5 +111,53 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     } finally {
       await new Promise((r) => busy.close(r));
     }
+  });
+});
+
+const note = samplesNote(FUSION);
+
+describe.skipIf(note.missing)(note.title('gate --receive on a real failed run whose failing spans the receiver rejected'), () => {
+  /**
+   * The real run with one malformed attribute (an intValue "1.0") on each span of its errored unit
+   * test and its failed test, as a producer bug would send them: the receiver rejects those four.
+   */
+  async function sendDamaged(url: string): Promise<void> {
+    const records: JsonlRecord[] = [];
+    for await (const r of readRecords(sample(FUSION, 'forwarder-otel_failed-preview120.jsonl'))) records.push(r);
+    const spans = records.filter((r): r is SpanEndRecord => r.record_type === 'SpanEnd');
+    const traces = tracesJson(spans);
+    let damaged = 0;
+    for (const s of traces.resourceSpans![0]!.scopeSpans[0]!.spans) {
+      if (/NODE_OUTCOME_ERROR|TEST_OUTCOME_FAILED/.test(JSON.stringify(s.attributes))) {
+        (s.attributes as object[]).push({ key: 'retries', value: { intValue: '1.0' } });
+        damaged++;
+      }
+    }
+    expect(damaged).toBe(4);
+    const t = await postOtlpJson(url, 'traces', traces);
+    expect(t).toMatchObject({ status: 200, body: { partialSuccess: { rejectedSpans: '4' } } });
+    const l = await postOtlpJson(url, 'logs', logsJson(records.filter((r): r is LogRecordRecord => r.record_type === 'LogRecord')));
+    expect(l).toEqual({ status: 200, body: {} });
+  }
+
+  it('never passes: exit 2, saying how many records were rejected and why', async () => {
+    const g = await startCli(['gate', '--receive', '--port', '0', '--until-idle', '1s', '--fail-on', 'error,incomplete']);
+    await sendDamaged(g.url);
+    const r = await g.done;
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).not.toContain('gate passed');
+    expect(r.stderr).toContain('the gate cannot pass: 4 records sent were rejected');
+    expect(r.stderr).toContain('attributes[');
+    expect(r.stderr).toContain('an integer expected');
+    expect(r.stderr).not.toContain('internal error');
+  });
+
+  it('still reports the failures it did see (exit 1), and says records were rejected', async () => {
+    const g = await startCli(['gate', '--receive', '--port', '0', '--until-idle', '1s']);
+    await sendDamaged(g.url);
+    const r = await g.done;
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain('gate FAILED');
+    expect(r.stderr).toContain('4 records sent were rejected');
   });
 });
