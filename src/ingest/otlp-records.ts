@@ -3,13 +3,14 @@
  * data goes through the same normalizer as files. What OTLP loses is recovered where it can be
  * (reference/telemetry.md section 4): event_type from span names (spans) or event_name (logs),
  * nested attributes from their JSON text, `code.file.path`/`code.line.number` back to file/line.
- * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd. Requests are converted
+ * SpanStart is never sent over OTLP: each finished span becomes one SpanEnd (a span sent without an end,
+ * one that has not ended, a SpanStart). Requests are converted
  * straight into the live source's columns (DuckDB's appender): not as JSONL text to parse again, nor
  * through record objects (a BigInt per id and time, an attributes object serialized afterwards), which
  * would cost more than the decode. Outputs (--jsonl, --parquet) get records rebuilt from the rows.
  */
 import type { OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
-import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord } from '../produce/record.js';
+import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord, type SpanStartRecord } from '../produce/record.js';
 import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
 
@@ -537,26 +538,28 @@ function addSpan(rows: LiveRows, s: unknown): void {
   const links = linksText(s.links);
 
   const i = rows.addRow();
-  rows.setStr('record_type', i, 'SpanEnd');
+  // Without an end (absent or 0) the span has not ended: a SpanStart, as a file that holds only the
+  // span's start, so the model sees a span (and a run) that never finished. A SpanStart has no status.
+  rows.setStr('record_type', i, ended ? 'SpanEnd' : 'SpanStart');
   rows.setStr('trace_id', i, traceId);
   setSpanId(rows, 'span_id', i, sid);
   setSpanId(rows, 'parent_span_id', i, parent);
   rows.setStr('span_name', i, name);
   setNanos(rows, 'start_ns', i, s.startTimeUnixNano);
-  setNanos(rows, 'end_ns', i, ended ? s.endTimeUnixNano : s.startTimeUnixNano);
+  if (ended) setNanos(rows, 'end_ns', i, s.endTimeUnixNano);
   rows.setStr('attributes', i, attributes);
   const { eventType: et, severity } = recoverEventType(name, explicitEventType);
   rows.setStr('event_type', i, et ?? '');
   rows.setNum('severity_number', i, severity);
   rows.setStr('severity_text', i, SEVERITY_TEXT[severity] ?? 'INFO');
-  if (code !== 0 || message) {
+  if (ended && (code !== 0 || message)) {
     rows.setNum('status_code', i, code);
     rows.setStr('status_message', i, message || null);
   }
   if (links !== null) rows.setStr('links', i, links);
 }
 
-/** An ExportTraceServiceRequest (decoded or OTLP/JSON) as SpanEnd rows of the live source. */
+/** An ExportTraceServiceRequest (decoded or OTLP/JSON) as SpanEnd rows (SpanStart for a span without an end) of the live source. */
 export function spansToRows(req: OtlpTraceRequest): ConvertedRows {
   const groups = itemsOf(req, 'resourceSpans', 'scopeSpans', 'spans');
   const rows = new LiveRows(Math.max(1, groups.reduce((n, g) => n + g.items.length, 0)));
@@ -625,12 +628,26 @@ export function logsToRows(req: OtlpLogsRequest, newEventId: () => string): Conv
 }
 
 /** The rows as the engine's records again (for outputs, which write records). */
-export function rowsToRecords(rows: LiveRows): (SpanEndRecord | LogRecordRecord)[] {
-  const out: (SpanEndRecord | LogRecordRecord)[] = [];
+export function rowsToRecords(rows: LiveRows): (SpanStartRecord | SpanEndRecord | LogRecordRecord)[] {
+  const out: (SpanStartRecord | SpanEndRecord | LogRecordRecord)[] = [];
   for (let i = 0; i < rows.length; i++) {
     const r = rows.row(i);
     const attributes = JSON.parse(r.attributes) as Attributes;
-    if (r.record_type === 'SpanEnd') {
+    if (r.record_type === 'SpanStart') {
+      out.push({
+        record_type: 'SpanStart',
+        trace_id: r.trace_id,
+        span_id: hexSpanId(r.span_id)!,
+        span_name: r.span_name ?? '',
+        parent_span_id: hexSpanId(r.parent_span_id),
+        links: r.links === null ? null : (JSON.parse(r.links) as SpanStartRecord['links']),
+        start_time_unix_nano: String(r.start_ns),
+        severity_number: r.severity_number,
+        severity_text: r.severity_text,
+        event_type: r.event_type,
+        attributes,
+      });
+    } else if (r.record_type === 'SpanEnd') {
       out.push({
         record_type: 'SpanEnd',
         trace_id: r.trace_id,
@@ -665,9 +682,9 @@ export function rowsToRecords(rows: LiveRows): (SpanEndRecord | LogRecordRecord)
   return out;
 }
 
-export function spansToRecords(req: OtlpTraceRequest): Converted<SpanEndRecord> {
+export function spansToRecords(req: OtlpTraceRequest): Converted<SpanStartRecord | SpanEndRecord> {
   const { rows, rejected, errors } = spansToRows(req);
-  return { records: rowsToRecords(rows) as SpanEndRecord[], rejected, errors };
+  return { records: rowsToRecords(rows) as (SpanStartRecord | SpanEndRecord)[], rejected, errors };
 }
 
 export function logsToRecords(req: OtlpLogsRequest, newEventId: () => string): Converted<LogRecordRecord> {

@@ -19,7 +19,8 @@ import { normalizeSelect } from './normalize-sql.js';
 
 /** A record in the raw envelope shape (jsonl.ts reads the same fields from a line). */
 export interface LiveRow {
-  record_type: 'SpanEnd' | 'LogRecord';
+  /** SpanStart: a span received without an end (it has not ended) */
+  record_type: 'SpanStart' | 'SpanEnd' | 'LogRecord';
   trace_id: string;
   /** the id's 8 bytes as an unsigned integer */
   span_id: bigint | null;

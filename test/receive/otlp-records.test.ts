@@ -80,8 +80,8 @@ describe('OTLP protobuf -> records', () => {
     expect([0, 1, 2].map((i) => hexSpanId(rows.row(i).span_id))).toEqual(['ffffffffffffffff', '0000000000000001', '0100000000000000']);
     const r = rows.row(0);
     expect(r.parent_span_id).toBe(255n);
-    // a zero end time means "not set": the span ends when it starts
-    expect([r.start_ns, r.end_ns]).toEqual([2n ** 63n - 1n, 2n ** 63n - 1n]);
+    // a zero end time means "not set": the span has not ended, a SpanStart
+    expect([r.record_type, r.start_ns, r.end_ns]).toEqual(['SpanStart', 2n ** 63n - 1n, null]);
     // the text itself, not only what it parses to: sorted keys, the last of a repeated key, nested keys sorted
     expect(r.attributes).toBe(sortedJson({ a: 2, m: { b: 0.5, y: false }, z: 'q"uote' }));
     expect(r.attributes).toBe('{"a":2,"m":{"b":0.5,"y":false},"z":"q\\"uote"}');
@@ -172,7 +172,7 @@ describe('OTLP/JSON and protobuf: every field the model keeps is type-checked', 
 
   it('accepts what OTLP/JSON allows: numeric times, upper-case hex ids, null for unset, empty parent, enum names, special doubles', () => {
     const req = { resourceSpans: [{ scopeSpans: [{ spans: [{
-      traceId: TID.toUpperCase(), spanId: SID.toUpperCase(), parentSpanId: '', name: null, startTimeUnixNano: 1772073188904419000, endTimeUnixNano: null,
+      traceId: TID.toUpperCase(), spanId: SID.toUpperCase(), parentSpanId: '', name: null, startTimeUnixNano: 1772073188904419000, endTimeUnixNano: 1772073189904419000,
       status: { code: 'STATUS_CODE_ERROR', message: null }, links: null,
       attributes: [kv('i', { intValue: '-9223372036854775808' }), kv('d', { doubleValue: 'NaN' }), kv('e', { doubleValue: '2.5' }), kv('n', null as unknown as object), kv('u', { unknownValue: 1 }), kv('b', { bytesValue: 'aGk=' })],
     }] }] }] } as unknown as OtlpTraceRequest;

@@ -17,7 +17,11 @@ import { OtlpSink } from '../../src/produce/sinks/otlp.js';
 import { ParquetSink } from '../../src/produce/sinks/parquet.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+import { postOtlpJson, tracesJson } from './otlp-json.js';
+import type { JsonlRecord, SpanEndRecord } from '../../src/produce/record.js';
+import { readFileSync } from 'node:fs';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -365,3 +369,41 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
   });
 });
 
+
+describe('runlens receive: a span without an end', () => {
+  const CLEAN = path.join(ROOT, 'samples/clean-build.jsonl');
+  const records = readFileSync(CLEAN, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as JsonlRecord);
+  const invocation = records.find((r): r is SpanEndRecord => r.record_type === 'SpanEnd' && / invocation \(/.test(r.span_name))!;
+
+  for (const [label, end] of [['absent', undefined], ['"0"', '0']] as const) {
+    it(`endTimeUnixNano ${label}: kept as a span that never ended (as a file holding only its SpanStart), so the run is incomplete`, async () => {
+      const dir = tempDir();
+      const copy = path.join(dir, 'copy.jsonl');
+      const { rx, db } = await startReceiver({ sinks: [new JsonlSink({ path: copy, append: false, level: 'trace' })] });
+      const req = tracesJson(records.filter((r): r is SpanEndRecord => r.record_type === 'SpanEnd'));
+      const inv = req.resourceSpans![0]!.scopeSpans[0]!.spans.find((s) => s.spanId === invocation.span_id)!;
+      if (end === undefined) delete inv.endTimeUnixNano;
+      else inv.endTimeUnixNano = end;
+      expect(await postOtlpJson(rx.url, 'traces', req)).toEqual({ status: 200, body: {} });
+      await rx.close();
+
+      // the same run as a file: the invocation's SpanEnd left out, its SpanStart kept
+      const file = await openModel();
+      cleanups.push(() => file.close());
+      await loadPaths(file, [writeLines(dir, 'unended.jsonl', records.filter((r) => r !== invocation && r.record_type !== 'LogRecord'))]);
+      const spans = `SELECT span_id, kind, ended, start_ns::VARCHAR s, end_ns::VARCHAR e, duration_ms FROM spans ORDER BY span_id`;
+      const runs = `SELECT trace_id, ended, end_ns, nodes, success, error, failed FROM runs`;
+      expect(await db.one(`SELECT ended, end_ns FROM spans WHERE span_id = '${invocation.span_id}'`)).toEqual({ ended: false, end_ns: null });
+      expect(await db.one(`SELECT ended FROM runs`)).toEqual({ ended: false });
+      expect(await db.all(spans)).toEqual(await file.all(spans));
+      expect(await db.all(runs)).toEqual(await file.all(runs));
+      // the JSONL copy holds the SpanStart alone, and builds the same model
+      const out = readFileSync(copy, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as JsonlRecord);
+      expect(out.filter((r) => r.span_id === invocation.span_id).map((r) => r.record_type)).toEqual(['SpanStart']);
+      const fromCopy = await openModel();
+      cleanups.push(() => fromCopy.close());
+      await loadPaths(fromCopy, [copy]);
+      expect(await fromCopy.all(runs)).toEqual(await db.all(runs));
+    });
+  }
+});
