@@ -595,7 +595,7 @@ function addLog(rows: LiveRows, l: unknown, newEventId: () => string): void {
   const bodyText = typeof body === 'string' ? str(body, 'body') : body === null ? '' : JSON.stringify(body);
   const eventName = str(l.eventName, 'eventName');
   const attributes = attributesOf(l.attributes, false, 'log', 'attributes');
-  const eventId = typeof taken.eventId === 'string' ? str(taken.eventId, 'attributes.event_id') : newEventId();
+  const sentEventId = typeof taken.eventId === 'string' ? str(taken.eventId, 'attributes.event_id') : null;
 
   const i = rows.addRow();
   rows.setStr('record_type', i, 'LogRecord');
@@ -607,7 +607,7 @@ function addLog(rows: LiveRows, l: unknown, newEventId: () => string): void {
   rows.setStr('body', i, bodyText);
   rows.setStr('event_type', i, eventName);
   rows.setStr('attributes', i, attributes);
-  rows.setStr('event_id', i, eventId);
+  rows.setEventId(i, sentEventId ?? newEventId(), sentEventId !== null);
 }
 
 /** An ExportLogsServiceRequest (decoded or OTLP/JSON) as LogRecord rows of the live source. */

@@ -1,10 +1,11 @@
 /**
  * An OTLP client sends a request again when it did not get the answer (a timeout, a connection cut
  * after the receiver stored the records): the receiver acknowledges the copy and does not store it
- * again, as a load does not add a record already in the model. It remembers the identities of the
- * records it accepted recently, in two generations: a generation ends after GENERATION_MS or
- * GENERATION_RECORDS records, and the one before it is forgotten, so memory stays bounded on a
- * stream that never ends. Exporters retry within minutes (OpenTelemetry's default gives up after 5).
+ * again, as a load does not add a record already in the model. Only a later request repeats records:
+ * within one, records alike are all kept, as a load keeps every line of one file. It remembers the
+ * identities of the records it accepted recently, in two generations: a generation ends after
+ * GENERATION_MS or GENERATION_RECORDS records, and the one before it is forgotten, so memory stays
+ * bounded on a stream that never ends. Exporters retry within minutes (OpenTelemetry's default gives up after 5).
  */
 import { hash } from 'node:crypto';
 import type { LiveRows } from '../store/live.js';
@@ -21,16 +22,20 @@ export class ResentRecords {
     this.since = now();
   }
 
-  /** The rows not received before (nor earlier in `rows`), and how many were. */
+  /**
+   * The rows of one request not received in an earlier one, and how many were. Records alike within
+   * one request are all kept: a retry resends a whole request, and a load keeps every record of a
+   * file (two log lines alike are two events).
+   */
   keep(rows: LiveRows): { rows: LiveRows; repeated: number } {
     this.rotate();
     const fresh: number[] = [];
+    const ids = new Array<string>(rows.length);
     for (let i = 0; i < rows.length; i++) {
-      const id = key(rows, i);
-      if (this.current.has(id) || this.previous.has(id)) continue;
-      this.current.add(id);
-      fresh.push(i);
+      const id = (ids[i] = key(rows, i));
+      if (!this.current.has(id) && !this.previous.has(id)) fresh.push(i);
     }
+    for (const i of fresh) this.current.add(ids[i]!);
     const repeated = rows.length - fresh.length;
     return { rows: repeated ? rows.pick(fresh) : rows, repeated };
   }

@@ -75,11 +75,14 @@ export class LiveRows {
   /** the 64-bit columns as 32-bit words and bytes: ids and times are written without a BigInt each */
   private words = {} as Record<(typeof BIG)[number], Uint32Array>;
   private bytes = {} as Record<(typeof BIG)[number], Uint8Array>;
+  /** 1 where a log record's event_id is the one it was sent with (not one made for it): part of its identity */
+  private eventIdSent: Uint8Array;
 
   constructor(capacity = 512) {
     for (const c of BIG) this.setBig(c, new BigUint64Array(capacity));
     for (const c of NUM) this.num[c] = new Float64Array(capacity);
     for (const c of STR) this.str[c] = [];
+    this.eventIdSent = new Uint8Array(capacity);
   }
 
   private setBig(c: (typeof BIG)[number], a: BigUint64Array): void {
@@ -106,6 +109,9 @@ export class LiveRows {
       a.set(this.num[c].subarray(0, this.n));
       this.num[c] = a;
     }
+    const sent = new Uint8Array(size);
+    sent.set(this.eventIdSent.subarray(0, this.n));
+    this.eventIdSent = sent;
   }
 
   /**
@@ -116,6 +122,7 @@ export class LiveRows {
     this.reserve(1);
     const i = this.n++;
     this.num.status_code[i] = NaN;
+    this.eventIdSent[i] = 0;
     const { str } = this;
     str.record_type.push(null);
     str.trace_id.push(null);
@@ -157,10 +164,17 @@ export class LiveRows {
     this.str[c][i] = v;
   }
 
+  /** A log record's event id; `sent`: the client sent it (one made here differs on every copy). */
+  setEventId(i: number, id: string, sent: boolean): void {
+    this.str.event_id[i] = id;
+    this.eventIdSent[i] = sent ? 1 : 0;
+  }
+
   append(o: LiveRows): void {
     this.reserve(o.n);
     for (const c of BIG) this.big[c].set(o.big[c].subarray(0, o.n), this.n);
     for (const c of NUM) this.num[c].set(o.num[c].subarray(0, o.n), this.n);
+    this.eventIdSent.set(o.eventIdSent.subarray(0, o.n), this.n);
     for (const c of STR) {
       const to = this.str[c];
       for (const v of o.str[c]) to.push(v);
@@ -176,19 +190,22 @@ export class LiveRows {
       for (const c of BIG) out.big[c][j] = this.big[c][i]!;
       for (const c of NUM) out.num[c][j] = this.num[c][i]!;
       for (const c of STR) out.str[c][j] = this.str[c][i]!;
+      out.eventIdSent[j] = this.eventIdSent[i]!;
     }
     return out;
   }
 
   /**
    * Row i's identity as the model's (src/store/dedupe.ts): trace, span and record type, and for a log
-   * record also its time, event type and body.
+   * record also its time, event type and body, and the event id it was sent with (two logs alike but
+   * for their event ids are two events).
    */
   identity(i: number): string {
     const { str, words } = this;
     const span = `${words.span_id[i * 2]}.${words.span_id[i * 2 + 1]}`;
     if (str.record_type[i] !== 'LogRecord') return `${str.record_type[i]} ${str.trace_id[i]} ${span}`;
-    return `LogRecord ${str.trace_id[i]} ${span} ${this.big.time_ns[i]} ${str.event_type[i]} ${str.body[i]}`;
+    const eventId = this.eventIdSent[i] ? str.event_id[i] : '';
+    return `LogRecord ${str.trace_id[i]} ${span} ${this.big.time_ns[i]} ${str.event_type[i]} ${eventId} ${str.body[i]}`;
   }
 
   /** one column's values [at, at + n) as DuckDB values */

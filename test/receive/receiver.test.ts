@@ -407,3 +407,27 @@ describe('runlens receive: a span without an end', () => {
     });
   }
 });
+
+describe('runlens receive: log records alike but distinct', () => {
+  it('two logs of one request with the same span, time and body but their own event ids and attributes are both kept; the request sent again is a copy', async () => {
+    const dir = tempDir();
+    const copy = path.join(dir, 'copy.jsonl');
+    const { rx, db } = await startReceiver({ sinks: [new JsonlSink({ path: copy, append: false, level: 'trace' })] });
+    const log = (eventId: string, node: string) => ({
+      traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', timeUnixNano: '1772073189000000000', severityNumber: 17,
+      body: { stringValue: 'Database Error' }, eventName: 'v1.public.events.fusion.log.LogMessage',
+      attributes: [{ key: 'event_id', value: { stringValue: eventId } }, { key: 'unique_id', value: { stringValue: node } }],
+    });
+    const req = { resourceLogs: [{ scopeLogs: [{ scope: { name: 'x' }, logRecords: [log('e-1', 'model.p.a'), log('e-2', 'model.p.b')] }] }] };
+    expect(await postOtlpJson(rx.url, 'logs', req)).toEqual({ status: 200, body: {} });
+    expect(await postOtlpJson(rx.url, 'logs', req)).toEqual({ status: 200, body: {} });
+    await rx.close();
+    expect(rx.stats).toMatchObject({ logs: 2, repeated: 2 });
+    const q = `SELECT event_id, unique_id FROM logs ORDER BY event_id`;
+    expect(await db.all(q)).toEqual([{ event_id: 'e-1', unique_id: 'model.p.a' }, { event_id: 'e-2', unique_id: 'model.p.b' }]);
+    const file = await openModel();
+    cleanups.push(() => file.close());
+    await loadPaths(file, [copy]);
+    expect(await file.all(q)).toEqual(await db.all(q));
+  });
+});

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { GENERATION_MS, ResentRecords } from '../../src/ingest/resent-records.js';
 import { LiveRows } from '../../src/store/live.js';
 
-function logs(bodies: string[]): LiveRows {
+/** Log rows; `eventIds`: the event id each one was sent with (none: one is made, a new one each time). */
+function logs(bodies: string[], eventIds: (string | null)[] = []): LiveRows {
   const rows = new LiveRows();
   for (const [k, body] of bodies.entries()) {
     const i = rows.addRow();
@@ -13,12 +14,33 @@ function logs(bodies: string[]): LiveRows {
     rows.setBigValue('time_ns', i, 1772073189000000000n + BigInt(k % 2));
     rows.setStr('event_type', i, '');
     rows.setStr('body', i, body);
+    const sent = eventIds[k] ?? null;
+    rows.setEventId(i, sent ?? crypto.randomUUID(), sent !== null);
   }
   return rows;
 }
 
 describe('ResentRecords', () => {
-  it('keeps what is new, drops what was received before or earlier in the same batch', () => {
+  it('keeps every record of a request, even two alike: only a later request repeats one (a retry resends a whole request)', () => {
+    const r = new ResentRecords();
+    const first = r.keep(logs(['a', 'a', 'a']));
+    expect([first.rows.length, first.repeated]).toEqual([3, 0]);
+    const again = r.keep(logs(['a', 'a']));
+    expect([again.rows.length, again.repeated]).toEqual([0, 2]);
+  });
+
+  it("a log's identity holds the event id it was sent with, not one made for it", () => {
+    const r = new ResentRecords();
+    expect(r.keep(logs(['a'], ['e-1'])).repeated).toBe(0);
+    // the same log with another event id is another record; sent again with its own, a copy
+    expect(r.keep(logs(['a'], ['e-2'])).repeated).toBe(0);
+    expect(r.keep(logs(['a'], ['e-1'])).repeated).toBe(1);
+    // sent without one (a new one is made each time): the copy is still known
+    expect(r.keep(logs(['b'])).repeated).toBe(0);
+    expect(r.keep(logs(['b'])).repeated).toBe(1);
+  });
+
+  it('keeps what is new, drops what was received before', () => {
     const r = new ResentRecords();
     const first = r.keep(logs(['a', 'b', 'x'.repeat(500)]));
     expect([first.rows.length, first.repeated]).toEqual([3, 0]);
