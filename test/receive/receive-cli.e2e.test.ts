@@ -97,6 +97,29 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     expect(r.stderr).toMatch(/the gate cannot pass: 1 request was refused whole \(\/v1\/traces: 400 invalid JSON/);
   });
 
+  it('--queue-limit and --max-body-mb out of range are usage errors naming the option, for every command that receives', () => {
+    // an address no machine has: were an option taken, the command would stop at listening, not wait
+    const nowhere = ['--port', '0', '--host', '256.0.0.1'];
+    for (const cmd of [['receive'], ['gate', '--receive'], ['explore', '--receive']]) {
+      for (const [option, value, expected] of [
+        ['--queue-limit', '0', '--queue-limit: expected a whole number of records, 1 or more, got 0'],
+        ['--queue-limit', '-5', '--queue-limit: expected a whole number of records, 1 or more, got -5'],
+        ['--queue-limit', '2.5', '--queue-limit: expected a whole number of records, 1 or more, got 2.5'],
+        ['--queue-limit', 'abc', '--queue-limit: expected a whole number of records, 1 or more, got something else'],
+        ['--max-body-mb', 'abc', '--max-body-mb: expected a size in MB greater than 0'],
+        ['--max-body-mb', '0', '--max-body-mb: expected a size in MB greater than 0'],
+        ['--max-body-mb', '-1', '--max-body-mb: expected a size in MB greater than 0'],
+        ['--max-body-mb', '1e12', '--max-body-mb: expected a size in MB greater than 0'],
+      ]) {
+        const label = [...cmd, option, value].join(' ');
+        const r = runCli([...cmd, ...nowhere, option, value]);
+        expect(r.code, label).toBe(2);
+        expect(r.stderr, label).toContain(expected);
+        expect(r.stderr, label).not.toContain('internal error');
+      }
+    }
+  });
+
   it('a port in use is exit 2 "cannot listen" for receive and gate --receive', async () => {
     const busy = createServer();
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
