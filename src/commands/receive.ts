@@ -1,6 +1,7 @@
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandBody } from './command.js';
-import { RunlensError } from '../errors.js';
+import { InputError, RunlensError } from '../errors.js';
 import { plural } from '../render/plural.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
@@ -23,6 +24,7 @@ export const receiveCommand: CommandBody<Args> = {
     const [{ RunProgress }, { OtlpReceiver }, { JsonlSink }, { openModel }] = await Promise.all([
       import('../analyze/run-progress.js'), import('../ingest/otlp-receiver.js'), import('../produce/sinks/jsonl.js'), import('../store/load.js'),
     ]);
+    if (a.parquet) checkParquetPlace(path.resolve(a.parquet));
     const db = await openModel(a.db);
     const sinks: TelemetrySink[] = [];
     // Paths as given (resolved), not the engine's logs/ and target/metadata/ defaults for bare names.
@@ -62,7 +64,24 @@ export const receiveCommand: CommandBody<Args> = {
     const lost = rx.stats.lost ? `, ${rx.stats.lost} acknowledged but refused by the database (see above)` : '';
     const refused = rx.stats.refused ? `, ${plural(rx.stats.refused, 'request')} refused whole` : '';
     const repeated = rx.stats.repeated ? `, ${rx.stats.repeated} sent again (kept once)` : '';
-    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${refused}${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}`);
+    // an output that failed misses records answered 200: said on the stop line, and exit 2
+    const failed = [...rx.sinkErrors].map(([name, e]) => `${name} (${e.message})`);
+    const notWritten = failed.length ? `; not written in full: ${failed.join(', ')}` : '';
+    log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${refused}${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}${notWritten}`);
+    if (failed.length) throw new RunlensError('', 'input');
     if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');
   },
 };
+
+/**
+ * The Parquet copy is written when the receiver stops (to FILE.PID.tmp, then renamed to FILE, as
+ * src/produce/parquet-writer.ts does): whether that can be done is found out now, not after every
+ * record was answered 200. A file system error names the path (exit 2).
+ */
+function checkParquetPlace(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, '');
+  rmSync(tmp, { force: true });
+}

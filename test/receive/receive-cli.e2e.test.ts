@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -118,6 +118,38 @@ describe('runlens receive and gate --receive (built CLI)', () => {
         expect(r.stderr, label).not.toContain('internal error');
       }
     }
+  });
+
+  it('--parquet (or --jsonl) where no file can be written is exit 2 naming it, before receiving anything', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'a-file');
+    writeFileSync(file, '');
+    for (const [option, where, why] of [
+      ['--parquet', path.join(file, 'y.parquet'), 'a file, not a folder'],
+      ['--jsonl', path.join(file, 'y.jsonl'), 'a file, not a folder'],
+      ['--parquet', dir, 'it is a folder, not a file'],
+    ]) {
+      // an address no machine has: were the path taken, the command would stop at listening, not wait
+      const r = runCli(['receive', '--port', '0', '--host', '256.0.0.1', option, where]);
+      expect(r.code, `${option} ${where}`).toBe(2);
+      expect(r.stderr, `${option} ${where}`).toContain(why);
+      expect(r.stderr).not.toContain('cannot listen');
+    }
+  });
+
+  it('an output that fails while receiving: the stop line says so and the exit code is 2 (records answered 200 are not in it)', async () => {
+    const dir = tempDir();
+    const pq = path.join(dir, 'copy.parquet');
+    const rx = await startCli(['receive', '--port', '0', '--parquet', pq]);
+    await send(path.join(ROOT, 'samples/clean-build.jsonl'), rx.url);
+    // the place of the file taken by a folder that is not empty: the file cannot be put there at stop
+    mkdirSync(pq);
+    writeFileSync(path.join(pq, 'in-the-way'), '');
+    rx.kill('SIGTERM');
+    const r = await rx.done;
+    expect(r.code, r.stderr).toBe(2);
+    const stop = r.stderr.split('\n').find((l) => l.includes('stopped (SIGTERM)'));
+    expect(stop).toContain(`; not written in full: parquet ${pq} (`);
   });
 
   it('a port in use is exit 2 "cannot listen" for receive and gate --receive', async () => {
