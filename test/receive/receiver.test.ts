@@ -21,7 +21,6 @@ import { tempDir, writeLines } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
 import { postOtlpJson, tracesJson } from './otlp-json.js';
 import type { JsonlRecord, SpanEndRecord } from '../../src/produce/record.js';
-import { readFileSync } from 'node:fs';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
