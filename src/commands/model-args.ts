@@ -1,7 +1,7 @@
 /** Options shared by every command that reads telemetry (PATH... and/or --db FILE) and opening the model. */
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
-import { createProgress } from '../render/progress.js';
+import { createProgress, progressEnabled } from '../render/progress.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { plural } from '../render/plural.js';
@@ -39,12 +39,17 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; 
   if (paths.length === 0) return { db, report: NOTHING_LOADED };
   try {
     const bar = createProgress('loading');
-    const report = await loadPaths(db, paths, {
-      lenient: a.lenient,
-      manifest: a.manifest,
-      onProgress: (p) => bar.update((p.index + p.fraction) / p.count, p.file),
-    });
-    bar.done();
+    let report: LoadReport;
+    try {
+      report = await loadPaths(db, paths, {
+        lenient: a.lenient,
+        manifest: a.manifest,
+        onProgress: progressEnabled() ? (p) => bar.update((p.index + p.fraction) / p.count, p.file) : undefined,
+      });
+    } finally {
+      // an error goes on a line of its own, not after the bar
+      bar.done();
+    }
     reportSkipped(report);
     reportTranslated(report);
     return { db, report };

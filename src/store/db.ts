@@ -212,15 +212,15 @@ export class Db {
 
 /**
  * DuckDB's refusal to open a database file, in the user's terms. A file is locked by the one process
- * that writes it (DuckDB allows one writer, and no reader beside it): a running `receive --db`.
+ * that writes it (DuckDB allows one writer, and no reader beside it): a running `load --db` or `receive --db`.
  */
 function openError(message: string, path: string): InputError {
   const lock = /Could not set lock on file[^]*?\(PID (\d+)\)/.exec(message);
   if (lock || /Conflicting lock/.test(message)) {
     return new InputError(
-      `the model is in use by another process${lock ? ` (PID ${lock[1]})` : ''}, such as a running \`runlens receive --db\`: ` +
-        'DuckDB lets one process write a model, and no other open it meanwhile. To watch runs as they arrive, receive with ' +
-        `\`runlens explore --receive --db ${path}\` instead; to read the model, stop the receiver first`,
+      `the model is in use by another process${lock ? ` (PID ${lock[1]})` : ''}, such as a \`runlens load --db\` or \`runlens receive --db\`: ` +
+        'DuckDB lets one process write a model, and no other open it meanwhile. Wait for a load to finish; to watch runs as they ' +
+        `arrive, receive with \`runlens explore --receive --db ${path}\` instead, or stop the receiver to read the model`,
       path,
     );
   }

@@ -106,6 +106,8 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   const { inputs, skipped } = await detectInputs(paths, args);
   const legacy = new LegacyReader(opts.manifest);
+  // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
+  if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
   try {
     for (const [index, input] of inputs.entries()) {
       // Records can only be present already when the model had some, or an earlier file added some.
