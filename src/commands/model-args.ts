@@ -1,6 +1,6 @@
 /** Options shared by every command that reads telemetry (PATH... and/or --db FILE) and opening the model. */
 import type { Argv } from 'yargs';
-import { UsageError } from '../errors.js';
+import { InputError, RunlensError, UsageError, errorMessage } from '../errors.js';
 import { createProgress, progressEnabled } from '../render/progress.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
@@ -87,12 +87,26 @@ export async function withModel<R>(
   fn: (db: Db, report: LoadReport) => Promise<R>,
   opts?: { requireInput?: boolean; writes?: boolean },
 ): Promise<R> {
-  const { db, report } = await openAndLoad(a, opts);
+  const { db, report } = await openAndLoad(a, opts).catch((e: unknown) => {
+    throw modelFileError(e, a.db);
+  });
   try {
     return await fn(db, report);
+  } catch (e) {
+    throw modelFileError(e, a.db);
   } finally {
     db.close();
   }
+}
+
+/**
+ * DuckDB's errors of the storage itself (a damaged file, a full disk) while a --db model is read or
+ * written: about the model file, not runlens. Errors of input files are named where they are read.
+ */
+function modelFileError(e: unknown, dbPath: string | undefined): unknown {
+  const message = errorMessage(e);
+  if (!dbPath || e instanceof RunlensError || !/^(IO Error|FATAL Error): /.test(message)) return e;
+  return new InputError(`the model file cannot be read or written: ${message.replace(/^[A-Z]+ Error: /, '')}`, dbPath);
 }
 
 /** An input with no records at all: say so clearly. */

@@ -267,3 +267,31 @@ describe('a --db model whose creation was interrupted', () => {
     expect(runCount(db)).toBe(1);
   });
 });
+
+describe('a damaged --db model', () => {
+  it('is exit 2 naming the model file, never an internal error or a passing gate on what could not be read', async () => {
+    const { runInProcess } = await import('../helpers/in-process.js');
+    const { copyFileSync, openSync, readSync, writeSync, closeSync } = await import('node:fs');
+    const good = path.join(dir, 'damage-me.duckdb');
+    expect(runCli(['load', FAILED, '--db', good]).code).toBe(0);
+    const size = statSync(good).size;
+    const damaged = path.join(dir, 'damaged.duckdb');
+    const seen = new Set<number>();
+    // four bytes flipped in turn at each 128 KiB step: some land in blocks the gate reads
+    for (let at = 16_384; at < size; at += 131_072) {
+      copyFileSync(good, damaged);
+      const fd = openSync(damaged, 'r+');
+      const b = Buffer.alloc(4);
+      readSync(fd, b, 0, 4, at);
+      writeSync(fd, b.map((x) => x ^ 0xff), 0, 4, at);
+      closeSync(fd);
+      const r = await runInProcess(['gate', '--db', damaged]);
+      seen.add(r.code);
+      expect(r.stderr, `bytes flipped at ${at}`).not.toContain('internal error');
+      if (r.code === 2) expect(r.stderr, `bytes flipped at ${at}`).toContain(`${damaged}:`);
+      // the run failed: a damaged model either still says so or is refused
+      expect(r.code, `bytes flipped at ${at}: ${r.stdout}`).not.toBe(0);
+    }
+    expect([...seen].sort()).toEqual([1, 2]);
+  }, 180_000);
+});
