@@ -9,6 +9,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CommandModule } from 'yargs';
+import { applyArgumentRules } from './commands/argument-rules.js';
 import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
 import { RunlensError, errorMessage } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
@@ -61,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
+  applyArgumentRules(parser, entry.usage);
   parser.command({ command: entry.usage, describe: entry.describe, ...(await entry.load()) } as CommandModule);
   try {
     await parser.parseAsync();

@@ -24,9 +24,7 @@ export const recordCommandModule: CommandBody<Args> = {
   handler: async (a) => {
     const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
     outFormat(out);
-    // yargs puts the words after -- into _ behind the command name
-    const rest = ((a as unknown as { _: (string | number)[] })._ ?? []).slice(1);
-    const argv = [...(a.cmd ?? []), ...rest].map(String);
+    const argv = (a.cmd ?? []).map(String);
     const r = await recordCommand({ out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
     const nodes = r.invocations.reduce((n, s) => n + s.nodes, 0);
     const canceled = r.invocations.reduce((n, s) => n + (s.outcomes.canceled ?? 0), 0);

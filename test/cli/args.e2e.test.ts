@@ -1,5 +1,8 @@
 /** Arguments as a Unix tool takes them: options before or after PATHs, lists by comma or repeat, a closed pipe, values required. */
 import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { ROOT } from '../helpers/samples.js';
@@ -38,6 +41,48 @@ describe('options before or after PATHs', () => {
     expect(both.filter((r) => r.scope === 'overall')).toHaveLength(1);
     expect(new Set(both.map((r) => r.trace_id))).toEqual(new Set([one]));
     expect(rows(['--param', `limit=1,trace=${one}`, 'slowest-nodes', TWO])).toEqual(both);
+  });
+});
+
+describe('after --', () => {
+  /** A folder holding samples under names that start with a dash (only `--` can name them). */
+  const dashed = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-dash-'));
+    copyFileSync(path.join(ROOT, FAILED), path.join(dir, '-failed.jsonl'));
+    copyFileSync(path.join(ROOT, TWO), path.join(dir, 'two.jsonl'));
+    return dir;
+  };
+  const traces = (r: { stdout: string }) => (JSON.parse(r.stdout) as { trace_id: string }[]).map((x) => x.trace_id).sort();
+
+  it('the words after -- are PATHs of every command that reads PATHs', () => {
+    const dir = dashed();
+    const both = runCli(['runs', 'two.jsonl', path.join(ROOT, FAILED), '--format', 'json'], { cwd: dir });
+    expect(both.code).toBe(0);
+    expect(traces(both)).toHaveLength(3);
+    const r = runCli(['runs', 'two.jsonl', '--format', 'json', '--', '-failed.jsonl'], { cwd: dir });
+    expect(r.stderr).toBe('');
+    expect(traces(r)).toEqual(traces(both));
+    const q = runCli(['query', '--sql', 'SELECT DISTINCT trace_id FROM runs', '--format', 'json', '--', 'two.jsonl', '-failed.jsonl'], { cwd: dir });
+    expect(traces(q)).toEqual(traces(both));
+    const saved = runCli(['query', 'failed-tests', '--format', 'json', '--', '-failed.jsonl'], { cwd: dir });
+    expect(saved.code).toBe(0);
+    expect(JSON.parse(saved.stdout)).not.toHaveLength(0);
+  });
+
+  it('gate PATH -- FAILED gates the failed run too', () => {
+    const plain = runCli(['gate', TWO, FAILED, '--reporter', 'json']);
+    expect(plain.code).toBe(1);
+    const r = runCli(['gate', TWO, '--reporter', 'json', '--', FAILED]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe(plain.stdout);
+  });
+
+  it('words after -- that no argument of the command takes are a usage error', () => {
+    for (const args of [['queries', '--', 'x'], ['map-status', 'success', '--', 'x'], ['webhooks', 'list', '--', 'x']]) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/after --.*"x"/);
+    }
   });
 });
 

@@ -1,0 +1,37 @@
+/**
+ * How every command takes its arguments, applied once to the parser (src/cli.ts) rather than by
+ * each command: what yargs would otherwise drop or bend without a word.
+ */
+import type { Argv } from 'yargs';
+import { UsageError } from '../errors.js';
+
+type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
+
+export function applyArgumentRules(parser: Argv, usage: string): Argv {
+  return parser
+    // the words after -- stay apart from the options (yargs would put them, unbound, into `_`)
+    .parserConfiguration({ 'populate--': true })
+    .middleware((argv) => bindAfterDoubleDash(argv as Parsed, usage), true);
+}
+
+/**
+ * After `--` nothing is an option: the words there are the command's positionals (a PATH that
+ * starts with a dash, the command `record` runs). They fill, in order, the positionals of the usage
+ * not given before `--`, the last `[name..]` taking the rest; a word nothing takes is a usage error.
+ */
+function bindAfterDoubleDash(argv: Parsed, usage: string): void {
+  const words = (argv['--'] ?? []).map(String);
+  delete argv['--'];
+  if (words.length === 0) return;
+  // `_` beyond the command's name: a subcommand (webhooks list), whose positionals the usage does not show
+  const positionals = argv._.length > 1 ? [] : [...usage.matchAll(/[<[]([\w-]+)(\.\.)?[>\]]/g)].map((m) => ({ name: m[1]!, rest: !!m[2] }));
+  for (const p of positionals) {
+    if (words.length === 0) break;
+    if (p.rest) argv[p.name] = [...listOf(argv[p.name]), ...words.splice(0)];
+    else if (argv[p.name] === undefined) argv[p.name] = words.shift();
+  }
+  if (words.length) throw new UsageError(`unexpected ${words.length === 1 ? 'argument' : 'arguments'} after --: ${words.map((w) => `"${w}"`).join(' ')}`);
+}
+
+/** A list positional's words so far (yargs may hold [undefined] for none). */
+const listOf = (v: unknown): string[] => [v].flat().filter((x) => x !== undefined && x !== null).map(String);
