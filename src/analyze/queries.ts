@@ -70,10 +70,11 @@ export function findSavedQuery(name: string): SavedQuery {
 
 /** `k=v` pairs from the command line. */
 export function parseParamArgs(pairs: string[] = []): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const p of pairs) {
     const i = p.indexOf('=');
     if (i <= 0) throw new UsageError(`--param wants key=value, got "${p}"`);
+    if (p.slice(0, i) in out) throw new UsageError(`--param ${p.slice(0, i)} is given more than once: give each parameter once`);
     out[p.slice(0, i)] = p.slice(i + 1);
   }
   return out;

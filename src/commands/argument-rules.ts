@@ -2,16 +2,41 @@
  * How every command takes its arguments, applied once to the parser (src/cli.ts) rather than by
  * each command: what yargs would otherwise drop or bend without a word.
  */
-import type { Argv } from 'yargs';
+import type { Argv, MiddlewareFunction } from 'yargs';
 import { UsageError } from '../errors.js';
 
 type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
+/** The parser yargs passes a middleware beside argv (its typings leave it out), holding the command's options. */
+type Declared = { getOptions(): Options };
+type Options = { key: Record<string, boolean>; array: string[]; alias: Record<string, string[]> };
 
 export function applyArgumentRules(parser: Argv, usage: string): Argv {
   return parser
     // the words after -- stay apart from the options (yargs would put them, unbound, into `_`)
     .parserConfiguration({ 'populate--': true })
-    .middleware((argv) => bindAfterDoubleDash(argv as Parsed, usage), true);
+    .middleware(((argv: Parsed, y: Declared) => {
+      const o = y.getOptions();
+      givenOnce(argv, o);
+      bindAfterDoubleDash(argv, usage);
+    }) as unknown as MiddlewareFunction, true);
+}
+
+/**
+ * An option is given once, unless it is a list (an `array` option: listOption, list positionals).
+ * yargs makes a repeated option an array, which a command reading one value would take for
+ * something else (a table instead of --format json) or fail on.
+ */
+function givenOnce(argv: Parsed, o: Options): void {
+  for (const key of Object.keys(o.key)) {
+    if (o.array.includes(key) || !Array.isArray(argv[key])) continue;
+    throw new UsageError(`${optionName(key, o)} is given more than once: give it once`);
+  }
+}
+
+/** An option as people write it: the longest of its names (--output rather than -o). */
+function optionName(key: string, o: Options): string {
+  const name = [key, ...(o.alias[key] ?? [])].sort((a, b) => b.length - a.length)[0]!;
+  return `${name.length === 1 ? '-' : '--'}${name}`;
 }
 
 /**

@@ -4,14 +4,15 @@ import { UsageError } from '../errors.js';
 
 /**
  * A list option given by repeats, commas or both: `--fail-on error,skipped --fail-on test-failed`.
- * A plain string option that yargs collects when repeated (an `array` option would swallow the PATHs
- * that follow it). `split` says where a value is cut (default: at every comma; null: never, for
- * values that hold commas themselves, such as commands).
+ * An `array` option (the only options that may be repeated, see ./argument-rules.ts) that takes one
+ * word per repeat (nargs 1), so the PATHs after it stay PATHs. `split` says where a value is cut
+ * (default: at every comma; null: never, for values that hold commas themselves, such as commands).
  */
 export function listOption(describe: string, split: RegExp | null = /,/) {
   return {
     type: 'string',
-    requiresArg: true,
+    array: true,
+    nargs: 1,
     describe: `${describe} (${split ? 'repeat the option or separate by commas' : 'repeat the option'})`,
     coerce: (v: string | string[] | undefined): string[] =>
       [v ?? []].flat().flatMap((s) => (split ? String(s).split(split) : [String(s)])).map((s) => s.trim()).filter(Boolean),

@@ -96,6 +96,44 @@ describe('values', () => {
     }
   });
 
+  it('a single-value option given twice is a usage error naming it, whatever the command', () => {
+    // absolute PATHs and a scratch folder as the working folder: a case that is not refused writes nothing here
+    const F = path.join(ROOT, FAILED);
+    const cwd = mkdtempSync(path.join(tmpdir(), 'runlens-twice-'));
+    const cases: [string[], string][] = [
+      [['runs', F, '--format', 'json', '--format', 'json'], '--format'],
+      [['gate', F, '--reporter', 'junit', '--reporter', 'junit'], '--reporter'],
+      [['tree', F, '--format', 'json', '--format', 'json'], '--format'],
+      [['critical-path', F, '--format', 'json', '--format', 'json'], '--format'],
+      [['query', 'errors', F, '--format', 'csv', '--format', 'csv'], '--format'],
+      [['load', F, '--format', 'json', '--format', 'json'], '--format'],
+      [['tree', F, '--trace', '019c', '--trace', '019c'], '--trace'],
+      [['gate', F, '--trace', '019c', '--trace', '019c'], '--trace'],
+      [['critical-path', F, '--trace', '019c', '--trace', '019c'], '--trace'],
+      [['report', F, '--trace', '019c', '--trace', '019c', '-o', '-'], '--trace'],
+      [['report', F, '-o', 'a.html', '-o', 'b.html'], '--output'],
+      [['report', F, '-o', 'a.html', '--out', 'b.html'], '--output'],
+      [['load', F, '--db', 'a.duckdb', '--db', 'b.duckdb'], '--db'],
+      [['runs', '--db', 'a.duckdb', '--db', 'b.duckdb'], '--db'],
+      [['tree', F, '--depth', '1', '--depth', '0'], '--depth'],
+      [['webhooks', 'list', '--limit', '1', '--limit', '2'], '--limit'],
+      [['generate', '-o', 'a.jsonl', '--seed', '1', '--seed', '2'], '--seed'],
+    ];
+    for (const [args, option] of cases) {
+      const r = runCli(args, { cwd });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`${option} is given more than once`);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+
+  it('the same --param twice is a usage error; different ones are fine', () => {
+    const r = runCli(['query', 'slowest-nodes', TWO, '--param', 'trace=019caf', '--param', 'trace=019cad']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--param trace is given more than once');
+    expect(runCli(['query', 'slowest-nodes', TWO, '--param', 'trace=019caf', '--param', 'limit=1']).code).toBe(0);
+  });
+
   it('--param trace=ID that matches no run says so, as tree --trace does', () => {
     const q = runCli(['query', 'failed-tests', FAILED, '--param', 'trace=ffff']);
     expect(q.code).toBe(2);
