@@ -4,6 +4,7 @@
  */
 import type { Argv, MiddlewareFunction } from 'yargs';
 import { UsageError } from '../errors.js';
+import { EMPTY_ALLOWED } from './options.js';
 
 type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
 /** The parser yargs passes a middleware beside argv (its typings leave it out), holding the command's options. */
@@ -11,14 +12,58 @@ type Declared = { getOptions(): Options };
 type Options = { key: Record<string, boolean>; array: string[]; alias: Record<string, string[]> };
 
 export function applyArgumentRules(parser: Argv, usage: string): Argv {
+  const declared = declareWithValues(parser);
   return parser
     // the words after -- stay apart from the options (yargs would put them, unbound, into `_`)
     .parserConfiguration({ 'populate--': true })
     .middleware(((argv: Parsed, y: Declared) => {
       const o = y.getOptions();
       givenOnce(argv, o);
+      notEmpty(argv, o, declared);
       bindAfterDoubleDash(argv, usage);
     }) as unknown as MiddlewareFunction, true);
+}
+
+/**
+ * Every option that takes a value needs one: yargs drops `--format` with nothing after it (or
+ * before another option) and uses the default. yargs has no setting for that, so declarations pass
+ * through here and get `requiresArg` (a command may still say `requiresArg: false`); list options
+ * (listOption) take one word each already. Returns what the value rule below needs.
+ */
+function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllowed: Set<string> } {
+  type Declare = (key: string, opt?: Record<string | symbol, unknown>) => Argv;
+  const p = parser as unknown as { option: Declare; options: Declare; positional: Declare };
+  const option = p.option.bind(parser);
+  const positional = p.positional.bind(parser);
+  const positionals = new Set<string>();
+  const emptyAllowed = new Set<string>();
+  // yargs declares a positional through option(): it is a word, not an option, and takes no rule here
+  let inPositional = false;
+  p.positional = (key, opt) => {
+    positionals.add(key);
+    inPositional = true;
+    try {
+      return positional(key, opt);
+    } finally {
+      inPositional = false;
+    }
+  };
+  p.option = p.options = (key, opt) => {
+    if (inPositional || typeof key !== 'string' || !opt) return option(key, opt);
+    if (opt[EMPTY_ALLOWED]) emptyAllowed.add(key);
+    const flag = opt.type === 'boolean' || opt.type === 'count' || opt.boolean || opt.count;
+    return option(key, flag || opt.array ? opt : { requiresArg: true, ...opt });
+  };
+  return { positionals, emptyAllowed };
+}
+
+/** `--trace=` or `--trace ""` gives no value either, unless the option says what empty means (emptyAllowed). */
+function notEmpty(argv: Parsed, o: Options, declared: { positionals: Set<string>; emptyAllowed: Set<string> }): void {
+  for (const key of Object.keys(o.key)) {
+    const v = argv[key];
+    if (typeof v !== 'string' || v.trim() !== '' || declared.positionals.has(key) || declared.emptyAllowed.has(key)) continue;
+    throw new UsageError(`${optionName(key, o)} needs a value`);
+  }
 }
 
 /**

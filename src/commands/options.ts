@@ -22,9 +22,15 @@ export function listOption(describe: string, split: RegExp | null = /,/) {
 /** `--param k=v,k2=v2`: commas separate pairs only where a `name=` follows, so values may hold commas. */
 export const PARAM_SPLIT = /,(?=\s*[A-Za-z_][\w-]*=)/;
 
-/** A string option that must be given a value (`--trace` alone is a usage error, not "every run"). */
+/** A string option that must be given a value (`--trace` alone or empty is a usage error, not "every run"; see ./argument-rules.ts). */
 export function valueOption(describe: string) {
   return { type: 'string', requiresArg: true, describe } satisfies Options;
+}
+
+/** Marks an option whose empty value means something (`--job-ids ''`: every job); any other option refuses an empty value. */
+export const EMPTY_ALLOWED = Symbol('an empty value means something');
+export function emptyAllowed<O extends Options>(o: O): O {
+  return { ...o, [EMPTY_ALLOWED]: true };
 }
 
 /**

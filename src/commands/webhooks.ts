@@ -7,6 +7,7 @@ import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } f
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { verifyStandardWebhook, verifyWebhookSignature } from '../client/verify.js';
 import { FoundError, UsageError } from '../errors.js';
+import { emptyAllowed } from './options.js';
 
 type Conn = ConnectionArgs & { format: ClientFormat };
 
@@ -36,8 +37,8 @@ function changeOptions<T>(y: Argv<T>) {
     .option('name', { type: 'string' })
     .option('url', { type: 'string', describe: 'client_url: the endpoint that receives events' })
     .option('event-types', { type: 'string', describe: 'comma-separated: job.run.started,job.run.completed,job.run.errored' })
-    .option('job-ids', { type: 'string', describe: 'comma-separated job ids; empty = all jobs' })
-    .option('description', { type: 'string' })
+    .option('job-ids', emptyAllowed({ type: 'string', describe: "comma-separated job ids; '' = all jobs" }))
+    .option('description', emptyAllowed({ type: 'string', describe: "the subscription's description; '' clears it" }))
     .option('active', { type: 'boolean', describe: '--active / --no-active' });
 }
 

@@ -96,6 +96,41 @@ describe('values', () => {
     }
   });
 
+  it('an option that takes a value without one is a usage error naming it, whatever the command', () => {
+    const F = path.join(ROOT, FAILED);
+    const cwd = mkdtempSync(path.join(tmpdir(), 'runlens-novalue-'));
+    const cases: [string[], string][] = [
+      [['runs', F, '--format'], '--format'],
+      [['gate', F, '--reporter'], '--reporter'],
+      [['tree', F, '--depth'], '--depth'],
+      [['tree', F, '--depth', '--format', 'json'], '--depth'],
+      [['query', 'errors', F, '--format'], '--format'],
+      [['webhooks', 'list', '--limit'], '--limit'],
+      [['generate', '-o', 'a.jsonl', '--seed'], '--seed'],
+      [['tree', F, '--trace='], '--trace'],
+      [['tree', F, '--trace', ''], '--trace'],
+      [['gate', F, '--trace='], '--trace'],
+      [['report', F, '-o', ''], '--output'],
+      [['runs', F, '--db='], '--db'],
+    ];
+    for (const [args, option] of cases) {
+      const r = runCli(args, { cwd });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`${option} needs a value`);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+
+  it("an empty value is refused unless the option says what it means (webhooks --job-ids '': every job)", () => {
+    const conn = ['--base-url', 'http://127.0.0.1:9', '--account', '1', '--token', 't'];
+    const named = runCli(['webhooks', 'update', 'wsu_x', '--name', '', ...conn]);
+    expect(named.code).toBe(2);
+    expect(named.stderr).toContain('--name needs a value');
+    // accepted: the update goes on to the (unreachable) service
+    const cleared = runCli(['webhooks', 'update', 'wsu_x', '--job-ids', '', '--description', '', ...conn]);
+    expect(cleared.stderr).toContain('cannot reach the service');
+  });
+
   it('a single-value option given twice is a usage error naming it, whatever the command', () => {
     // absolute PATHs and a scratch folder as the working folder: a case that is not refused writes nothing here
     const F = path.join(ROOT, FAILED);
