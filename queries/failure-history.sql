@@ -1,6 +1,6 @@
 -- name: failure-history
 -- summary: Per node, how often it errored or its test failed across the recent runs of each command, and the text of its last failure.
--- param: runs INTEGER = 30 -- how many of the most recent runs of each command to read
+-- param: runs INTEGER 1.. = 30 -- how many of the most recent runs of each command to read
 -- param: command VARCHAR = '' -- only runs of this command (build, test, ...); empty = each command on its own
 WITH recent AS (
   SELECT trace_id, coalesce(command, '') AS command, start_ns FROM runs

@@ -1,7 +1,7 @@
 -- name: flaky-tests
 -- summary: Tests whose outcome flipped between passing and not passing (failed, warned, error) across the recent runs of each command, with the flips, failure rate, last outcome and when it last changed.
--- param: runs INTEGER = 30 -- how many of the most recent runs of each command to read
--- param: min_flips INTEGER = 2 -- report tests that flipped at least this many times
+-- param: runs INTEGER 1.. = 30 -- how many of the most recent runs of each command to read
+-- param: min_flips INTEGER 0.. = 2 -- report tests that flipped at least this many times
 -- param: command VARCHAR = '' -- only runs of this command (build, test, ...); empty = each command on its own
 -- Runs of the same command are runs whose `command` (the invocation's eval_args.command) is equal.
 WITH recent AS (

@@ -1,6 +1,6 @@
 -- name: node-trends
 -- summary: Per node, its duration over the recent runs of each command: runs seen, median, p95, the last run's duration and its ratio to the median, flagged when it regressed, with a sparkline (oldest first).
--- param: runs INTEGER = 30 -- how many of the most recent runs of each command to read
+-- param: runs INTEGER 1.. = 30 -- how many of the most recent runs of each command to read
 -- param: threshold DOUBLE = 50 -- flag a node whose last duration is more than this many percent above its median
 -- param: min_ms DOUBLE = 0 -- leave out nodes whose median and last duration are both below this
 -- param: command VARCHAR = '' -- only runs of this command (build, test, ...); empty = each command on its own

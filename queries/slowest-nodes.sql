@@ -1,6 +1,6 @@
 -- name: slowest-nodes
 -- summary: The slowest nodes: overall (one result per node per run) and per phase (each evaluation).
--- param: limit INTEGER = 10 -- rows per scope (overall, and each phase)
+-- param: limit INTEGER 1..999999 = 10 -- rows per scope (overall, and each phase)
 -- param: trace VARCHAR = '' -- only this run (trace id, invocation id or a prefix); empty = every run
 WITH picked AS (
   SELECT trace_id FROM runs

@@ -1,7 +1,9 @@
 /**
  * Saved queries: queries/<name>.sql, each opening with a header comment (name, summary, params).
  * Parameters are DuckDB named parameters ($limit), bound with the header's type and default unless
- * `--param k=v` overrides them.
+ * `--param k=v` overrides them. An INTEGER parameter may declare its range
+ * (`-- param: limit INTEGER 1..999999 = 10 -- ...`, `runs INTEGER 1.. = 30`): a value outside it is a
+ * usage error naming the parameter, not a DuckDB error.
  */
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +17,13 @@ export interface QueryParam {
   type: 'INTEGER' | 'DOUBLE' | 'VARCHAR' | 'BOOLEAN';
   default: string;
   doc: string;
+  /** INTEGER only: the values allowed (DuckDB's INTEGER range where the header gives none) */
+  min?: number;
+  max?: number;
 }
+
+/** DuckDB's INTEGER, the type an INTEGER parameter is bound as. */
+const INTEGER_RANGE = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 
 export interface SavedQuery {
   name: string;
@@ -44,10 +52,11 @@ export function parseSavedQuery(file: string, text: string): SavedQuery {
   const params: QueryParam[] = header
     .filter((l) => l.startsWith('param:'))
     .map((l) => {
-      const m = /^param:\s*(\w+)\s+(INTEGER|DOUBLE|VARCHAR|BOOLEAN)\s*=\s*('(?:[^']|'')*'|\S+)\s*(?:--\s*(.*))?$/.exec(l);
-      if (!m) throw new Error(`${file}: bad param header: ${l}`);
-      const def = m[3]!.startsWith("'") ? m[3]!.slice(1, -1).replaceAll("''", "'") : m[3]!;
-      return { name: m[1]!, type: m[2] as QueryParam['type'], default: def, doc: m[4] ?? '' };
+      const m = /^param:\s*(\w+)\s+(INTEGER|DOUBLE|VARCHAR|BOOLEAN)(?:\s+(-?\d+)\.\.(-?\d+)?)?\s*=\s*('(?:[^']|'')*'|\S+)\s*(?:--\s*(.*))?$/.exec(l);
+      if (!m || (m[3] !== undefined && m[2] !== 'INTEGER')) throw new Error(`${file}: bad param header: ${l}`);
+      const def = m[5]!.startsWith("'") ? m[5]!.slice(1, -1).replaceAll("''", "'") : m[5]!;
+      const range = m[2] === 'INTEGER' ? { min: m[3] === undefined ? INTEGER_RANGE.min : Number(m[3]), max: m[4] === undefined ? INTEGER_RANGE.max : Number(m[4]) } : {};
+      return { name: m[1]!, type: m[2] as QueryParam['type'], default: def, doc: m[6] ?? '', ...range };
     });
   const req = /^(\d+)\s+runs?$/.exec(get('requires') ?? '');
   return { name, summary: get('summary') ?? '', params, requiresRuns: req ? Number(req[1]) : 0, sql: text, file };
@@ -80,11 +89,18 @@ export function parseParamArgs(pairs: string[] = []): Record<string, string> {
   return out;
 }
 
+/** The values an INTEGER parameter takes, for messages and the list of queries: "from 1 to 999999", "from 1". */
+export function integerRange(p: QueryParam): string {
+  const max = p.max === undefined || p.max === INTEGER_RANGE.max ? '' : ` to ${p.max}`;
+  return p.min === undefined || p.min === INTEGER_RANGE.min ? (max ? `up${max}` : '') : `from ${p.min}${max}`;
+}
+
 function bindValue(p: QueryParam, raw: string): string | number | boolean {
   switch (p.type) {
     case 'INTEGER': {
-      if (!/^-?\d+$/.test(raw)) throw new UsageError(`--param ${p.name}: wants an integer, got "${raw}"`);
-      return Number(raw);
+      const n = Number(raw);
+      if (!/^-?\d+$/.test(raw) || n < p.min! || n > p.max!) throw new UsageError(`--param ${p.name}: wants an integer${integerRange(p) && ` ${integerRange(p)}`}, got "${raw}"`);
+      return n;
     }
     case 'DOUBLE': {
       const n = Number(raw);

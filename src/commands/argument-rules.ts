@@ -9,9 +9,9 @@ import { EMPTY_ALLOWED } from './options.js';
 type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
 /** The parser yargs passes a middleware beside argv (its typings leave it out), holding the command's options. */
 type Declared = { getOptions(): Options };
-type Options = { key: Record<string, boolean>; array: string[]; alias: Record<string, string[]> };
+type Options = { key: Record<string, boolean>; array: string[]; alias: Record<string, string[]>; boolean: string[] };
 
-export function applyArgumentRules(parser: Argv, usage: string): Argv {
+export function applyArgumentRules(parser: Argv, usage: string, args: string[]): Argv {
   const declared = declareWithValues(parser);
   return parser
     // the words after -- stay apart from the options (yargs would put them, unbound, into `_`)
@@ -20,6 +20,7 @@ export function applyArgumentRules(parser: Argv, usage: string): Argv {
       const o = y.getOptions();
       givenOnce(argv, o);
       notEmpty(argv, o, declared);
+      keepLoneDash(argv, o, args);
       bindAfterDoubleDash(argv, usage);
     }) as unknown as MiddlewareFunction, true);
 }
@@ -85,6 +86,23 @@ function optionName(key: string, o: Options): string {
 }
 
 /**
+ * A lone `-` (standard input, by convention) is a word like any other, but yargs drops it from the
+ * positionals: it joins the words after `--`, so the command sees it (a PATH of - is refused as
+ * such where PATHs are opened) or says it takes no such argument. `-o -` is the value of -o.
+ */
+function keepLoneDash(argv: Parsed, o: Options, args: string[]): void {
+  const ours = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  const dashes = ours.filter((a, i) => a === '-' && !takesValue(ours[i - 1], o)).length;
+  if (dashes) argv['--'] = [...Array<string>(dashes).fill('-'), ...(argv['--'] ?? [])];
+}
+
+/** `--name` or `-n` (without =) of an option that takes a value: the next word is its value. */
+function takesValue(word: string | undefined, o: Options): boolean {
+  const m = /^--?([^=-][^=]*)$/.exec(word ?? '');
+  return !!m && m[1]! in o.key && !o.boolean.includes(m[1]!);
+}
+
+/**
  * After `--` nothing is an option: the words there are the command's positionals (a PATH that
  * starts with a dash, the command `record` runs). They fill, in order, the positionals of the usage
  * not given before `--`, the last `[name..]` taking the rest; a word nothing takes is a usage error.
@@ -100,7 +118,7 @@ function bindAfterDoubleDash(argv: Parsed, usage: string): void {
     if (p.rest) argv[p.name] = [...listOf(argv[p.name]), ...words.splice(0)];
     else if (argv[p.name] === undefined) argv[p.name] = words.shift();
   }
-  if (words.length) throw new UsageError(`unexpected ${words.length === 1 ? 'argument' : 'arguments'} after --: ${words.map((w) => `"${w}"`).join(' ')}`);
+  if (words.length) throw new UsageError(`unexpected ${words.length === 1 ? 'argument' : 'arguments'}: ${words.map((w) => `"${w}"`).join(' ')} (the command takes no more)`);
 }
 
 /** A list positional's words so far (yargs may hold [undefined] for none). */

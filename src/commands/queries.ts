@@ -1,5 +1,5 @@
 import type { CommandBody } from './command.js';
-import { findSavedQuery, listSavedQueries, parseParamArgs, runFreeSql, runSavedQuery, type SavedQuery } from '../analyze/queries.js';
+import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, runFreeSql, runSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { UsageError } from '../errors.js';
 import { wrap } from '../render/help.js';
@@ -22,7 +22,7 @@ export const queriesCommand: CommandBody<{ format: TableFormat }> = {
     const rows = queries.map((q) => ({
       name: q.name,
       summary: q.summary,
-      parameters: q.params.map((p) => `${p.name}=${value(p.default)} (${p.doc})`).join('; '),
+      parameters: q.params.map((p) => `${p.name}=${value(p.default)} (${paramDoc(p)})`).join('; '),
     }));
     process.stdout.write(renderTable({ columns: ['name', 'summary', 'parameters'], rows }, a.format));
   },
@@ -35,11 +35,14 @@ function renderQueryList(queries: SavedQuery[], width: number): string {
     out.push(q.name, ...wrap('    ', q.summary, width));
     const flags = q.params.map((p) => `--param ${p.name}=${p.default === '' ? "''" : p.default}`);
     const w = Math.max(0, ...flags.map((f) => f.length)) + 2;
-    q.params.forEach((p, i) => out.push(...wrap(`    ${flags[i]!.padEnd(w)}`, p.doc, width)));
+    q.params.forEach((p, i) => out.push(...wrap(`    ${flags[i]!.padEnd(w)}`, paramDoc(p), width)));
     out.push('');
   }
   return out.join('\n');
 }
+
+/** A parameter's description, with the integers it takes where its header limits them. */
+const paramDoc = (p: QueryParam): string => (p.type === 'INTEGER' && integerRange(p) ? `${p.doc} (an integer ${integerRange(p)})` : p.doc);
 
 /** Saved-query parameters that name a run (trace id, invocation id or prefix). */
 const RUN_PARAMS = ['trace', 'base', 'head'];

@@ -40,6 +40,8 @@ const TELEMETRY_EXT = /\.(jsonl|ndjson|json|parquet|log)(\.gz)?$/i;
 export async function expandPaths(args: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const arg of args) {
+    // by convention - is standard input, which runlens does not read (a file can be read twice, a pipe cannot)
+    if (arg === '-') throw new InputError('reading telemetry from standard input is not supported: save it to a file and give its path', arg);
     let st;
     try {
       st = await stat(arg);

@@ -81,7 +81,17 @@ describe('after --', () => {
     for (const args of [['queries', '--', 'x'], ['map-status', 'success', '--', 'x'], ['webhooks', 'list', '--', 'x']]) {
       const r = runCli(args);
       expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr, args.join(' ')).toMatch(/after --.*"x"/);
+      expect(r.stderr, args.join(' ')).toMatch(/unexpected argument.*"x"/);
+    }
+  });
+});
+
+describe('stdin', () => {
+  it('a PATH of - (standard input) is refused as such, before or after --', () => {
+    for (const args of [['runs', '-'], ['gate', FAILED, '-', '--reporter', 'json'], ['tree', '--depth', '1', '-'], ['runs', '--', '-']]) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain('-: reading telemetry from standard input is not supported');
     }
   });
 });
@@ -167,6 +177,22 @@ describe('values', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--param trace is given more than once');
     expect(runCli(['query', 'slowest-nodes', TWO, '--param', 'trace=019caf', '--param', 'limit=1']).code).toBe(0);
+  });
+
+  it('a saved query\'s integer parameter out of its range is a usage error naming it and the range', () => {
+    for (const [query, param, range] of [
+      ['slowest-nodes', 'limit=0', 'limit: wants an integer from 1 to 999999'],
+      ['slowest-nodes', 'limit=-1', 'limit: wants an integer from 1 to 999999'],
+      ['slowest-nodes', 'limit=1000000', 'limit: wants an integer from 1 to 999999'],
+      ['failure-history', 'runs=0', 'runs: wants an integer from 1'],
+      ['flaky-tests', 'min_flips=-1', 'min_flips: wants an integer from 0'],
+    ]) {
+      const r = runCli(['query', query!, TWO, '--param', param!]);
+      expect(r.code, param).toBe(2);
+      expect(r.stderr, param).toContain(`--param ${range}`);
+      expect(r.stderr, param).not.toContain('SQL error');
+    }
+    expect(runCli(['query', 'slowest-nodes', TWO, '--param', 'limit=1']).code).toBe(0);
   });
 
   it('--param trace=ID that matches no run says so, as tree --trace does', () => {
