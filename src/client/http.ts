@@ -82,21 +82,21 @@ export class ApiClient {
   }
 
   /**
-   * Every item of a listing, page by page (`path` has a query string or none). Pages are read by
-   * offset, so an item added or deleted between two pages would shift the rest: when the total
-   * changes between pages the listing starts over, and fails after a few tries.
+   * Every item of a listing from item `from` on, page by page (`path` has a query string or none).
+   * Pages are read by offset, so an item added or deleted between two pages would shift the rest:
+   * when the total changes between pages the listing starts over, and fails after a few tries.
    */
-  async all<T = ApiObject>(path: string, pageSize = 100): Promise<T[]> {
+  async all<T = ApiObject>(path: string, from = 0, pageSize = 100): Promise<T[]> {
     const sep = path.includes('?') ? '&' : '?';
     for (let attempt = 1; attempt <= LISTING_ATTEMPTS; attempt++) {
       const out: T[] = [];
       let total: number | undefined;
       for (;;) {
-        const page = await this.page<T>(`${path}${sep}offset=${out.length}&limit=${pageSize}`);
+        const page = await this.page<T>(`${path}${sep}offset=${from + out.length}&limit=${pageSize}`);
         if (total !== undefined && page.total !== total) break;
         total = page.total;
         out.push(...page.items);
-        if (page.items.length === 0 || out.length >= total) return out;
+        if (page.items.length === 0 || from + out.length >= total) return out;
       }
     }
     throw new ApiClientError(0, `GET ${this.base}${path}: the list changed while it was read (${LISTING_ATTEMPTS} tries); try again, or page with --limit and --offset`);

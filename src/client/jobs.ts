@@ -68,8 +68,9 @@ export class JobsClient {
     return this.http.page<Job>(`${this.path}/jobs/?offset=${offset}&limit=${limit}`);
   }
 
-  async listAll(): Promise<Job[]> {
-    return this.http.all<Job>(`${this.path}/jobs/`);
+  /** Every job from item `offset` on. */
+  async listAll(offset = 0): Promise<Job[]> {
+    return this.http.all<Job>(`${this.path}/jobs/`, offset);
   }
 
   async get(id: number | string): Promise<Job> {

@@ -83,9 +83,9 @@ export class WebhooksClient {
     return this.http.page<WebhookSubscription>(`${this.path}/subscriptions?offset=${offset}&limit=${limit}`);
   }
 
-  /** Every subscription, page by page. */
-  async listAll(): Promise<WebhookSubscription[]> {
-    return this.http.all<WebhookSubscription>(`${this.path}/subscriptions`);
+  /** Every subscription from item `offset` on, page by page. */
+  async listAll(offset = 0): Promise<WebhookSubscription[]> {
+    return this.http.all<WebhookSubscription>(`${this.path}/subscriptions`, offset);
   }
 
   async get(id: string): Promise<WebhookSubscription> {

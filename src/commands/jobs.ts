@@ -5,6 +5,7 @@ import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } f
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
 import { listOption } from './options.js';
+import { checkPaging, readListing } from './paging.js';
 
 type Conn = ConnectionArgs & { format: ClientFormat };
 
@@ -28,11 +29,6 @@ function seconds(flag: string, v: number | undefined): number | undefined {
   if (v === undefined) return undefined;
   if (!Number.isFinite(v) || v <= 0) throw new UsageError(`--${flag}: expected a positive number of seconds, got ${v}`);
   return v * 1000;
-}
-
-function paging(a: { limit?: number; offset?: number }): void {
-  if (a.limit !== undefined && (!Number.isInteger(a.limit) || a.limit < 1 || a.limit > 100)) throw new UsageError(`--limit: expected an integer from 1 to 100, got ${a.limit}`);
-  if (a.offset !== undefined && (!Number.isInteger(a.offset) || a.offset < 0)) throw new UsageError(`--offset: expected an integer from 0, got ${a.offset}`);
 }
 
 /** One run: its fields, then its steps (and their logs with --logs). */
@@ -67,15 +63,13 @@ export const jobsCommand: CommandBody<object> = {
           if (a.format === 'json') printJson(job);
           else printFields(job, JOB_FIELDS);
         }))
-      .command<Conn & { limit?: number; offset: number }>('list', 'list jobs (every page unless --limit)', (yy) =>
+      .command<Conn & { limit?: number; offset: number }>('list', 'list jobs (every page from --offset unless --limit)', (yy) =>
         withConn(yy).option('limit', { type: 'number', describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
           .example('$0 jobs list', ''),
         async (a) => withApiErrors(async () => {
-          paging(a);
           const c = client(a);
-          if (a.limit === undefined) return printListing(await c.listAll(), JOB_COLUMNS, a.format, 'jobs');
-          const page = await c.list(a.offset, a.limit);
-          printListing(page.items, JOB_COLUMNS, a.format, 'jobs', { total: page.total, offset: a.offset });
+          const { items, page } = await readListing(a, (offset, limit) => c.list(offset, limit), (offset) => c.listAll(offset));
+          printListing(items, JOB_COLUMNS, a.format, 'jobs', page);
         }))
       .command<Conn & { job: string }>('get <job>', 'show one job', (yy) =>
         withConn(yy).positional('job', { type: 'string', demandOption: true, describe: 'job id' }).example('$0 jobs get 1 --format json', 'one object'),
@@ -125,7 +119,7 @@ export const jobsCommand: CommandBody<object> = {
           .option('limit', { type: 'number', default: 20, describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
           .example('$0 jobs runs 1 --limit 5', 'the five newest runs of job 1'),
         async (a) => withApiErrors(async () => {
-          paging(a);
+          checkPaging(a);
           const page = await client(a).runs(idOf('JOB', a.job), a.offset, a.limit);
           printListing(page.items, RUN_COLUMNS, a.format, 'runs', { total: page.total, offset: a.offset });
         }))

@@ -8,6 +8,7 @@ import { formatOption, out, printFields, printJson, printListing, printTable, ty
 import { verifyStandardWebhook, verifyWebhookSignature } from '../client/verify.js';
 import { FoundError, UsageError } from '../errors.js';
 import { emptyAllowed } from './options.js';
+import { checkPaging, readListing } from './paging.js';
 
 type Conn = ConnectionArgs & { format: ClientFormat };
 
@@ -51,21 +52,16 @@ const client = (a: ConnectionArgs) => new WebhooksClient(clientConfig(a));
 const withConn = <T>(y: Argv<T>) => connectionOptions(y).option('format', formatOption);
 const idArg = <T>(y: Argv<T>, what = 'subscription id (wsu_...)') => withConn(y).positional('id', { type: 'string', demandOption: true, describe: what });
 
-function pagingNumber(flag: string, v: number | undefined, min: number, max: number): void {
-  if (v !== undefined && (!Number.isInteger(v) || v < min || v > max)) throw new UsageError(`--${flag}: expected an integer from ${min} to ${max}, got ${v}`);
-}
-
 export const webhooksCommand: CommandBody<object> = {
   builder: (y) =>
     y
-      .command<Conn & { limit?: number; offset?: number }>('list', 'list subscriptions (every page unless --limit)', (yy) =>
+      .command<Conn & { limit?: number; offset?: number }>('list', 'list subscriptions (every page from --offset unless --limit)', (yy) =>
         withConn(yy).option('limit', { type: 'number', describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
           .example('$0 webhooks list --format json', 'every subscription as the API answers it'),
         async (a) => withApiErrors(async () => {
-          pagingNumber('limit', a.limit, 1, 100);
           const c = client(a);
-          const page = a.limit ? await c.list(a.offset ?? 0, a.limit) : { items: await c.listAll(), total: 0 };
-          printListing(page.items, SUBSCRIPTION_COLUMNS, a.format, 'subscriptions', a.limit ? { total: page.total, offset: a.offset ?? 0 } : undefined);
+          const { items, page } = await readListing(a, (offset, limit) => c.list(offset, limit), (offset) => c.listAll(offset));
+          printListing(items, SUBSCRIPTION_COLUMNS, a.format, 'subscriptions', page);
         }))
       .command<Conn & { id: string }>('get <id>', 'show one subscription', (yy) => idArg(yy).example('$0 webhooks get wsu_2abc... --format json', 'one object'),
         async (a) => withApiErrors(async () => printSubscription(await client(a).get(a.id), a.format)))
@@ -99,8 +95,7 @@ export const webhooksCommand: CommandBody<object> = {
         idArg(yy).option('limit', { type: 'number', default: 20, describe: 'at most this many (1-100)' }).option('offset', { type: 'number', default: 0 })
           .example('$0 webhooks events wsu_2abc... --limit 5', 'the five newest events and how their delivery went'),
         async (a) => withApiErrors(async () => {
-          pagingNumber('limit', a.limit, 1, 100);
-          pagingNumber('offset', a.offset, 0, Number.MAX_SAFE_INTEGER);
+          checkPaging(a);
           const page = await client(a).events(a.id, a.offset, a.limit);
           printListing(page.items, EVENT_FIELDS.filter((f) => f !== 'subscription_id'), a.format, 'events', { total: page.total, offset: a.offset });
         }))

@@ -123,6 +123,25 @@ describe('service client commands end to end', () => {
       expect(upd).toMatchObject({ id: made.id, job_ids: ['8', '9'] });
     });
 
+    it('list --offset N without --limit lists every item from N on (jobs and webhooks)', () => {
+      for (const n of ['a', 'b']) {
+        expect(cli(['webhooks', 'create', '--name', `paged-${n}`, '--url', `https://example.com/${n}`, '--event-types', 'job.run.completed'], env).code).toBe(0);
+        expect(cli(['jobs', 'create', '--name', `paged-${n}`, '--step', 'node -v'], env).code).toBe(0);
+      }
+      for (const what of ['webhooks', 'jobs']) {
+        const ids = (args: string[]) => {
+          const r = cli([what, 'list', ...args, '--format', 'json'], env);
+          expect(r.code, `${what} ${args.join(' ')}: ${r.stderr}`).toBe(0);
+          return (JSON.parse(r.stdout) as { id: string | number }[]).map((x) => x.id);
+        };
+        const all = ids([]);
+        expect(all.length, what).toBeGreaterThanOrEqual(2);
+        expect(ids(['--offset', '1']), what).toEqual(all.slice(1));
+        expect(ids(['--offset', String(all.length)]), what).toEqual([]);
+        expect(ids(['--offset', '1', '--limit', '1']), what).toEqual(all.slice(1, 2));
+      }
+    });
+
     it('uses the same field names in text and JSON', () => {
       const text = cli(['tokens', 'create', '--account', accountId, '--permission-set', 'analyst', '--data', data]);
       expect(text.code, text.stderr).toBe(0);
@@ -226,6 +245,8 @@ describe('service client commands end to end', () => {
         [['jobs', 'runs', '1', '--limit', '500'], '--limit: expected an integer from 1 to 100'],
         [['jobs', 'run', '1', '--wait', '--interval', '0'], '--interval: expected a positive number of seconds'],
         [['webhooks', 'events', 'wsu_x', '--limit', '0'], '--limit: expected an integer from 1 to 100'],
+        [['webhooks', 'list', '--offset', '-1'], '--offset: expected an integer from 0'],
+        [['jobs', 'list', '--offset', '1.5'], '--offset: expected an integer from 0'],
       ] as const) {
         const r = cli([...args], env);
         expect(r.code, args.join(' ')).toBe(2);
