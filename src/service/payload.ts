@@ -37,13 +37,20 @@ export function buildPayload(sub: Subscription, eventId: string, eventType: Even
   });
 }
 
-/** Body of the test operation: a completed-run event with sample data, marked as a test in runReason. */
+/**
+ * Body of the test operation: an event of a type the subscription receives (job.run.completed when it
+ * does), with sample data marked as a test in runReason, and the run as a real event of that type
+ * shows it: started Running (no end yet), errored Errored with a message, completed Success.
+ */
 export function buildTestPayload(sub: Subscription, eventId: string, nowMs: number): string {
   const t = nowMs * 1000;
   const job: Job = { id: 0, accountId: sub.accountId, name: 'Test job', projectId: 0, environmentId: 0, projectName: 'Test project',
     environmentName: 'Test environment', toolVersion: '', executeSteps: [], createdAt: t };
-  const run: Run = { id: 0, accountId: sub.accountId, jobId: 0, status: RUN_STATUS.success, statusMessage: null,
-    cause: 'Test webhook delivery', createdAt: t, startedAt: t, finishedAt: t, erroredAt: null };
   const type = sub.eventTypes.includes('job.run.completed') ? 'job.run.completed' : (sub.eventTypes[0] ?? 'job.run.completed');
+  const base: Run = { id: 0, accountId: sub.accountId, jobId: 0, status: RUN_STATUS.success, statusMessage: null,
+    cause: 'Test webhook delivery', createdAt: t, startedAt: t, finishedAt: null, erroredAt: null };
+  const run: Run = type === 'job.run.started' ? { ...base, status: RUN_STATUS.running }
+    : type === 'job.run.errored' ? { ...base, status: RUN_STATUS.error, statusMessage: 'Test webhook delivery: a sample error', erroredAt: t }
+    : { ...base, finishedAt: t };
   return buildPayload(sub, eventId, type, job, run, nowMs);
 }

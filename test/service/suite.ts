@@ -330,6 +330,28 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(after.json.data.dispatched_at).toMatch(/^\d+$/);
       });
 
+      it('a test delivery looks like a real event of the type it sends: started Running 3, errored Errored 20, completed Success 10', async () => {
+        const expected = {
+          'job.run.started': { runStatus: 'Running', runStatusCode: 3 },
+          'job.run.errored': { runStatus: 'Errored', runStatusCode: 20 },
+          'job.run.completed': { runStatus: 'Success', runStatusCode: 10 },
+        } as const;
+        for (const [types, sent] of [
+          [['job.run.started'], 'job.run.started'], [['job.run.errored'], 'job.run.errored'], [['job.run.started', 'job.run.errored'], 'job.run.started'],
+          [['job.run.errored', 'job.run.completed'], 'job.run.completed'],
+        ] as const) {
+          rx.deliveries.length = 0;
+          const sub = await subscribe({ client_url: `${rx.url}/ok`, event_types: types });
+          const t = await h.api('GET', `${SUB(sub.id)}/test`);
+          expect(t.json.data.verification_error, types.join()).toBeNull();
+          const body = rx.deliveries[0]!.json as { eventType: string; data: Record<string, unknown> };
+          expect(body.eventType, types.join()).toBe(sent);
+          expect(body.data, types.join()).toMatchObject(expected[sent]);
+          expect('runFinishedAt' in body.data, types.join()).toBe(sent === 'job.run.completed');
+          expect('runErroredAt' in body.data, types.join()).toBe(sent === 'job.run.errored');
+        }
+      });
+
       it('keeps a delivery log: events of a subscription and the receipts of each attempt', async () => {
         const d = await subscribe({ client_url: `${rx.url}/fail` });
         await enqueue();
