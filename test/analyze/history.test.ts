@@ -118,3 +118,17 @@ describe('history queries over hand-made runs', () => {
     expect(rows[0]!.errors as number + (rows[0]!.tests_failed as number)).toBe(2);
   });
 });
+
+describe('a history query for a command no run has', () => {
+  it('is exit 2 naming the commands there are, not an empty answer', async () => {
+    const { runCli } = await import('../helpers/cli.js');
+    const { ROOT } = await import('../helpers/samples.js');
+    const twoRuns = `${ROOT}/samples/two-runs.jsonl`;
+    for (const q of ['flaky-tests', 'node-trends', 'failure-history']) {
+      const r = runCli(['query', q, twoRuns, '--param', 'command=BUILD']);
+      expect(r.code, q).toBe(2);
+      expect(r.stderr, q).toContain('--param command: no run of command "BUILD" in the input (its runs\' commands: build)');
+    }
+    expect(runCli(['query', 'flaky-tests', twoRuns, '--param', 'command=build']).code).toBe(0);
+  });
+});
