@@ -35,7 +35,7 @@ export const generateCommand: CommandBody<Args> = {
   handler: async (a) => {
     const runs = wholeNumber('--runs', a.runs, 1);
     const nodes = wholeNumber('--nodes', a.nodes, 4);
-    const seed = wholeNumber('--seed', a.seed, 0, MAX_SEED);
+    const seed = wholeNumber('--seed', a.seed, 0, { max: MAX_SEED });
     const threads = wholeNumber('--threads', a.threads, 1);
     for (const o of ['fail-rate', 'cache-rate'] as const) if (!(a[o] >= 0 && a[o] <= 1)) throw new UsageError(`--${o} must be between 0 and 1`);
     const output = outputPath({ output: a.output, projectDir: a['project-dir'], format: a.format });

@@ -7,7 +7,7 @@ import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
 import { plural } from '../render/plural.js';
-import { listPositional } from './options.js';
+import { listPositional, wholeNumber } from './options.js';
 
 interface Args extends OutputArgs {
   files?: string[];
@@ -73,7 +73,7 @@ export const migrateCommand: CommandBody<Args> = {
       .example('$0 migrate target/ -o run.jsonl', 'target/run_results.json (and sources.json), with target/manifest.json')
       .example('$0 migrate logs/dbt.log -o run.parquet', 'a JSON log (dbt --log-format-file json), into Parquet'),
   handler: async (a) => {
-    if (a.jobs !== undefined && !(Number.isInteger(a.jobs) && a.jobs >= 1)) throw new UsageError(`--jobs: expected a whole number of threads, 1 or more (for example --jobs 2); got ${Number.isNaN(a.jobs) ? 'something else' : a.jobs}`);
+    if (a.jobs !== undefined) wholeNumber('--jobs', a.jobs, 1, { of: 'threads', example: '--jobs 2' });
     if (!a.files?.length) throw new UsageError('give at least one run_results.json or JSON log to translate');
     const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
     const format = outFormat(out);

@@ -49,10 +49,11 @@ export function listPositional(describe: string) {
 
 /**
  * A number option that must be a whole number from `min` to `max`, else a usage error naming it
- * (yargs reads `abc` as NaN and takes 1.5 as given).
+ * (yargs reads `abc` as NaN and takes 1.5 as given). `of`: what it counts; `example`: a valid use.
  */
-export function wholeNumber(option: string, v: number, min: number, max?: number): number {
-  if (Number.isInteger(v) && v >= min && (max === undefined || v <= max)) return v;
-  const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
-  throw new UsageError(`${option}: expected a whole number, ${range}; got ${Number.isNaN(v) ? 'something else' : v}`);
+export function wholeNumber(option: string, v: number, min: number, o: { max?: number; of?: string; example?: string } = {}): number {
+  if (Number.isInteger(v) && v >= min && (o.max === undefined || v <= o.max)) return v;
+  const range = o.max === undefined ? `${min} or more` : `from ${min} to ${o.max}`;
+  const example = o.example ? ` (for example ${o.example})` : '';
+  throw new UsageError(`${option}: expected a whole number${o.of ? ` of ${o.of}` : ''}, ${range}${example}; got ${Number.isNaN(v) ? 'something else' : v}`);
 }

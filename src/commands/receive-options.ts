@@ -2,6 +2,7 @@
 import { constants } from 'node:buffer';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
+import { wholeNumber } from './options.js';
 
 const MB = 1024 * 1024;
 
@@ -34,10 +35,7 @@ function bodyMegabytes(v: number): number {
 }
 
 /** 0 or less would answer every request 429, for ever. */
-function queueLimit(v: number): number {
-  if (!(Number.isInteger(v) && v >= 1)) throw new UsageError(`--queue-limit: expected a whole number of records, 1 or more, got ${given(v)}`);
-  return v;
-}
+const queueLimit = (v: number): number => wholeNumber('--queue-limit', v, 1, { of: 'records' });
 
 function portNumber(p: number): number {
   if (!(Number.isInteger(p) && p >= 0 && p <= 65535)) throw new UsageError(`--port: expected a port number 0..65535 (0 picks a free one), got ${given(p)}`);

@@ -1,10 +1,9 @@
 import type { CommandBody } from './command.js';
-import { UsageError } from '../errors.js';
 import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
-import { valueOption } from './options.js';
+import { valueOption, wholeNumber } from './options.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -21,9 +20,7 @@ export const treeCommand: CommandBody<Args> = {
       .example('$0 tree samples/failed-build.jsonl --depth 2', 'phases and nodes, deeper spans folded into a count')
       .example('$0 tree logs/ --trace 019cadc6', 'one run, by a prefix of its trace or invocation id'),
   handler: (a) => {
-    if (a.depth !== undefined && !(Number.isInteger(a.depth) && a.depth >= 0)) {
-      throw new UsageError(`--depth: expected a whole number of levels, 0 or more (for example --depth 2); got ${Number.isNaN(a.depth) ? 'something else' : a.depth}`);
-    }
+    if (a.depth !== undefined) wholeNumber('--depth', a.depth, 0, { of: 'levels', example: '--depth 2' });
     return withModel(a, async (db) => {
       const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
       if (ids.length === 0) {

@@ -1,7 +1,7 @@
 import type { CommandBody } from './command.js';
 import { FoundError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
-import { listPositional } from './options.js';
+import { listPositional, wholeNumber } from './options.js';
 
 interface Args {
   paths?: string[];
@@ -21,7 +21,7 @@ export const validateCommand: CommandBody<Args> = {
       .example("$0 validate target/ 'runs/**/*.parquet' --no-warnings", 'every telemetry file in a folder, and a glob'),
   handler: async (a) => {
     const max = a['max-violations'];
-    if (!(Number.isInteger(max) && max >= 0)) throw new UsageError(`--max-violations: expected a whole number, 0 or more; got ${Number.isNaN(max) ? 'something else' : max}`);
+    wholeNumber('--max-violations', max, 0);
     if (!a.paths?.length) throw new UsageError('give at least one PATH: a telemetry file, a folder or a glob');
     const { formatIssue, validatePaths } = await import('../produce/validate.js');
     const reports = await validatePaths(a.paths ?? [], { maxIssues: max, onSkip: (p, why) => process.stderr.write(`runlens: ${p}: skipped: ${why}\n`) });

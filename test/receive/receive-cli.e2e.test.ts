@@ -102,10 +102,10 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     const nowhere = ['--port', '0', '--host', '256.0.0.1'];
     for (const cmd of [['receive'], ['gate', '--receive'], ['explore', '--receive']]) {
       for (const [option, value, expected] of [
-        ['--queue-limit', '0', '--queue-limit: expected a whole number of records, 1 or more, got 0'],
-        ['--queue-limit', '-5', '--queue-limit: expected a whole number of records, 1 or more, got -5'],
-        ['--queue-limit', '2.5', '--queue-limit: expected a whole number of records, 1 or more, got 2.5'],
-        ['--queue-limit', 'abc', '--queue-limit: expected a whole number of records, 1 or more, got something else'],
+        ['--queue-limit', '0', '--queue-limit: expected a whole number of records, 1 or more; got 0'],
+        ['--queue-limit', '-5', '--queue-limit: expected a whole number of records, 1 or more; got -5'],
+        ['--queue-limit', '2.5', '--queue-limit: expected a whole number of records, 1 or more; got 2.5'],
+        ['--queue-limit', 'abc', '--queue-limit: expected a whole number of records, 1 or more; got something else'],
         ['--max-body-mb', 'abc', '--max-body-mb: expected a size in MB greater than 0'],
         ['--max-body-mb', '0', '--max-body-mb: expected a size in MB greater than 0'],
         ['--max-body-mb', '-1', '--max-body-mb: expected a size in MB greater than 0'],
