@@ -53,6 +53,21 @@ const notAsWritten = (raw: string, n: string) => `(${raw} IS NOT NULL AND (${n} 
 const maybeBoolean = (t: string) => `${t} BETWEEN 0 AND 1`;
 
 /**
+ * The reader takes NaN and Infinity for numbers (any case, with a sign) and keeps them as written: a
+ * text field holds one as its text, a JSON one holds it bare. A text field that reads as one of the
+ * usual spellings, or JSON text with NaN or Infinity (as Python and Java write them) in a value's
+ * place, is looked at line by line, where a string that says "NaN" is found to be text.
+ */
+const NON_FINITE_SPELLINGS = ['NaN', 'nan', 'NAN', 'Infinity', 'infinity', 'INFINITY', 'inf', 'Inf', 'INF']
+  .flatMap((w) => [w, `-${w}`])
+  .map((w) => `'${w}'`)
+  .join(', ');
+// list_contains, not IN: DuckDB plans an IN of this many values as a join, which loses the input's order
+const maybeNonFiniteText = (t: string) => `list_contains([${NON_FINITE_SPELLINGS}], ${t})`;
+const maybeNonFiniteJson = (j: string) =>
+  `((contains(${j}, 'NaN') OR contains(${j}, 'Infinity')) AND regexp_matches(${j}, '[:,\\[]-?(?i:nan|inf|infinity)[,}\\]]'))`;
+
+/**
  * DuckDB's default largest record (16 MiB). Its reader cuts a file into buffers sized from this
  * limit, and one buffer is read by one thread: with a large limit a whole file can end up on one
  * thread. So loads start with the default and retry a file with LARGE_OBJECT_BYTES only when a
@@ -168,7 +183,9 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       OR NOT regexp_full_match(parent_span_id, '[0-9a-f]{16}')
       OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')}
       OR ${['start_ns', 'end_ns', 'time_ns'].map(maybeBoolean).join(' OR ')}
-      OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')`;
+      OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')
+      OR ${['span_name', 'event_type', 'event_id', 'severity_text', 'body', 'status_message'].map(maybeNonFiniteText).join(' OR ')}
+      OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}`;
   // Three steps, so that nothing is computed twice: read, cast, check.
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,

@@ -338,6 +338,39 @@ describe("what DuckDB's JSON reader forgives is still an error", () => {
     }
   });
 
+  it('NaN and Infinity (as Python writes them) in attributes, links or a text field stop the load at their line', () => {
+    const cases: [string, (l: string) => string][] = [
+      ['attr-nan', (l) => l.replace(/"attributes":\{/, '"attributes":{"ratio":NaN,')],
+      ['attr-inf', (l) => l.replace(/"attributes":\{/, '"attributes":{"x":[1,-Infinity],')],
+      ['attr-inf-last', (l) => l.replace(/"attributes":\{/, '"attributes":{"x":{"y":Infinity},')],
+      ['body-nan', (l) => l.replace(/}$/, ',"body":nan}')],
+      ['name-inf', (l) => l.replace(/"span_name":"[^"]*"/, '"span_name":-INF')],
+      ['links-nan', (l) => l.replace(/}$/, ',"links":[{"trace_id":"x","w":NaN}]}')],
+    ];
+    for (const [name, edit] of cases) {
+      const p = file(`${name}.jsonl`, withLine(6, edit(LINES[5]!)));
+      const r = runCli(['load', p]);
+      expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, name).toMatch(new RegExp(`${p}:6: .*JSON`));
+      const g = runCli(['gate', p]);
+      expect(g.code, name).toBe(2);
+      const l = runCli(['load', p, '--lenient']);
+      expect(l.code, `${name}: ${l.stderr}`).toBe(0);
+      expect(l.stdout).toContain(`${LINES.length - 1} records`);
+      expect(l.stderr).toContain(`${p}:6: `);
+    }
+  });
+
+  it('"NaN" and "Infinity" as strings are text: the file loads whole', () => {
+    const p = file('nan-strings.jsonl', edited(5, (rec) => {
+      rec.span_name = 'NaN';
+      rec.attributes = { ...(rec.attributes as object), note: 'x:NaN,y:[Infinity]', ratio: 'NaN' };
+    }));
+    const r = runCli(['load', p]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${LINES.length} records`);
+  });
+
   it('",}" inside a string is text, not a trailing comma: the file loads whole', () => {
     const p = file('comma-in-string.jsonl', edited(5, (rec) => (rec.span_name = 'select \'a,}\' , ] from x')));
     const r = runCli(['load', p]);
