@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
-import { app, closeLater, haveSample, KEY, sampleDb } from './helpers.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../helpers/fixtures.js';
+import { app, closeLater, haveSample, KEY, SAMPLE, sampleDb } from './helpers.js';
 
 // names are cut in the middle on screen: the hash at the end of a test's id stays visible
 const FAILED_TEST = 'returning.d299a3800c';
@@ -131,6 +134,29 @@ describe.skipIf(!haveSample)('run tree screen', () => {
     for (const l of f.split('\n')) expect(l.length).toBeLessThanOrEqual(80);
     await t.press('j', 'd');
     await t.until('kind invocation');
+    t.unmount();
+  });
+});
+
+describe.skipIf(!haveSample)('run tree screen of a file whose run never ended', () => {
+  let db: Db;
+  beforeAll(async () => {
+    // the first 150 lines of a run: the engine stopped writing with spans open
+    const cut = path.join(tempDir(), 'cut.jsonl');
+    writeFileSync(cut, readFileSync(SAMPLE, 'utf8').split('\n').slice(0, 150).join('\n') + '\n');
+    db = await sampleDb([cut]);
+  });
+  afterAll(() => closeLater(db));
+
+  it('names the filter of spans not ended as the header does: a run read from a file is not running', async () => {
+    const t = app(db, 140, 30);
+    await t.until('not ended', 'the runs screen');
+    await t.press(KEY.enter);
+    await t.until(/\d+ not ended/, 'the header counts the spans not ended');
+    // error, failed, warned, skipped, success, canceled, then the spans not ended
+    await t.press(...Array<string>(7).fill('o'));
+    const f = await t.until('filter: outcome=not ended');
+    expect(f).not.toContain('running');
     t.unmount();
   });
 });

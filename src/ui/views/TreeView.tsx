@@ -351,7 +351,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const layout = treeLayout(treeWidth, shape?.spanMs ?? 0);
   const filterText = [
     filter.onlyFailures && 'only failures',
-    filter.outcome && `outcome=${filter.outcome}`,
+    filter.outcome && `outcome=${filter.outcome === 'running' ? unended(nav.live) : filter.outcome}`,
     filter.phase && `phase=${filter.phase}`,
     filter.resourceType && `type=${filter.resourceType}`,
   ].filter(Boolean).join(' ');
