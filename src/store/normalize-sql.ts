@@ -110,8 +110,10 @@ export const usualDepth = (kind: string): string =>
 /**
  * A record's node_result before derive looks at its node: the SpanEnd of a NodeProcessed. Derive
  * picks another span only for the few nodes that have no such span, or more than one (src/store/derive.ts).
+ * A NodeProcessed without a unique_id (proto3 omits an empty string) is a result of its own: left
+ * out, its error would pass the gate unseen.
  */
-export const NODE_RESULT = `kind = 'node_processed' AND record_type = 'SpanEnd' AND span_id IS NOT NULL AND unique_id IS NOT NULL`;
+export const NODE_RESULT = `kind = 'node_processed' AND record_type = 'SpanEnd' AND span_id IS NOT NULL`;
 
 /**
  * Wrap a source SELECT in the raw envelope shape (file_id ... attributes, as record_rows) with the

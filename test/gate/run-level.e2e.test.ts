@@ -110,3 +110,39 @@ describe.skipIf(note.missing)(note.title("a run seen only through its log record
     expect(g.stdout).toMatch(/run 019c97cafe1c76e2abb150e9427e666a: incomplete: the run has no invocation span/);
   });
 });
+
+describe('a node the producer wrote without a unique_id is still judged', () => {
+  /**
+   * The bundled clean build with one model's spans written without unique_id (proto3 omits an empty
+   * string, and validate accepts it) and its NodeProcessed ending in error.
+   */
+  function namelessError(): string {
+    const target = 'model.acme.stg_stores';
+    const out = lines(CLEAN).map((l) => {
+      const r = JSON.parse(l) as { record_type: string; span_name: string; event_type?: string; status?: unknown; attributes?: Record<string, unknown> };
+      if (r.attributes?.unique_id !== target) return l;
+      delete r.attributes.unique_id;
+      r.span_name = r.span_name.replace(` (${target})`, '');
+      if (r.record_type === 'SpanEnd' && r.event_type?.endsWith('NodeProcessed')) {
+        r.attributes.node_outcome = 'NODE_OUTCOME_ERROR';
+        r.status = { message: 'error', code: 2 };
+      }
+      return JSON.stringify(r);
+    });
+    return writeLines(dir, 'nameless-error.jsonl', out);
+  }
+
+  it('counts it in runs and fails the gate on its error', () => {
+    const file = namelessError();
+    expect(runCli(['validate', file]).code).toBe(0);
+    const clean = JSON.parse(runCli(['runs', CLEAN, '--format', 'json']).stdout) as { nodes: number }[];
+    const runs = JSON.parse(runCli(['runs', file, '--format', 'json']).stdout) as { nodes: number; error: number; failed: boolean }[];
+    expect(runs).toEqual([expect.objectContaining({ nodes: clean[0]!.nodes, error: 1 })]);
+    const g = runCli(['gate', file, '--fail-on', 'error', '--reporter', 'json']);
+    expect(g.code, g.stderr).toBe(1);
+    const verdict = JSON.parse(g.stdout) as { offenders: { unique_id: string | null; resource_type: string; relative_path: string; rule: string }[] };
+    expect(verdict.offenders).toEqual([
+      expect.objectContaining({ unique_id: null, resource_type: 'model', relative_path: 'models/staging/stg_stores.sql', rule: 'error' }),
+    ]);
+  });
+});
