@@ -11,7 +11,8 @@ results AS (
   SELECT r.command, n.unique_id, n.resource_type, r.start_ns, r.trace_id, n.node_outcome, n.test_outcome,
     n.node_outcome = 'error' OR n.test_outcome = 'failed' AS failed,
     CASE WHEN n.node_outcome = 'error' THEN coalesce(n.error_text, 'error (no error text recorded)')
-         WHEN n.test_outcome = 'failed' THEN 'test failed: ' || coalesce(n.failing_rows, 0) || ' failing rows' END AS failure
+         WHEN n.test_outcome = 'failed' AND n.failing_rows IS NULL THEN 'test failed (failing rows not recorded)'
+         WHEN n.test_outcome = 'failed' THEN 'test failed: ' || n.failing_rows || ' failing rows' END AS failure
   FROM node_results n JOIN recent r USING (trace_id)
 ),
 nodes AS (

@@ -176,8 +176,8 @@ async function selectPassingTests(db: Db, failOn: readonly FailOn[], inTrace: st
   );
 }
 
-/** "1 failing row", "4 failing rows" (a test outcome without a count: 0). */
-export const failingRows = (n: number | null) => plural(n ?? 0, 'failing row');
+/** "1 failing row", "4 failing rows"; a test outcome whose count was not recorded says so (not 0). */
+export const failingRows = (n: number | null) => (n === null ? 'failing rows not recorded' : plural(n, 'failing row'));
 
 function nodeReason(n: Omit<GateNode, 'reason'>, messages: string[] | null): string {
   const logged = reasonOf(messages?.length ? messages : [n.error_text]);

@@ -56,6 +56,9 @@ export function outcomeOf(i: OutcomeInput): Outcome {
   if (mapping.test_outcome) {
     result.test = { outcome: mapping.test_outcome };
     if (i.failures) result.test.failingRows = i.failures;
+    // The format's failing_rows cannot say "unknown" (absent is 0): a failed or warned test whose
+    // count the engine did not record says so beside it.
+    else if (typeof i.failures !== 'number' && mapping.test_outcome !== 'passed') result.test.failingRowsRecorded = false;
   }
   if (mapping.node_outcome === 'error') {
     let text = i.message ?? `${i.status}`;

@@ -153,6 +153,9 @@ function parseFreshnessResult(r: unknown, file: string, i: number): LegacyResult
   };
 }
 
+/** Schema v1 (0.19) has no `failures`: a test's count of failing rows is its message, an integer. */
+const countInMessage = (m: unknown): number | null => (typeof m === 'number' && Number.isInteger(m) && m >= 0 ? m : null);
+
 function parseResult(r: unknown, file: string, i: number): LegacyResult {
   const field = (f: string) => `results[${i}].${f}`;
   if (!isObj(r)) throw new InputError('expected an object', file, undefined, `results[${i}]`);
@@ -170,7 +173,7 @@ function parseResult(r: unknown, file: string, i: number): LegacyResult {
     timing,
     threadId: typeof r.thread_id === 'string' ? r.thread_id : '',
     executionTime: typeof r.execution_time === 'number' ? r.execution_time : 0,
-    failures: typeof r.failures === 'number' ? r.failures : null,
+    failures: typeof r.failures === 'number' ? r.failures : countInMessage(r.message),
   };
   if (rows !== undefined) out.rowsAffected = rows;
   if (br?.length) out.failedBatches = br.filter(Array.isArray).map((w) => (w as unknown[]).map(String));

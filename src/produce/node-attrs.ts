@@ -48,7 +48,14 @@ export interface NodeResult {
   errorType?: 'internal' | 'external' | 'user' | string;
   cancelReason?: 'user_cancelled' | string;
   /** data tests and unit tests that ran: passed (default), warned or failed, with failing rows */
-  test?: { outcome?: 'passed' | 'warned' | 'failed' | string; failingRows?: number; diffTable?: string; storeFailures?: boolean };
+  test?: {
+    outcome?: 'passed' | 'warned' | 'failed' | string;
+    failingRows?: number;
+    /** false: the count is unknown (an older engine's result without one), written beside the detail as failing_rows_recorded */
+    failingRowsRecorded?: boolean;
+    diffTable?: string;
+    storeFailures?: boolean;
+  };
   /** cached skips */
   cache?: { reason?: string; buildAfterSeconds?: number; lastUpdatedSeconds?: number; message?: string };
   /** source freshness */
@@ -145,6 +152,7 @@ export function outcomeAttrs(r: NodeResult, nodeTypeConst: string, withTestDetai
       set(d, 'diff_table', t.diffTable);
       set(d, 'store_failures', t.storeFailures);
       a.node_test_detail = d;
+      if (t.failingRowsRecorded === false) a.failing_rows_recorded = false;
     } else if (r.freshness) {
       const d: Attributes = {};
       const fo = konst(SourceFreshnessOutcome, r.freshness.outcome ?? 'passed');

@@ -2,7 +2,7 @@
  * A run of the older engine that failed as a whole (the command reported failure, e.g. a parse error
  * before any node ran) is a run-error once translated, as the new engine's invocation status says.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -72,5 +72,42 @@ describe.skipIf(note.missing)(note.title("the older engine's real logs"), () => 
     const js = JSON.parse(r.stdout);
     expect(js.runs[0].rule).toBe('run-error');
     expect(js.runs[0].reason).toContain('the log ends before the command did (no CommandCompleted)');
+  });
+});
+
+describe('a failed test of the older engine whose failing rows were not recorded', () => {
+  // The bundled sample's failed test with `failures` null (as an older engine can write it).
+  const target = path.join(dir, 'no-count', 'target');
+  mkdirSync(target, { recursive: true });
+  copyFileSync('samples/older-engine/target/manifest.json', path.join(target, 'manifest.json'));
+  const doc = JSON.parse(readFileSync('samples/older-engine/target/run_results.json', 'utf8'));
+  for (const r of doc.results) if (r.status === 'fail') r.failures = null;
+  const file = path.join(target, 'run_results.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const TEST = 'test.shop.not_null_stg_orders_customer_id.5c1d2e3f4a';
+  const gate = (reporter: string) => runCli(['gate', file, '--reporter', reporter]);
+
+  it('json: failing_rows null, and the reason says the count was not recorded', () => {
+    const r = gate('json');
+    expect(r.code).toBe(1);
+    const t = JSON.parse(r.stdout).offenders.find((o: { unique_id: string }) => o.unique_id === TEST);
+    expect(t).toMatchObject({ rule: 'test-failed', failing_rows: null });
+    expect(t.reason).toBe('failing rows not recorded');
+  });
+
+  it('text, github, junit and markdown say the test failed without a count', () => {
+    for (const reporter of ['text', 'github', 'junit', 'markdown']) {
+      const out = gate(reporter).stdout;
+      expect(out, reporter).toContain('failing rows not recorded');
+      expect(out, reporter).not.toMatch(/0 failing rows/);
+    }
+    expect(gate('text').stdout).toContain(`${TEST} (models/staging/schema.yml): test failed: failing rows not recorded`);
+  });
+
+  it('the failed-tests and failure-history queries show no count either', () => {
+    const failed = JSON.parse(runCli(['query', 'failed-tests', file, '--format', 'json']).stdout);
+    expect(failed.find((x: { unique_id: string }) => x.unique_id === TEST).failing_rows).toBeNull();
+    const hist = JSON.parse(runCli(['query', 'failure-history', file, '--format', 'json']).stdout);
+    expect(hist.find((x: { unique_id: string }) => x.unique_id === TEST).last_failure).toBe('test failed (failing rows not recorded)');
   });
 });

@@ -141,6 +141,48 @@ describe('run_results.json statuses the samples do not show', () => {
     expect(run.startedAt).toBeNull();
   });
 
+  it('a failed or warned test without a count (failures null) has failing_rows NULL, not 0; a count of 0 stays 0', async () => {
+    const doc = runResults({
+      results: [
+        { id: 'test.p.failed_unknown.1', status: 'fail', failures: null, message: 'Got results', at: [1, 2] },
+        { id: 'test.p.warned_unknown.1', status: 'warn', failures: null, at: [1, 2] },
+        { id: 'test.p.failed_zero.1', status: 'fail', failures: 0, message: 'Got 0 results, configured to fail if < 5', at: [1, 2] },
+        { id: 'test.p.passed.1', status: 'pass', failures: null, at: [1, 2] },
+      ],
+    });
+    const m = await migrate(doc);
+    const rows = Object.fromEntries([...m.nodes].map(([id, r]) => [id, r.failing_rows]));
+    expect(rows).toEqual({ 'test.p.failed_unknown.1': null, 'test.p.warned_unknown.1': null, 'test.p.failed_zero.1': 0, 'test.p.passed.1': 0 });
+    // the nodes relation (evaluations too) says the same
+    expect(await m.db.all(`SELECT DISTINCT failing_rows FROM nodes WHERE unique_id = 'test.p.failed_unknown.1' AND test_outcome = 'failed'`)).toEqual([{ failing_rows: null }]);
+    // and so does a Parquet translation, which keeps the mark in json_payload
+    const pq = await migrateAndLoad([writeJson('run_results.json', doc)], { ext: 'parquet' });
+    dbs.push(pq.db);
+    expect(Object.fromEntries([...pq.nodes].map(([id, r]) => [id, r.failing_rows]))).toEqual(rows);
+  });
+
+  it("schema v1 (0.19): no failures key, a test's count is its integer message", async () => {
+    const doc = runResults({
+      schema: 1, version: '0.19.1', which: 'test', startedAt: false,
+      results: [
+        { id: 'test.p.failed.1', status: 'fail', at: [1, 2] },
+        { id: 'test.p.warned.1', status: 'warn', at: [1, 2] },
+        { id: 'test.p.passed.1', status: 'pass', at: [1, 2] },
+        { id: 'test.p.no_count.1', status: 'fail', at: [1, 2] },
+      ],
+    });
+    const messages = [7, 2, 0, null];
+    (doc.results as Record<string, unknown>[]).forEach((r, i) => {
+      delete r.failures;
+      r.message = messages[i];
+    });
+    const run = parseRunResults(doc, 'x.json');
+    expect(run.results.map((r) => [r.failures, r.message])).toEqual([[7, null], [2, null], [0, null], [null, null]]);
+    const m = await migrate(doc);
+    const rows = Object.fromEntries([...m.nodes].map(([id, r]) => [id, r.failing_rows]));
+    expect(rows).toEqual({ 'test.p.failed.1': 7, 'test.p.warned.1': 2, 'test.p.passed.1': 0, 'test.p.no_count.1': null });
+  });
+
   it('rejects a file that is not run_results, naming the field', () => {
     expect(() => parseRunResults({ metadata: {} }, 'bad.json')).toThrow(/bad\.json: results: missing results/);
     expect(() => parseRunResults({ results: [{ unique_id: 'model.p.a' }] }, 'bad.json')).toThrow(/results\[0\]\.status/);
