@@ -13,6 +13,7 @@ import type { OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
 import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord, type SpanStartRecord } from '../produce/record.js';
 import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
+import { LONE_SURROGATE, wellFormed } from './lone-surrogate.js';
 
 /** Span name patterns the engine generates (telemetry.md 1.2), most specific first. */
 const NAME_PATTERNS: [RegExp, string, number][] = [
@@ -92,19 +93,17 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function str(v: unknown, field: string): string {
   if (typeof v === 'string') {
     // a lone surrogate (OTLP/JSON "\ud800") would reach DuckDB as U+FFFD, and the outputs as an escape it cannot read back
-    if (!wellFormed(v)) fail(field, 'a string that is not well-formed UTF-16 (a lone surrogate)');
+    if (!wellFormed(v)) fail(field, LONE_SURROGATE);
     return v;
   }
   if (v === undefined || v === null) return '';
   return fail(field, `a string expected, ${got(v)}`);
 }
 
-const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
-
 /** Text made by JSON.stringify holds a lone surrogate as an escape, which DuckDB's JSON rejects. */
 const SURROGATE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f]/;
 function checkJsonText(text: string, field: string): string {
-  if (text.includes('\\ud') && SURROGATE_ESCAPE.test(text)) fail(field, 'a string that is not well-formed UTF-16 (a lone surrogate)');
+  if (text.includes('\\ud') && SURROGATE_ESCAPE.test(text)) fail(field, LONE_SURROGATE);
   return text;
 }
 

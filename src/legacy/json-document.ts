@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
+import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
 
 /** Line and column (1-based) of a character offset. */
 function lineColumn(text: string, pos: number): { line: number; column: number } {
@@ -15,7 +16,8 @@ function lineColumn(text: string, pos: number): { line: number; column: number }
 
 /**
  * A whole JSON document (run_results.json, manifest.json); unreadable or malformed names the file,
- * and malformed JSON its line and column (JSON.parse gives only a character offset).
+ * and malformed JSON its line and column (JSON.parse gives only a character offset); a lone
+ * surrogate the field that holds it.
  */
 export function readJsonDocument(file: string, what: string): unknown {
   let text: string;
@@ -26,8 +28,9 @@ export function readJsonDocument(file: string, what: string): unknown {
   } catch (e) {
     throw new InputError(`not a readable ${what}: ${errorMessage(e)}`, file);
   }
+  let doc: unknown;
   try {
-    return JSON.parse(text);
+    doc = JSON.parse(text);
   } catch (e) {
     const msg = errorMessage(e);
     const at = /at position (\d+)/.exec(msg);
@@ -35,4 +38,8 @@ export function readJsonDocument(file: string, what: string): unknown {
     const { line, column } = lineColumn(text, Number(at[1]));
     throw new InputError(`not a readable ${what}: ${msg.replace(/ in JSON at position \d+.*$/s, '')} (column ${column})`, file, line);
   }
+  // refused as in telemetry JSONL: the translation could not be loaded
+  const lone = findLoneSurrogate(doc, text);
+  if (lone) throw new InputError(loneSurrogateText(lone), file, undefined, lone.path);
+  return doc;
 }

@@ -2,6 +2,8 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { InputError } from '../errors.js';
+import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
 import { parseEventLine, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
 
@@ -68,6 +70,11 @@ export interface FeedOptions {
    * events as they came, and the message of every non-debug event (one write per chunk).
    */
   human?: (text: string) => void;
+  /**
+   * The log file read: a line with a lone surrogate is then refused naming it, its line and the
+   * field, as a telemetry JSONL line is (a live command's output is not stopped for one).
+   */
+  file?: string;
 }
 
 const DRAIN_EVERY = 4096;
@@ -86,6 +93,7 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
     n++;
     if (line.length === 0) return;
     const ev = line.charCodeAt(0) === 123 /* { */ ? parseEventLine(line) : null;
+    if (ev && o.file !== undefined) refuseLoneSurrogate(line, o.file, n);
     if (ev) {
       events.push(ev);
       if (human && ev.level !== 'debug' && ev.msg) text += ev.msg + '\n';
@@ -117,6 +125,11 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   return { lines: n, badLines: bad };
 }
 
+function refuseLoneSurrogate(line: string, file: string, n: number): void {
+  const at = mayHoldLoneSurrogate(line) ? findLoneSurrogate(JSON.parse(line), line) : undefined;
+  if (at) throw new InputError(loneSurrogateText(at), file, n, at.path);
+}
+
 export function textOf(input: Readable): AsyncIterable<string> {
   input.setEncoding('utf8');
   return input as AsyncIterable<string>;
@@ -125,7 +138,7 @@ export function textOf(input: Readable): AsyncIterable<string> {
 export async function translateLogFile(file: string, o: TranslatorOptions, drain: () => Promise<void>): Promise<LogFileReport> {
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
   const t = new LogTranslator(o);
-  const { lines, badLines } = await feedLines(textOf(file.endsWith('.gz') ? input.pipe(createGunzip()) : input), t, { drain });
+  const { lines, badLines } = await feedLines(textOf(file.endsWith('.gz') ? input.pipe(createGunzip()) : input), t, { drain, file });
   t.end();
   for (const s of t.summaries) s.file = file;
   return { file, lines, badLines, invocations: t.summaries };
