@@ -77,9 +77,12 @@ export function renderJson(r: GateResult): string {
   }, null, 2) + '\n';
 }
 
-/** GitHub Actions workflow commands: data escaped as the runner requires. */
+/**
+ * GitHub Actions workflow commands: data escaped as the runner requires, control characters shown as
+ * text output shows them (the log renders escape sequences).
+ */
 function ghEscapeData(s: string): string {
-  return s.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
+  return printable(s).replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
 }
 function ghEscapeProp(s: string): string {
   return ghEscapeData(s).replaceAll(':', '%3A').replaceAll(',', '%2C');
@@ -102,16 +105,19 @@ export function renderGithub(r: GateResult): string {
   return lines.join('\n') + '\n';
 }
 
-/** A Markdown table cell: one line (`<br>` between lines; a lone CR ends a line too), HTML and pipes escaped. */
+/**
+ * A Markdown table cell: one line (`<br>` between lines; a lone CR ends a line too), control
+ * characters shown as text output shows them, HTML and pipes escaped.
+ */
 function mdCell(s: string | null): string {
   return (s ?? '')
     .split(/\r\n?|\n/)
-    .map((l) => l.trim())
+    .map((l) => printable(l.trim()))
     .filter(Boolean)
     .map((l) => l.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('|', '\\|'))
     .join('<br>');
 }
-const mdCode = (s: string | null) => (s ? `\`${s.replaceAll('`', "'").replaceAll('|', '\\|').replace(/[\r\n]+/g, ' ')}\`` : '');
+const mdCode = (s: string | null) => (s ? `\`${printable(s.replace(/[\r\n]+/g, ' ')).replaceAll('`', "'").replaceAll('|', '\\|')}\`` : '');
 
 /** A CI job summary ($GITHUB_STEP_SUMMARY): the verdict in one line, then a table of what failed. */
 export function renderMarkdown(r: GateResult): string {

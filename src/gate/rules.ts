@@ -7,7 +7,7 @@ import type { Db } from '../store/db.js';
 import { sqlString } from '../store/sql-text.js';
 import { plural } from '../render/plural.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
-import { reasonOf } from './reason.js';
+import { cleanMessage, reasonOf } from './reason.js';
 
 export const NODE_RULES = ['test-failed', 'test-warned', 'error', 'skipped', 'skipped-any', 'canceled', 'freshness-warned'] as const;
 export const RUN_RULES = ['run-error', 'incomplete'] as const;
@@ -114,7 +114,9 @@ function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly str
     if (!r.ended) return { rule: 'incomplete', reason: withLogs(`the invocation never ended (the engine stopped mid-run, or the input was cut short); ${recorded}`) };
   }
   if (failOn.includes('run-error') && r.ended && r.status_code === 2) {
-    const status = r.status_message?.trim() ? `: ${r.status_message.trim()}` : '';
+    // the engine's text, cleaned as a node's messages are
+    const message = r.status_message ? cleanMessage(r.status_message) : '';
+    const status = message ? `: ${message}` : '';
     return { rule: 'run-error', reason: withLogs(`the invocation ended with status ERROR${status}${r.nodes === 0 ? `; ${recorded}` : ''}`) };
   }
   return null;

@@ -1,7 +1,7 @@
 /** Reporters whatever the text in the run: the markdown table stays a table (CommonMark + GFM), the JUnit testcases keep their names. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { renderJunit, renderMarkdown } from '../../src/gate/reporters.js';
+import { renderGithub, renderJunit, renderMarkdown, renderText } from '../../src/gate/reporters.js';
 import { DEFAULT_FAIL_ON, evaluateGate } from '../../src/gate/rules.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -45,6 +45,38 @@ describe('markdown reporter', () => {
       expect(xml).not.toContain('NaN');
       // (XML 1.0 cannot hold these characters: the name goes without them)
       expect(xml).toMatch(/<testcase name="test\.project\.uniqueyz" classname="test" [^>]*time="[\d.]+"/);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('escape sequences and control characters reach no reporter raw', () => {
+  const HOSTILE = '\u001b[2J\u001b]0;pwned\u0007boom\u0007\rover\u001bc';
+  const ID = 'model.project.cust\u001b[31momers';
+  const PATH = 'models/cust\u001b]0;t\u0007.sql';
+
+  it('the run status message, a unique_id and a file path: github and markdown show them as text does, json has the cleaned reason', async () => {
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; span_id: string; attributes: Record<string, unknown>; status?: unknown };
+      if (rec.span_id === '0000000000000001' && rec.record_type === 'SpanEnd') return { ...rec, status: { code: 2, message: `Executed with errors ${HOSTILE}` } };
+      if (rec.span_id === '0000000000000036' && rec.record_type === 'SpanEnd') return { ...rec, attributes: { ...rec.attributes, relative_path: PATH } };
+      return rec;
+    }).map((r) => JSON.parse(JSON.stringify(r).replaceAll('model.project.customers', JSON.stringify(ID).slice(1, -1))));
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'escapes.jsonl', records)]);
+      const result = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON });
+      const run = result.runs[0]!;
+      expect(run.rule).toBe('run-error');
+      expect(run.reason).toMatch(/^the invocation ended with status ERROR: Executed with errors boom/);
+      // escape sequences removed, a CR a line break, as in a node's reason (json escapes what is left)
+      expect(run.reason).toBe('the invocation ended with status ERROR: Executed with errors boom\u0007\nover\u001bc');
+      for (const out of [renderGithub(result), renderMarkdown(result), renderText(result)]) {
+        expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+        expect(out).toContain('model.project.cust\\x1b[31momers');
+        expect(out).toContain('models/cust\\x1b]0;t\\x07.sql');
+      }
     } finally {
       db.close();
     }
