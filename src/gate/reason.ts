@@ -18,7 +18,8 @@ const BACKTRACE_START = /^\s*(0: \S+$|stack backtrace:\s*$)/;
 
 /** Lines of one reason, at most: enough for an error and its context, not a compiled SQL dump. */
 export const MAX_REASON_LINES = 30;
-const MAX_LINE_CHARS = 500;
+/** Characters of one line of a reason, at most (then "…"): a minified SQL or JSON dump is one line. */
+export const MAX_LINE_CHARS = 500;
 
 /** One message without escape codes, progress lines and backtraces; its first line unindented. */
 export function cleanMessage(text: string): string {

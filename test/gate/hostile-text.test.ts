@@ -1,7 +1,8 @@
 /** Reporters whatever the text in the run: the markdown table stays a table (CommonMark + GFM), the JUnit testcases keep their names. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { renderGithub, renderJunit, renderMarkdown, renderText } from '../../src/gate/reporters.js';
+import { renderGithub, renderJson, renderJunit, renderMarkdown, renderText } from '../../src/gate/reporters.js';
+import { MAX_LINE_CHARS } from '../../src/gate/reason.js';
 import { DEFAULT_FAIL_ON, evaluateGate } from '../../src/gate/rules.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -77,6 +78,26 @@ describe('escape sequences and control characters reach no reporter raw', () => 
         expect(out).toContain('model.project.cust\\x1b[31momers');
         expect(out).toContain('models/cust\\x1b]0;t\\x07.sql');
       }
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('a long line of an error', () => {
+  it('is cut at MAX_LINE_CHARS characters and "…" in the reason; json error_text keeps the whole text', async () => {
+    const body = `Database Error\n${'x'.repeat(3000)}\nafter`;
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; body?: string };
+      return rec.record_type === 'LogRecord' ? { ...rec, body } : rec;
+    });
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'long-line.jsonl', records)]);
+      const js = JSON.parse(renderJson(await evaluateGate(db, { failOn: DEFAULT_FAIL_ON })));
+      const node = js.offenders.find((o: { unique_id: string }) => o.unique_id === 'model.project.customers');
+      expect(node.reason).toBe(`Database Error\n${'x'.repeat(MAX_LINE_CHARS)}…\nafter`);
+      expect(node.error_text).toBe(body);
     } finally {
       db.close();
     }
