@@ -3,7 +3,7 @@
  * CI job summary). Each says which runs and which node results failed the gate and why.
  */
 import type { FailOn, GateNode, GateResult, GateRun } from './rules.js';
-import { RULE_ORDER, failingRows } from './rules.js';
+import { RULE_ORDER, failingRows, nodeLabel } from './rules.js';
 import { plural as count } from '../render/plural.js';
 import { printable, printableLine } from '../render/printable.js';
 
@@ -59,7 +59,7 @@ export function renderText(r: GateResult): string {
     for (const l of restLines(reason)) lines.push(`      ${l}`);
   };
   for (const run of failedRuns(r)) block(`${runName(run)}: ${run.rule}`, run.reason);
-  for (const o of r.offenders) block(`${o.unique_id}${o.relative_path ? ` (${o.relative_path})` : ''}: ${ruleText(o.rule!)}`, o.reason, `  [trace ${o.trace_id}]`);
+  for (const o of r.offenders) block(`${nodeLabel(o)}${o.relative_path ? ` (${o.relative_path})` : ''}: ${ruleText(o.rule!)}`, o.reason, `  [trace ${o.trace_id}]`);
   const more = unlisted(r);
   if (more) lines.push(`  ${more}`);
   return printable(lines.join('\n')) + '\n';
@@ -94,10 +94,10 @@ export function renderGithub(r: GateResult): string {
   for (const run of failedRuns(r)) lines.push(`::error title=${ghEscapeProp(`${runName(run)} ${run.rule}`)}::${ghEscapeData(`${run.rule}: ${run.reason}`)}`);
   for (const o of r.offenders) {
     const level = o.rule === 'test-warned' || o.rule === 'freshness-warned' ? 'warning' : 'error';
-    const props = [o.relative_path ? `file=${ghEscapeProp(o.relative_path)}` : '', `title=${ghEscapeProp(`${o.unique_id} ${ruleText(o.rule!)}`)}`]
+    const props = [o.relative_path ? `file=${ghEscapeProp(o.relative_path)}` : '', `title=${ghEscapeProp(`${nodeLabel(o)} ${ruleText(o.rule!)}`)}`]
       .filter(Boolean)
       .join(',');
-    lines.push(`::${level} ${props}::${ghEscapeData(`${o.unique_id}: ${ruleText(o.rule!)}: ${o.reason}`)}`);
+    lines.push(`::${level} ${props}::${ghEscapeData(`${nodeLabel(o)}: ${ruleText(o.rule!)}: ${o.reason}`)}`);
   }
   const more = unlisted(r);
   if (more) lines.push(more);
@@ -128,7 +128,7 @@ export function renderMarkdown(r: GateResult): string {
     lines.push('', '| run | node | file | rule | reason |', '| --- | --- | --- | --- | --- |');
     for (const run of failedRuns(r)) lines.push(`| ${runCell(run.trace_id)} | — |  | ${run.rule} | ${mdCell(run.reason)} |`);
     for (const o of r.offenders) {
-      lines.push(`| ${runCell(o.trace_id)} | ${mdCell(o.unique_id)} | ${mdCode(o.relative_path)} | ${ruleText(o.rule!)} | ${mdCell(o.reason)} |`);
+      lines.push(`| ${runCell(o.trace_id)} | ${mdCell(nodeLabel(o))} | ${mdCode(o.relative_path)} | ${ruleText(o.rule!)} | ${mdCell(o.reason)} |`);
     }
     const more = unlisted(r);
     if (more) lines.push('', mdCell(more));
@@ -159,7 +159,7 @@ function element(kind: 'failure' | 'error', type: string, reason: string | null)
 }
 
 function nodeCase(n: GateNode): Case {
-  const attrs = `name="${xml(n.unique_id)}" classname="${xml(n.resource_type ?? 'node')}"${n.relative_path ? ` file="${xml(n.relative_path)}"` : ''} time="${seconds(n.duration_ms)}"`;
+  const attrs = `name="${xml(nodeLabel(n))}" classname="${xml(n.resource_type ?? 'node')}"${n.relative_path ? ` file="${xml(n.relative_path)}"` : ''} time="${seconds(n.duration_ms)}"`;
   const wrap = (inner: string, kind: Case['kind']): Case => ({ lines: [`    <testcase ${attrs}>`, inner, '    </testcase>'], kind });
   // An error fails the gate as an error; every other rule as a failure of what was checked.
   if (n.rule === 'error') return wrap(element('error', n.rule, n.reason), 'error');

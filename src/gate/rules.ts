@@ -43,7 +43,9 @@ function nodeRuleSql(failOn: readonly FailOn[]): string {
 
 export interface GateNode extends OutcomeColumns {
   trace_id: string;
-  unique_id: string;
+  /** NULL for a node its producer wrote without one (see nodeLabel) */
+  unique_id: string | null;
+  name: string | null;
   resource_type: string | null;
   relative_path: string | null;
   duration_ms: number | null;
@@ -128,7 +130,7 @@ const WARN_LOGS = `(severity_number BETWEEN 13 AND 16 OR severity_text = 'WARN')
 /** Rules a node fails for a warning: without an ERROR message, its WARN messages say why. */
 const WARNING_RULES = `('test-warned', 'freshness-warned')`;
 
-const NODE_COLUMNS = `trace_id, unique_id, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome,
+const NODE_COLUMNS = `trace_id, unique_id, name, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome,
   failing_rows, relative_path, round(duration_ms, 3) AS duration_ms, error_text, freshness_outcome`;
 
 /**
@@ -164,19 +166,23 @@ async function selectNodes(db: Db, failOn: readonly FailOn[], where: string, par
 async function selectPassingTests(db: Db, failOn: readonly FailOn[], inTrace: string, params: Record<string, string>): Promise<GateNode[]> {
   const num = (v: string | null) => (v === null ? null : Number(v));
   return db.rowsText(
-    `SELECT trace_id, unique_id, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows,
+    `SELECT trace_id, unique_id, name, resource_type, phase, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows,
        relative_path, round(duration_ms, 3) AS duration_ms, error_text, row_number() OVER (ORDER BY trace_id, unique_id) AS k
      FROM node_results WHERE ${inTrace} AND resource_type IN ('test', 'unit_test') AND ${nodeRuleSql(failOn)} IS NULL`,
-    ['trace_id', 'unique_id', 'resource_type', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows',
+    ['trace_id', 'unique_id', 'name', 'resource_type', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows',
       'relative_path', 'duration_ms', 'error_text'],
     'k',
     Object.keys(params).length ? params : undefined,
     (f): GateNode => ({
-      trace_id: f[0]!, unique_id: f[1]!, resource_type: f[2], phase: f[3], node_outcome: f[4], skip_reason: f[5], upstream_unique_id: f[6],
-      test_outcome: f[7], failing_rows: num(f[8]!), relative_path: f[9], duration_ms: num(f[10]!), error_text: f[11], rule: null, reason: null,
+      trace_id: f[0]!, unique_id: f[1]!, name: f[2], resource_type: f[3], phase: f[4], node_outcome: f[5], skip_reason: f[6], upstream_unique_id: f[7],
+      test_outcome: f[8], failing_rows: num(f[9]!), relative_path: f[10], duration_ms: num(f[11]!), error_text: f[12], rule: null, reason: null,
     }),
   );
 }
+
+/** How reporters name a node: its unique_id, or for a node written without one its type and name. */
+export const nodeLabel = (n: Pick<GateNode, 'unique_id' | 'name' | 'resource_type'>): string =>
+  n.unique_id ?? `${n.resource_type ?? 'node'} ${n.name ?? '(no name)'} (no unique_id)`;
 
 /** "1 failing row", "4 failing rows"; a test outcome whose count was not recorded says so (not 0). */
 export const failingRows = (n: number | null) => (n === null ? 'failing rows not recorded' : plural(n, 'failing row'));

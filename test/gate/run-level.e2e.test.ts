@@ -145,4 +145,14 @@ describe('a node the producer wrote without a unique_id is still judged', () => 
       expect.objectContaining({ unique_id: null, resource_type: 'model', relative_path: 'models/staging/stg_stores.sql', rule: 'error' }),
     ]);
   });
+
+  it('every reporter names it by its type and name', () => {
+    const file = namelessError();
+    for (const reporter of ['text', 'github', 'junit', 'markdown']) {
+      const g = runCli(['gate', file, '--fail-on', 'error', '--reporter', reporter]);
+      expect(g.code, `${reporter}: ${g.stderr}`).toBe(1);
+      expect(g.stdout, reporter).toContain('model stg_stores (no unique_id)');
+      expect(g.stdout, reporter).not.toMatch(/\bnull\b/);
+    }
+  });
 });
