@@ -7,6 +7,7 @@
 import { Agent, request } from 'undici';
 import { checkLiteralHost, guardedLookup } from './ssrf.js';
 import { signatureHeaders } from './signing.js';
+import { storableText } from './storable-text.js';
 
 export const RESPONSE_BODY_CAP = 20 * 1024;
 
@@ -80,7 +81,10 @@ export class Sender {
       clearTimeout(timer);
     }
     const success = errorInfo === null && httpStatusCode >= 200 && httpStatusCode < 300;
-    return { httpStatusCode, success, errorInfo, responseBody, durationMs: performance.now() - t0 };
+    return {
+      httpStatusCode, success, errorInfo: errorInfo === null ? null : storableText(errorInfo), responseBody: storableText(responseBody),
+      durationMs: performance.now() - t0,
+    };
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,7 @@ import { toMicros } from './clock.js';
 import { splitCommand, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
+import { storableText } from './storable-text.js';
 import { artifactName, findStepTelemetry, telemetryArtifact, telemetryBefore } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 
@@ -243,7 +244,11 @@ function safeSplit(command: string): string[] {
   }
 }
 
-const capLog = (s: string): string => (s.length > LOG_CAP ? s.slice(0, LOG_CAP) + '\n[runlens] log truncated\n' : s);
+/** A step's log as stored: NUL kept as U+FFFD (see storable-text.ts), at most LOG_CAP characters. */
+const capLog = (s: string): string => {
+  const text = storableText(s);
+  return text.length > LOG_CAP ? text.slice(0, LOG_CAP) + '\n[runlens] log truncated\n' : text;
+};
 
 /** `runlens` steps run this very CLI with this Node, so they work without a global install. */
 function resolveExecutable(exe: string): [string, string[]] {

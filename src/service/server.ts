@@ -101,6 +101,11 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     reply.log.error(err);
     return reply.code(500).send(errorBody(new ApiError(500, 'Internal server error.', e.message)));
   });
+  // No id holds a NUL character (nothing with one is stored, and PostgreSQL cannot be asked for one).
+  app.addHook('onRequest', async (req) => {
+    const bad = Object.entries((req.params ?? {}) as Record<string, string>).find(([, v]) => v.includes('\0'));
+    if (bad) throw notFound(bad[0]);
+  });
   app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody(notFound(`${req.method} ${req.url.split('?')[0]}`))));
   webhookRoutes(app, ctx);
   runRoutes(app, ctx);

@@ -91,9 +91,9 @@ export interface Delivery {
  * 200 ms (so attempts are in flight when a test kills the sender), /redirect 302 to /redirected,
  * /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes,
  * /stall-body sends its status and part of a body, then nothing (/stall-big-body: more than the
- * 20 KB kept of a body), /together-64 answers once 64 requests are open at once (`abandoned()`
- * counts those their sender gave up); anything else 200. Each delivery's
- * signature is checked with the secret registered for its webhookId.
+ * 20 KB kept of a body), /nul answers 200 with a NUL byte in its body, /together-64 answers once
+ * 64 requests are open at once (`abandoned()` counts those their sender gave up); anything else
+ * 200. Each delivery's signature is checked with the secret registered for its webhookId.
  */
 export async function startReceiver(): Promise<{
   url: string;
@@ -151,6 +151,7 @@ export async function startReceiver(): Promise<{
       }
       else if (path === '/redirect') res.writeHead(302, { location: '/redirected' }).end();
       else if (path === '/big') res.writeHead(200).end('x'.repeat(50_000));
+      else if (path === '/nul') res.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.from('ok\0nul', 'latin1'));
       else if (path === '/hang') hanging.add(res);
       else if (path === '/hang-once' && deliveries.filter((d) => d.path === '/hang-once').length === 1) hanging.add(res);
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

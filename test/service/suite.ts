@@ -352,6 +352,23 @@ export function serviceSuite(factory: StoreFactory): void {
         }
       });
 
+      it('refuses a NUL character in a text field with 400 naming the field; an id with one is not found', async () => {
+        const base = { name: 'hook', client_url: 'https://example.com/hook', event_types: ALL };
+        const d = await subscribe({ client_url: 'https://example.com/hook' });
+        for (const [field, value] of [['name', 'n\u0000'], ['description', 'd\u0000'], ['client_url', 'https://example.com/\u0000']] as const) {
+          for (const [m, p, b] of [['POST', SUBS, { ...base, [field]: value }], ['PUT', SUB(d.id), { [field]: value }]] as const) {
+            const r = await h.api(m, p, b);
+            expect(r.status, `${m} ${field}`).toBe(400);
+            expect(r.json.status.user_message, `${m} ${field}`).toContain(`${field} must not contain a NUL character`);
+          }
+        }
+        for (const path of [SUB('wsu_%00'), `${SUB('wsu_%00')}/events`, `${SUB(d.id)}/event/wev_%00/receipt`, '/api/v3/accounts/{acct}/webhooks/event/wev_%00']) {
+          const r = await h.api('GET', path);
+          expect(r.status, path).toBe(404);
+        }
+        expect((await h.api('GET', SUB(d.id))).json.data.name).toBe('hook');
+      });
+
       it('keeps a delivery log: events of a subscription and the receipts of each attempt', async () => {
         const d = await subscribe({ client_url: `${rx.url}/fail` });
         await enqueue();
@@ -433,6 +450,26 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(noCause.status).toBe(400);
         expect(noCause.json.status.user_message).toContain('cause');
         expect((await h.api('POST', '/api/v2/accounts/{acct}/jobs/999/run/', { cause: 'x' })).status).toBe(404);
+      });
+
+      it('refuses a NUL character in a job or run text field with 400 naming the field', async () => {
+        const base = { name: 'j', project_id: 1, environment_id: 1, execute_steps: ['node -v'] };
+        for (const field of ['name', 'dbt_version', 'project_name', 'environment_name']) {
+          const r = await h.api('POST', JOBS, { ...base, [field]: 'x\u0000' });
+          expect(r.status, field).toBe(400);
+          expect(r.json.status.user_message, field).toContain(`${field} must not contain a NUL character`);
+        }
+        const id = await job(['node -v']);
+        const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'c\u0000' });
+        expect(r.status).toBe(400);
+        expect(r.json.status.user_message).toContain('cause must not contain a NUL character');
+      });
+
+      it('a step that prints a NUL character succeeds, its log keeps the text (NUL as U+FFFD) and the next step runs', async () => {
+        const id = await job([`node -e "process.stdout.write('a'+String.fromCharCode(0)+'b')"`, 'node -e "console.log(\'two\')"']);
+        const run = await runAndWait(id);
+        expect(run).toMatchObject({ status: 10, is_success: true });
+        expect(run.run_steps.map((s: any) => s.logs)).toEqual(['a\ufffdb', 'two\n']);
       });
 
       it('a run the service fails to carry out is closed: errored then completed, no step left running', async () => {
@@ -622,6 +659,26 @@ export function serviceSuite(factory: StoreFactory): void {
         const [receipt] = (await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`)).json.data;
         expect(receipt.response_body).toHaveLength(20 * 1024);
         expect(receipt.http_status_code).toBe('200');
+      });
+
+      it('an answer with a NUL byte is recorded like any other: one attempt, succeeded, the NUL shown as U+FFFD', async () => {
+        await boot();
+        const d = await subscribe({ client_url: `${rx.url}/nul` });
+        await enqueue();
+        const ev = await until(async () => {
+          const e = (await h.api('GET', `${SUB(d.id)}/events`)).json.data[0];
+          return e && e.status !== 'pending' ? e : null;
+        }, 'event delivered or failed');
+        await h.svc.dispatcher.idle();
+        expect(ev).toMatchObject({ status: 'succeeded', attempts: 1, http_status_code: '200' });
+        expect(rx.hits('/nul')).toBe(1);
+        const receipts = (await h.api('GET', `${SUB(d.id)}/event/${ev.id}/receipt`)).json.data;
+        expect(receipts).toHaveLength(1);
+        expect(receipts[0]).toMatchObject({ http_status_code: '200', error_info: null, response_body: 'ok\ufffdnul' });
+        const t = await h.api('GET', `${SUB(d.id)}/test`);
+        expect(t.json.data).toMatchObject({ verification_error: null, verification_status_code: '200' });
+        const test = (await h.api('GET', `${SUB(d.id)}/events`)).json.data.find((e: any) => e.test);
+        expect(test).toMatchObject({ status: 'succeeded', attempts: 1 });
       });
 
       it('retries a timed-out attempt and stops at the first success', async () => {

@@ -2,6 +2,7 @@
 import { EVENT_TYPES, type EventType } from '../store/types.js';
 import { stepRefusal } from '../command-line.js';
 import { targetRefusal, type HostResolver } from '../ssrf.js';
+import { NUL_REFUSAL } from '../storable-text.js';
 import { invalid } from './envelope.js';
 
 export interface SubscriptionInput {
@@ -20,11 +21,17 @@ function asBody(body: unknown): Body {
   return body as Body;
 }
 
+/** A text field: no store can hold a NUL character, so none is taken (see storable-text.ts). */
+function text(field: string, v: string): string {
+  if (v.includes('\0')) throw invalid(field, NUL_REFUSAL);
+  return v;
+}
+
 function nonEmptyString(b: Body, field: string): string | undefined {
   const v = b[field];
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v.trim() === '') throw invalid(field, 'must be a non-empty string');
-  return v;
+  return text(field, v);
 }
 
 export function checkUrl(v: string, field = 'client_url'): string {
@@ -68,7 +75,7 @@ export function parseSubscriptionBody(body: unknown, partial: boolean): Subscrip
   out.name = nonEmptyString(b, 'name');
   if (b.description !== undefined && b.description !== null) {
     if (typeof b.description !== 'string') throw invalid('description', 'must be a string');
-    out.description = b.description;
+    out.description = text('description', b.description);
   }
   const url = nonEmptyString(b, 'client_url');
   if (url !== undefined) out.client_url = checkUrl(url.trim());
@@ -130,7 +137,7 @@ export function parseJobBody(body: unknown, allowedCommands: readonly string[]):
     const refusal = stepRefusal(s, allowedCommands);
     if (refusal) throw invalid(`execute_steps[${i}]`, refusal);
   });
-  const opt = (f: string) => (typeof b[f] === 'string' && (b[f] as string).trim() ? (b[f] as string) : undefined);
+  const opt = (f: string) => (typeof b[f] === 'string' && (b[f] as string).trim() ? text(f, b[f] as string) : undefined);
   return {
     name, project_id: intField(b, 'project_id'), environment_id: intField(b, 'environment_id'), execute_steps: steps as string[],
     dbt_version: opt('dbt_version') ?? '', project_name: opt('project_name'), environment_name: opt('environment_name'),
