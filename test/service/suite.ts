@@ -445,11 +445,25 @@ export function serviceSuite(factory: StoreFactory): void {
         await bad({ execute_steps: [] }, 'execute_steps');
         await bad({ project_id: undefined }, 'project_id');
         await bad({ name: '' }, 'name');
+        // optional text fields of another type are refused, not dropped
+        await bad({ dbt_version: 1.8 }, 'dbt_version must be a string');
+        await bad({ project_name: ['analytics'] }, 'project_name must be a string');
+        await bad({ environment_name: 42 }, 'environment_name must be a string');
         const id = await job(['node -v']);
         const noCause = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, {});
         expect(noCause.status).toBe(400);
         expect(noCause.json.status.user_message).toContain('cause');
         expect((await h.api('POST', '/api/v2/accounts/{acct}/jobs/999/run/', { cause: 'x' })).status).toBe(404);
+      });
+
+      it('shows the project and environment names a job was given (or their defaults)', async () => {
+        const base = { project_id: 7, environment_id: 8, execute_steps: ['node -v'] };
+        const named = await h.api('POST', JOBS, { ...base, name: 'named', project_name: 'analytics', environment_name: 'prod', dbt_version: null });
+        expect(named.status, named.text).toBe(201);
+        expect(named.json.data).toMatchObject({ project_name: 'analytics', environment_name: 'prod', dbt_version: null });
+        const plain = await h.api('POST', JOBS, { ...base, name: 'plain' });
+        expect(plain.json.data).toMatchObject({ project_name: 'Project 7', environment_name: 'Environment 8' });
+        expect((await h.api('GET', `${JOBS}${named.json.data.id}/`)).json.data).toMatchObject({ project_name: 'analytics', environment_name: 'prod' });
       });
 
       it('refuses a NUL character in a job or run text field with 400 naming the field', async () => {

@@ -137,7 +137,13 @@ export function parseJobBody(body: unknown, allowedCommands: readonly string[]):
     const refusal = stepRefusal(s, allowedCommands);
     if (refusal) throw invalid(`execute_steps[${i}]`, refusal);
   });
-  const opt = (f: string) => (typeof b[f] === 'string' && (b[f] as string).trim() ? text(f, b[f] as string) : undefined);
+  // Left out, null or blank: the default. Any other type is refused, so a typo is not silently dropped.
+  const opt = (f: string): string | undefined => {
+    const v = b[f];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') throw invalid(f, `must be a string, not ${Array.isArray(v) ? 'an array' : `a ${typeof v}`}`);
+    return v.trim() ? text(f, v) : undefined;
+  };
   return {
     name, project_id: intField(b, 'project_id'), environment_id: intField(b, 'environment_id'), execute_steps: steps as string[],
     dbt_version: opt('dbt_version') ?? '', project_name: opt('project_name'), environment_name: opt('environment_name'),

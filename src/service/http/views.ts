@@ -81,6 +81,8 @@ function duration(fromUs: number | null, toUs: number | null): string {
 export function jobView(j: Job): Record<string, unknown> {
   return {
     id: j.id, account_id: j.accountId, project_id: j.projectId, environment_id: j.environmentId, name: j.name,
+    // Beyond the hosted fields: the names webhook payloads carry (projectName, environmentName).
+    project_name: j.projectName, environment_name: j.environmentName,
     // state: 1 active, 2 deleted (as the hosted API)
     execute_steps: j.executeSteps, dbt_version: j.toolVersion || null, job_type: 'other', state: j.deletedAt ? 2 : 1,
     created_at: v2Time(j.createdAt), updated_at: v2Time(j.createdAt),
