@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { ArtifactsClient, telemetryArtifactName } from '../client/artifacts.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { InputError, UsageError } from '../errors.js';
+import { parseId } from '../service/ids.js';
 
 type Args = ConnectionArgs & { action?: string; run: string; step?: number; output: string };
 
@@ -35,7 +36,7 @@ export const artifactsCommand: CommandBody<Args> = {
       .example('$0 artifacts fetch --run 7 -o run7.parquet', "the run's telemetry, found from its steps; then `runlens explore run7.parquet`"),
   handler: async (a) =>
     withApiErrors(async () => {
-      if (!/^\d+$/.test(a.run)) throw new UsageError(`--run: expected a run id (digits), got "${a.run}"`);
+      if (parseId(a.run) === null) throw new UsageError(`--run: expected a run id (1, 2, ... up to ${Number.MAX_SAFE_INTEGER}), got "${a.run}"`);
       const c = new ArtifactsClient(clientConfig(a));
       if (a.step !== undefined) {
         if (!Number.isInteger(a.step) || a.step < 1) throw new UsageError(`--step: expected a step number (1, 2, ...), got ${a.step}`);

@@ -4,6 +4,7 @@ import { JobsClient, RUN_SUCCESS, WaitTimeout, type RunInfo } from '../client/jo
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
+import { parseId } from '../service/ids.js';
 import { listOption } from './options.js';
 import { checkPaging, readListing } from './paging.js';
 
@@ -21,7 +22,7 @@ const withConn = <T>(y: Argv<T>) => connectionOptions(y).option('format', format
 /** Job and run ids are positive integers; anything else is a usage error before any request. */
 function idOf(what: 'JOB' | 'RUN', v: string | number): string {
   const s = String(v);
-  if (!/^[1-9]\d{0,15}$/.test(s)) throw new UsageError(`${what}: expected a ${what === 'JOB' ? 'job' : 'run'} id (1, 2, ...), got "${s}"`);
+  if (parseId(s) === null) throw new UsageError(`${what}: expected a ${what === 'JOB' ? 'job' : 'run'} id (1, 2, ... up to ${Number.MAX_SAFE_INTEGER}), got "${s}"`);
   return s;
 }
 

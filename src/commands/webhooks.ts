@@ -7,6 +7,7 @@ import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } f
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { verifyStandardWebhook, verifyWebhookSignature } from '../client/verify.js';
 import { FoundError, UsageError } from '../errors.js';
+import { parseId } from '../service/ids.js';
 import { emptyAllowed } from './options.js';
 import { checkPaging, readListing } from './paging.js';
 
@@ -28,8 +29,9 @@ function jobIds(s: string | undefined): number[] | undefined {
   const l = list(s);
   if (!l) return undefined;
   return l.map((x) => {
-    if (!/^\d+$/.test(x)) throw new UsageError(`--job-ids: "${x}" is not an integer job id`);
-    return Number(x);
+    const id = parseId(x);
+    if (id === null) throw new UsageError(`--job-ids: "${x}" is not a job id (1, 2, ... up to ${Number.MAX_SAFE_INTEGER})`);
+    return id;
   });
 }
 

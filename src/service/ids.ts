@@ -47,3 +47,14 @@ export const newHmacSecret = (): string => randomBytes(30).toString('base64');
 /** API tokens are shown once; only their SHA-256 is stored. */
 export const newApiToken = (): string => `rlt_${base62(randomBytes(24), 33)}`;
 export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/**
+ * A numeric id (account, job, run) from its canonical digits: no sign, no leading zero, and no more
+ * than a number counts exactly (Number.MAX_SAFE_INTEGER), so a longer id is never rounded to another
+ * one. Null for anything else.
+ */
+export function parseId(s: string): number | null {
+  if (!/^[1-9]\d{0,15}$/.test(s)) return null;
+  const n = Number(s);
+  return Number.isSafeInteger(n) ? n : null;
+}

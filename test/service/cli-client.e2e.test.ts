@@ -242,6 +242,9 @@ describe('service client commands end to end', () => {
       for (const [args, msg] of [
         [['jobs', 'get', 'x1'], 'JOB: expected a job id'],
         [['jobs', 'run-status', '0'], 'RUN: expected a run id'],
+        [['jobs', 'get', '9007199254740993'], 'JOB: expected a job id'],
+        [['artifacts', 'fetch', '--run', '9007199254740993', '-o', '-'], '--run: expected a run id'],
+        [['webhooks', 'update', 'wsu_x', '--job-ids', '4,9007199254740993'], '--job-ids: "9007199254740993" is not'],
         [['jobs', 'runs', '1', '--limit', '500'], '--limit: expected an integer from 1 to 100'],
         [['jobs', 'run', '1', '--wait', '--interval', '0'], '--interval: expected a positive number of seconds'],
         [['webhooks', 'events', 'wsu_x', '--limit', '0'], '--limit: expected an integer from 1 to 100'],

@@ -105,7 +105,8 @@ export function listingSuite(factory: StoreFactory): void {
       expect(ofA.json.extra).toEqual({ filters: { offset: 0, limit: 2, job_definition_id: a }, order_by: '-id', pagination: { count: 2, total_count: 3 } });
       expect(ofA.json.data[0]).toMatchObject({ job_id: a, status_humanized: 'Success', trigger: { cause: 'test' } });
       expect(ofA.json.data[0]).not.toHaveProperty('run_steps');
-      for (const [q, field] of [['job_definition_id=x', 'job_definition_id'], ['order_by=status', 'order_by'], ['limit=101', 'limit']]) {
+      for (const [q, field] of [['job_definition_id=x', 'job_definition_id'], ['job_definition_id=9007199254740993', 'job_definition_id'],
+        ['order_by=status', 'order_by'], ['limit=101', 'limit']]) {
         const r = await h.api('GET', `${RUNS}?${q}`);
         expect(r.status, q).toBe(400);
         expect(r.json.status.user_message).toContain(field);

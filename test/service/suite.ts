@@ -155,6 +155,8 @@ export function serviceSuite(factory: StoreFactory): void {
       it('takes job ids as integers and answers them as strings; honours active false on create', async () => {
         const d = await subscribe({ client_url: 'https://example.com', job_ids: [3, 1, 3], active: false, description: 'desc' });
         expect(d.job_ids).toEqual(['3', '1']);
+        const largest = await subscribe({ client_url: 'https://example.com', job_ids: ['9007199254740991'] });
+        expect(largest.job_ids).toEqual(['9007199254740991']);
         expect(d.active).toBe(false);
         expect(d.description).toBe('desc');
       });
@@ -170,6 +172,8 @@ export function serviceSuite(factory: StoreFactory): void {
         ['no URL', { client_url: undefined }, 'client_url'],
         ['a fractional job id', { job_ids: [1, 2.5] }, 'job_ids[1]'],
         ['a non-numeric job id', { job_ids: ['abc'] }, 'job_ids[0]'],
+        ['a job id past 2^53 as digits (it would be rounded to another id)', { job_ids: ['9007199254740991', '9007199254740993'] }, 'job_ids[1]'],
+        ['a 16-digit job id past 2^53', { job_ids: ['9999999999999999'] }, 'job_ids[0]'],
         ['job_ids not an array', { job_ids: 7 }, 'job_ids'],
         ['active not a boolean', { active: 'yes' }, 'active'],
       ])('answers 400 naming the field for %s', async (_what, change, field) => {
@@ -444,6 +448,8 @@ export function serviceSuite(factory: StoreFactory): void {
         await bad({ execute_steps: [`node -e "${'x'.repeat(200_000)}"`] }, 'execute_steps[0]');
         await bad({ execute_steps: [] }, 'execute_steps');
         await bad({ project_id: undefined }, 'project_id');
+        await bad({ project_id: '9007199254740993' }, 'project_id');
+        await bad({ environment_id: '9999999999999999' }, 'environment_id');
         await bad({ name: '' }, 'name');
         // optional text fields of another type are refused, not dropped
         await bad({ dbt_version: 1.8 }, 'dbt_version must be a string');

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { blockedRange, checkLiteralHost, isBlockedAddress } from '../../src/service/ssrf.js';
 import { hmacHex, signatureHeaders, verifyStandardWebhook, verifyWebhookSignature } from '../../src/service/signing.js';
 import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
-import { accountIdentifier, base62, eventId, ksuid, subscriptionId } from '../../src/service/ids.js';
+import { accountIdentifier, base62, eventId, ksuid, parseId, subscriptionId } from '../../src/service/ids.js';
 import { applyAttempt, activeAfterUpdate, DEFAULT_ARCHIVAL } from '../../src/service/subscription-state.js';
 import { parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
 import type { AttemptOutcome, Subscription } from '../../src/service/store/types.js';
@@ -167,6 +167,14 @@ describe('ids', () => {
     expect(base62(Buffer.alloc(20, 255), 27)).toBe('aWgEPTl1tmebfsQzFP4bxwgy80V');
     expect(accountIdentifier(1)).toBe(accountIdentifier(1));
     expect(accountIdentifier(1)).not.toBe(accountIdentifier(2));
+  });
+
+  it('numeric ids are read from their canonical digits only, never rounded to another id', () => {
+    expect(parseId('1')).toBe(1);
+    expect(parseId('9007199254740991')).toBe(Number.MAX_SAFE_INTEGER);
+    for (const s of ['0', '01', '+1', '1.0', '1e3', ' 1', '', '9007199254740992', '9007199254740993', '9999999999999999', '12345678901234567']) {
+      expect(parseId(s), s).toBeNull();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 /** v2: jobs (create, list, get, delete), runs (trigger, list, get with run_steps) and run artifacts, with the hosted API's paths and field names. */
 import type { FastifyInstance } from 'fastify';
 import { toMicros } from '../clock.js';
+import { parseId } from '../ids.js';
 import type { Job } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { authenticate, JOB_WRITERS, requirePermission, RUN_TRIGGERS } from './auth.js';
@@ -11,8 +12,9 @@ import { jobView, runView } from './views.js';
 type P = { account_id: string; job_id: string; run_id: string; '*': string };
 
 const idParam = (v: string, field: string): number => {
-  if (!/^[1-9]\d{0,15}$/.test(v)) throw notFound(field);
-  return Number(v);
+  const id = parseId(v);
+  if (id === null) throw notFound(field);
+  return id;
 };
 
 export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
@@ -74,8 +76,9 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const jobParam = req.query.job_definition_id;
     let jobId: number | undefined;
     if (jobParam !== undefined && jobParam !== '') {
-      if (typeof jobParam !== 'string' || !/^[1-9]\d{0,15}$/.test(jobParam)) throw invalid('job_definition_id', 'must be a job id (a positive integer)');
-      jobId = Number(jobParam);
+      const id = typeof jobParam === 'string' ? parseId(jobParam) : null;
+      if (id === null) throw invalid('job_definition_id', `must be a job id (a positive integer up to ${Number.MAX_SAFE_INTEGER})`);
+      jobId = id;
     }
     const orderBy = req.query.order_by ?? 'id';
     if (orderBy !== 'id' && orderBy !== '-id') throw invalid('order_by', 'must be id (oldest first) or -id (newest first)');

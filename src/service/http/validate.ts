@@ -3,6 +3,7 @@ import { EVENT_TYPES, type EventType } from '../store/types.js';
 import { stepRefusal } from '../command-line.js';
 import { targetRefusal, type HostResolver } from '../ssrf.js';
 import { NUL_REFUSAL } from '../storable-text.js';
+import { parseId } from '../ids.js';
 import { invalid } from './envelope.js';
 
 export interface SubscriptionInput {
@@ -58,13 +59,17 @@ export async function checkTargetAllowed(url: string, allowPrivateTargets: boole
   }
 }
 
+/** An id in a body: a positive integer, or its digits (as responses show ids); past MAX_SAFE_INTEGER neither. */
+const idValue = (v: unknown): number | null =>
+  typeof v === 'number' ? (Number.isSafeInteger(v) && v > 0 ? v : null) : typeof v === 'string' ? parseId(v) : null;
+
 /** Job ids are integers; digit strings (as responses show them) are accepted too. */
 export function checkJobIds(v: unknown, field = 'job_ids'): number[] {
   if (!Array.isArray(v)) throw invalid(field, 'must be an array of integer job ids');
   return [...new Set(v.map((x, i) => {
-    if (typeof x === 'number' && Number.isSafeInteger(x) && x > 0) return x;
-    if (typeof x === 'string' && /^[1-9]\d{0,15}$/.test(x)) return Number(x);
-    throw invalid(`${field}[${i}]`, `must be a positive integer job id, got ${JSON.stringify(x)}`);
+    const id = idValue(x);
+    if (id === null) throw invalid(`${field}[${i}]`, `must be a positive integer job id up to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(x)}`);
+    return id;
   }))];
 }
 
@@ -121,9 +126,9 @@ export interface JobInput {
 
 const intField = (b: Body, field: string): number => {
   const v = b[field];
-  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
-  if (typeof v === 'string' && /^[1-9]\d{0,15}$/.test(v)) return Number(v);
-  throw invalid(field, v === undefined ? 'is required (a positive integer)' : 'must be a positive integer');
+  const id = idValue(v);
+  if (id !== null) return id;
+  throw invalid(field, v === undefined ? 'is required (a positive integer)' : `must be a positive integer up to ${Number.MAX_SAFE_INTEGER}`);
 };
 
 export function parseJobBody(body: unknown, allowedCommands: readonly string[]): JobInput {
