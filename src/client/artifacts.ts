@@ -2,10 +2,15 @@
  * Client of the v2 run API: run details with steps, and the per-step telemetry artifact
  * `telemetry-<n>-otel.parquet`. Without a step number it finds the steps that have telemetry.
  */
-import { ApiClient, ApiClientError, type ClientConfig } from './http.js';
+import { answerSummary, ApiClient, ApiClientError, type ClientConfig } from './http.js';
 import { JobsClient, type RunInfo } from './jobs.js';
 
 export const telemetryArtifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
+
+/** A Parquet file begins and ends with the magic bytes PAR1. */
+const PARQUET_MAGIC = Buffer.from('PAR1');
+const isParquet = (b: Buffer): boolean =>
+  b.length >= 2 * PARQUET_MAGIC.length && b.subarray(0, 4).equals(PARQUET_MAGIC) && b.subarray(-4).equals(PARQUET_MAGIC);
 
 export class ArtifactsClient {
   private readonly http: ApiClient;
@@ -25,12 +30,19 @@ export class ArtifactsClient {
 
   async fetchTelemetry(runId: number | string, step: number): Promise<Buffer> {
     const name = telemetryArtifactName(step);
-    const res = await this.http.raw('GET', `${this.path}/runs/${runId}/artifacts/metadata/${name}?step=${step}`);
+    const path = `${this.path}/runs/${runId}/artifacts/metadata/${name}?step=${step}`;
+    const res = await this.http.raw('GET', path);
+    let bytes: Buffer;
     try {
-      return Buffer.from(await res.arrayBuffer());
+      bytes = Buffer.from(await res.arrayBuffer());
     } catch (e) {
       throw new ApiClientError(0, `${name} of run ${runId}: the download was cut short (${(e as Error).message})`);
     }
+    // Any 200 is not the artifact: a web page answers every path at a wrong --base-url.
+    if (!isParquet(bytes)) {
+      throw new ApiClientError(res.status, `GET ${this.http.base}${path}: not a Parquet file (${answerSummary(res, bytes)}); is --base-url the service's address?`);
+    }
+    return bytes;
   }
 
   /**

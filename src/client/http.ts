@@ -103,6 +103,17 @@ export class ApiClient {
   }
 }
 
+/**
+ * What an answer that is not the expected one holds, for an error message: its content type and its
+ * first characters (a web page from a wrong --base-url shows as such).
+ */
+export function answerSummary(res: Response, body: Buffer): string {
+  const text = body.subarray(0, 200).toString('utf8').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  const begins = text.length > ANSWER_PREVIEW ? `${text.slice(0, ANSWER_PREVIEW)}…` : text;
+  return `content-type ${res.headers.get('content-type') ?? 'none'}, ${text ? `begins "${begins}"` : 'empty'}`;
+}
+const ANSWER_PREVIEW = 32;
+
 /** Reads of a full listing before it gives up on a list that keeps changing. */
 const LISTING_ATTEMPTS = 3;
 

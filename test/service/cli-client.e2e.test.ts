@@ -387,6 +387,20 @@ describe('service client commands end to end', () => {
       }
     });
 
+    it('an answer that is not Parquet (a web page at a wrong --base-url) is exit 2 naming the request, and writes no file', async () => {
+      const page = await httpServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><body>app</body></html>'));
+      try {
+        const out = join(mkdtempSync(join(tmpdir(), 'runlens-page-')), 'run.parquet');
+        const r = await run(['artifacts', 'fetch', '--run', '7', '--step', '1', '-o', out], { ...env, RUNLENS_BASE_URL: page.url });
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain(`GET ${page.url}/api/v2/accounts/${accountId}/runs/7/artifacts/metadata/telemetry-1-otel.parquet?step=1: `
+          + 'not a Parquet file (content-type text/html, begins "<!doctype html><html><body>app</…")');
+        expect(existsSync(out)).toBe(false);
+      } finally {
+        await closeServer(page.server);
+      }
+    });
+
     it('starts a full listing over when the list changes between pages, and fails when it keeps changing (exit 2)', async () => {
       // An account of its own, with more jobs than one page (100) holds.
       const acct = JSON.parse(cli(['accounts', 'create', 'Paged', '--data', data, '--format', 'json']).stdout);

@@ -82,7 +82,7 @@ describe('service CLI end to end', () => {
     expect(test.stdout).toMatch(/verification_status_code\t200/);
 
     const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
-    const step = `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/t.parquet','PAR1e2e')"`;
+    const step = `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/t.parquet','PAR1-e2e-PAR1')"`;
     const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
       body: JSON.stringify({ name: 'e2e job', project_id: 1, environment_id: 1, execute_steps: ['node -v', step] }) })).json() as any;
     expect(job.data.id).toBe(1);
@@ -97,14 +97,14 @@ describe('service CLI end to end', () => {
     const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', out]);
     expect(fetched.code, fetched.stderr).toBe(0);
     expect(fetched.stdout).toContain('(step 2)');
-    expect(readFileSync(out, 'utf8')).toBe('PAR1e2e');
+    expect(readFileSync(out, 'utf8')).toBe('PAR1-e2e-PAR1');
     const nested = join(data, 'no', 'such', 'folder', 'fetched.parquet');
     const intoNewFolder = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', nested]);
     expect(intoNewFolder.code, intoNewFolder.stderr).toBe(0);
-    expect(readFileSync(nested, 'utf8')).toBe('PAR1e2e');
+    expect(readFileSync(nested, 'utf8')).toBe('PAR1-e2e-PAR1');
     const toStdout = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', '-']);
     expect(toStdout.code, toStdout.stderr).toBe(0);
-    expect(toStdout.stdout).toBe('PAR1e2e');
+    expect(toStdout.stdout).toBe('PAR1-e2e-PAR1');
     const missing = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', out]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/404/);

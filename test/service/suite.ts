@@ -573,14 +573,14 @@ export function serviceSuite(factory: StoreFactory): void {
       });
 
       it('finds Parquet at the engine default path, and a step without telemetry has no artifact', async () => {
-        const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PQ')"`;
+        const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PAR1-fake-PAR1')"`;
         // the third step writes nothing: the file the second left in the run's folder is not its telemetry
         const id = await job(['node -v', step, 'node -v']);
         const run = await runAndWait(id);
         expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet', null]);
         const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
         const all = await c.fetchAllTelemetry(run.id);
-        expect(all.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PQ']]);
+        expect(all.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PAR1-fake-PAR1']]);
       });
 
       const jsonlNote = samplesNote(FUSION);
