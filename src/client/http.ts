@@ -66,19 +66,38 @@ export class ApiClient {
   }
 
   async json<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
+    return (await this.answer<T>(method, path, body, headers)).json;
+  }
+
+  /** A 2xx answer with its JSON (its headers too: an ETag); an answer that is not JSON is an ApiClientError naming the request. */
+  async answer<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ res: Response; json: T }> {
     const res = await this.raw(method, path, body, headers);
-    return (await res.json()) as T;
+    const request = `${method} ${this.base}${path}`;
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw new ApiClientError(0, `${request}: the answer was cut short (${(e as Error).message})`);
+    }
+    try {
+      return { res, json: JSON.parse(text) as T };
+    } catch {
+      throw new ApiClientError(res.status, `${request}: not the API's answer: not JSON (${answerSummary(res, Buffer.from(text))})`);
+    }
   }
 
   /** The `data` of a response envelope. */
   async data<T = ApiObject>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
-    return (await this.json<Envelope<T>>(method, path, body, headers)).data;
+    const { res, json } = await this.answer<Partial<Envelope<T>>>(method, path, body, headers);
+    return envelopeData(`${method} ${this.base}${path}`, res, json, false);
   }
 
   /** One page of a listing: its items and the total the service reports. */
   async page<T = ApiObject>(path: string): Promise<{ items: T[]; total: number }> {
-    const r = await this.json<Envelope<T[]>>('GET', path);
-    return { items: r.data, total: r.extra?.pagination?.total_count ?? r.data.length };
+    const { res, json } = await this.answer<Partial<Envelope<T[]>>>('GET', path);
+    const items = envelopeData<T[]>(`GET ${this.base}${path}`, res, json, true);
+    const total = json.extra?.pagination?.total_count;
+    return { items, total: typeof total === 'number' ? total : items.length };
   }
 
   /**
@@ -101,6 +120,17 @@ export class ApiClient {
     }
     throw new ApiClientError(0, `GET ${this.base}${path}: the list changed while it was read (${LISTING_ATTEMPTS} tries); try again, or page with --limit and --offset`);
   }
+}
+
+/**
+ * The `data` of an envelope `request` was answered with: an object (`list`: an array). Anything
+ * else (JSON from something that is not the API) is an ApiClientError naming the request.
+ */
+export function envelopeData<T>(request: string, res: Response, json: unknown, list: boolean): T {
+  const data = (json as { data?: unknown } | null)?.data;
+  if (list ? Array.isArray(data) : typeof data === 'object' && data !== null) return data as T;
+  const summary = answerSummary(res, Buffer.from(JSON.stringify(json)));
+  throw new ApiClientError(res.status, `${request}: not the API's answer: no "data"${list ? ' list' : ''} in it (${summary})`);
 }
 
 /**

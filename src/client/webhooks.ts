@@ -5,7 +5,7 @@
  * update takes every configurable field, with the ETag of the read in If-Match where the service
  * gives one, so that a change made in between is not written over.
  */
-import { ApiClient, ApiClientError, type ApiObject, type ClientConfig, type Envelope } from './http.js';
+import { ApiClient, ApiClientError, envelopeData, type ApiObject, type ClientConfig } from './http.js';
 
 export interface WebhookSubscription extends ApiObject {
   id: string;
@@ -103,9 +103,9 @@ export class WebhooksClient {
   async update(id: string, changes: SubscriptionChanges): Promise<WebhookSubscription> {
     const path = `${this.path}/subscription/${encodeURIComponent(id)}`;
     for (let attempt = 1; ; attempt++) {
-      const res = await this.http.raw('GET', path);
+      const { res, json } = await this.http.answer('GET', path);
       const etag = res.headers.get('etag');
-      const cur = ((await res.json()) as Envelope<WebhookSubscription>).data;
+      const cur = envelopeData<WebhookSubscription>(`GET ${this.http.base}${path}`, res, json, false);
       const body = {
         name: changes.name ?? cur.name,
         description: changes.description ?? cur.description ?? '',

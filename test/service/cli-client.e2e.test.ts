@@ -387,6 +387,39 @@ describe('service client commands end to end', () => {
       }
     });
 
+    it("a 2xx answer that is not the API's JSON envelope is exit 2 naming the request, never an internal error", async () => {
+      let body = '';
+      const fake = await httpServer((_req, res) => res.writeHead(200, { 'content-type': body.startsWith('<') ? 'text/html' : 'application/json' }).end(body));
+      try {
+        const at = { ...env, RUNLENS_BASE_URL: fake.url };
+        const v3 = `${fake.url}/api/v3/accounts/${accountId}/webhooks`;
+        const v2 = `${fake.url}/api/v2/accounts/${accountId}`;
+        const cases: [string, string[], string][] = [
+          ['<!doctype html><p>app</p>', ['webhooks', 'list'], `GET ${v3}/subscriptions?offset=0&limit=100: not the API's answer: not JSON (content-type text/html, begins "<!doctype html><p>app</p>")`],
+          ['<!doctype html><p>app</p>', ['webhooks', 'get', 'wsu_x'], `GET ${v3}/subscription/wsu_x: not the API's answer: not JSON`],
+          ['<!doctype html><p>app</p>', ['webhooks', 'delete', 'wsu_x'], `DELETE ${v3}/subscription/wsu_x: not the API's answer: not JSON`],
+          ['<!doctype html><p>app</p>', ['webhooks', 'update', 'wsu_x', '--name', 'n'], `GET ${v3}/subscription/wsu_x: not the API's answer: not JSON`],
+          ['<!doctype html><p>app</p>', ['jobs', 'run', '1'], `POST ${v2}/jobs/1/run/: not the API's answer: not JSON`],
+          ['<!doctype html><p>app</p>', ['artifacts', 'fetch', '--run', '7', '-o', '-'], `GET ${v2}/runs/7/?include_related=`],
+          ['{}', ['webhooks', 'get', 'wsu_x'], `GET ${v3}/subscription/wsu_x: not the API's answer: no "data" in it (content-type application/json, begins "{}")`],
+          ['{"data":null}', ['webhooks', 'get', 'wsu_x'], `GET ${v3}/subscription/wsu_x: not the API's answer: no "data" in it`],
+          ['{}', ['webhooks', 'list'], `GET ${v3}/subscriptions?offset=0&limit=100: not the API's answer: no "data" list in it`],
+          ['{"data":{"id":1}}', ['jobs', 'list'], `GET ${v2}/jobs/?offset=0&limit=100: not the API's answer: no "data" list in it`],
+          ['{"data":null}', ['jobs', 'get', '1'], `GET ${v2}/jobs/1/: not the API's answer: no "data" in it`],
+        ];
+        for (const [answer, args, msg] of cases) {
+          body = answer;
+          const r = await run(args, at);
+          expect(r.code, `${args.join(' ')} <- ${answer}`).toBe(2);
+          expect(r.stderr, `${args.join(' ')} <- ${answer}`).toContain(msg);
+          expect(r.stderr).not.toContain('internal error');
+          expect(r.stdout, `${args.join(' ')} <- ${answer}`).toBe('');
+        }
+      } finally {
+        await closeServer(fake.server);
+      }
+    });
+
     it('an answer that is not Parquet (a web page at a wrong --base-url) is exit 2 naming the request, and writes no file', async () => {
       const page = await httpServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><body>app</body></html>'));
       try {
