@@ -414,6 +414,18 @@ export function serviceSuite(factory: StoreFactory): void {
       });
     });
 
+    describe('job times', () => {
+      it("a job's updated_at is when it last changed: its creation, then its deletion", async () => {
+        const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+        await boot({ clock });
+        const made = await h.api('POST', '/api/v2/accounts/{acct}/jobs/', { name: 'j', project_id: 1, environment_id: 1, execute_steps: ['node -v'] });
+        expect(made.json.data).toMatchObject({ created_at: '2026-01-01 12:00:00.000000+00:00', updated_at: '2026-01-01 12:00:00.000000+00:00' });
+        clock.advance(90_000);
+        const gone = await h.api('DELETE', `/api/v2/accounts/{acct}/jobs/${made.json.data.id}/`);
+        expect(gone.json.data).toMatchObject({ state: 2, created_at: '2026-01-01 12:00:00.000000+00:00', updated_at: '2026-01-01 12:01:30.000000+00:00' });
+      });
+    });
+
     describe('jobs, runs and artifacts (v2)', () => {
       beforeEach(() => boot());
       const JOBS = '/api/v2/accounts/{acct}/jobs/';

@@ -85,7 +85,8 @@ export function jobView(j: Job): Record<string, unknown> {
     project_name: j.projectName, environment_name: j.environmentName,
     // state: 1 active, 2 deleted (as the hosted API)
     execute_steps: j.executeSteps, dbt_version: j.toolVersion || null, job_type: 'other', state: j.deletedAt ? 2 : 1,
-    created_at: v2Time(j.createdAt), updated_at: v2Time(j.createdAt),
+    // A job changes only when it is deleted (the API has no job update), so that is its last update.
+    created_at: v2Time(j.createdAt), updated_at: v2Time(j.deletedAt ?? j.createdAt),
   };
 }
 
