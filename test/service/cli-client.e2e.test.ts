@@ -330,6 +330,20 @@ describe('service client commands end to end', () => {
       expect(again.stderr).toContain(`tokens revoke: no token ${made.id} in ${data}`);
       expect(JSON.parse(cli(['tokens', 'list', '--account', String(acct.id), '--data', data, '--format', 'json']).stdout)).toEqual([]);
     });
+
+    it('takes account and token ids only in their canonical form, as the API does: 01 is not 1 (exit 2)', () => {
+      for (const [args, msg] of [
+        [['tokens', 'create', '--account', '01', '--permission-set', 'developer'], '--account: expected an account id (1, 2, ...'],
+        [['tokens', 'create', '--account', '1.0', '--permission-set', 'developer'], '--account: expected an account id (1, 2, ...'],
+        [['tokens', 'list', '--account', '+1'], '--account: expected an account id (1, 2, ...'],
+        [['tokens', 'revoke', '01'], 'ID: expected a token id (1, 2, ...'],
+      ] as const) {
+        const r = cli([...args, '--data', data]);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toContain(msg);
+        expect(r.stdout, args.join(' ')).toBe('');
+      }
+    });
   });
 
   describe('what the client must not get wrong', () => {
