@@ -392,10 +392,11 @@ export class LogTranslator {
     if (!st) return;
     const rr = (ev.data.run_result ?? {}) as Record<string, unknown>;
     let message = typeof rr.message === 'string' && rr.message ? rr.message : null;
-    // The run_result's status, else node_info's, else the result line's (a test's; on a model it is
-    // the adapter's message, "CREATE VIEW"); a status none of the statuses runlens knows is an error.
+    // The run_result's status, else the one a 1.0-1.3 result line's code gives, else node_info's,
+    // else the result line's (a test's; on a model it is the adapter's message, "CREATE VIEW"); a
+    // status none of the statuses runlens knows is an error.
     const given = (x: unknown) => (typeof x === 'string' && x !== '' ? x : undefined);
-    let status = [rr.status, n.status, ev.data.status].map(given).map((x) => x && tableStatus(x)).find((x) => x !== undefined);
+    let status = [rr.status, ev.status, n.status, ev.data.status].map(given).map((x) => x && tableStatus(x)).find((x) => x !== undefined);
     const nodeStatus = given(n.status);
     const unknown = given(rr.status) ?? (nodeStatus && !NOT_A_RESULT.has(nodeStatus.toLowerCase()) ? nodeStatus : undefined);
     if (status === undefined && unknown !== undefined) {

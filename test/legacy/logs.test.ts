@@ -199,6 +199,58 @@ describe('--log-format json streams', () => {
     expect(await m.db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.p.b'`)).toContain('the log gives the status "exploded", which runlens does not know');
   });
 
+  it('1.0-1.3 flat lines: a whole run reads as the 1.4+ format does (run status, engine version, failing rows, timings)', async () => {
+    // Field names as dbt 1.0-1.3 wrote them (core/dbt/events/types.py and functions.py of those
+    // versions): MainReportVersion.v (1.0-1.2), MainReportArgs.args as the str() of the Namespace,
+    // run_result as RunResult.to_dict() (timing, failures, thread_id), test lines with failures.
+    const flat = (code: string, data: Record<string, unknown>, level = 'debug', msg = code) => ({ code, data, invocation_id: INV, level, log_version: 2, msg, pid: 1, thread_name: 'Thread-1', ts: ts(), type: 'log_line' });
+    const a = { id: 'model.p.a', materialized: 'table' };
+    const t = { id: 'test.p.not_null_a_id.abc' };
+    const window = () => { const c0 = ts(), c1 = ts(), e1 = ts(); return [{ completed_at: c1, name: 'compile', started_at: c0 }, { completed_at: e1, name: 'execute', started_at: c1 }]; };
+    const summary = (errors: number) => [
+      flat('Z030', { keyboard_interrupt: false, num_errors: errors, num_warnings: 0 }, 'info', errors ? `Completed with ${errors} error and 0 warnings:` : 'Completed successfully'),
+      flat('Z023', { stats: { error: errors, pass: 1, skip: 0, total: 1 + errors, warn: 0 } }, 'info', 'Done.'),
+    ];
+    // stdout (info stream) of a clean `dbt run`: the end-of-run summary ends it
+    const info = await migrateLines([
+      flat('A001', { v: '=1.1.1' }, 'info', 'Running with dbt=1.1.1'),
+      flat('Q033', { description: 'table model public.a', index: 1, node_info: ni(a), total: 1 }, 'info'),
+      flat('Q012', { description: 'table model public.a', execution_time: 0.9, index: 1, node_info: ni({ ...a, status: 'success' }), status: 'SELECT 156', total: 1 }, 'info'),
+      ...summary(0),
+    ]);
+    expect(outcomes(info)).toEqual({ 'model.p.a': 'success/-/-' });
+    expect(await info.db.one('SELECT engine_version, status_code, failed FROM runs')).toEqual({ engine_version: '1.1.1', status_code: 1, failed: false });
+    // logs/dbt.log (debug stream) of a `dbt run` whose test failed
+    const debug = await migrateLines([
+      flat('A001', { v: '=1.2.0' }, 'info'),
+      flat('A002', { args: "Namespace(cls=<class 'dbt.task.run.RunTask'>, debug=False, which='run', write_json=True)" }),
+      flat('Q023', { node_info: ni(a), unique_id: a.id }),
+      flat('Q012', { description: 'table model public.a', execution_time: 0.9, index: 1, node_info: ni({ ...a, status: 'success' }), status: 'SELECT 156', total: 2 }, 'info'),
+      flat('Q024', { node_info: ni({ ...a, status: 'success' }), unique_id: a.id, run_result: { adapter_response: { rows_affected: 156 }, execution_time: 0.9, failures: null, message: 'SELECT 156', status: 'success', thread_id: 'Thread-1', timing: window() } }),
+      flat('Q023', { node_info: ni(t), unique_id: t.id }),
+      flat('Q011', { execution_time: 0.5, failures: 5, index: 2, name: 'not_null_a_id', node_info: ni({ ...t, status: 'fail' }), num_models: 2 }, 'error'),
+      flat('Q024', { node_info: ni({ ...t, status: 'fail' }), unique_id: t.id, run_result: { adapter_response: {}, execution_time: 0.5, failures: 5, message: 'Got 5 results, configured to fail if != 0', status: 'fail', thread_id: 'Thread-1', timing: window() } }),
+      ...summary(1),
+    ]);
+    expect(outcomes(debug)).toEqual({ 'model.p.a': 'success/-/-', 'test.p.not_null_a_id.abc': 'success/-/failed' });
+    expect(debug.nodes.get('test.p.not_null_a_id.abc')!.failing_rows).toBe(5);
+    // the run ended (the summary is its last line); it failed by its test, as the gate says
+    expect(await debug.db.one('SELECT command, engine_version, status_message FROM runs')).toEqual({ command: 'run', engine_version: '1.2.0', status_message: 'Executed with errors' });
+    // the engine's compile and execute timing: RENDER and RUN evaluations
+    expect(await debug.db.all(`SELECT phase FROM nodes WHERE kind = 'evaluated' AND unique_id = 'model.p.a' ORDER BY phase`)).toEqual([{ phase: 'render' }, { phase: 'run' }]);
+    // 1.3's field names (MainReportVersion.version, RunResultMsg, num_failures) read the same
+    const v13 = await migrateLines([
+      flat('A001', { log_version: 2, version: '=1.3.4' }, 'info'),
+      flat('Q023', { node_info: ni(t), unique_id: t.id }),
+      flat('Q010', { execution_time: 0.5, index: 1, name: 'not_null_a_id', node_info: ni({ ...t, status: 'warn' }), num_failures: 12, num_models: 1 }, 'warn'),
+      flat('Q024', { node_info: ni({ ...t, status: 'warn' }), unique_id: t.id, run_result: { adapter_response: {}, execution_time: 0.5, message: 'Got 12 results, configured to warn if != 0', num_failures: 12, status: 'warn', thread: 'Thread-1', timing_info: window() } }),
+      ...summary(0),
+    ]);
+    expect(outcomes(v13)).toEqual({ 'test.p.not_null_a_id.abc': 'success/-/warned' });
+    expect(v13.nodes.get('test.p.not_null_a_id.abc')!.failing_rows).toBe(12);
+    expect(await v13.db.one('SELECT engine_version, status_code FROM runs')).toEqual({ engine_version: '1.3.4', status_code: 1 });
+  });
+
   it('1.0-1.3 flat lines (no info.name) are read by that version\'s codes; non-JSON lines are counted, not fatal', async () => {
     const flat = (code: string, data: Record<string, unknown>, level = 'debug') => ({ code, data, invocation_id: INV, level, log_version: 2, msg: code, pid: 1, thread_name: 'Thread-1', ts: ts(), type: 'log_line' });
     const n = { id: 'model.p.old' };
