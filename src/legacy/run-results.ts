@@ -1,9 +1,10 @@
 /**
  * run_results.json of every schema version (v1-v6 and the fields added after the published v6:
  * batch_results, partial success, no-op, reused, invocation_started_at, overload_results) and
- * sources.json (source freshness, v1-v3) read into one lenient shape. Unknown fields are ignored;
- * only what the translation needs is checked. Files written before schema v1 (dbt 0.18 and older)
- * are refused with a message that says so.
+ * sources.json (source freshness, v1-v3) read into one lenient shape. Unknown fields are ignored and
+ * a missing or null field reads as unknown; a field the translation reads holding a value of
+ * another type than every dbt version wrote is an input error naming it, not a default. Files
+ * written before schema v1 (dbt 0.18 and older) are refused with a message that says so.
  */
 import { InputError } from '../errors.js';
 import { readJsonDocument } from './json-document.js';
@@ -60,6 +61,30 @@ export interface LegacyRun {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Where a value lies, for the error: the file, the field and (in results) the node's unique_id. */
+interface At {
+  file: string;
+  field: string;
+  uid?: string;
+}
+const wrong = (at: At, what: string) => new InputError(`${at.uid ? `${at.uid}: ` : ''}${what}`, at.file, undefined, at.field);
+const shown = (v: unknown) => (typeof v === 'string' ? `the string ${JSON.stringify(v)}` : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : JSON.stringify(v));
+
+/** A number, or null when absent or null. */
+function num(v: unknown, at: At): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  throw wrong(at, `must be a number, not ${shown(v)}`);
+}
+
+/** An ISO 8601 timestamp as nanoseconds, or null when absent, null or "". */
+function time(v: unknown, at: At): bigint | null {
+  if (v === undefined || v === null || v === '') return null;
+  const ns = isoToNs(v);
+  if (ns === null) throw wrong(at, `must be an ISO 8601 timestamp, not ${typeof v === 'string' ? JSON.stringify(v) : shown(v)}`);
+  return ns;
+}
+
 /** What runlens reads of the older engine, for messages about files it does not. */
 export const READ_VERSIONS = 'run_results.json schema v1 to v6 (dbt 0.19 to 1.12), sources.json v1 to v3 and --log-format json logs (dbt 1.0 and later)';
 
@@ -102,9 +127,9 @@ export function parseRunResults(doc: unknown, file: string): LegacyRun {
     dbtVersion,
     engine: dbtVersion?.startsWith('2.') ? 'fusion' : 'dbt-core',
     invocationId: typeof meta.invocation_id === 'string' && meta.invocation_id ? meta.invocation_id : null,
-    generatedAt: isoToNs(meta.generated_at),
-    startedAt: isoToNs(meta.invocation_started_at),
-    elapsedS: typeof doc.elapsed_time === 'number' ? doc.elapsed_time : null,
+    generatedAt: time(meta.generated_at, { file, field: 'metadata.generated_at' }),
+    startedAt: time(meta.invocation_started_at, { file, field: 'metadata.invocation_started_at' }),
+    elapsedS: num(doc.elapsed_time, { file, field: 'elapsed_time' }),
     command: kind === 'sources' ? 'freshness' : which ?? commandOf(raw),
     rawCommand: raw ?? (kind === 'sources' ? 'dbt source freshness' : null),
     args,
@@ -112,10 +137,18 @@ export function parseRunResults(doc: unknown, file: string): LegacyRun {
   };
 }
 
-function parseTiming(r: Record<string, unknown>): Timing[] {
-  return Array.isArray(r.timing)
-    ? r.timing.filter(isObj).map((t) => ({ name: String(t.name ?? ''), start: isoToNs(t.started_at), end: isoToNs(t.completed_at) }))
-    : [];
+function parseTiming(r: Record<string, unknown>, at: At): Timing[] {
+  if (r.timing === undefined || r.timing === null) return [];
+  if (!Array.isArray(r.timing)) throw wrong(at, `must be a list of {name, started_at, completed_at}, not ${shown(r.timing)}`);
+  return r.timing.map((t, j) => {
+    const here = { ...at, field: `${at.field}[${j}]` };
+    if (!isObj(t)) throw wrong(here, `must be an object {name, started_at, completed_at}, not ${shown(t)}`);
+    return {
+      name: String(t.name ?? ''),
+      start: time(t.started_at, { ...here, field: `${here.field}.started_at` }),
+      end: time(t.completed_at, { ...here, field: `${here.field}.completed_at` }),
+    };
+  });
 }
 
 /** "warn after 12 hour, error after 1 day" from {warn_after: {count, period}, error_after: ...}. */
@@ -136,18 +169,19 @@ function parseFreshnessResult(r: unknown, file: string, i: number): LegacyResult
   if (typeof r.unique_id !== 'string' || !r.unique_id) throw new InputError('unique_id must be a string', file, undefined, field('unique_id'));
   if (typeof r.status !== 'string') throw new InputError('status must be a string', file, undefined, field('status'));
   const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  const at = (f: string): At => ({ file, field: field(f), uid: r.unique_id as string });
   return {
     uniqueId: r.unique_id,
     status: r.status,
     message: str(r.error) ?? str(r.message),
-    timing: parseTiming(r),
+    timing: parseTiming(r, at('timing')),
     threadId: typeof r.thread_id === 'string' ? r.thread_id : '',
-    executionTime: typeof r.execution_time === 'number' ? r.execution_time : 0,
+    executionTime: num(r.execution_time, at('execution_time')) ?? 0,
     failures: null,
     freshness: {
       maxLoadedAt: str(r.max_loaded_at),
       snapshottedAt: str(r.snapshotted_at),
-      ageS: typeof r.max_loaded_at_time_ago_in_s === 'number' ? r.max_loaded_at_time_ago_in_s : null,
+      ageS: num(r.max_loaded_at_time_ago_in_s, at('max_loaded_at_time_ago_in_s')),
       criteria: criteriaText(r.criteria),
     },
   };
@@ -162,9 +196,12 @@ function parseResult(r: unknown, file: string, i: number): LegacyResult {
   // A 1.5-1.8 failing project hook has no unique_id; the artifact normally drops it, but be lenient.
   const uniqueId = typeof r.unique_id === 'string' && r.unique_id ? r.unique_id : `operation.unknown.result-${i}`;
   if (typeof r.status !== 'string') throw new InputError('status must be a string', file, undefined, field('status'));
-  const timing = parseTiming(r);
+  const at = (f: string): At => ({ file, field: field(f), uid: uniqueId });
+  const timing = parseTiming(r, at('timing'));
   const ar = isObj(r.adapter_response) ? r.adapter_response : {};
-  const rows = typeof ar.rows_affected === 'number' && ar.rows_affected >= 0 ? Math.trunc(ar.rows_affected) : undefined;
+  // adapters write -1 when the database does not say
+  const affected = num(ar.rows_affected, at('adapter_response.rows_affected'));
+  const rows = affected !== null && affected >= 0 ? Math.trunc(affected) : undefined;
   const br = isObj(r.batch_results) && Array.isArray(r.batch_results.failed) ? (r.batch_results.failed as unknown[]) : undefined;
   const out: LegacyResult = {
     uniqueId,
@@ -172,8 +209,8 @@ function parseResult(r: unknown, file: string, i: number): LegacyResult {
     message: typeof r.message === 'string' ? r.message : null,
     timing,
     threadId: typeof r.thread_id === 'string' ? r.thread_id : '',
-    executionTime: typeof r.execution_time === 'number' ? r.execution_time : 0,
-    failures: typeof r.failures === 'number' ? r.failures : countInMessage(r.message),
+    executionTime: num(r.execution_time, at('execution_time')) ?? 0,
+    failures: num(r.failures, at('failures')) ?? countInMessage(r.message),
   };
   if (rows !== undefined) out.rowsAffected = rows;
   if (br?.length) out.failedBatches = br.filter(Array.isArray).map((w) => (w as unknown[]).map(String));

@@ -188,6 +188,29 @@ describe('run_results.json statuses the samples do not show', () => {
     expect(() => parseRunResults({ results: [{ unique_id: 'model.p.a' }] }, 'bad.json')).toThrow(/results\[0\]\.status/);
   });
 
+  it('a field of the wrong type is an input error naming the field and the node, not a default', () => {
+    const parse = (edit: (doc: Record<string, unknown>, r: Record<string, unknown>) => void) => () => {
+      const doc = runResults({ results: [{ id: 'model.p.a', status: 'success', at: [1, 2] }, { id: 'test.p.t', status: 'fail', failures: 5, at: [2, 3] }] });
+      edit(doc, (doc.results as Record<string, unknown>[])[1]!);
+      return parseRunResults(doc, 'rr.json');
+    };
+    expect(parse((d) => (d.elapsed_time = '3.73'))).toThrow(/^rr\.json: elapsed_time: must be a number, not the string "3\.73"$/);
+    expect(parse((d) => ((d.metadata as Record<string, unknown>).generated_at = 'garbage'))).toThrow(/^rr\.json: metadata\.generated_at: must be an ISO 8601 timestamp, not "garbage"$/);
+    expect(parse((_, r) => (r.execution_time = '1.95'))).toThrow(/^rr\.json: results\[1\]\.execution_time: test\.p\.t: must be a number, not the string "1\.95"$/);
+    expect(parse((_, r) => (r.failures = '5'))).toThrow(/results\[1\]\.failures: test\.p\.t: must be a number/);
+    expect(parse((_, r) => (r.adapter_response = { rows_affected: '2' }))).toThrow(/results\[1\]\.adapter_response\.rows_affected: test\.p\.t: must be a number/);
+    expect(parse((_, r) => (r.timing = 'x'))).toThrow(/results\[1\]\.timing: test\.p\.t: must be a list/);
+    expect(parse((_, r) => ((r.timing as Record<string, unknown>[])[0]!.started_at = 'yesterday'))).toThrow(/results\[1\]\.timing\[0\]\.started_at: test\.p\.t: must be an ISO 8601 timestamp, not "yesterday"/);
+    // what real files hold still reads: null where the schema allows it, a timing without ends
+    const ok = parse((d, r) => {
+      r.failures = null;
+      r.adapter_response = { rows_affected: null };
+      (r.timing as Record<string, unknown>[])[0]!.started_at = null;
+      delete (d.metadata as Record<string, unknown>).invocation_started_at;
+    })();
+    expect(ok.results[1]!.timing[0]!.start).toBeNull();
+  });
+
   it('one node twice among the results is an input error naming both: a run has one result per node', () => {
     const doc = (ids: string[]) => ({ metadata: { dbt_schema_version: 'https://schemas.getdbt.com/dbt/run-results/v6.json' }, results: ids.map((unique_id, i) => ({ unique_id, status: i === 0 ? 'error' : 'success' })) });
     expect(() => parseRunResults(doc(['model.p.a', 'model.p.b', 'model.p.a']), 'dup.json')).toThrow(/dup\.json: results\[2\]\.unique_id: model\.p\.a is also results\[0\]/);
