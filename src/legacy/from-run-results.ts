@@ -309,10 +309,9 @@ function summaryOf(run: LegacyRun): MigrateSummary {
 
 /** Write a planned run's head: process and invocation spans, then each phase's start. */
 function openRun(w: TelemetryWriter, run: LegacyRun, p: Plan, summary: MigrateSummary): OpenRun {
-  const command = summary.command;
   const ids = new RunSpanIds(summary.traceId);
   const inv = w.startInvocation({
-    command, invocationId: summary.invocationId, at: p.start, rawCommand: run.rawCommand ?? `dbt ${command}`, spanIds: ids.head(), processAt: p.start - 1000n,
+    command: run.command, invocationId: summary.invocationId, at: p.start, rawCommand: run.rawCommand, spanIds: ids.head(), processAt: p.start - 1000n,
     evalArgs: { ...evalArgs(run.args), ...(run.dbtVersion ? { legacy_dbt_version: run.dbtVersion } : {}) },
   });
   const phases = new Map<string, Phase>();

@@ -203,11 +203,12 @@ export class LogTranslator {
   private startPending(): void {
     const p = this.pending!;
     this.pending = null;
-    const command = p.command ?? this.o.commandHint ?? 'unknown';
+    const known = p.command ?? this.o.commandHint ?? null;
+    const command = known ?? 'unknown';
     const invocationId = isInvocationId(p.invocationId) ? p.invocationId : derivedInvocationId(p);
     const w = this.o.writerFor(p.version, invocationId);
     const inv = w.startInvocation({
-      command, invocationId, at: p.at, processAt: p.at - 1000n, rawCommand: p.rawCommand ?? `dbt ${command}`, evalArgs: { legacy_dbt_version: p.version },
+      command: known, invocationId, at: p.at, processAt: p.at - 1000n, rawCommand: p.rawCommand ?? null, evalArgs: { legacy_dbt_version: p.version },
       spanIds: new RunSpanIds(traceIdOf(invocationId)).head(),
     });
     this.cur = new InvocationState(inv, command, p.at, p.invocationId, p.adapterType ?? 'unknown', p.version);

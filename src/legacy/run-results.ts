@@ -131,7 +131,7 @@ export function parseRunResults(doc: unknown, file: string): LegacyRun {
     startedAt: time(meta.invocation_started_at, { file, field: 'metadata.invocation_started_at' }),
     elapsedS: num(doc.elapsed_time, { file, field: 'elapsed_time' }),
     command: kind === 'sources' ? 'freshness' : which ?? commandOf(raw),
-    rawCommand: raw ?? (kind === 'sources' ? 'dbt source freshness' : null),
+    rawCommand: raw,
     args,
     results: parsed,
   };

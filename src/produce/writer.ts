@@ -48,10 +48,10 @@ export interface TelemetryWriterOptions {
 }
 
 export interface InvocationOptions {
-  /** the command (build, run, test, ...) */
-  command: string;
-  /** default `dbt <command>` */
-  rawCommand?: string;
+  /** the command (build, run, test, ...); null: not known (eval_args has no command) */
+  command: string | null;
+  /** default `dbt <command>`; null, or no command: not known (no raw_command) */
+  rawCommand?: string | null;
   /** UUID (or integer) like --invocation-id; default a fresh UUIDv7 */
   invocationId?: string;
   /** eval_args fields beyond command (target, select, vars, num_threads as number, ...) */
@@ -376,9 +376,11 @@ export class Invocation extends SpanHandle {
     const self = { writer, traceId: traceIdOf(invocationId) } as unknown as Invocation;
     const processInfo: Attributes = { host_arch: writer.hostArch, host_os: writer.hostOs, package: writer.pkg, version: writer.version };
     const proc = new SpanCore(self, null, `${writer.pkg} process (${writer.hostArch}-${writer.hostOs})`, 'process.Process', 9, { ...processInfo }, o.processAt ?? at, o.spanIds?.process);
-    const evalArgs: Attributes = { command: o.command, ...o.evalArgs };
+    const evalArgs: Attributes = { ...(o.command !== null ? { command: o.command } : {}), ...o.evalArgs };
+    // an unknown command line is left out (the engine omits a string at its zero value), not made up
+    const rawCommand = o.rawCommand !== undefined ? o.rawCommand : o.command !== null ? `dbt ${o.command}` : null;
     const core = new SpanCore(self, null, `${writer.pkg} invocation (${invocationId})`, 'invocation.Invocation', 9,
-      { eval_args: evalArgs, invocation_id: invocationId, process_info: processInfo, raw_command: o.rawCommand ?? `dbt ${o.command}` }, at, o.spanIds?.invocation);
+      { eval_args: evalArgs, invocation_id: invocationId, process_info: processInfo, ...(rawCommand ? { raw_command: rawCommand } : {}) }, at, o.spanIds?.invocation);
     super(core);
     this.trace = (self as unknown as { traceId: string }).traceId;
     this.invocationId = invocationId;

@@ -183,6 +183,13 @@ describe('run_results.json statuses the samples do not show', () => {
     expect(rows).toEqual({ 'test.p.failed.1': 7, 'test.p.warned.1': 2, 'test.p.passed.1': 0, 'test.p.no_count.1': null });
   });
 
+  it('a file that does not give its command line has no raw_command; one that names no command has none either', async () => {
+    const gen = await migrate(runResults({ which: 'generate', args: { invocation_command: undefined }, results: [{ id: 'model.p.a', status: 'success', at: [1, 2] }] }));
+    expect(await gen.db.one('SELECT command, raw_command FROM runs')).toEqual({ command: 'generate', raw_command: null });
+    const none = await migrate(runResults({ args: { which: undefined, invocation_command: undefined }, results: [{ id: 'model.p.a', status: 'success', at: [1, 2] }] }));
+    expect(await none.db.one('SELECT command, raw_command FROM runs')).toEqual({ command: null, raw_command: null });
+  });
+
   it('rejects a file that is not run_results, naming the field', () => {
     expect(() => parseRunResults({ metadata: {} }, 'bad.json')).toThrow(/bad\.json: results: missing results/);
     expect(() => parseRunResults({ results: [{ unique_id: 'model.p.a' }] }, 'bad.json')).toThrow(/results\[0\]\.status/);

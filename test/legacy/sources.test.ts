@@ -59,7 +59,7 @@ describe('sources.json (source freshness)', () => {
       { unique_id: 'source.p.raw.orders', resource_type: 'source', node_outcome: 'success', freshness_outcome: 'passed', has_error: false },
       { unique_id: 'source.p.raw.payments', resource_type: 'source', node_outcome: 'success', freshness_outcome: 'failed', has_error: false },
     ]);
-    expect(await db.one('SELECT command, raw_command FROM runs')).toEqual({ command: 'freshness', raw_command: 'dbt source freshness' });
+    expect(await db.one('SELECT command, raw_command FROM runs')).toEqual({ command: 'freshness', raw_command: null });
     const t = await runSavedQuery(db, findSavedQuery('source-freshness'));
     const rows = t.rows;
     expect(rows.map((r) => [r.source, r.status, r.age_s === null ? null : Number(r.age_s), r.max_loaded_at, r.criteria])).toEqual([
