@@ -34,12 +34,12 @@ function outcomeLine(s: { nodes: number; outcomes: Record<string, number>; tests
 function fileLines(f: FileSummary): string[] {
   if (f.kind !== 'log') {
     const timing = outsideRunNote(f);
-    return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId)}`, ...(timing ? [`  note: ${timing}`] : [])];
+    return [`${f.file}: trace ${f.traceId} (${f.command}), ${outcomeLine(f)}`, `  ${describeManifestUse(f.manifest, f.invocationId, [f])}`, ...(timing ? [`  note: ${timing}`] : [])];
   }
   const lines = [`${f.file}: ${plural(f.lines, 'line')}, ${plural(f.invocations.length, 'invocation')}${f.badLines ? `, ${plural(f.badLines, 'non-JSON line')} ignored` : ''}`];
   for (const s of f.invocations)
     lines.push(`  trace ${s.traceId} (${s.command}), ${outcomeLine(s)}${s.queries ? `, ${plural(s.queries, 'query', 'queries')}` : ''}${s.cutOff ? ' [the log ends before the command did]' : s.interrupted ? ' [interrupted]' : ''}`);
-  if (f.invocations.length) lines.push(`  ${describeManifestUse(f.manifest, f.invocations[0]!.invocationId)}`);
+  if (f.invocations.length) lines.push(`  ${describeManifestUse(f.manifest, f.invocations[0]!.invocationId, f.invocations)}`);
   return lines;
 }
 

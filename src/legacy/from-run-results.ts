@@ -16,7 +16,7 @@ import type { Invocation, NodeTally, Phase, PhaseCounts, TelemetryWriter } from 
 import type { Attributes } from '../produce/record.js';
 import { timed } from '../store/timing.js';
 import { isCompileOnlyCommand } from '../telemetry/status-map.js';
-import { nearestUpstream, type Manifest } from './manifest.js';
+import { upstreamSearch, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, resourceTypeOf } from './resource.js';
 import type { Freshness, LegacyResult, LegacyRun } from './run-results.js';
@@ -37,6 +37,8 @@ export interface MigrateSummary {
   freshness: Record<string, number>;
   /** upstream skips whose culprit could not be named (no manifest, or not found in it) */
   upstreamUnknown: number;
+  /** with a manifest: how many of the run's nodes it has (none: the manifest of another project) */
+  inManifest?: number;
   /** run_results.json: nodes whose timing lies far outside the run, read as nodes without timing */
   outsideRun?: string[];
 }
@@ -160,10 +162,11 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
   });
   const culprits = new Set<string>();
   run.results.forEach((r, i) => CULPRIT_OUTCOMES(outcomes[i]!.mapping) && culprits.add(r.uniqueId));
+  if (manifest) summary.inManifest = run.results.filter((r) => manifest.nodes.has(r.uniqueId)).length;
   const results = outcomes.map(({ mapping, result }, i) => {
     const r = run.results[i]!;
     if (mapping.skip_reason === 'upstream') {
-      const up = culpritOf(r.uniqueId, r.message, culprits, manifest && ((id) => nearestUpstream(manifest, id, (x) => culprits.has(x))));
+      const up = culpritOf(r.uniqueId, r.message, culprits, upstreamSearch(manifest, r.uniqueId, (x) => culprits.has(x)));
       if (up) result.upstreamUniqueId = up;
       else summary.upstreamUnknown++;
     }

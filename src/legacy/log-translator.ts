@@ -16,7 +16,7 @@ import type { Evaluation, Invocation, Node, Phase, SeverityName, TelemetryWriter
 import { Query } from '../produce/writer.js';
 import type { NodeResult } from '../produce/node-attrs.js';
 import { commandOf } from '../telemetry/command-line.js';
-import { nearestUpstream, type Manifest } from './manifest.js';
+import { upstreamSearch, type Manifest } from './manifest.js';
 import { CULPRIT_OUTCOMES, culpritOf, outcomeOf } from './outcome.js';
 import { nodeInfo, projectPath } from './resource.js';
 import type { LegacyEvent, LegacyNodeInfo } from './log-events.js';
@@ -343,6 +343,7 @@ export class LogTranslator {
     let st = s.nodes.get(n.uniqueId);
     if (st === undefined) {
       const m = this.o.manifest?.nodes.get(n.uniqueId);
+      if (this.o.manifest) s.summary.inManifest = (s.summary.inManifest ?? 0) + (m ? 1 : 0);
       const resourceType = n.resourceType || n.uniqueId.split('.')[0]!;
       // the manifest's description where it has one, else the log's node_info
       const info = nodeInfo(n.uniqueId, {
@@ -417,8 +418,7 @@ export class LogTranslator {
     }
     if (CULPRIT_OUTCOMES(mapping)) s.culprits.add(st.uid);
     if (mapping.skip_reason === 'upstream') {
-      const m = this.o.manifest;
-      const up = culpritOf(st.uid, message ?? (ev.name === 'LogSkipBecauseError' ? ev.msg : null), s.culprits, m && ((id) => nearestUpstream(m, id, (x) => s.culprits.has(x))));
+      const up = culpritOf(st.uid, message ?? (ev.name === 'LogSkipBecauseError' ? ev.msg : null), s.culprits, upstreamSearch(this.o.manifest, st.uid, (x) => s.culprits.has(x)));
       if (up) result.upstreamUniqueId = up;
       else s.summary.upstreamUnknown++;
     }

@@ -1,7 +1,8 @@
 /**
  * Which manifest.json a translation uses: the one given with --manifest, else the one the engine
  * wrote beside the file (target/manifest.json beside target/run_results.json; for a log in logs/,
- * ../target/manifest.json). A manifest written by another invocation is still the project's graph.
+ * ../target/manifest.json). A manifest written by another invocation is still the project's graph;
+ * the translations use it for the nodes it has (manifest.ts upstreamSearch, resource.ts nodeInfo).
  * Each manifest is read once however many inputs use it.
  */
 import { existsSync } from 'node:fs';
@@ -87,10 +88,18 @@ export class ManifestFinder {
   }
 }
 
-/** One line for the user: which manifest a translation used, or why none. */
-export function describeManifestUse(use: ManifestUse, runInvocationId?: string): string {
+/**
+ * One line for the user: which manifest a translation used, or why none. `runs`: the file's runs,
+ * with how many of their nodes the manifest has; one that has none of them is the manifest of
+ * another project, which the translation used for no node.
+ */
+export function describeManifestUse(use: ManifestUse, runInvocationId?: string, runs: { nodes: number; inManifest?: number }[] = []): string {
   if (use.error) return `the manifest.json beside it could not be read, so none was used (${use.error})`;
   if (!use.path) return 'no manifest.json beside it (--manifest FILE gives one)';
+  const where = `${use.explicit ? '--manifest ' : ''}${use.path}`;
+  const nodes = runs.reduce((n, r) => n + r.nodes, 0);
+  if (nodes > 0 && runs.every((r) => !r.inManifest))
+    return `with ${where}, which has none of the run's ${nodes} node${nodes === 1 ? '' : 's'} (the manifest of another project?): not used`;
   const other = runInvocationId && use.invocationId && use.invocationId !== runInvocationId ? ', written by another invocation: used as the project\'s graph' : '';
-  return `with ${use.explicit ? '--manifest ' : ''}${use.path}${other}`;
+  return `with ${where}${other}`;
 }

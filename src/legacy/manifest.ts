@@ -95,3 +95,12 @@ export function nearestUpstream(m: Manifest, id: string, isCulprit: (id: string)
   }
   return undefined;
 }
+
+/**
+ * The manifest's search for the culprit of a node's skip, when the manifest has the node; undefined
+ * when it has not (the manifest of another project, or one older than the node): that skip is then
+ * read as without a manifest.
+ */
+export function upstreamSearch(m: Manifest | undefined, id: string, isCulprit: (id: string) => boolean): ((id: string) => string | undefined) | undefined {
+  return m?.nodes.has(id) ? (x) => nearestUpstream(m, x, isCulprit) : undefined;
+}

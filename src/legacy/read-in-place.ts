@@ -42,7 +42,7 @@ export class LegacyReader {
       const runs = f.kind === 'log' ? f.invocations : [f];
       const what = `${describeKind(kind)}, ${plural(runs.length, 'run')} (${runs.map((s) => `${s.command}, ${plural(s.nodes, 'node')}`).join('; ')})`;
       const timing = f.kind !== 'log' ? outsideRunNote(f) : null;
-      return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId)}${timing ? `; ${timing}` : ''}`, done };
+      return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId, runs)}${timing ? `; ${timing}` : ''}`, done };
     } catch (e) {
       done();
       throw e;

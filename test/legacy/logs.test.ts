@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
 import { tempDir, writeLines } from '../helpers/fixtures.js';
-import { migrateAndLoad, triple } from './helpers.js';
+import { describeManifestUse } from '../../src/legacy/manifest-finder.js';
+import { manifest, migrateAndLoad, triple, writeJson } from './helpers.js';
 
 const dbs: Db[] = [];
 afterAll(() => dbs.forEach((d) => d.close()));
@@ -198,6 +199,16 @@ describe('--log-format json streams', () => {
     ]);
     expect(outcomes(m)).toEqual({ 'test.p.t.1': 'success/-/failed', 'model.p.a': 'success/-/-', 'model.p.b': 'error/-/-' });
     expect(await m.db.scalar(`SELECT error_text FROM node_results WHERE unique_id = 'model.p.b'`)).toContain('the log gives the status "exploded", which runlens does not know');
+  });
+
+  it('a manifest of another project is used for no node: the skip\'s upstream is read as without one', async () => {
+    const file = writeLines(tempDir('runlens-legacy-log-'), 'dbt.log', [...head('run'), ...nodeRun({ id: 'model.p.a' }, 'error'), ...skipRun({ id: 'model.p.c' }), ...tail()]);
+    const other = writeJson('manifest.json', manifest({ 'model.other.x': [] }));
+    const m = await migrateAndLoad([file], { manifest: other });
+    dbs.push(m.db);
+    expect(m.nodes.get('model.p.c')!.upstream_unique_id).toBe('model.p.a');
+    const f = m.report.files[0]!;
+    expect(f.kind === 'log' && describeManifestUse(f.manifest, undefined, f.invocations)).toMatch(/which has none of the run's 2 nodes .*: not used$/);
   });
 
   it('1.0-1.3 flat lines: a whole run reads as the 1.4+ format does (run status, engine version, failing rows, timings)', async () => {

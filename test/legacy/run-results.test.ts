@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateFiles } from '../../src/legacy/migrate.js';
+import { renderMigrateReport } from '../../src/commands/migrate.js';
 import { tempDir } from '../helpers/fixtures.js';
 import type { Db } from '../../src/store/db.js';
 import { parseRunResults, readRunResults } from '../../src/legacy/run-results.js';
@@ -111,6 +112,23 @@ describe('run_results.json statuses the samples do not show', () => {
     }));
     expect(m.nodes.get('model.p.c')!.upstream_unique_id).toBeNull();
     expect(m.report.upstreamUnknown).toBe(1);
+  });
+
+  it('a manifest of another project (none of the run\'s nodes in it) is not used, and the report says so', async () => {
+    const doc = runResults({ results: [{ id: 'model.p.a', status: 'error', at: [1, 2] }, { id: 'model.p.c', status: 'skipped' }] });
+    const other = manifest({ 'model.other.x': [], 'model.other.y': ['model.other.x'] });
+    const m = await migrate(doc, other);
+    // read as without a manifest: the run's only failure is the upstream of its skip
+    expect(m.nodes.get('model.p.c')!.upstream_unique_id).toBe('model.p.a');
+    expect(m.report.upstreamUnknown).toBe(0);
+    expect(renderMigrateReport(m.report)).toMatch(/with --manifest \S+manifest\.json, which has none of the run's 2 nodes \(the manifest of another project\?\): not used/);
+    // the project's manifest, stale (a node added since): used where it has the node, as if absent elsewhere
+    const stale = await migrate(
+      runResults({ results: [{ id: 'model.p.a', status: 'error', at: [1, 2] }, { id: 'model.p.b', status: 'skipped' }, { id: 'model.p.new', status: 'skipped' }] }),
+      manifest({ 'model.p.a': [], 'model.p.b': ['model.p.a'] }),
+    );
+    expect([stale.nodes.get('model.p.b')!.upstream_unique_id, stale.nodes.get('model.p.new')!.upstream_unique_id]).toEqual(['model.p.a', 'model.p.a']);
+    expect(renderMigrateReport(stale.report)).not.toMatch(/not used/);
   });
 
   it('an ephemeral compile error names the ephemeral model in the skip message', async () => {
