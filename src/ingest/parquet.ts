@@ -203,6 +203,9 @@ export interface ParquetRead {
   attributesSelect?: string;
 }
 
+/** What a load says of JSON text that is not JSON (validate's words for a line). */
+export const NOT_JSON = 'not valid JSON';
+
 /**
  * Why the model cannot hold a row (the reasons of recordProblem in src/ingest/jsonl.ts; the Parquet
  * schema holds every other field to its type), or NULL. Such a row is read with record_type NULL.
@@ -211,16 +214,41 @@ function problemSql(shape: ParquetShape): string {
   const has = (c: string) => shape.top.has(c);
   const rt = has('record_type') ? 'CAST(record_type AS VARCHAR)' : 'NULL::VARCHAR';
   const missing = (c: string) => (has(c) ? `WHEN ${rt} <> 'LogRecord' AND ${c} IS NULL THEN '${c}: must not be null on a ' || ${rt}` : `WHEN ${rt} <> 'LogRecord' THEN '${c}: missing (required on ' || ${rt} || ')'`);
+  const badJson = badJsonSql(shape);
   return `CASE WHEN ${rt} IS NULL THEN 'record_type: missing'
     WHEN ${rt} NOT IN (${RECORD_TYPES.map((t) => sqlString(t)).join(', ')}) THEN 'record_type: must be SpanStart, SpanEnd or LogRecord (got ' || to_json(${rt}) || ')'
-    ${missing('trace_id')} ${missing('span_id')} END`;
+    ${missing('trace_id')} ${missing('span_id')}
+    ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson} || ': ${NOT_JSON}'` : ''} END`;
+}
+
+/**
+ * JSON text a row holds that is not JSON: the json_payload of its attributes or of a link, else NULL.
+ * An empty json_payload is none (as convert reads it). `parsed`: the node rows' json_payload already
+ * parsed (_rl_p, NULL where it is not JSON), which spares most rows a second parse.
+ */
+function badJsonSql(shape: ParquetShape, parsed?: string): string | undefined {
+  const invalid = (v: string) => `(${v} IS NOT NULL AND ${v} <> '' AND NOT json_valid(${v}))`;
+  const checks: string[] = [];
+  if (shape.attrs.includes('json_payload')) {
+    const v = `CAST(attributes.json_payload AS VARCHAR)`;
+    const check = parsed
+      ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed') THEN ${parsed} IS NULL AND ${v} IS NOT NULL AND ${v} <> '' ELSE ${invalid(v)} END`
+      : invalid(v);
+    checks.push(`WHEN ${check} THEN 'attributes.json_payload'`);
+  }
+  if (shape.top.has('links')) {
+    checks.push(`WHEN links IS NOT NULL AND list_bool_or(list_transform(links, l -> ${invalid('CAST(l.json_payload AS VARCHAR)')})) THEN 'links.json_payload'`);
+  }
+  return checks.length ? `CASE ${checks.join(' ')} END` : undefined;
 }
 
 /** The record type of a row the model can hold, else NULL (the test problemSql explains, in its cheapest form). */
 function storableRecordTypeSql(shape: ParquetShape): string {
   if (!shape.top.has('record_type')) return 'NULL::VARCHAR';
   const ids = ['trace_id', 'span_id'].map((c) => (shape.top.has(c) ? `${c} IS NOT NULL` : 'false')).join(' AND ');
-  return `CASE WHEN record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}) THEN CAST(record_type AS VARCHAR) END`;
+  const badJson = badJsonSql(shape, '_rl_p');
+  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${badJson ? ` AND ${badJson} IS NULL` : ''}
+    THEN CAST(record_type AS VARCHAR) END`;
 }
 
 /** The rows of a Parquet file the model cannot hold: row number (from 1) and reason, the first `max` of them. */

@@ -8,7 +8,8 @@ import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
 import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './parquet-layout.js';
-import { convertProblem } from './record-check.js';
+import { NOT_JSON } from '../ingest/parquet.js';
+import { convertProblem, type RecordProblem } from './record-check.js';
 import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
 
 export function bigIntToSpanId(v: bigint): string {
@@ -67,11 +68,11 @@ export async function* readParquetRecords(path: string, chunkRows = 8192): Async
       if (!chunk || chunk.rowCount === 0) break;
       for (const row of chunk.getRows()) {
         n++;
+        // a file of another writer (or of one that let a bad record through) is held to JSONL's rules, by its row as a load names it
         const r = toRecord(names, row.map(jsValue));
-        // a file of another writer (or of one that let a bad record through) is held to JSONL's rules
-        const p = convertProblem(r);
-        if (p) throw new InputError(`row ${n}: ${p.field}: ${p.reason}`, path);
-        yield r;
+        const p = r instanceof RowFault ? r.problem : convertProblem(r);
+        if (p) throw new InputError(p.reason, path, n, p.field);
+        yield r as JsonlRecord;
       }
     }
   } finally {
@@ -84,7 +85,22 @@ function jsValue(v: unknown): unknown {
   return typeof v === 'bigint' ? Number(v) : v;
 }
 
-function toRecord(names: readonly string[], row: unknown[]): JsonlRecord {
+/** Why a row cannot be read as a record. */
+class RowFault {
+  constructor(readonly problem: RecordProblem) {}
+}
+
+/** `read()` of a row's JSON text, or a RowFault when that text is not JSON. */
+function fromJson<T>(field: string, read: () => T): T | RowFault {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof SyntaxError) return new RowFault({ field, reason: NOT_JSON });
+    throw e;
+  }
+}
+
+function toRecord(names: readonly string[], row: unknown[]): JsonlRecord | RowFault {
   const r: Record<string, unknown> = {};
   for (let i = 0; i < TOP.length; i++) r[names[i]!] = row[i];
   const cols = new Map<string, AttrValue>();
@@ -97,7 +113,8 @@ function toRecord(names: readonly string[], row: unknown[]): JsonlRecord {
   }
   const et = r.event_type as string;
   // engine order (alphabetical), so records read back look exactly like the engine's JSONL
-  const attributes = sortKeys(joinAttributes(eventKey(et), cols, payload));
+  const attributes = fromJson('attributes.json_payload', () => sortKeys(joinAttributes(eventKey(et), cols, payload)));
+  if (attributes instanceof RowFault) return attributes;
   const rt = r.record_type as JsonlRecord['record_type'];
   // a record type of no envelope: convertProblem names it
   if (rt !== 'LogRecord' && rt !== 'SpanStart' && rt !== 'SpanEnd') return r as unknown as JsonlRecord;
@@ -108,9 +125,10 @@ function toRecord(names: readonly string[], row: unknown[]): JsonlRecord {
       severity_text: r.severity_text as string, body: (r.body as string | null) ?? '', event_type: et, attributes,
     };
   }
-  const links = r.links === null ? null : (JSON.parse(r.links as string) as { trace_id: string; span_id: string; json_payload: string | null }[]).map(
-    (l): Link => ({ trace_id: l.trace_id, span_id: l.span_id, attributes: l.json_payload ? JSON.parse(l.json_payload) : {} }),
-  );
+  const linked = r.links === null ? null : (JSON.parse(r.links as string) as { trace_id: string; span_id: string; json_payload: string | null }[]);
+  const links = fromJson('links.json_payload', () =>
+    linked?.map((l): Link => ({ trace_id: l.trace_id, span_id: l.span_id, attributes: l.json_payload ? (JSON.parse(l.json_payload) as Link['attributes']) : {} })) ?? null);
+  if (links instanceof RowFault) return links;
   const base = {
     trace_id: r.trace_id as string, span_id: r.span_id as string, span_name: r.span_name as string, parent_span_id: r.parent_span_id as string | null,
     links, start_time_unix_nano: r.start_time_unix_nano as string,

@@ -314,6 +314,7 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
     try {
       for await (const r of readParquetRecords(path)) c.record(++row, r);
     } catch (e) {
+      if (e instanceof InputError) throw e;
       throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);
     }
   } else {

@@ -291,6 +291,46 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
   });
 });
 
+/** A copy of a sample Parquet file with `replace` (a SELECT * REPLACE list over its rows, `r` the row from 1) applied. */
+async function rewriteParquet(name: string, sample: string, replace: string): Promise<string> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const p = path.join(dir, name);
+  const inst = await DuckDBInstance.create(':memory:');
+  const c = await inst.connect();
+  await c.run(`COPY (SELECT * EXCLUDE (file_row_number, r) REPLACE (${replace})
+                    FROM (SELECT *, file_row_number + 1 AS r FROM read_parquet('${path.join(ROOT, sample)}', file_row_number = true)) ORDER BY r)
+               TO '${p}' (FORMAT parquet)`);
+  c.closeSync();
+  inst.closeSync();
+  return p;
+}
+
+describe('a Parquet row whose json_payload is not JSON is refused by its row, not read without it', () => {
+  // rows 379 and 380 of the sample hold its one failed test's outcome detail
+  const corrupt = `CASE WHEN r IN (379, 380) THEN struct_update(attributes, json_payload := left(attributes.json_payload, -1)) ELSE attributes END AS attributes`;
+
+  it('load, gate, validate and convert exit 2 naming file, row and field; --lenient skips and lists the rows', async () => {
+    const p = await rewriteParquet('bad-payload.parquet', 'samples/failed-build.parquet', corrupt);
+    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed'], ['validate', p], ['convert', p, path.join(dir, 'bad-payload.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(`${p}:379: attributes.json_payload: not valid JSON`);
+      expect(r.stderr, args[0]).not.toContain('internal error');
+    }
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toContain(`skipped 2 rows in ${p}`);
+    expect(lenient.stderr).toContain(`${p}:380: attributes.json_payload: not valid JSON`);
+  });
+
+  it('an empty json_payload is none, as convert reads it: the file loads whole', async () => {
+    const p = await rewriteParquet('empty-payload.parquet', 'samples/failed-build.parquet',
+      `CASE WHEN r = 343 THEN struct_update(attributes, json_payload := '') ELSE attributes END AS attributes`);
+    const r = runCli(['load', p]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+});
+
 describe('a Parquet file in another layout than the engine\'s is refused, not read without its outcomes', () => {
   it.each([
     ['JSON text', `to_json(attributes)::VARCHAR`, /attributes: a VARCHAR column/],

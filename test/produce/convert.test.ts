@@ -131,7 +131,7 @@ describe('records a load refuses, or the engine\'s layout cannot hold', () => {
     } finally {
       db.close();
     }
-    await expect(convertFile(odd, join(tmp.dir, 'odd-type.jsonl'))).rejects.toThrow(/odd-type\.parquet: row 2: record_type: must be SpanStart, SpanEnd or LogRecord \(got "Metric"\)/);
+    await expect(convertFile(odd, join(tmp.dir, 'odd-type.jsonl'))).rejects.toThrow(/odd-type\.parquet:2: record_type: must be SpanStart, SpanEnd or LogRecord \(got "Metric"\)/);
   });
 
   it('a SpanStart without start_time_unix_nano (load reads it) converts both ways and back', async () => {
