@@ -9,6 +9,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
+import { loneSurrogate, loneSurrogateReason } from './json-text.js';
 import { recordProblem } from './jsonl.js';
 
 export interface RawLine {
@@ -203,11 +204,15 @@ export function parseLine(bytes: Buffer): { value: unknown; text: string } | { p
   // Said as such: JSON.parse's message would quote the invisible character.
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { problem: BOM_PROBLEM };
   const text = bytes.toString('utf8');
+  let value: unknown;
   try {
-    return { value: JSON.parse(text), text };
+    value = JSON.parse(text);
   } catch (e) {
     return { problem: `malformed JSON: ${errorMessage(e)}` };
   }
+  const lone = loneSurrogate(text, value);
+  if (lone) return { problem: `malformed JSON: ${loneSurrogateReason(lone)}` };
+  return { value, text };
 }
 
 /** A line a load cannot take, and why (field: the envelope field at fault, if one is). */

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.js';
+import { loneSurrogate, loneSurrogateReason } from '../ingest/json-text.js';
 import { namingOutput } from './output-path.js';
 import { convertProblem } from './record-check.js';
 import { serializeRecord, type JsonlRecord } from './record.js';
@@ -45,6 +46,8 @@ export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecor
     } catch (e) {
       throw new InputError(`not JSON: ${(e as Error).message}`, path, line);
     }
+    const lone = loneSurrogate(text, v);
+    if (lone) throw new InputError(`malformed JSON: ${loneSurrogateReason(lone)}`, path, line);
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError('not a JSON object', path, line);
     const p = convertProblem(v);
     if (p) throw new InputError(p.reason, path, line, p.field);

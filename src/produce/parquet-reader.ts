@@ -8,6 +8,7 @@ import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
 import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './parquet-layout.js';
+import { loneSurrogate, loneSurrogateReason } from '../ingest/json-text.js';
 import { NOT_JSON } from '../ingest/parquet.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
 import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
@@ -90,9 +91,11 @@ class RowFault {
   constructor(readonly problem: RecordProblem) {}
 }
 
-/** `read()` of a row's JSON text, or a RowFault when that text is not JSON. */
-function fromJson<T>(field: string, read: () => T): T | RowFault {
+/** `read()` of a row's JSON `texts`, or a RowFault when one of them is not JSON. */
+function fromJson<T>(field: string, texts: (string | null)[], read: () => T): T | RowFault {
   try {
+    const lone = texts.map((t) => t && loneSurrogate(t)).find(Boolean);
+    if (lone) return new RowFault({ field, reason: `${NOT_JSON}: ${loneSurrogateReason(lone)}` });
     return read();
   } catch (e) {
     if (e instanceof SyntaxError) return new RowFault({ field, reason: NOT_JSON });
@@ -113,7 +116,7 @@ function toRecord(names: readonly string[], row: unknown[]): JsonlRecord | RowFa
   }
   const et = r.event_type as string;
   // engine order (alphabetical), so records read back look exactly like the engine's JSONL
-  const attributes = fromJson('attributes.json_payload', () => sortKeys(joinAttributes(eventKey(et), cols, payload)));
+  const attributes = fromJson('attributes.json_payload', [payload], () => sortKeys(joinAttributes(eventKey(et), cols, payload)));
   if (attributes instanceof RowFault) return attributes;
   const rt = r.record_type as JsonlRecord['record_type'];
   // a record type of no envelope: convertProblem names it
@@ -126,7 +129,7 @@ function toRecord(names: readonly string[], row: unknown[]): JsonlRecord | RowFa
     };
   }
   const linked = r.links === null ? null : (JSON.parse(r.links as string) as { trace_id: string; span_id: string; json_payload: string | null }[]);
-  const links = fromJson('links.json_payload', () =>
+  const links = fromJson('links.json_payload', linked?.map((l) => l.json_payload) ?? [], () =>
     linked?.map((l): Link => ({ trace_id: l.trace_id, span_id: l.span_id, attributes: l.json_payload ? (JSON.parse(l.json_payload) as Link['attributes']) : {} })) ?? null);
   if (links instanceof RowFault) return links;
   const base = {

@@ -325,7 +325,7 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
         continue;
       }
       if ('problem' in parsed) {
-        c.issue(line, '-', parsed.problem.startsWith('malformed JSON') ? 'not valid JSON' : parsed.problem);
+        c.issue(line, '-', parsed.problem.replace(/^malformed JSON/, 'not valid JSON'));
         c.report.records++;
         continue;
       }

@@ -331,6 +331,47 @@ describe('a Parquet row whose json_payload is not JSON is refused by its row, no
   });
 });
 
+describe('a lone surrogate escape (half a UTF-16 pair) is not valid JSON, although JSON.parse takes it', () => {
+  const lone = (n: number) => LINES[n - 1]!.replace(/"span_name":"/, '"span_name":"audit.\\ud83d_x ');
+
+  it('validate reports the line, load names it, --lenient skips exactly it, convert refuses it', () => {
+    const p = file('lone-surrogate.jsonl', withLine(8, lone(8)));
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`${p}:8: -: not valid JSON: a lone surrogate \\ud83d`);
+    const load = runCli(['load', p]);
+    expect(load.code).toBe(2);
+    expect(load.stderr).toContain(`${p}:8: malformed JSON: a lone surrogate \\ud83d`);
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
+    expect(lenient.stderr).toContain(`${p}:8: malformed JSON: a lone surrogate`);
+    for (const out of ['lone.parquet', 'lone.out.jsonl']) {
+      const c = runCli(['convert', p, path.join(dir, out)]);
+      expect(c.code, c.stderr).toBe(2);
+      expect(c.stderr).toContain(`${p}:8: malformed JSON: a lone surrogate \\ud83d`);
+    }
+  });
+
+  it('a whole pair, and an escaped backslash before "ud83d", are text: the file loads whole', () => {
+    const p = file('surrogate-pair.jsonl', withLine(8, LINES[7]!.replace(/"span_name":"/, '"span_name":"\\ud83d\\ude00 \\\\ud83d ')));
+    const r = runCli(['load', p]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${LINES.length} records`);
+    expect(runCli(['convert', p, path.join(dir, 'pair.parquet')]).code).toBe(0);
+  });
+
+  it('in a Parquet json_payload: load, validate and convert name the row', async () => {
+    const p = await rewriteParquet('lone-payload.parquet', 'samples/failed-build.parquet',
+      `CASE WHEN r = 379 THEN struct_update(attributes, json_payload := replace(attributes.json_payload, 'TEST_OUTCOME', '\\ud83d')) ELSE attributes END AS attributes`);
+    for (const args of [['load', p], ['validate', p], ['convert', p, path.join(dir, 'lone-payload.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(`${p}:379: attributes.json_payload: not valid JSON`);
+    }
+  });
+});
+
 describe('a Parquet file in another layout than the engine\'s is refused, not read without its outcomes', () => {
   it.each([
     ['JSON text', `to_json(attributes)::VARCHAR`, /attributes: a VARCHAR column/],
