@@ -10,7 +10,8 @@ import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { loneSurrogate, loneSurrogateReason } from './json-text.js';
-import { recordProblem } from './jsonl.js';
+import { KEY_TWICE, keysWrittenTwice } from '../produce/line-form.js';
+import { readerReadsKey, recordProblem } from './jsonl.js';
 
 export interface RawLine {
   /** from 1 */
@@ -237,7 +238,8 @@ export interface LinesVetted {
 }
 
 /**
- * Every line of a JSONL file held to what a load needs (UTF-8, a JSON object, recordProblem). Only
+ * Every line of a JSONL file held to what a load needs (UTF-8, a JSON object, recordProblem, no key
+ * DuckDB's reader reads written twice). Only
  * where DuckDB reported a problem: JSON.parse of every line is the slow path. `stopAtFirst`: return at
  * the first bad line. `copyTo`: write the file's text there with every bad or blank line replaced by
  * `{}`, line for line, for DuckDB to read without tripping (a read that skips a malformed line can
@@ -260,7 +262,9 @@ export async function vetLines(
         : 'problem' in parsed ? { line, reason: parsed.problem }
         : (() => {
             const p = recordProblem(parsed.value, o.keyStyle);
-            return p && { line, field: p.field, reason: p.reason };
+            if (p) return { line, field: p.field, reason: p.reason };
+            const twice = keysWrittenTwice(parsed.text, parsed.value).find((k) => readerReadsKey(k, o.keyStyle));
+            return twice === undefined ? undefined : { line, field: twice, reason: KEY_TWICE };
           })();
       if (bad) {
         out.count++;

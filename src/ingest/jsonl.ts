@@ -99,6 +99,15 @@ export function isObjectSizeError(message: string): boolean {
   return message.includes('maximum_object_size');
 }
 
+/**
+ * Whether DuckDB's reader reads the key at `path` (dotted) of a record: an envelope key, or a key of
+ * `status`. It refuses a line that writes such a key twice, and keeps the first of any other.
+ */
+export function readerReadsKey(path: string, keyStyle: 'snake' | 'camel'): boolean {
+  const k = KEYS[keyStyle];
+  return (Object.values(k) as string[]).includes(path) || path === `${k.status}.code` || path === `${k.status}.message`;
+}
+
 /** Record types of the envelope (reference/telemetry.md 2.1). */
 export const RECORD_TYPES = ['SpanStart', 'SpanEnd', 'LogRecord'] as const;
 

@@ -8,6 +8,7 @@ import type { Writable } from 'node:stream';
 import { InputError } from '../errors.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/json-text.js';
 import { namingOutput } from './output-path.js';
+import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem } from './record-check.js';
 import { serializeRecord, type JsonlRecord } from './record.js';
 
@@ -51,6 +52,9 @@ export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecor
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError('not a JSON object', path, line);
     const p = convertProblem(v);
     if (p) throw new InputError(p.reason, path, line, p.field);
+    // a reader may take either value: JSON.parse takes the last, a load (DuckDB's reader) the first
+    const twice = keysWrittenTwice(text, v)[0];
+    if (twice !== undefined) throw new InputError(KEY_TWICE, path, line, twice);
     yield v as JsonlRecord;
   }
 }

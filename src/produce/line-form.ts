@@ -9,6 +9,13 @@ export interface FormIssue {
   rule: string;
 }
 
+export const KEY_TWICE = 'key written twice (a reader may take either value)';
+
+/** The keys `text` (the text of `value`) writes twice, as dotted paths (`status.code`). */
+export function keysWrittenTwice(text: string, value: unknown): string[] {
+  return lineFormIssues(text, value).flatMap((i) => (i.rule === KEY_TWICE ? [i.field] : []));
+}
+
 /**
  * What is wrong with how `text` writes `value` (its JSON.parse). A line that JSON.stringify writes
  * back byte for byte is compact and has no key twice: that is every line the engine writes, and
@@ -46,7 +53,7 @@ function scan(text: string): FormIssue[] {
       for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
       if (top?.keys && top.wantKey) {
         const key = JSON.parse(text.slice(from, i + 1)) as string;
-        if (top.keys.has(key)) out.push({ field: top.path ? `${top.path}.${key}` : key, rule: 'key written twice (a reader may take either value)' });
+        if (top.keys.has(key)) out.push({ field: top.path ? `${top.path}.${key}` : key, rule: KEY_TWICE });
         top.keys.add(key);
         top.key = key;
         top.wantKey = false;

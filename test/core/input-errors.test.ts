@@ -3,7 +3,7 @@
  * and lists every skipped one, a damaged gzip names the file and how far it got, and a record the model
  * cannot hold is `file:line: field: reason` (exit 2), never an internal error or a silent load.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -368,6 +368,39 @@ describe('a lone surrogate escape (half a UTF-16 pair) is not valid JSON, althou
       const r = runCli(args);
       expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
       expect(r.stderr, args[0]).toContain(`${p}:379: attributes.json_payload: not valid JSON`);
+    }
+  });
+});
+
+describe('a key written twice (JSON.parse keeps the last, DuckDB\'s reader the first or neither)', () => {
+  const spanEnd = RECORDS.findIndex((r) => r.record_type === 'SpanEnd' && (r.status as { code?: number } | null)?.code === 1) + 1;
+
+  it.each([
+    ['status', (l: string) => l.replace(/}$/, ',"status":{"message":null,"code":2}}')],
+    ['status.code', (l: string) => l.replace('"status":{"message":null,"code":1}', '"status":{"message":null,"code":1,"code":2}')],
+  ])('an envelope key (%s): load names line and key in its own words, --lenient skips the line', (field, edit) => {
+    const p = file(`twice-${field}.jsonl`, withLine(spanEnd, edit(LINES[spanEnd - 1]!)));
+    const r = runCli(['load', p]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${p}:${spanEnd}: ${field}: key written twice`);
+    expect(r.stderr).not.toMatch(/auto_detect|ignore_errors/);
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
+    expect(lenient.stderr).toContain(`${p}:${spanEnd}: ${field}: key written twice`);
+  });
+
+  it('an attribute: convert refuses the record (to JSONL and Parquet), as validate reports it', () => {
+    const n = RECORDS.findIndex((r) => (r.attributes as Record<string, unknown>)?.node_outcome === 'NODE_OUTCOME_SUCCESS') + 1;
+    const line = LINES[n - 1]!.replace('"node_outcome":"NODE_OUTCOME_SUCCESS"', '"node_outcome":"NODE_OUTCOME_ERROR","node_outcome":"NODE_OUTCOME_SUCCESS"');
+    const p = file('twice-attribute.jsonl', withLine(n, line));
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.stdout).toContain(`${p}:${n}: attributes.node_outcome: key written twice`);
+    for (const out of ['twice.parquet', 'twice.out.jsonl']) {
+      const c = runCli(['convert', p, path.join(dir, out)]);
+      expect(c.code, c.stderr).toBe(2);
+      expect(c.stderr).toContain(`${p}:${n}: attributes.node_outcome: key written twice`);
+      expect(existsSync(path.join(dir, out))).toBe(false);
     }
   });
 });
