@@ -154,6 +154,8 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
   }
   const code = (r[k.status] as Record<string, unknown> | null | undefined)?.code;
   if (code !== undefined && code !== null && !isInteger(code, 32)) return { field: `${k.status}.code`, reason: `must be an integer ${got(code)}` };
+  // an unsigned enum (OTLP's status codes; the engine's Parquet column is UInt32)
+  if (code !== undefined && code !== null && BigInt(code as number | string) < 0n) return { field: `${k.status}.code`, reason: `must not be negative ${got(code)}` };
   return undefined;
 }
 
@@ -190,7 +192,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       OR NOT trace_id_string OR NOT span_id_string OR NOT parent_span_id_string
       OR NOT regexp_full_match(trace_id, '[0-9a-f]{32}') OR NOT regexp_full_match(span_id, '[0-9a-f]{16}')
       OR NOT regexp_full_match(parent_span_id, '[0-9a-f]{16}')
-      OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')}
+      OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')} OR status_code < 0
       OR ${['start_ns', 'end_ns', 'time_ns'].map(maybeBoolean).join(' OR ')}
       OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')
       OR ${['span_name', 'event_type', 'event_id', 'severity_text', 'body', 'status_message'].map(maybeNonFiniteText).join(' OR ')}

@@ -218,6 +218,7 @@ function problemSql(shape: ParquetShape): string {
   return `CASE WHEN ${rt} IS NULL THEN 'record_type: missing'
     WHEN ${rt} NOT IN (${RECORD_TYPES.map((t) => sqlString(t)).join(', ')}) THEN 'record_type: must be SpanStart, SpanEnd or LogRecord (got ' || to_json(${rt}) || ')'
     ${missing('trace_id')} ${missing('span_id')}
+    WHEN ${statusCodeProblemSql(shape)} IS NOT NULL THEN 'status.code: ' || ${statusCodeProblemSql(shape)}
     ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson} || ': ${NOT_JSON}'` : ''} END`;
 }
 
@@ -242,12 +243,20 @@ function badJsonSql(shape: ParquetShape, parsed?: string): string | undefined {
   return checks.length ? `CASE ${checks.join(' ')} END` : undefined;
 }
 
+/** A status code the model's status column (INTEGER, of an unsigned enum) cannot hold, as recordProblem says it, else NULL. */
+function statusCodeProblemSql(shape: ParquetShape): string {
+  if (!shape.top.has('status_code')) return 'NULL';
+  return `CASE WHEN status_code < 0 THEN 'must not be negative (got ' || status_code || ')'
+    WHEN status_code > 2147483647 THEN 'must be an integer (got ' || status_code || ')' END`;
+}
+
 /** The record type of a row the model can hold, else NULL (the test problemSql explains, in its cheapest form). */
 function storableRecordTypeSql(shape: ParquetShape): string {
   if (!shape.top.has('record_type')) return 'NULL::VARCHAR';
   const ids = ['trace_id', 'span_id'].map((c) => (shape.top.has(c) ? `${c} IS NOT NULL` : 'false')).join(' AND ');
   const badJson = badJsonSql(shape, '_rl_p');
-  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${badJson ? ` AND ${badJson} IS NULL` : ''}
+  const status = shape.top.has('status_code') ? ' AND (status_code IS NULL OR status_code BETWEEN 0 AND 2147483647)' : '';
+  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${badJson ? ` AND ${badJson} IS NULL` : ''}${status}
     THEN CAST(record_type AS VARCHAR) END`;
 }
 
@@ -298,7 +307,7 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<ParquetR
       ${ns('start_time_unix_nano')} AS start_ns, ${ns('end_time_unix_nano')} AS end_ns, ${ns('time_unix_nano')} AS time_ns,
       ${col('severity_number', 'CAST(severity_number AS INTEGER)')} AS severity_number,
       ${col('severity_text', 'CAST(severity_text AS VARCHAR)')} AS severity_text,
-      ${col('status_code', 'CAST(status_code AS INTEGER)')} AS status_code, ${col('status_message', 'status_message')} AS status_message,
+      ${col('status_code', 'TRY_CAST(status_code AS INTEGER)')} AS status_code, ${col('status_message', 'status_message')} AS status_message,
       ${col('body', 'body')} AS body, (${links})::JSON AS links,
       -- With an attributes struct, their JSON goes to record_attributes (attributesSelect).
       ${hasAttrs ? 'NULL::JSON' : "'{}'::JSON"} AS attributes,

@@ -253,13 +253,19 @@ class Int32Column implements ColumnBuilder {
   length = 0;
   private vals: Int32Array | Uint32Array;
   private valid = new Validity();
-  constructor(readonly type: Int32 | Uint32) {
+  private readonly min: number;
+  private readonly max: number;
+  constructor(readonly type: Int32 | Uint32, private readonly name: string) {
     this.vals = type instanceof Uint32 ? new Uint32Array(1024) : new Int32Array(1024);
+    [this.min, this.max] = type instanceof Uint32 ? [0, 0xffffffff] : [-0x80000000, 0x7fffffff];
   }
   push(v: unknown): void {
     this.vals = grow(this.vals, this.length + 1);
     if (v === null || v === undefined) this.valid.set(this.length++, false);
     else {
+      // a typed array would wrap it (-1 as 4294967295) into a value no reader gets back
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < this.min || v > this.max)
+        throw new Error(`${this.name}: ${JSON.stringify(v)} does not fit the layout's ${this.type instanceof Uint32 ? 'UInt32' : 'Int32'} column`);
       this.valid.set(this.length, true);
       this.vals[this.length++] = v as number;
     }
@@ -301,12 +307,13 @@ class BoolColumn implements ColumnBuilder {
   }
 }
 
-export function columnBuilder(type: DataType): ColumnBuilder {
+/** A builder for a column of `type`; `name`: the column, as a value that does not fit names it. */
+export function columnBuilder(type: DataType, name: string): ColumnBuilder {
   if (type instanceof Dictionary) return new DictColumn(type as Dictionary<Utf8, Int32>);
   if (type instanceof LargeUtf8) return new LargeStringColumn();
   if (type instanceof Uint64) return new U64Column();
   if (type instanceof TimestampNanosecond) return new TsColumn();
-  if (type instanceof Uint32 || type instanceof Int32) return new Int32Column(type);
+  if (type instanceof Uint32 || type instanceof Int32) return new Int32Column(type, name);
   if (type instanceof Bool) return new BoolColumn();
   throw new Error(`no builder for ${String(type)}`);
 }

@@ -90,14 +90,14 @@ export class BatchBuilder {
 
   constructor(readonly schema: Schema) {
     this.top = new Map();
-    for (const f of schema.fields) if (f.name !== 'links' && f.name !== 'attributes') this.top.set(f.name, columnBuilder(f.type));
+    for (const f of schema.fields) if (f.name !== 'links' && f.name !== 'attributes') this.top.set(f.name, columnBuilder(f.type, f.name));
     this.c = Object.fromEntries(this.top);
     const attrType = schema.fields.find((f) => f.name === 'attributes')!.type as Struct;
-    this.attrs = attrType.children.map((f) => columnBuilder(f.type));
+    this.attrs = attrType.children.map((f) => columnBuilder(f.type, `attributes.${f.name}`));
     this.attrIndex = new Map(attrType.children.map((f, i) => [f.name, i]));
     this.attrIsU64 = ATTRIBUTE_COLUMNS.map((c) => c.kind === 'u64');
     const linkItem = (schema.fields.find((f) => f.name === 'links')!.type as List).valueType as Struct;
-    this.linkCols = linkItem.children.map((f) => columnBuilder(f.type));
+    this.linkCols = linkItem.children.map((f) => columnBuilder(f.type, `links.${f.name}`));
   }
 
   push(r: JsonlRecord): void {

@@ -208,6 +208,8 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['a time true', spanEnd, (r) => (r.start_time_unix_nano = true), 'start_time_unix_nano: must be nanoseconds, a string of decimal digits (got true)'],
     ['a severity true', log, (r) => (r.severity_number = true), 'severity_number: must be an integer (got true)'],
     ['a status code false', spanEnd, (r) => (r.status = { message: null, code: false }), 'status.code: must be an integer (got false)'],
+    // a status code is an unsigned enum (the engine's Parquet column is UInt32)
+    ['a status code negative', spanEnd, (r) => (r.status = { message: 'x', code: -1 }), 'status.code: must not be negative (got -1)'],
     ['record_type unknown', log, (r) => (r.record_type = 'Metric'), 'record_type: must be SpanStart, SpanEnd or LogRecord (got "Metric")'],
   ];
 
@@ -401,6 +403,45 @@ describe('a key written twice (JSON.parse keeps the last, DuckDB\'s reader the f
       expect(c.code, c.stderr).toBe(2);
       expect(c.stderr).toContain(`${p}:${n}: attributes.node_outcome: key written twice`);
       expect(existsSync(path.join(dir, out))).toBe(false);
+    }
+  });
+});
+
+describe('a value the Parquet columns cannot hold', () => {
+  it('a negative status code: convert refuses it by its line, and writes nothing', () => {
+    const n = firstOf('SpanEnd') + 1;
+    const p = file('status-negative.jsonl', edited(n, (r) => (r.status = { message: 'x', code: -1 })));
+    const out = path.join(dir, 'status-negative.parquet');
+    const c = runCli(['convert', p, out]);
+    expect(c.code, c.stderr).toBe(2);
+    expect(c.stderr).toContain(`${p}:${n}: status.code: must not be negative (got -1)`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a status code past the model\'s 32 bits in a Parquet UInt32 column: load names the row', async () => {
+    const p = await rewriteParquet('status-big.parquet', 'samples/failed-build.parquet',
+      `CASE WHEN r = 379 THEN 3000000000::UINTEGER ELSE status_code END AS status_code`);
+    const r = runCli(['load', p]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${p}:379: status.code: must be an integer (got 3000000000)`);
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toContain(`skipped 1 row in ${p}`);
+  });
+
+  it('the Parquet writer refuses a number its narrow integer columns cannot hold, naming the column', async () => {
+    const { writeParquetFile } = await import('../../src/produce/parquet-writer.js');
+    const n = firstOf('SpanEnd');
+    for (const [name, edit, column] of [
+      ['u32', (r: Record<string, unknown>) => (r.status = { message: null, code: 2 ** 32 }), 'status_code'],
+      ['u32-negative', (r: Record<string, unknown>) => (r.status = { message: null, code: -1 }), 'status_code'],
+      ['i32', (r: Record<string, unknown>) => (r.severity_number = 2 ** 31), 'severity_number'],
+    ] as const) {
+      const r = structuredClone(RECORDS[n]!);
+      edit(r);
+      const out = path.join(dir, `narrow-${name}.parquet`);
+      await expect(writeParquetFile([r as never], out), name).rejects.toThrow(new RegExp(`${column}: .*does not fit`));
+      expect(existsSync(out)).toBe(false);
     }
   });
 });
