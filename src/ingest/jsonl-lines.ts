@@ -77,21 +77,25 @@ export async function* rawLines(path: string, gzip: boolean): AsyncGenerator<Raw
 /**
  * Read a file's text beside DuckDB's read of it, for what that reader forgives or skips. It takes a
  * trailing comma (`{"a":1,}`, `[1,]`) for valid JSON: the scan says whether a `,` comes before a `}`
- * or `]` (a `,}` inside a string is a false alarm, which the line check then clears). It skips blank
+ * or `]` (a `,}` inside a string is a false alarm, which the line check then clears). It takes a
+ * vertical tab or form feed for white space (and skips a line of them): the scan says whether one is there. It skips blank
  * lines, so that the rows after one are off their lines: the scan says whether a record follows one. A gzip
  * file is also read through to its end (DuckDB's reader takes a truncated gzip for a text that ends
  * early, and does not check the checksum); zlib works in a thread of its own. Rejects with rawLines'
  * InputError.
  */
-export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean; blankLines: boolean }> {
+export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean; blankLines: boolean; notJsonSpace: boolean }> {
   const got: Progress = { lines: 0, bytes: 0 };
   let read = 0;
   let before = 0; // the last byte that is not white space, from the chunks before
   let trailingComma = false;
+  let notJsonSpace = false;
   const line = { blankSoFar: true, sawBlank: false };
   let blankLines = false;
   for await (const chunk of gzip ? textChunks(path, true, got) : reusedChunks(path)) {
     if (!trailingComma) trailingComma = commaBeforeClose(chunk, before);
+    // a raw vertical tab or form feed is not JSON anywhere (white space to the reader, which skips a line of them)
+    if (!notJsonSpace) notJsonSpace = chunk.includes(0x0b) || chunk.includes(0x0c);
     if (!blankLines) blankLines = blankLineIn(chunk, line);
     if (gzip) {
       let last = -1;
@@ -109,7 +113,7 @@ export async function scanBeside(path: string, gzip: boolean): Promise<{ trailin
       }
     }
   }
-  return { trailingComma, blankLines };
+  return { trailingComma, blankLines, notJsonSpace };
 }
 
 /**

@@ -108,6 +108,18 @@ export function readerReadsKey(path: string, keyStyle: 'snake' | 'camel'): boole
   return (Object.values(k) as string[]).includes(path) || path === `${k.status}.code` || path === `${k.status}.message`;
 }
 
+const SNAKE_OF_CAMEL = new Map(Object.entries(KEYS.camel).map(([field, key]) => [key as string, KEYS.snake[field as keyof typeof KEYS.snake] as string]));
+const SNAKE_OF_CAMEL_LINK = new Map([['traceId', 'trace_id'], ['spanId', 'span_id']]);
+const renamed = (o: object, names: Map<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [names.get(k) ?? k, v]));
+
+/** A record of the camelCase envelope (builds before 2025-08) in the snake_case one, keys in their order (a link's too). */
+export function snakeEnvelope(v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  const out = renamed(v, SNAKE_OF_CAMEL);
+  if (Array.isArray(out.links)) out.links = out.links.map((l: unknown) => (l !== null && typeof l === 'object' && !Array.isArray(l) ? renamed(l, SNAKE_OF_CAMEL_LINK) : l));
+  return out;
+}
+
 /** Record types of the envelope (reference/telemetry.md 2.1). */
 export const RECORD_TYPES = ['SpanStart', 'SpanEnd', 'LogRecord'] as const;
 

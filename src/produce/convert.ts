@@ -1,10 +1,11 @@
-/** JSONL <-> Parquet conversion by file extension, streaming both ways. */
+/** JSONL <-> Parquet conversion, streaming both ways: the input's format told by content, the output's by its extension. */
 import { access } from 'node:fs/promises';
 import { InputError, UsageError } from '../errors.js';
+import { detectFile } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
-import { writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
+import { RecordFitError, writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
 import { refuseOutputOverInput } from './output-path.js';
 import type { JsonlRecord } from './record.js';
 
@@ -31,7 +32,6 @@ export function readRecords(path: string, format: FileFormat | null = formatOf(p
 
 /** Convert `input` to `output` (formats from extensions unless given). */
 export async function convertFile(input: string, output: string, opts: ConvertOptions = {}): Promise<{ records: number }> {
-  const from = opts.from ?? formatOf(input) ?? 'jsonl';
   const to = opts.to ?? formatOf(output);
   if (!to) throw new UsageError(`cannot tell the output format of ${output}: use .jsonl, .jsonl.gz or .parquet`);
   try {
@@ -41,12 +41,15 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   }
   refuseOutputOverInput(output, [input]);
   refuseOlderEngineFile(input, 'convert converts telemetry between JSONL and Parquet');
+  // told by content, as a load tells it (a gzip file named .jsonl, a Parquet file of any name)
+  const from = opts.from ?? ((await detectFile(input)).format === 'parquet' ? 'parquet' : 'jsonl');
   const records = readRecords(input, from);
   try {
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);
   } catch (e) {
     // a file that cannot be written or read (a system error) names its own path
     if (e instanceof InputError || e instanceof UsageError || (e as NodeJS.ErrnoException).path) throw e;
+    if (e instanceof RecordFitError && e.line !== undefined) throw new InputError(e.reason, input, e.line);
     throw new InputError((e as Error).message, input);
   }
 }

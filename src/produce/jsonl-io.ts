@@ -1,60 +1,37 @@
-/** Streaming JSONL read/write of engine records (gzip by `.gz` extension). */
-import { createReadStream } from 'node:fs';
+/** Streaming JSONL read/write of engine records (read: gzip told by content; written: by the `.gz` extension). */
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
-import { createGunzip, createGzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.js';
-import { loneSurrogate, loneSurrogateReason } from '../ingest/json-text.js';
+import { detectFile } from '../ingest/detect.js';
+import { snakeEnvelope, recordProblem } from '../ingest/jsonl.js';
+import { parseLine, rawLines } from '../ingest/jsonl-lines.js';
 import { namingOutput } from './output-path.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem } from './record-check.js';
-import { serializeRecord, type JsonlRecord } from './record.js';
-
-export interface NumberedLine {
-  line: number;
-  text: string;
-}
-
-/** Non-empty lines of a (possibly gzipped) file with their 1-based line numbers. */
-export async function* readLines(path: string): AsyncGenerator<NumberedLine> {
-  const raw = createReadStream(path);
-  const src = path.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
-  raw.on('error', (e) => src.destroy(e));
-  const rl = createInterface({ input: src, crlfDelay: Infinity });
-  let n = 0;
-  try {
-    for await (const text of rl) {
-      n++;
-      if (text.trim() === '') continue;
-      yield { line: n, text };
-    }
-  } catch (e) {
-    throw new InputError((e as Error).message, path, n || undefined);
-  }
-}
+import { serializeRecord, SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
 
 /**
- * Parsed records of a JSONL file. A line that is not a JSON object, or a record a load refuses or
- * the engine's form cannot hold (record-check.ts), is an InputError naming file, line and field.
+ * Parsed records of a JSONL file (gzip told by content), read line by line as a load checks them
+ * (rawLines, parseLine: the same line numbers, blank lines, white space). A line that is not a JSON
+ * object, a record a load refuses or the engine's form cannot hold (record-check.ts), or a key
+ * written twice, is an InputError naming file, line and field. The camelCase envelope of builds
+ * before 2025-08 is read as load reads it, and given in the snake_case one.
  */
 export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecord> {
-  for await (const { line, text } of readLines(path)) {
-    let v: unknown;
-    try {
-      v = JSON.parse(text);
-    } catch (e) {
-      throw new InputError(`not JSON: ${(e as Error).message}`, path, line);
-    }
-    const lone = loneSurrogate(text, v);
-    if (lone) throw new InputError(`malformed JSON: ${loneSurrogateReason(lone)}`, path, line);
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError('not a JSON object', path, line);
-    const p = convertProblem(v);
+  const { gzip, keyStyle } = await detectFile(path);
+  for await (const { line, bytes } of rawLines(path, gzip)) {
+    const parsed = parseLine(bytes);
+    if (parsed === 'blank') continue;
+    if ('problem' in parsed) throw new InputError(parsed.problem, path, line);
+    const v = keyStyle === 'camel' ? snakeEnvelope(parsed.value) : parsed.value;
+    const p = (keyStyle === 'camel' ? recordProblem(parsed.value, keyStyle) : undefined) ?? convertProblem(v);
     if (p) throw new InputError(p.reason, path, line, p.field);
     // a reader may take either value: JSON.parse takes the last, a load (DuckDB's reader) the first
-    const twice = keysWrittenTwice(text, v)[0];
+    const twice = keysWrittenTwice(parsed.text, parsed.value)[0];
     if (twice !== undefined) throw new InputError(KEY_TWICE, path, line, twice);
+    (v as Located)[SOURCE_LINE] = line;
     yield v as JsonlRecord;
   }
 }

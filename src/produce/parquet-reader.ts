@@ -11,7 +11,7 @@ import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './pa
 import { loneSurrogate, loneSurrogateReason } from '../ingest/json-text.js';
 import { NOT_JSON } from '../ingest/parquet.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
-import { sortKeys, type AttrValue, type JsonlRecord, type Link } from './record.js';
+import { SOURCE_LINE, sortKeys, type AttrValue, type JsonlRecord, type Link, type Located } from './record.js';
 
 export function bigIntToSpanId(v: bigint): string {
   return BigInt.asUintN(64, v).toString(16).padStart(16, '0');
@@ -73,6 +73,7 @@ export async function* readParquetRecords(path: string, chunkRows = 8192): Async
         const r = toRecord(names, row.map(jsValue));
         const p = r instanceof RowFault ? r.problem : convertProblem(r);
         if (p) throw new InputError(p.reason, path, n, p.field);
+        (r as Located)[SOURCE_LINE] = n;
         yield r as JsonlRecord;
       }
     }

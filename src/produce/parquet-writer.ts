@@ -14,8 +14,15 @@ import * as wasm from 'parquet-wasm';
 import { eventKey } from '../telemetry/event-types.js';
 import { arrowType, columnBuilder, Field, List, listData, Struct, structData, U64Column, type ColumnBuilder } from './arrow-columns.js';
 import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColSpec } from './parquet-layout.js';
-import type { JsonlRecord } from './record.js';
+import { SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
 import { namingOutput } from './output-path.js';
+
+/** A record the layout cannot hold: why (`field: reason`), and where: its line in the file it was read from, when known, else its count. */
+export class RecordFitError extends Error {
+  constructor(readonly reason: string, readonly line: number | undefined, index: number) {
+    super(`${line === undefined ? `record ${index}` : `line ${line}`}: ${reason}`);
+  }
+}
 
 export interface ParquetWriteOptions {
   /** rows per Arrow batch handed to the writer (the engine buffers 1,024; larger is faster here) */
@@ -218,7 +225,7 @@ export async function writeParquetFile(
             b.push(n.value);
           } catch (e) {
             // a record that does not fit the layout: which one (its field is in the message)
-            throw new Error(`record ${count + b.length + 1}: ${(e as Error).message}`);
+            throw new RecordFitError((e as Error).message, (n.value as Located)[SOURCE_LINE], count + b.length + 1);
           }
         }
       } catch (e) {

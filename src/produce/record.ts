@@ -307,3 +307,10 @@ export function serializeRecord(r: JsonlRecord, attributesText?: string): string
     }
   }
 }
+
+/**
+ * Where a record read from a file was (its line, or a Parquet file's row): set by the readers
+ * convert uses, so that a record the Parquet writer cannot take is named by it.
+ */
+export const SOURCE_LINE = Symbol('source line');
+export type Located = { [SOURCE_LINE]?: number };

@@ -15,7 +15,7 @@ import {
 } from '../telemetry/enums.js';
 import { KNOWN_EVENTS, eventKey } from '../telemetry/event-types.js';
 import { rawLines, parseLine } from '../ingest/jsonl-lines.js';
-import { recordProblem } from '../ingest/jsonl.js';
+import { recordProblem, snakeEnvelope } from '../ingest/jsonl.js';
 import { lineFormIssues } from './line-form.js';
 import { readParquetRecords } from './parquet-reader.js';
 
@@ -46,6 +46,9 @@ export interface ValidateOptions {
 }
 
 export const DEFAULT_MAX_ISSUES = 100;
+
+const CAMEL_ENVELOPE = 'the camelCase envelope of engine builds before 2025-08 (recordType, traceId, spanId, ...): the engine writes '
+  + 'snake_case keys (record_type, trace_id, span_id, ...); load reads this file, convert writes it in snake_case, and its records are checked so';
 
 const ORDER: Record<string, string[]> = {
   SpanStart: ['record_type', 'trace_id', 'span_id', 'span_name', 'parent_span_id', 'links', 'start_time_unix_nano', 'severity_number', 'severity_text', 'event_type', 'attributes'],
@@ -318,6 +321,8 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
       throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);
     }
   } else {
+    // Said once, and the records checked in the snake_case envelope, as load and convert read them.
+    let camelSaid = input.keyStyle !== 'camel';
     for await (const { line, bytes } of rawLines(path, input.gzip)) {
       const parsed = parseLine(bytes);
       if (parsed === 'blank') {
@@ -329,7 +334,11 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
         c.report.records++;
         continue;
       }
-      c.record(line, parsed.value);
+      if (!camelSaid) {
+        c.issue(line, '-', CAMEL_ENVELOPE);
+        camelSaid = true;
+      }
+      c.record(line, input.keyStyle === 'camel' ? snakeEnvelope(parsed.value) : parsed.value);
       for (const f of lineFormIssues(parsed.text, parsed.value)) c.issue(line, f.field, f.rule);
     }
   }

@@ -316,14 +316,14 @@ async function insertJsonl(
     if (/INTERRUPT/i.test(errorMessage(e))) throw e;
     failure = e;
   }
-  const { trailingComma, blankLines } = await scanned;
+  const { trailingComma, blankLines, notJsonSpace } = await scanned;
   const vet = { gzip: input.gzip, keyStyle: input.keyStyle };
   // every line is known to hold a record (or to be blank)
   let linesHold = false;
   if (failure === undefined) {
     const stats = await rowStats(db, o.fileId);
-    // a comma before a closing brace, maybe in a string: only a line that JSON.parse refuses is a fault
-    linesHold = stats.bad === 0 && (!trailingComma || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0);
+    // a comma before a closing brace (maybe in a string), a vertical tab: only a line that JSON.parse refuses is a fault
+    linesHold = stats.bad === 0 && (!(trailingComma || notJsonSpace) || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0);
     if (linesHold && !blankLines) return { stats, blankLines: 0 };
   }
   await restart(db);

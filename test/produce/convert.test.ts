@@ -35,7 +35,7 @@ describe('bad input', () => {
     const src = join(tmp.dir, 'bad-line.jsonl');
     writeFileSync(src, [good(1), good(2), '{"record_type": bad', good(3)].join('\n') + '\n');
     const out = join(tmp.dir, 'bad-line.parquet');
-    await expect(convertFile(src, out)).rejects.toThrow(/bad-line\.jsonl:3: not JSON/);
+    await expect(convertFile(src, out)).rejects.toThrow(/bad-line\.jsonl:3: malformed JSON/);
     expect(existsSync(out)).toBe(false);
   });
 
@@ -161,5 +161,87 @@ describe('records a load refuses, or the engine\'s layout cannot hold', () => {
       await expect(convertFile(src, out)).rejects.toThrow(`odd-${field}.jsonl:2: ${field}: ${reason}`);
       expect(existsSync(out)).toBe(false);
     }
+  });
+});
+
+describe('convert reads a JSONL file as load does: its lines, their numbers, gzip by content, camelCase keys', () => {
+  /** The lines of a real run (the project's own generated sample). */
+  const LINES = readFileSync(join(import.meta.dirname, '../../samples/clean-build.jsonl'), 'utf8').trimEnd().split('\n');
+  const write = (name: string, body: string | Buffer) => {
+    const p = join(tmp.dir, name);
+    writeFileSync(p, body);
+    return p;
+  };
+  /** What load says of the file (its first bad line), or null when it loads. */
+  async function loadSays(path: string): Promise<string | null> {
+    const db = await openModel();
+    try {
+      await loadPaths(db, [path]);
+      return null;
+    } catch (e) {
+      return (e as Error).message;
+    } finally {
+      db.close();
+    }
+  }
+  const badId = (l: string) => l.replace(/"span_id":"/, '"span_id":"zz');
+  const negTime = (l: string) => l.replace(/"end_time_unix_nano":"/, '"end_time_unix_nano":"-');
+  const spanEnd = LINES.findIndex((l) => l.includes('"record_type":"SpanEnd"'));
+
+  it('a record the Parquet layout cannot hold after blank lines is named by its line, not its count', async () => {
+    const lines = [LINES[0], LINES[1], '', '', ...LINES.slice(2)];
+    const n = lines.indexOf(LINES[spanEnd]) + 1;
+    lines[n - 1] = negTime(lines[n - 1]!);
+    const p = write('neg-time.jsonl', lines.join('\n') + '\n');
+    await expect(convertFile(p, join(tmp.dir, 'neg-time.parquet'))).rejects.toThrow(new RegExp(`neg-time\\.jsonl:${n}: end_time_unix_nano: `));
+  });
+
+  it('a carriage return alone ends no line: a bad line after one is named by the line load names', async () => {
+    const p = write('lone-cr.jsonl', [LINES[0], LINES[1] + '\r ', ...LINES.slice(2, 9), badId(LINES[9]!), ...LINES.slice(10)].join('\n') + '\n');
+    expect(await loadSays(p)).toMatch(/lone-cr\.jsonl:10: span_id/);
+    await expect(convertFile(p, join(tmp.dir, 'lone-cr.parquet'))).rejects.toThrow(/lone-cr\.jsonl:10: span_id: must be 16 hex digits/);
+  });
+
+  it('a carriage return between tokens is white space, as load takes it', async () => {
+    const p = write('mid-cr.jsonl', [LINES[0]!.replace(',"trace_id"', ',\r"trace_id"'), ...LINES.slice(1)].join('\n') + '\n');
+    expect(await loadSays(p)).toBeNull();
+    expect(await convertFile(p, join(tmp.dir, 'mid-cr.parquet'))).toEqual({ records: LINES.length });
+  });
+
+  it('a line holding only a vertical tab is refused by its line, as load refuses it', async () => {
+    const p = write('vtab.jsonl', [LINES[0], '\v', ...LINES.slice(1)].join('\n') + '\n');
+    expect(await loadSays(p)).toMatch(/vtab\.jsonl:2: malformed JSON/);
+    await expect(convertFile(p, join(tmp.dir, 'vtab.parquet'))).rejects.toThrow(/vtab\.jsonl:2: malformed JSON/);
+  });
+
+  it('gzip is told by content, not by the name', async () => {
+    const text = LINES.join('\n') + '\n';
+    const { gzipSync } = await import('node:zlib');
+    for (const [name, body] of [['gzipped.jsonl', gzipSync(text)], ['plain.jsonl.gz', Buffer.from(text)]] as const) {
+      const p = write(name, body);
+      expect(await loadSays(p)).toBeNull();
+      const out = join(tmp.dir, `${name}.out.jsonl`);
+      expect(await convertFile(p, out)).toEqual({ records: LINES.length });
+      expect(readFileSync(out, 'utf8')).toBe(text);
+    }
+  });
+
+  it('the camelCase envelope of builds before 2025-08 converts to the snake_case one, as load reads it', async () => {
+    const camel = LINES.map((l) => {
+      const o: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(JSON.parse(l) as Record<string, unknown>)) o[k === 'attributes' ? k : k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = v;
+      return JSON.stringify(o);
+    });
+    const p = write('camel.jsonl', camel.join('\n') + '\n');
+    expect(await loadSays(p)).toBeNull();
+    const out = join(tmp.dir, 'camel.out.jsonl');
+    expect(await convertFile(p, out)).toEqual({ records: LINES.length });
+    expect(readFileSync(out, 'utf8')).toBe(LINES.join('\n') + '\n');
+    const { validateFile } = await import('../../src/produce/validate.js');
+    const v = await validateFile(p);
+    const violations = v.issues.filter((i) => i.severity === 'violation');
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatchObject({ line: 1, field: '-' });
+    expect(violations[0]!.rule).toMatch(/camelCase envelope .*before 2025-08/);
   });
 });
