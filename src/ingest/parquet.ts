@@ -76,8 +76,18 @@ function attributesJsonSql(shape: ParquetShape): string {
       WHEN ${msg} = 'NodeEvaluated' THEN json_merge_patch(${base}, rl_detail(${p}))
       WHEN ${msg} = 'NodeProcessed' THEN json_merge_patch(json_merge_patch(${base}, json_merge_patch(${p}, '{"node_outcome_detail":null}')),
                                                           rl_detail(json_extract(${p}, '$.node_outcome_detail')))
-      WHEN json_type(${p}) = 'OBJECT' THEN json_merge_patch(${base}, ${p})
+      WHEN json_type(${p}) = 'OBJECT' THEN ${joinObjectsSql(base, p)}
       ELSE ${base} END`;
+}
+
+/**
+ * The members of two JSON objects in one, as text: json_merge_patch would drop every null value, at
+ * any depth, which a JSONL record keeps. The columns and the payload of a record hold no key twice
+ * (splitAttributes puts each in one place). json() writes the payload compact, `{` first.
+ */
+function joinObjectsSql(columns: string, payload: string): string {
+  return `CASE WHEN CAST(${columns} AS VARCHAR) = '{}' THEN ${payload}
+    ELSE CAST(left(CAST(${columns} AS VARCHAR), -1) || CASE WHEN CAST(json(${payload}) AS VARCHAR) = '{}' THEN '}' ELSE ',' || substr(CAST(json(${payload}) AS VARCHAR), 2) END AS JSON) END`;
 }
 
 /** Types whose text form is already their JSON form. */

@@ -245,3 +245,30 @@ describe('convert reads a JSONL file as load does: its lines, their numbers, gzi
     expect(violations[0]!.rule).toMatch(/camelCase envelope .*before 2025-08/);
   });
 });
+
+describe('a JSONL file and its Parquet copy load the same attributes', () => {
+  it('null values, at the top and nested, are kept (an artifact and a process record)', async () => {
+    const lines = readFileSync(join(import.meta.dirname, '../../samples/clean-build.jsonl'), 'utf8').trimEnd().split('\n');
+    const n = lines.findIndex((l) => l.includes('artifact.ArtifactWritten'));
+    expect(n).toBeGreaterThan(0);
+    const withNulls = (l: string) => l.replace('"attributes":{', '"attributes":{"a_null":null,"nested":{"y":null,"z":1},');
+    const edited = lines.map((l, i) => (i === 0 || i === n ? withNulls(l) : l));
+    const src = join(tmp.dir, 'nulls.jsonl');
+    writeFileSync(src, edited.join('\n') + '\n');
+    const pq = join(tmp.dir, 'nulls.parquet');
+    await convertFile(src, pq);
+    const attrs = async (file: string) => {
+      const db = await openModel();
+      try {
+        await loadPaths(db, [file]);
+        return await db.all<{ line: number; a: string }>(`SELECT line::INT AS line, attributes::VARCHAR AS a FROM records WHERE line IN (1, ${n + 1}) ORDER BY line`);
+      } finally {
+        db.close();
+      }
+    };
+    const fromJsonl = await attrs(src);
+    expect(fromJsonl.map((r) => JSON.parse(r.a) as Record<string, unknown>).every((a) => a.a_null === null && (a.nested as Record<string, unknown>).y === null)).toBe(true);
+    const fromParquet = await attrs(pq);
+    expect(fromParquet.map((r) => JSON.parse(r.a) as unknown)).toEqual(fromJsonl.map((r) => JSON.parse(r.a) as unknown));
+  });
+});
