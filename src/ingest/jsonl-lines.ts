@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
-import { loneSurrogate, loneSurrogateReason } from './json-text.js';
+import { loneSurrogate, loneSurrogateReason } from './lone-surrogate.js';
 import { KEY_TWICE, keysWrittenTwice } from '../produce/line-form.js';
 import { readerReadsKey, recordProblem } from './jsonl.js';
 

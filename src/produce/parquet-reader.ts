@@ -8,7 +8,7 @@ import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
 import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './parquet-layout.js';
-import { loneSurrogate, loneSurrogateReason } from '../ingest/json-text.js';
+import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { NOT_JSON } from '../ingest/parquet.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
 import { SOURCE_LINE, sortKeys, type AttrValue, type JsonlRecord, type Link, type Located } from './record.js';
