@@ -26,6 +26,19 @@ describe.skipIf(!samplesPresent)('real samples', () => {
   });
 });
 
+/** What load says of a file (its first bad line), or null when it loads. */
+async function loadSays(path: string): Promise<string | null> {
+  const db = await openModel();
+  try {
+    await loadPaths(db, [path]);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  } finally {
+    db.close();
+  }
+}
+
 describe('bad input', () => {
   const good = (i: number) =>
     JSON.stringify({ record_type: 'LogRecord', trace_id: 'a'.repeat(32), span_id: null, span_name: null, event_id: `e${i}`, time_unix_nano: '1772073188904419000',
@@ -100,18 +113,6 @@ describe('records a load refuses, or the engine\'s layout cannot hold', () => {
     writeFileSync(p, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
     return p;
   };
-  /** What load says of the file (the first bad line), or null when it loads. */
-  async function loadSays(path: string): Promise<string | null> {
-    const db = await openModel();
-    try {
-      await loadPaths(db, [path]);
-      return null;
-    } catch (e) {
-      return (e as Error).message;
-    } finally {
-      db.close();
-    }
-  }
 
   it.each(['jsonl', 'parquet'])('an unknown record_type is refused as load refuses it (to %s), and nothing is written', async (to) => {
     const src = file('metric.jsonl', [start, metric]);
@@ -172,18 +173,6 @@ describe('convert reads a JSONL file as load does: its lines, their numbers, gzi
     writeFileSync(p, body);
     return p;
   };
-  /** What load says of the file (its first bad line), or null when it loads. */
-  async function loadSays(path: string): Promise<string | null> {
-    const db = await openModel();
-    try {
-      await loadPaths(db, [path]);
-      return null;
-    } catch (e) {
-      return (e as Error).message;
-    } finally {
-      db.close();
-    }
-  }
   const badId = (l: string) => l.replace(/"span_id":"/, '"span_id":"zz');
   const negTime = (l: string) => l.replace(/"end_time_unix_nano":"/, '"end_time_unix_nano":"-');
   const spanEnd = LINES.findIndex((l) => l.includes('"record_type":"SpanEnd"'));
