@@ -225,10 +225,11 @@ function problemSql(shape: ParquetShape): string {
   const rt = has('record_type') ? 'CAST(record_type AS VARCHAR)' : 'NULL::VARCHAR';
   const missing = (c: string) => (has(c) ? `WHEN ${rt} <> 'LogRecord' AND ${c} IS NULL THEN '${c}: must not be null on a ' || ${rt}` : `WHEN ${rt} <> 'LogRecord' THEN '${c}: missing (required on ' || ${rt} || ')'`);
   const badJson = badJsonSql(shape);
+  const status = statusCodeProblemSql(shape);
   return `CASE WHEN ${rt} IS NULL THEN 'record_type: missing'
     WHEN ${rt} NOT IN (${RECORD_TYPES.map((t) => sqlString(t)).join(', ')}) THEN 'record_type: must be SpanStart, SpanEnd or LogRecord (got ' || to_json(${rt}) || ')'
     ${missing('trace_id')} ${missing('span_id')}
-    WHEN ${statusCodeProblemSql(shape)} IS NOT NULL THEN 'status.code: ' || ${statusCodeProblemSql(shape)}
+    WHEN ${status} IS NOT NULL THEN 'status.code: ' || ${status}
     ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson} || ': ${NOT_JSON}'` : ''} END`;
 }
 
