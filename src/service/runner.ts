@@ -39,6 +39,8 @@ export interface RunnerOptions {
 export class JobRunner {
   readonly owner = randomUUID();
   private readonly running = new Set<Promise<void>>();
+  /** ids of the runs this process is carrying out */
+  private readonly executing = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   constructor(private readonly o: RunnerOptions) {}
 
@@ -55,9 +57,13 @@ export class JobRunner {
       (r) => [this.event('job.run.started', job, r)],
     );
     this.o.onEvents();
+    this.executing.add(run.id);
     const p = this.execute(job, { ...run }).catch((e) => this.closeFailedRun(job, run.id, e as Error));
     this.running.add(p);
-    void p.finally(() => this.running.delete(p));
+    void p.finally(() => {
+      this.running.delete(p);
+      this.executing.delete(run.id);
+    });
     return run;
   }
 
@@ -99,6 +105,8 @@ export class JobRunner {
   async closeAbandonedRuns(all: boolean): Promise<number> {
     const runs = await this.o.store.claimAbandonedRuns(all ? null : toMicros(this.o.clock.now()), this.lease());
     for (const run of runs) {
+      // its own run, taken back from a process that took it while this one was slow: it goes on here
+      if (this.executing.has(run.id)) continue;
       const job = await this.o.store.getJob(run.accountId, run.jobId);
       if (job) await this.closeAsErrored(job, run, 'the service stopped while this run was in progress');
     }

@@ -3,7 +3,7 @@
  * pass the same tests. Real HTTP on 127.0.0.1 with port 0; the receiver checks every signature.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readRecords } from '../../src/produce/convert.js';
 import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 import { join } from 'node:path';
@@ -520,6 +520,42 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(run.run_steps.every((s: any) => s.status !== 3)).toBe(true);
         await rx.waitFor((d) => d.length === 3);
         expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.errored', 'job.run.completed']);
+      });
+
+      it('a run is finished once: retaking its own run from a process that held it for a while does not close it a second time', async () => {
+        // On a busy machine a process's lease can run out while its run goes on: another process takes the
+        // run, then its own lease runs out before it closes the run, and the first process takes it back.
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job([`node -e "const t=setInterval(()=>{if(require('fs').existsSync('go'))clearInterval(t)},20)"`]);
+        const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'slow machine' });
+        expect(r.status, r.text).toBe(200);
+        const runId = Number(r.json.data.id);
+        const far = toMicros(Date.now() + 3_600_000);
+        expect((await h.store.claimAbandonedRuns(far, { owner: 'another process', until: toMicros(Date.now() - 1000) })).map((x) => x.id)).toEqual([runId]);
+        await h.svc.runner.closeAbandonedRuns(false);
+        mkdirSync(join(db.dir, 'runs', String(runId)), { recursive: true });
+        writeFileSync(join(db.dir, 'runs', String(runId), 'go'), '');
+        await h.svc.runner.idle();
+        const run = (await h.api('GET', `/api/v2/accounts/{acct}/runs/${runId}/`)).json.data;
+        expect(run).toMatchObject({ status: 10, is_success: true });
+        await rx.waitFor((d) => d.length >= 2);
+        await new Promise((res) => setTimeout(res, 300)); // a second completed would be due by now
+        expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.completed']);
+      });
+
+      it('a finished run is not updated again, whoever holds it', async () => {
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job(['node -v']);
+        const run = await runAndWait(id);
+        const stored = (await h.store.getRun(h.accountId, run.id))!;
+        const far = toMicros(Date.now() + 3_600_000);
+        expect(await h.store.claimAbandonedRuns(far, { owner: 'another process', until: far })).toEqual([]);
+        // even its own holder's late write (with its event) is refused
+        const owner = h.svc.runner.owner;
+        const late: Parameters<Store['updateRun']>[2] = [{ accountId: h.accountId, jobId: id, eventType: 'job.run.completed', now: toMicros(Date.now()),
+          newEventId: () => eventId(Date.now()), payloadFor: (s, eid) => JSON.stringify({ accountId: s.accountId, webhookId: s.id, eventId: eid, eventType: 'job.run.completed', data: {} }) }];
+        expect(await h.store.updateRun({ ...stored, status: 20 }, owner, late)).toBe(false);
+        expect((await h.store.getRun(h.accountId, run.id))!.status).toBe(10);
       });
 
       it('runs steps in order and emits started then completed with the section 2C payload', async () => {

@@ -258,7 +258,7 @@ export class PostgresStore implements Store {
   async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
     return this.tx(async (c) => {
       const u = await c.query(`UPDATE runs SET status = $1, status_message = $2, started_at = $3, finished_at = $4, errored_at = $5
-        WHERE id = $6 AND lease_owner = $7`, [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner]);
+        WHERE id = $6 AND lease_owner = $7 AND finished_at IS NULL`, [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner]);
       if (!u.rowCount) return false;
       for (const e of events) await this.enqueueWith(c, e);
       return true;

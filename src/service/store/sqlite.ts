@@ -241,7 +241,7 @@ export class SqliteStore implements Store {
 
   async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
     return this.db.transaction(() => {
-      const n = this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ? AND lease_owner = ?')
+      const n = this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ? AND lease_owner = ? AND finished_at IS NULL')
         .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner).changes;
       if (!n) return false;
       for (const e of events) this.enqueueInTransaction(e);

@@ -235,7 +235,8 @@ export interface Store {
   getRun(accountId: number, id: number): Promise<Run | null>;
   /**
    * Writes a run's state and enqueues its events in one transaction, only while `owner` still holds
-   * the run; false when it does not (another process closed the run as abandoned): nothing is written.
+   * the run and it has not finished; false otherwise (another process closed the run as abandoned, or
+   * it was closed already): nothing is written, so a run's completion is sent once.
    */
   updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean>;
   /** Extends the lease of every unfinished run `owner` holds. */
