@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from './clock.js';
@@ -163,8 +163,10 @@ export class JobRunner {
   }
 
   private async execute(job: Job, run: Run): Promise<void> {
-    const runDir = join(this.o.workDir, String(run.id));
-    await mkdir(runDir, { recursive: true });
+    // A folder of its own, new and empty (`<id>-<random>`): a folder left by a run of the same id
+    // (another store that shared --data, a reset database) must not lend this run its files.
+    await mkdir(this.o.workDir, { recursive: true });
+    const runDir = await mkdtemp(join(this.o.workDir, `${run.id}-`));
 
     const steps: RunStep[] = [];
     const telemetry = new Map<number, Awaited<ReturnType<typeof findStepTelemetry>>>();

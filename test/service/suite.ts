@@ -3,7 +3,7 @@
  * pass the same tests. Real HTTP on 127.0.0.1 with port 0; the receiver checks every signature.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readRecords } from '../../src/produce/convert.js';
 import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 import { join } from 'node:path';
@@ -533,8 +533,8 @@ export function serviceSuite(factory: StoreFactory): void {
         const far = toMicros(Date.now() + 3_600_000);
         expect((await h.store.claimAbandonedRuns(far, { owner: 'another process', until: toMicros(Date.now() - 1000) })).map((x) => x.id)).toEqual([runId]);
         await h.svc.runner.closeAbandonedRuns(false);
-        mkdirSync(join(db.dir, 'runs', String(runId)), { recursive: true });
-        writeFileSync(join(db.dir, 'runs', String(runId), 'go'), '');
+        const runDir = await until(async () => (existsSync(join(db.dir, 'runs')) ? readdirSync(join(db.dir, 'runs')) : []).find((n) => n.startsWith(`${runId}-`)), 'the run folder');
+        writeFileSync(join(db.dir, 'runs', runDir, 'go'), '');
         await h.svc.runner.idle();
         const run = (await h.api('GET', `/api/v2/accounts/{acct}/runs/${runId}/`)).json.data;
         expect(run).toMatchObject({ status: 10, is_success: true });
@@ -632,6 +632,19 @@ export function serviceSuite(factory: StoreFactory): void {
       });
 
       const jsonlNote = samplesNote(FUSION);
+      it.skipIf(jsonlNote.missing)(jsonlNote.title("a run starts in an empty folder: telemetry left in a folder of the same run id (another store's run) is not its artifact"), async () => {
+        // another store that shared this data folder (a database reset, a switch of store) ran its run 1 here
+        const left = join(db.dir, 'runs', '1', 'step-1-telemetry');
+        mkdirSync(left, { recursive: true });
+        copyFileSync(sample(FUSION, 'forwarder-otel-preview120.jsonl'), join(left, 'x.jsonl'));
+        const id = await job(['node -v']);
+        const run = await runAndWait(id);
+        expect(run.id).toBe(1);
+        expect(run).toMatchObject({ status: 10, is_success: true });
+        expect(run.run_steps[0].telemetry_artifact).toBeNull();
+        expect((await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/telemetry-1-otel.parquet`)).status).toBe(404);
+      });
+
       it.skipIf(jsonlNote.missing)(jsonlNote.title('converts a JSONL telemetry file named by --otel-file-name into the Parquet artifact'), async () => {
         const src = sample(FUSION, 'forwarder-otel_failed-preview120.jsonl');
         const step = `node -e "const fs=require('fs');fs.mkdirSync('logs',{recursive:true});fs.copyFileSync(process.argv[1],'logs/run.jsonl')" ${JSON.stringify(src)} --otel-file-name run.jsonl`;
