@@ -14,14 +14,16 @@ export const DEFAULT_ARCHIVAL: ArchivalPolicy = {
 
 /**
  * A delivery counts as failed once its last attempt failed; any successful attempt ends the streak.
- * The 7-day rule measures from the first failed attempt of the unbroken streak.
+ * A failed attempt that will be retried is not (yet) a failed delivery: it neither extends the streak
+ * nor archives. The 7-day rule measures from the first failed delivery of the unbroken streak.
  */
 export function applyAttempt(sub: Subscription, o: AttemptOutcome, policy: ArchivalPolicy, test: boolean): Subscription {
   const next: Subscription = { ...sub, httpStatusCode: o.receipt.httpStatusCode, dispatchedAt: o.receipt.dispatchedAt };
   if (test) return next; // a test delivery reports the endpoint's state but does not move the streak
   if (o.success) return { ...next, consecutiveFailures: 0, failingSince: null };
+  if (o.nextAttemptAt !== null) return next;
   next.failingSince = sub.failingSince ?? o.receipt.dispatchedAt;
-  if (o.nextAttemptAt === null) next.consecutiveFailures = sub.consecutiveFailures + 1;
+  next.consecutiveFailures = sub.consecutiveFailures + 1;
   if (!next.archived) {
     if (next.consecutiveFailures >= policy.maxConsecutiveFailures) {
       next.archived = true;

@@ -89,7 +89,8 @@ export interface Delivery {
 /**
  * Loopback receiver. Paths choose the behaviour: /ok answers 200, /fail 500, /fail-slowly 500 after
  * 200 ms (so attempts are in flight when a test kills the sender), /redirect 302 to /redirected,
- * /hang never answers, /hang-once never answers the first request, /big answers 50,000 bytes,
+ * /hang never answers, /hang-once never answers the first request, /fail-once answers the first
+ * request 500 and the others 200, /big answers 50,000 bytes,
  * /stall-body sends its status and part of a body, then nothing (/stall-big-body: more than the
  * 20 KB kept of a body), /nul answers 200 with a NUL byte in its body, /together-64 answers once
  * 64 requests are open at once (`abandoned()` counts those their sender gave up); anything else
@@ -154,6 +155,7 @@ export async function startReceiver(): Promise<{
       else if (path === '/nul') res.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.from('ok\0nul', 'latin1'));
       else if (path === '/hang') hanging.add(res);
       else if (path === '/hang-once' && deliveries.filter((d) => d.path === '/hang-once').length === 1) hanging.add(res);
+      else if (path === '/fail-once' && deliveries.filter((d) => d.path === '/fail-once').length === 1) res.writeHead(500).end('boom');
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     });
   });

@@ -830,6 +830,25 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.store.getSubscription(h.accountId, sporadic.id))!.archived).toBe(false);
       });
 
+      it('only a delivery that failed for good counts toward the 7 days: a failed attempt that a retry makes good archives nothing', async () => {
+        const clock = new ManualClock(Date.UTC(2026, 0, 9));
+        await boot({ clock, retryDelaysMs: [0, 0, 0, 0] });
+        const day = 86_400_000;
+        const sub = await subscribe({ client_url: `${rx.url}/fail-once` });
+        // one failed delivery, eight days ago
+        await h.store.updateSubscription(h.accountId, sub.id, (s) => ({ ...s, consecutiveFailures: 1, failingSince: toMicros(clock.now() - 8 * day) }));
+        await enqueue('job.run.completed', 1, clock.now());
+        const ev = await until(async () => {
+          const e = (await h.api('GET', `${SUB(sub.id)}/events`)).json.data[0];
+          return e && e.status !== 'pending' ? e : null;
+        }, 'event delivered or given up');
+        await h.svc.dispatcher.idle();
+        expect(ev).toMatchObject({ status: 'succeeded', attempts: 2, http_status_code: '200' });
+        expect(rx.hits('/fail-once')).toBe(2);
+        expect((await h.api('GET', SUB(sub.id))).json.data).toMatchObject({ active: true, archived: false, deactivate_reason: null });
+        expect(await h.store.getSubscription(h.accountId, sub.id)).toMatchObject({ consecutiveFailures: 0, failingSince: null });
+      });
+
       it('reactivates by PUT active true or by a new client_url, and delivers again', async () => {
         await boot();
         const archive = async (id: string) => {

@@ -470,20 +470,22 @@ ls AS (SELECT sub, max(ord) FILTER (WHERE success AND NOT test) AS last_succ, ma
 agg AS (
   SELECT m.sub, ls.last_succ IS NOT NULL AS has_succ,
     count(*) FILTER (WHERE NOT m.test AND NOT m.success AND m.final AND m.ord > coalesce(ls.last_succ, 0)) AS fails,
-    min(m.dispatched) FILTER (WHERE NOT m.test AND NOT m.success AND m.ord > coalesce(ls.last_succ, 0)) AS first_fail,
+    min(m.dispatched) FILTER (WHERE NOT m.test AND NOT m.success AND m.final AND m.ord > coalesce(ls.last_succ, 0)) AS first_fail,
     max(m.code) FILTER (WHERE m.ord = ls.last_any) AS last_code,
     max(m.dispatched) FILTER (WHERE m.ord = ls.last_any) AS last_dispatched
   FROM m JOIN ls ON ls.sub = m.sub GROUP BY m.sub, ls.last_succ),
 locked AS (SELECT s.* FROM subscriptions s WHERE s.id IN (SELECT sub FROM agg) ORDER BY s.id FOR UPDATE),
--- The streak at each failed attempt, to find where archival was first reached (a later success in the
--- same batch does not undo it). seg = successes so far; segment 0 continues the stored streak.
+-- The streak at each failed delivery (an attempt that failed and will not be retried), to find where
+-- archival was first reached (a later success in the same batch does not undo it); an attempt that
+-- will be retried moves neither the streak nor its start. seg = successes so far; segment 0 continues
+-- the stored streak.
 w AS (
-  SELECT m.*, (NOT m.test AND NOT m.success) AS is_fail,
+  SELECT m.*, (NOT m.test AND NOT m.success AND m.final) AS is_fail,
     count(*) FILTER (WHERE m.success AND NOT m.test) OVER (PARTITION BY m.sub ORDER BY m.ord) AS seg
   FROM m),
 w2 AS (
   SELECT w.*,
-    sum(CASE WHEN w.is_fail AND w.final THEN 1 ELSE 0 END) OVER (PARTITION BY w.sub, w.seg ORDER BY w.ord) AS run_fails,
+    sum(CASE WHEN w.is_fail THEN 1 ELSE 0 END) OVER (PARTITION BY w.sub, w.seg ORDER BY w.ord) AS run_fails,
     min(CASE WHEN w.is_fail THEN w.dispatched END) OVER (PARTITION BY w.sub, w.seg ORDER BY w.ord) AS run_first
   FROM w),
 trig AS (
