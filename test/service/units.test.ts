@@ -189,21 +189,26 @@ describe('subscription state rules', () => {
   });
 
   it('counts a delivery as failed when its last attempt fails, and a success resets the streak', () => {
+    // an attempt that will be retried is not a failed delivery: it reports the endpoint, nothing more
     let s = applyAttempt(sub, attempt(false, false, 10), DEFAULT_ARCHIVAL, false);
-    expect(s).toMatchObject({ consecutiveFailures: 0, failingSince: 10, httpStatusCode: 500, dispatchedAt: 10 });
+    expect(s).toMatchObject({ consecutiveFailures: 0, failingSince: null, httpStatusCode: 500, dispatchedAt: 10 });
     s = applyAttempt(s, attempt(false, true, 20), DEFAULT_ARCHIVAL, false);
-    expect(s).toMatchObject({ consecutiveFailures: 1, failingSince: 10 });
+    expect(s).toMatchObject({ consecutiveFailures: 1, failingSince: 20 });
+    s = applyAttempt(s, attempt(false, false, 25), DEFAULT_ARCHIVAL, false);
+    expect(s).toMatchObject({ consecutiveFailures: 1, failingSince: 20 });
     s = applyAttempt(s, attempt(true, true, 30), DEFAULT_ARCHIVAL, false);
     expect(s).toMatchObject({ consecutiveFailures: 0, failingSince: null, httpStatusCode: 200 });
     expect(applyAttempt(s, attempt(false, true, 40), DEFAULT_ARCHIVAL, true).consecutiveFailures).toBe(0); // tests do not count
   });
 
-  it('archives at 1,000 failed deliveries or 7 days of failures', () => {
+  it('archives at 1,000 failed deliveries or 7 days of failed deliveries; an attempt that will be retried archives nothing', () => {
     expect(applyAttempt({ ...sub, consecutiveFailures: 999, failingSince: 0 }, attempt(false, true, 1), DEFAULT_ARCHIVAL, false).archived).toBe(true);
     expect(applyAttempt({ ...sub, consecutiveFailures: 998, failingSince: 0 }, attempt(false, true, 1), DEFAULT_ARCHIVAL, false).archived).toBe(false);
     const week = DEFAULT_ARCHIVAL.maxFailingMicros;
-    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, false, 5 + week), DEFAULT_ARCHIVAL, false).archived).toBe(true);
-    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, false, 4 + week), DEFAULT_ARCHIVAL, false).archived).toBe(false);
+    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, true, 5 + week), DEFAULT_ARCHIVAL, false).archived).toBe(true);
+    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, true, 4 + week), DEFAULT_ARCHIVAL, false).archived).toBe(false);
+    expect(applyAttempt({ ...sub, consecutiveFailures: 1, failingSince: 5 }, attempt(false, false, 6 + week), DEFAULT_ARCHIVAL, false)).toMatchObject({
+      archived: false, consecutiveFailures: 1, failingSince: 5 });
   });
 
   it('reactivates on active true or on a new URL unless the subscription was active', () => {
