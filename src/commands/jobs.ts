@@ -4,6 +4,7 @@ import { JobsClient, RUN_SUCCESS, WaitTimeout, type RunInfo } from '../client/jo
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { formatOption, out, printFields, printJson, printListing, printTable, type ClientFormat } from '../client/output.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
+import { parsePositiveSeconds } from '../service/cli-options.js';
 import { parseId } from '../service/ids.js';
 import { listOption } from './options.js';
 import { checkPaging, readListing } from './paging.js';
@@ -24,12 +25,6 @@ function idOf(what: 'JOB' | 'RUN', v: string | number): string {
   const s = String(v);
   if (parseId(s) === null) throw new UsageError(`${what}: expected a ${what === 'JOB' ? 'job' : 'run'} id (1, 2, ... up to ${Number.MAX_SAFE_INTEGER}), got "${s}"`);
   return s;
-}
-
-function seconds(flag: string, v: number | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!Number.isFinite(v) || v <= 0) throw new UsageError(`--${flag}: expected a positive number of seconds, got ${v}`);
-  return v * 1000;
 }
 
 /** One run: its fields, then its steps (and their logs with --logs). */
@@ -96,8 +91,8 @@ export const jobsCommand: CommandBody<object> = {
           .example('$0 jobs run 1 --wait --format json | jq -r .status_humanized', ''),
         async (a) => withApiErrors(async () => {
           const job = idOf('JOB', a.job);
-          const intervalMs = seconds('interval', a.interval)!;
-          const timeoutMs = seconds('timeout', a.timeout);
+          const intervalMs = parsePositiveSeconds('--interval', a.interval);
+          const timeoutMs = a.timeout === undefined ? undefined : parsePositiveSeconds('--timeout', a.timeout);
           const c = client(a);
           const started = await c.trigger(job, a.cause);
           if (!a.wait) {

@@ -1,4 +1,4 @@
-/** Option parsing shared by the service commands (serve, accounts, tokens); errors name the flag. */
+/** Option parsing shared by the service commands (serve, accounts, tokens, jobs); errors name the flag. */
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Store } from './store/types.js';
@@ -19,8 +19,13 @@ export function parseRetryDelays(text: string): number[] {
   return s.map((x) => x * 1000);
 }
 
+/** The longest a Node timer can wait (2^31 - 1 ms); a longer one fires after 1 ms instead. */
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/** A seconds option that feeds a timer (serve, jobs run --wait): positive, and no longer than a timer can wait. */
 export function parsePositiveSeconds(flag: string, v: number): number {
   if (!Number.isFinite(v) || v <= 0) throw new UsageError(`${flag}: expected a positive number of seconds, got ${v}`);
+  if (v > MAX_TIMER_SECONDS) throw new UsageError(`${flag}: at most ${MAX_TIMER_SECONDS} seconds (about 24 days, the longest a timer can wait), got ${v}`);
   return v * 1000;
 }
 

@@ -247,6 +247,8 @@ describe('service client commands end to end', () => {
         [['webhooks', 'update', 'wsu_x', '--job-ids', '4,9007199254740993'], '--job-ids: "9007199254740993" is not'],
         [['jobs', 'runs', '1', '--limit', '500'], '--limit: expected an integer from 1 to 100'],
         [['jobs', 'run', '1', '--wait', '--interval', '0'], '--interval: expected a positive number of seconds'],
+        [['jobs', 'run', '1', '--wait', '--interval', '2200000'], '--interval: at most 2147483 seconds'],
+        [['jobs', 'run', '1', '--wait', '--timeout', '2200000'], '--timeout: at most 2147483 seconds'],
         [['webhooks', 'events', 'wsu_x', '--limit', '0'], '--limit: expected an integer from 1 to 100'],
         [['webhooks', 'list', '--offset', '-1'], '--offset: expected an integer from 0'],
         [['jobs', 'list', '--offset', '1.5'], '--offset: expected an integer from 0'],

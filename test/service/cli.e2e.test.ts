@@ -153,6 +153,15 @@ describe('service CLI end to end', () => {
     expect(t.stderr).toMatch(/401/);
   });
 
+  it('serve refuses seconds a timer cannot hold (exit 2, naming the flag) rather than failing every delivery at once', () => {
+    for (const flag of ['--delivery-timeout', '--claim-lease']) {
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--port', '0', '--data', join(data, 'never'), flag, '2200000'], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`${flag}: at most 2147483 seconds`);
+      expect(r.stderr).not.toMatch(/listening|TimeoutOverflowWarning/);
+    }
+  });
+
   it('a second serve on the same data folder is refused (exit 2) and the first one keeps serving', async () => {
     // (a serve that started would run until the timeout)
     const r = spawnSync(process.execPath, [CLI, 'serve', '--port', '0', '--data', data], { encoding: 'utf8', timeout: 20_000 });

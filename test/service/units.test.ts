@@ -5,7 +5,7 @@ import { hmacHex, signatureHeaders, verifyStandardWebhook, verifyWebhookSignatur
 import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
 import { accountIdentifier, base62, eventId, ksuid, parseId, subscriptionId } from '../../src/service/ids.js';
 import { applyAttempt, activeAfterUpdate, DEFAULT_ARCHIVAL } from '../../src/service/subscription-state.js';
-import { parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
+import { parsePositiveSeconds, parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
 import type { AttemptOutcome, Subscription } from '../../src/service/store/types.js';
 
 describe('SSRF address classes', () => {
@@ -230,5 +230,11 @@ describe('serve options', () => {
     expect(() => parseRetryDelays('-1')).toThrow(/--retry-delays/);
     expect(parseStepCommands('dbt, runlens')).toEqual(['dbt', 'runlens']);
     expect(() => parseStepCommands('dbt,/bin/sh')).toThrow(/--step-commands/);
+  });
+
+  it('refuses seconds beyond what a timer can hold (2^31 - 1 ms), naming the flag', () => {
+    expect(parsePositiveSeconds('--delivery-timeout', 2_147_483)).toBe(2_147_483_000);
+    expect(() => parsePositiveSeconds('--delivery-timeout', 2_200_000)).toThrow(/^--delivery-timeout: at most 2147483 seconds .*got 2200000$/);
+    expect(() => parsePositiveSeconds('--claim-lease', 1e300)).toThrow(/^--claim-lease: at most/);
   });
 });
