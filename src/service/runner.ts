@@ -179,6 +179,8 @@ export class JobRunner {
       const argv = safeSplit(command);
       const before = await telemetryBefore(argv, runDir);
       const telemetryDir = join(runDir, `step-${step.index}-telemetry`);
+      // made before the step starts: `cp FILE "$RUNLENS_TELEMETRY_DIR"` would otherwise make a file of that name
+      await mkdir(telemetryDir);
       const result = await this.runStep(command, runDir, telemetryDir, run, step.index);
       Object.assign(step, { exitCode: result.exitCode, logs: result.logs, finishedAt: toMicros(this.o.clock.now()),
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });

@@ -87,7 +87,7 @@ export async function findStepTelemetry(argv: string[], cwd: string, telemetryDi
       if (format && (await signature(join(telemetryDir, name)))) found.push({ path: join(telemetryDir, name), format });
     }
   } catch {
-    /* the step did not create the folder */
+    /* the step removed the folder (or put a file in its place) */
   }
   for (const p of namedPlaces(argv, cwd)) {
     const now = await signature(p.path);

@@ -645,6 +645,20 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/telemetry-1-otel.parquet`)).status).toBe(404);
       });
 
+      it.skipIf(jsonlNote.missing)(jsonlNote.title('$RUNLENS_TELEMETRY_DIR is a folder when the step starts: `cp FILE "$RUNLENS_TELEMETRY_DIR"` puts the file in it'), async () => {
+        const src = sample(FUSION, 'forwarder-otel-preview72.jsonl');
+        // cp itself, as a step's script would run it
+        const id = await job([`node -e "require('child_process').execFileSync('cp',[process.argv[1],process.env.RUNLENS_TELEMETRY_DIR])" ${JSON.stringify(src)}`]);
+        const run = await runAndWait(id);
+        expect(run.run_steps[0]).toMatchObject({ status: 10, telemetry_artifact: 'telemetry-1-otel.parquet' });
+        const bytes = await new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId }).fetchTelemetry(run.id, 1);
+        const out = join(db.dir, 'fetched.parquet');
+        writeFileSync(out, bytes);
+        let n = 0;
+        for await (const _ of readRecords(out)) n++;
+        expect(n).toBe(readFileSync(src, 'utf8').split('\n').filter((l) => l.trim()).length);
+      });
+
       it.skipIf(jsonlNote.missing)(jsonlNote.title('converts a JSONL telemetry file named by --otel-file-name into the Parquet artifact'), async () => {
         const src = sample(FUSION, 'forwarder-otel_failed-preview120.jsonl');
         const step = `node -e "const fs=require('fs');fs.mkdirSync('logs',{recursive:true});fs.copyFileSync(process.argv[1],'logs/run.jsonl')" ${JSON.stringify(src)} --otel-file-name run.jsonl`;
