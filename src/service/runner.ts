@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from './clock.js';
@@ -171,6 +172,7 @@ export class JobRunner {
     const steps: RunStep[] = [];
     const telemetry = new Map<number, Awaited<ReturnType<typeof findStepTelemetry>>>();
     let failed: RunStep | null = null;
+    let failedSignal: NodeJS.Signals | null = null;
     for (const [i, command] of job.executeSteps.entries()) {
       const step: RunStep = { runId: run.id, index: i + 1, name: command, status: RUN_STATUS.running, exitCode: null, logs: '',
         startedAt: toMicros(this.o.clock.now()), finishedAt: null, artifact: null };
@@ -188,13 +190,15 @@ export class JobRunner {
       telemetry.set(step.index, await findStepTelemetry(argv, runDir, telemetryDir, before));
       if (result.exitCode !== 0) {
         failed = step;
+        failedSignal = result.signal;
         break;
       }
     }
 
     if (failed) {
       run.status = RUN_STATUS.error;
-      run.statusMessage = `step ${failed.index} (${failed.name}) ${failed.exitCode === null ? 'did not start' : `exited with ${failed.exitCode}`}`;
+      const how = failed.exitCode === null ? 'did not start' : failedSignal ? `killed by ${failedSignal}` : `exited with ${failed.exitCode}`;
+      run.statusMessage = `step ${failed.index} (${failed.name}) ${how}`;
       run.erroredAt = toMicros(this.o.clock.now());
       if (!(await this.update(job, run, ['job.run.errored']))) return;
     }
@@ -217,9 +221,9 @@ export class JobRunner {
     await this.update(job, run, ['job.run.completed']);
   }
 
-  private runStep(command: string, cwd: string, telemetryDir: string, run: Run, index: number): Promise<{ exitCode: number | null; logs: string }> {
+  private runStep(command: string, cwd: string, telemetryDir: string, run: Run, index: number): Promise<StepResult> {
     const refusal = stepRefusal(command, this.o.stepCommands);
-    if (refusal) return Promise.resolve({ exitCode: null, logs: `[runlens] step refused: ${refusal}\n` });
+    if (refusal) return Promise.resolve({ exitCode: null, signal: null, logs: `[runlens] step refused: ${refusal}\n` });
     const [exe, ...args] = splitCommand(command) as [string, ...string[]];
     const [file, prefix] = resolveExecutable(exe);
     return new Promise((resolvePromise) => {
@@ -237,15 +241,27 @@ export class JobRunner {
         });
       } catch (e) {
         // arguments the system refuses are thrown at once, not emitted as 'error'
-        resolvePromise({ exitCode: null, logs: `[runlens] could not start ${exe}: ${(e as Error).message}\n` });
+        resolvePromise({ exitCode: null, signal: null, logs: `[runlens] could not start ${exe}: ${(e as Error).message}\n` });
         return;
       }
       child.stdout!.on('data', append);
       child.stderr!.on('data', append);
-      child.on('error', (e) => resolvePromise({ exitCode: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` }));
-      child.on('close', (code, signal) => resolvePromise({ exitCode: code ?? (signal ? 128 : 1), logs }));
+      child.on('error', (e) => resolvePromise({ exitCode: null, signal: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` }));
+      child.on('close', (code, signal) => {
+        if (code !== null || !signal) return resolvePromise({ exitCode: code ?? 1, signal: null, logs });
+        // 128 + the signal's number, the exit status shells report for a process a signal ended
+        resolvePromise({ exitCode: 128 + (constants.signals[signal] ?? 0), signal, logs: capLog(`${logs}[runlens] step killed by ${signal}\n`) });
+      });
     });
   }
+}
+
+interface StepResult {
+  /** null when the step did not start */
+  exitCode: number | null;
+  /** the signal that ended the step, if one did */
+  signal: NodeJS.Signals | null;
+  logs: string;
 }
 
 function safeSplit(command: string): string[] {

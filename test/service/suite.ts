@@ -620,6 +620,15 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/metadata/telemetry-2-otel.parquet?step=2`)).status).toBe(404);
       });
 
+      it('a step killed by a signal exits with 128 + its number, as shells report it, and the run says which signal', async () => {
+        const id = await job([`node -e "process.kill(process.pid,'SIGTERM')"`, 'node -v']);
+        const run = await runAndWait(id);
+        expect(run).toMatchObject({ status: 20, is_error: true });
+        expect(run.status_message).toBe(`step 1 (node -e "process.kill(process.pid,'SIGTERM')") killed by SIGTERM`);
+        expect(run.run_steps.map((s: any) => [s.status, s.exit_code])).toEqual([[20, 143]]);
+        expect(run.run_steps[0].logs).toContain('[runlens] step killed by SIGTERM');
+      });
+
       it('finds Parquet at the engine default path, and a step without telemetry has no artifact', async () => {
         const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PAR1-fake-PAR1')"`;
         // the third step writes nothing: the file the second left in the run's folder is not its telemetry
