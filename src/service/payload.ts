@@ -40,14 +40,17 @@ export function buildPayload(sub: Subscription, eventId: string, eventType: Even
 /**
  * Body of the test operation: an event of a type the subscription receives (job.run.completed when it
  * does), with sample data marked as a test in runReason, and the run as a real event of that type
- * shows it: started Running (no end yet), errored Errored with a message, completed Success.
+ * shows it: started Running (no end yet), errored Errored with a message, completed Success. Its ids
+ * are a placeholder, 1: receivers reject ids that are not positive integers (reference webhooks.md
+ * 1.4), and one that accepts real events must accept the test one.
  */
 export function buildTestPayload(sub: Subscription, eventId: string, nowMs: number): string {
   const t = nowMs * 1000;
-  const job: Job = { id: 0, accountId: sub.accountId, name: 'Test job', projectId: 0, environmentId: 0, projectName: 'Test project',
+  const id = 1;
+  const job: Job = { id, accountId: sub.accountId, name: 'Test job', projectId: id, environmentId: id, projectName: 'Test project',
     environmentName: 'Test environment', toolVersion: '', executeSteps: [], createdAt: t };
   const type = sub.eventTypes.includes('job.run.completed') ? 'job.run.completed' : (sub.eventTypes[0] ?? 'job.run.completed');
-  const base: Run = { id: 0, accountId: sub.accountId, jobId: 0, status: RUN_STATUS.success, statusMessage: null,
+  const base: Run = { id, accountId: sub.accountId, jobId: id, status: RUN_STATUS.success, statusMessage: null,
     cause: 'Test webhook delivery', createdAt: t, startedAt: t, finishedAt: null, erroredAt: null };
   const run: Run = type === 'job.run.started' ? { ...base, status: RUN_STATUS.running }
     : type === 'job.run.errored' ? { ...base, status: RUN_STATUS.error, statusMessage: 'Test webhook delivery: a sample error', erroredAt: t }

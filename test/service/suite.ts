@@ -353,6 +353,9 @@ export function serviceSuite(factory: StoreFactory): void {
           expect(body.data, types.join()).toMatchObject(expected[sent]);
           expect('runFinishedAt' in body.data, types.join()).toBe(sent === 'job.run.completed');
           expect('runErroredAt' in body.data, types.join()).toBe(sent === 'job.run.errored');
+          // receivers that reject ids which are not positive integers accept the test event too
+          for (const k of ['jobId', 'runId', 'projectId', 'environmentId']) expect(body.data[k], `${types.join()} ${k}`).toMatch(/^[1-9]\d*$/);
+          expect(body.data.runReason).toBe('Test webhook delivery');
         }
       });
 
