@@ -3,6 +3,7 @@ import {
   DEFAULT_STEP_COMMANDS, dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact,
 } from '../service/cli-options.js';
 import { UsageError } from '../errors.js';
+import { plural } from '../render/plural.js';
 
 interface Args {
   port: number;
@@ -69,7 +70,12 @@ export const serveCommand: CommandBody<Args> = {
     process.stderr.write(`runlens serve: listening on ${url} (${url0 ? `database ${redact(url0)}, ` : ''}data ${dataDir})\n`);
     await new Promise<void>((resolve) => {
       const stop = () => {
-        process.stderr.write('runlens serve: stopping (finishing deliveries in flight)\n');
+        // A step that hangs keeps serve waiting: the message says for what, and a second signal
+        // (the handler is gone) stops it at once; the next start closes those runs as errored.
+        const runs = svc.runner.inProgress;
+        const waiting = runs ? `waiting for ${plural(runs, 'run')} in progress to finish (a second signal stops at once), then for deliveries in flight`
+          : 'finishing deliveries in flight';
+        process.stderr.write(`runlens serve: stopping: the API closes; ${waiting}\n`);
         svc.close().then(() => store.close()).then(resolve, resolve);
       };
       process.once('SIGINT', stop);

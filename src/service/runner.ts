@@ -68,6 +68,11 @@ export class JobRunner {
     return run;
   }
 
+  /** runs this process is carrying out now */
+  get inProgress(): number {
+    return this.running.size;
+  }
+
   async idle(): Promise<void> {
     while (this.running.size) await Promise.allSettled([...this.running]);
   }

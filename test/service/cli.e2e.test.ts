@@ -191,3 +191,45 @@ describe('service CLI end to end', () => {
     await new Promise((r) => serve.once('exit', r));
   });
 });
+
+describe('serve on SIGTERM', () => {
+  it('closes the API, says how many runs it waits for, and lets them finish', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'runlens-e2e-term-'));
+    try {
+      const s = await start(['serve', '--port', '0', '--data', data, '--step-commands', 'node'], /listening on (http:\/\/\S+)/);
+      const base = s.match[1]!;
+      const acct = JSON.parse(cli(['accounts', 'create', 'Acme', '--data', data, '--format', 'json']).stdout);
+      const tok = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout);
+      const auth = { authorization: `Token ${tok.token}`, 'content-type': 'application/json' };
+      // the step says it started, then waits for a file the test writes once serve got SIGTERM
+      const started = join(data, 'started');
+      const go = join(data, 'go');
+      const step = `node -e "const fs=require('fs');fs.writeFileSync(process.argv[1],'');const t=setInterval(()=>{if(fs.existsSync(process.argv[2]))clearInterval(t)},20)" ${started} ${go}`;
+      const job = await (await fetch(`${base}/api/v2/accounts/${acct.id}/jobs/`, { method: 'POST', headers: auth,
+        body: JSON.stringify({ name: 'slow', project_id: 1, environment_id: 1, execute_steps: [step] }) })).json() as any;
+      const run = await (await fetch(`${base}/api/v2/accounts/${acct.id}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth,
+        body: JSON.stringify({ cause: 'sigterm' }) })).json() as any;
+      await until(async () => existsSync(started), 'the step to start');
+
+      let stderr = '';
+      s.child.stderr!.on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
+      s.child.kill('SIGTERM');
+      await until(async () => /stopping/.test(stderr), 'the stopping message');
+      expect(stderr).toMatch(/waiting for 1 run in progress/);
+      await until(async () => fetch(`${base}/api/v2/accounts/${acct.id}/jobs/`, { headers: auth }).then(() => false, () => true), 'the API to close');
+      writeFileSync(go, '');
+      expect(await exited).toBe(0);
+
+      const { SqliteStore } = await import('../../src/service/store/sqlite.js');
+      const store = new SqliteStore(data);
+      try {
+        expect((await store.getRun(acct.id, run.data.id))!).toMatchObject({ status: 10 });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+});
