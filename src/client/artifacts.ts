@@ -4,6 +4,7 @@
  */
 import { answerSummary, ApiClient, ApiClientError, type ClientConfig } from './http.js';
 import { JobsClient, type RunInfo } from './jobs.js';
+import { telemetryNotStoredReason } from '../service/telemetry-note.js';
 
 export const telemetryArtifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
 
@@ -56,18 +57,25 @@ export class ArtifactsClient {
     return { run, steps: steps.filter((s) => !marked || s.telemetry_artifact).map((s) => s.index), marked };
   }
 
-  /** Downloads the telemetry of every step that has it (skipping 404s where steps are not marked). */
-  async fetchAllTelemetry(runId: number | string): Promise<{ step: number; bytes: Buffer }[]> {
-    const { steps, marked } = await this.telemetrySteps(runId);
-    const out: { step: number; bytes: Buffer }[] = [];
+  /**
+   * Downloads the telemetry of every step that has it (skipping 404s where steps are not marked).
+   * `notStored`: the steps whose telemetry this service could not store, with why (from their logs).
+   */
+  async fetchAllTelemetry(runId: number | string): Promise<{ artifacts: { step: number; bytes: Buffer }[]; notStored: { step: number; reason: string }[] }> {
+    const { run, steps, marked } = await this.telemetrySteps(runId);
+    const artifacts: { step: number; bytes: Buffer }[] = [];
     for (const step of steps) {
       try {
-        out.push({ step, bytes: await this.fetchTelemetry(runId, step) });
+        artifacts.push({ step, bytes: await this.fetchTelemetry(runId, step) });
       } catch (e) {
         if (!marked && e instanceof ApiClientError && e.status === 404) continue;
         throw e;
       }
     }
-    return out;
+    const notStored = (run.run_steps ?? []).flatMap((s) => {
+      const reason = telemetryNotStoredReason(s.logs);
+      return reason === null ? [] : [{ step: s.index, reason }];
+    });
+    return { artifacts, notStored };
   }
 }

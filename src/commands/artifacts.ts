@@ -46,8 +46,12 @@ export const artifactsCommand: CommandBody<Args> = {
         if (file !== '-') process.stdout.write(`${file}\t${bytes.length} bytes (step ${a.step})\n`);
         return;
       }
-      const all = await c.fetchAllTelemetry(a.run);
+      const { artifacts: all, notStored } = await c.fetchAllTelemetry(a.run);
+      const why = (n: { step: number; reason: string }) => `the telemetry step ${n.step} wrote was not stored (${n.reason})`;
+      const seeLogs = `\`runlens jobs run-status ${a.run} --logs\` shows the step's log`;
+      if (!all.length && notStored.length) throw new InputError(`run ${a.run}: ${notStored.map(why).join('; ')}; ${seeLogs}`);
       if (!all.length) throw new InputError(`run ${a.run} has no step with telemetry (steps write it as a JSONL or Parquet file)`);
+      for (const n of notStored) process.stderr.write(`runlens: run ${a.run}: ${why(n)}; ${seeLogs}\n`);
       if (all.length === 1 && !isDir(a.output)) {
         save(a.output, all[0]!.bytes);
         if (a.output !== '-') process.stdout.write(`${a.output}\t${all[0]!.bytes.length} bytes (step ${all[0]!.step})\n`);

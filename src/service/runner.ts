@@ -20,10 +20,13 @@ import { splitCommand, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { storableText } from './storable-text.js';
+import { telemetryNotStoredNote } from './telemetry-note.js';
 import { artifactName, findStepTelemetry, telemetryArtifact, telemetryBefore } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 
 const LOG_CAP = 64 * 1024;
+/** the most a note of the runner's adds to a step's log */
+const NOTE_CAP = 4 * 1024;
 
 export interface RunnerOptions {
   store: Store;
@@ -216,7 +219,7 @@ export class JobRunner {
         await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()));
         step.artifact = artifactName(step.index);
       } catch (e) {
-        step.logs = capLog(`${step.logs}\n[runlens] telemetry ${file.path} not stored: ${(e as Error).message}\n`);
+        step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(file.path, (e as Error).message)}`);
       }
       await this.o.store.saveRunStep(step);
     }
@@ -234,7 +237,8 @@ export class JobRunner {
     return new Promise((resolvePromise) => {
       let logs = '';
       const append = (b: Buffer) => {
-        if (logs.length < LOG_CAP) logs = capLog(logs + b.toString('utf8'));
+        // up to the cap, then once more so that capLog marks the cut (a read can end exactly at the cap)
+        if (logs.length <= LOG_CAP) logs = capLog(logs + b.toString('utf8'));
       };
       let child: ReturnType<typeof spawn>;
       try {
@@ -255,7 +259,7 @@ export class JobRunner {
       child.on('close', (code, signal) => {
         if (code !== null || !signal) return resolvePromise({ exitCode: code ?? 1, signal: null, logs });
         // 128 + the signal's number, the exit status shells report for a process a signal ended
-        resolvePromise({ exitCode: 128 + (constants.signals[signal] ?? 0), signal, logs: capLog(`${logs}[runlens] step killed by ${signal}\n`) });
+        resolvePromise({ exitCode: 128 + (constants.signals[signal] ?? 0), signal, logs: withNote(logs, `[runlens] step killed by ${signal}\n`) });
       });
     });
   }
@@ -282,6 +286,9 @@ const capLog = (s: string): string => {
   const text = storableText(s);
   return text.length > LOG_CAP ? text.slice(0, LOG_CAP) + '\n[runlens] log truncated\n' : text;
 };
+
+/** The runner's own line after a step's (capped) log: kept whole however much the step printed. */
+const withNote = (logs: string, note: string): string => logs + storableText(note).slice(0, NOTE_CAP);
 
 /** `runlens` steps run this very CLI with this Node, so they work without a global install. */
 function resolveExecutable(exe: string): [string, string[]] {

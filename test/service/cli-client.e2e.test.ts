@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { startReceiver, until } from './helpers.js';
 import { CLI } from '../helpers/cli.js';
+import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 
 const children: ChildProcess[] = [];
 const ESC = '\u001b[';
@@ -236,6 +237,23 @@ describe('service client commands end to end', () => {
       expect(status.stdout).toContain('status_message\tstep 2 (node -e "process.exit(3)") exited with 3\n');
       expect(status.stdout).toMatch(/--- step 1: node -v \(Success\)\nv\d+\./);
       expect(JSON.parse(cli(['jobs', 'run-status', String(run.id), '--format', 'json'], env).stdout)).toMatchObject({ id: run.id, run_steps: [{ index: 1 }, { index: 2 }] });
+    });
+
+    const jsonlNote = samplesNote(FUSION);
+    it.skipIf(jsonlNote.missing)(jsonlNote.title("artifacts fetch says when a step's telemetry was not stored, why, and where its log is (exit 2)"), () => {
+      // a real sample whose last line is cut short: the step writes it, the service cannot convert it
+      const cut = `node -e "const fs=require('fs');const t=fs.readFileSync(process.argv[1],'utf8').trimEnd();fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/run.jsonl',t.slice(0,-20))" ${JSON.stringify(sample(FUSION, 'forwarder-otel-preview72.jsonl'))}`;
+      const job = JSON.parse(cli(['jobs', 'create', '--name', 'cut', '--step', 'node -v', '--step', cut, '--format', 'json'], env).stdout);
+      const ran = cli(['jobs', 'run', String(job.id), '--wait', '--interval', '0.1', '--format', 'json'], env);
+      expect(ran.code, ran.stderr).toBe(0);
+      const run = JSON.parse(ran.stdout);
+      expect(run.run_steps.map((x: any) => x.telemetry_artifact)).toEqual([null, null]);
+      const out = join(data, 'cut.parquet');
+      const r = cli(['artifacts', 'fetch', '--run', String(run.id), '-o', out], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`run ${run.id}: the telemetry step 2 wrote was not stored \\(.*run\\.jsonl.*\\); \`runlens jobs run-status ${run.id} --logs\` shows the step's log`));
+      expect(r.stderr).not.toContain('no step with telemetry');
+      expect(existsSync(out)).toBe(false);
     });
 
     it('checks ids and limits before any request (exit 2)', () => {

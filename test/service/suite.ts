@@ -632,6 +632,14 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(run.run_steps[0].logs).toContain('[runlens] step killed by SIGTERM');
       });
 
+      it("the runner's note on a step is kept after a log cut at its cap", async () => {
+        const id = await job([`node -e "process.stdout.write('x'.repeat(70000),()=>process.kill(process.pid,'SIGTERM'))"`]);
+        const run = await runAndWait(id);
+        const logs: string = run.run_steps[0].logs;
+        const tail = '\n[runlens] log truncated\n[runlens] step killed by SIGTERM\n';
+        expect(logs.slice(-tail.length - 4)).toBe('xxxx' + tail);
+      });
+
       it('finds Parquet at the engine default path, and a step without telemetry has no artifact', async () => {
         const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PAR1-fake-PAR1')"`;
         // the third step writes nothing: the file the second left in the run's folder is not its telemetry
@@ -640,7 +648,8 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet', null]);
         const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
         const all = await c.fetchAllTelemetry(run.id);
-        expect(all.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PAR1-fake-PAR1']]);
+        expect(all.artifacts.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PAR1-fake-PAR1']]);
+        expect(all.notStored).toEqual([]);
       });
 
       const jsonlNote = samplesNote(FUSION);
