@@ -197,15 +197,17 @@ describe('service CLI end to end', () => {
 describe('serve on SIGTERM', () => {
   it('closes the API, says how many runs it waits for, and lets them finish', async () => {
     const data = mkdtempSync(join(tmpdir(), 'runlens-e2e-term-'));
+    // the step says it started, then waits for a file the test writes once serve got SIGTERM
+    const started = join(data, 'started');
+    const go = join(data, 'go');
+    let serve: ChildProcess | undefined;
     try {
       const s = await start(['serve', '--port', '0', '--data', data, '--step-commands', 'node'], /listening on (http:\/\/\S+)/);
+      serve = s.child;
       const base = s.match[1]!;
       const acct = JSON.parse(cli(['accounts', 'create', 'Acme', '--data', data, '--format', 'json']).stdout);
       const tok = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout);
       const auth = { authorization: `Token ${tok.token}`, 'content-type': 'application/json' };
-      // the step says it started, then waits for a file the test writes once serve got SIGTERM
-      const started = join(data, 'started');
-      const go = join(data, 'go');
       const step = `node -e "const fs=require('fs');fs.writeFileSync(process.argv[1],'');const t=setInterval(()=>{if(fs.existsSync(process.argv[2]))clearInterval(t)},20)" ${started} ${go}`;
       const job = await (await fetch(`${base}/api/v2/accounts/${acct.id}/jobs/`, { method: 'POST', headers: auth,
         body: JSON.stringify({ name: 'slow', project_id: 1, environment_id: 1, execute_steps: [step] }) })).json() as any;
@@ -231,6 +233,13 @@ describe('serve on SIGTERM', () => {
         await store.close();
       }
     } finally {
+      // a failed check must leave neither the step nor serve waiting
+      writeFileSync(go, '');
+      if (serve && serve.exitCode === null) {
+        const gone = new Promise((r) => serve!.once('exit', r));
+        serve.kill('SIGTERM');
+        await gone;
+      }
       rmSync(data, { recursive: true, force: true });
     }
   });
