@@ -2,7 +2,7 @@
  * Ids the engine writes: random 64-bit span ids as 16 lower-case hex, UUIDv7 invocation and event
  * ids (trace_id = the invocation UUID without dashes). A seeded source makes `generate` repeatable.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export interface IdSource {
   /** 16 lower-case hex digits, never all zero */
@@ -87,7 +87,34 @@ export function randomIds(): IdSource {
 /** Repeatable ids from a seed. */
 export function seededIds(seed: number): IdSource {
   const rnd = seededRandom(seed ^ 0x9e3779b9);
-  const word = () => Math.floor(rnd() * 4294967296);
+  return idsFromWords(() => Math.floor(rnd() * 4294967296));
+}
+
+/**
+ * Repeatable ids from a text key: 128 bits of state (xoshiro128**) drawn from the key's SHA-256, so
+ * that two keys share their ids only by a 2^-128 chance, where 32-bit seeds would meet by 2^-32.
+ */
+export function keyedIds(key: string): IdSource {
+  const d = createHash('sha256').update(key).digest();
+  const s = [d.readUInt32LE(0), d.readUInt32LE(4), d.readUInt32LE(8), d.readUInt32LE(12)] as [number, number, number, number];
+  if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1; // the all-zero state only ever gives zeros
+  return idsFromWords(() => {
+    const r = Math.imul(rotl(Math.imul(s[1], 5), 7), 9) >>> 0;
+    const t = s[1] << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 11);
+    return r;
+  });
+}
+
+const rotl = (x: number, k: number): number => ((x << k) | (x >>> (32 - k))) >>> 0;
+
+/** Span ids and UUIDv7s from a source of 32-bit words. */
+function idsFromWords(word: () => number): IdSource {
   const scratch = new Uint8Array(12);
   const w8 = (n: number) => {
     const b = scratch;

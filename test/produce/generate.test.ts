@@ -22,6 +22,34 @@ describe('generate', () => {
     expect(readFileSync(a, 'utf8')).not.toBe(readFileSync(c, 'utf8'));
   });
 
+  it('gives other runs other ids when an option other than the seed changes them', async () => {
+    const base = { nodes: 40, seed: 1 };
+    const variants = [{ nodes: 41 }, { failRate: 0.3 }, { cacheRate: 0.5 }, { threads: 3 }, { detail: false }, { project: 'shop' }, { adapterType: 'postgres' }, { start: 1_772_442_000_000_000_001n }];
+    const a = join(tmp.dir, 'base.jsonl');
+    await generate({ output: a, ...base, runs: 2 });
+    for (const v of variants) {
+      const b = join(tmp.dir, `variant-${Object.keys(v)[0]}.jsonl`);
+      await generate({ output: b, ...base, runs: 2, ...v });
+      const runs = runCli(['runs', a, b, '--format', 'json']);
+      expect(runs.code, `${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}: ${runs.stderr}`).toBe(0);
+      expect(JSON.parse(runs.stdout), Object.keys(v)[0]).toHaveLength(4);
+      expect(runs.stderr, Object.keys(v)[0]).not.toMatch(/already present/);
+    }
+  });
+
+  it('writes the same runs first whatever --runs says, and the same records in JSONL and Parquet', async () => {
+    const one = join(tmp.dir, 'one.jsonl');
+    const three = join(tmp.dir, 'three.jsonl');
+    const pq = join(tmp.dir, 'three.parquet');
+    await generate({ output: one, nodes: 30, seed: 4 });
+    await generate({ output: three, nodes: 30, seed: 4, runs: 3 });
+    await generate({ output: pq, nodes: 30, seed: 4, runs: 3 });
+    expect(readFileSync(three, 'utf8').startsWith(readFileSync(one, 'utf8'))).toBe(true);
+    const runs = runCli(['runs', one, three, pq, '--format', 'json']);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(JSON.parse(runs.stdout)).toHaveLength(3);
+  });
+
   it('writes files that pass validate, JSONL and Parquet', async () => {
     for (const f of ['v.jsonl', 'v.parquet', 'v.jsonl.gz']) {
       const out = join(tmp.dir, f);

@@ -4,7 +4,7 @@
  */
 import { rmSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
-import { seededIds } from '../ids.js';
+import { keyedIds } from '../ids.js';
 import { STDOUT } from '../output-path.js';
 import { JsonlSink } from '../sinks/jsonl.js';
 import { ParquetSink } from '../sinks/parquet.js';
@@ -49,7 +49,15 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   const seed = o.seed ?? 1;
   const runs = Math.max(1, o.runs ?? 1);
   const version = '2.0.0-preview.120';
-  const project = buildProject(o.nodes ?? 50, seed, o.project ?? 'acme');
+  const nodes = o.nodes ?? 50;
+  const projectName = o.project ?? 'acme';
+  const failRate = o.failRate ?? 0.02;
+  const cacheRate = o.cacheRate ?? 0.1;
+  const threads = o.threads ?? 8;
+  const detail = o.detail ?? true;
+  const adapterType = o.adapterType ?? 'duckdb';
+  let start = o.start ?? DEFAULT_START;
+  const project = buildProject(nodes, seed, projectName);
   // Generated files hold everything (trace level), like --log-level-file trace.
   if (o.output === STDOUT && format === 'parquet') throw new UsageError('Parquet cannot be written to stdout; name a .parquet file');
   const inner: TelemetrySink =
@@ -59,18 +67,17 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   const sink = new CountingSink(inner);
   let sinkError: Error | undefined;
   const writer = new TelemetryWriter({
-    sinks: [sink], ids: seededIds(seed), version, hostOs: 'linux', hostArch: 'x86_64',
+    sinks: [sink], ids: keyedIds(idKey({ seed, nodes, projectName, failRate, cacheRate, threads, detail, adapterType, start, version })), version, hostOs: 'linux', hostArch: 'x86_64',
     onSinkError: (_s, e) => (sinkError ??= e),
   });
   const total = project.nodes.length * runs;
   let done = 0;
   const summaries: RunSummary[] = [];
-  let start = o.start ?? DEFAULT_START;
   for (let r = 0; r < runs; r++) {
     summaries.push(
       await simulateRun(writer, project, {
-        seed, runIndex: r, failRate: o.failRate ?? 0.02, cacheRate: o.cacheRate ?? 0.1, threads: o.threads ?? 8, start,
-        adapterType: o.adapterType ?? 'duckdb', version, detail: o.detail ?? true, onNode: () => o.onProgress?.(++done, total),
+        seed, runIndex: r, failRate, cacheRate, threads, start,
+        adapterType, version, detail, onNode: () => o.onProgress?.(++done, total),
       }),
     );
     start += 6n * 3600n * 1_000_000_000n; // next run six hours later
@@ -82,6 +89,16 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
     throw sinkError;
   }
   return { output: o.output, format, runs: summaries, records: sink.records };
+}
+
+/**
+ * The key of a generation's ids: the seed and every option that shapes a run's records, so runs that
+ * differ never share a trace id (loading two files would merge them into one run that never
+ * happened). Not `runs` (the first runs are the same whatever their number) nor the format (the same
+ * records either way): those files hold the same runs, and a load keeps one copy.
+ */
+function idKey(k: { seed: number; nodes: number; projectName: string; failRate: number; cacheRate: number; threads: number; detail: boolean; adapterType: string; start: bigint; version: string }): string {
+  return JSON.stringify({ ...k, start: String(k.start) });
 }
 
 export { buildProject, type GenProject, type GenNode } from './project.js';
