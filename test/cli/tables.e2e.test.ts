@@ -26,7 +26,7 @@ describe('runs as a table', () => {
     const wide = lines(runCli(['runs', TWO], { env: { COLUMNS: '200' } }).stdout);
     for (const l of wide) expect(l.length).toBeLessThanOrEqual(200);
     expect(wide[0]).toContain('engine_version');
-    expect(wide[2]).toContain('019cadc69a807218b6e4fae1ac015807');
+    expect(wide[2]).toContain('019cadc69a807cfa896ce3e6f5472743');
     const piped = runCli(['runs', TWO]);
     expect(piped.stderr).toBe('');
     expect(lines(piped.stdout)[0]!.split(/ {2,}/)).toEqual([
@@ -38,9 +38,9 @@ describe('runs as a table', () => {
   it('--format csv and json are unchanged by the width', () => {
     const csv = runCli(['runs', TWO, '--format', 'csv'], { env: { COLUMNS: '40' } }).stdout;
     expect(lines(csv)[0]).toMatch(/^trace_id,invocation_id,command,raw_command,started_at,duration_s,nodes,success,error,skipped,canceled,tests_passed,tests_warned,tests_failed,failed,engine_version,ended,spans,files$/);
-    expect(lines(csv)[2]).toMatch(/^019cadc69a807218b6e4fae1ac015807,019cadc6-9a80-7218-b6e4-fae1ac015807,build,dbt build,2026-03-02T09:00:00.000Z,10.616,36,20,1,15,0,8,0,1,true,2.0.0-preview.120,true,\d+,/);
+    expect(lines(csv)[2]).toMatch(/^019cadc69a807cfa896ce3e6f5472743,019cadc6-9a80-7cfa-896c-e3e6f5472743,build,dbt build,2026-03-02T09:00:00.000Z,10.616,36,20,1,15,0,8,0,1,true,2.0.0-preview.120,true,\d+,/);
     const json = JSON.parse(runCli(['runs', TWO, '--format', 'json'], { env: { COLUMNS: '40' } }).stdout) as Record<string, unknown>[];
-    expect(json[1]).toMatchObject({ trace_id: '019cadc69a807218b6e4fae1ac015807', started_at: '2026-03-02T09:00:00.000Z', failed: true, engine_version: '2.0.0-preview.120' });
+    expect(json[1]).toMatchObject({ trace_id: '019cadc69a807cfa896ce3e6f5472743', started_at: '2026-03-02T09:00:00.000Z', failed: true, engine_version: '2.0.0-preview.120' });
     // both carry every column (docs/cli.md)
     expect(lines(csv)[0]!.split(',')).toEqual(Object.keys(json[0]!));
   });

@@ -29,7 +29,7 @@ describe('the bundled failed build', () => {
     expect(emp).toMatch(/^::error file=models\/staging\/stg_employees.sql,title=/);
     expect(emp).toContain(`Database Error in model stg_employees (models/staging/stg_employees.sql)%0A  ${BINDER}`);
     // the run's own annotation has no file
-    expect(lines.filter((l) => l.startsWith('::error title=run 019cadc69a807832befb1d448955bbe6'))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('::error title=run 019cadc69a8070478b3123ec7e6afa5b'))).toHaveLength(1);
   });
 
   it('json: offenders carry the reason; runs carry their verdict', () => {
@@ -45,7 +45,7 @@ describe('the bundled failed build', () => {
     const cases = findAll(x, 'testcase');
     const failed = (c: XmlElement, kind: string) => c.children.some((k) => k.name === kind);
     const errorCases = cases.filter((c) => failed(c, 'error')).map((c) => c.attrs.name);
-    expect(errorCases).toEqual(expect.arrayContaining(['model.acme.int_reviews_2', 'model.acme.stg_employees', 'run 019cadc69a807832befb1d448955bbe6 (build)']));
+    expect(errorCases).toEqual(expect.arrayContaining(['model.acme.int_reviews_2', 'model.acme.stg_employees', 'run 019cadc69a8070478b3123ec7e6afa5b (build)']));
     expect(errorCases).toHaveLength(3);
     expect(cases.filter((c) => failed(c, 'failure')).map((c) => c.attrs.name)).toEqual(['test.acme.accepted_values_stg_shipments_created_at.73052857b5']);
     const emp = cases.find((c) => c.attrs.name === 'model.acme.stg_employees')!;

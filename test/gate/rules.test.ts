@@ -28,11 +28,11 @@ describe('evaluateGate on the bundled runs', () => {
   it('one run by trace id; each run, in the order they started, says whether it passed', async () => {
     const all = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON });
     expect(all.runs.map((r) => [r.trace_id, r.passed, r.rule])).toEqual([
-      ['019cadc69a807218b6e4fae1ac015807', false, 'run-error'],
-      ['019cadc69a807832befb1d448955bbe6', false, 'run-error'],
-      ['019caf10318070be9092119da6cbaf69', true, null],
+      ['019cadc69a8070478b3123ec7e6afa5b', false, 'run-error'],
+      ['019cadc69a807cfa896ce3e6f5472743', false, 'run-error'],
+      ['019caf103180704fba46ccb362cf3593', true, null],
     ]);
-    const one = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON, traceId: '019caf10318070be9092119da6cbaf69' });
+    const one = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON, traceId: '019caf103180704fba46ccb362cf3593' });
     expect(one.passed).toBe(true);
     expect(one.runs).toHaveLength(1);
     expect(one.nodeResults).toBe(36);

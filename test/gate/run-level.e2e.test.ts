@@ -30,7 +30,7 @@ describe('a run that never ended is incomplete', () => {
     const g = runCli(['gate', partial]);
     expect(g.code).toBe(1);
     expect(g.stdout).toMatch(/gate FAILED: 1 incomplete in 1 of 1 run/);
-    expect(g.stdout).toMatch(/run 019cadc69a8077b08e30ce875a51e3fb \(build\): incomplete: the invocation never ended/);
+    expect(g.stdout).toMatch(/run 019cadc69a807eb39e6814e375853cfa \(build\): incomplete: the invocation never ended/);
   });
 
   it('a file with the Process span only has no invocation: incomplete', () => {

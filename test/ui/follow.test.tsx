@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Follower } from '../../src/analyze/explore/follow.js';
+import { DEFAULT_START, generate } from '../../src/produce/generate/index.js';
 import { closeReader, readerFor } from '../../src/analyze/explore/reader.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { App } from '../../src/ui/App.js';
@@ -202,7 +203,10 @@ describe('--follow: the open tree takes in what arrives', () => {
       const traceLine = (fr: string) => /^trace [0-9a-f]{32}/m.exec(fr)?.[0];
       const before = traceLine(await f.t.until(/runs \(1\)/, 'the first run'));
       expect(before).toBeDefined();
-      appendFileSync(file, lines.join('\n') + '\n');
+      // failed-build as if run an hour after clean-build (both samples start at the same instant)
+      const newer = path.join(dir, 'newer.jsonl');
+      await generate({ output: newer, nodes: 48, seed: 7, failRate: 0.06, start: DEFAULT_START + 3_600_000_000_000n });
+      appendFileSync(file, readFileSync(newer, 'utf8'));
       const after = await f.t.until(/runs \(2\)/, 'the newer run');
       // the newer run is listed first; the selection stayed with its run
       expect(after.split('\n').findIndex((l) => /FAILED +build/.test(l))).toBeLessThan(after.split('\n').findIndex((l) => /ok +build/.test(l)));
