@@ -8,7 +8,7 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError } from '../errors.js';
+import { errorMessage, UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
 import type { Tabular } from '../render/table.js';
 
@@ -130,7 +130,13 @@ export async function runSavedQuery(db: Db, q: SavedQuery, given: Record<string,
   }
   const values: Record<string, string | number | boolean> = {};
   for (const p of q.params) values[p.name] = bindValue(p, given[p.name] ?? p.default);
-  return runSql(db, q.sql, values);
+  try {
+    return await runSql(db, q.sql, values);
+  } catch (e) {
+    // A saved query refuses what its parameters ask with error('<name>: why'): a usage error like the checks above.
+    const refused = new RegExp(`Invalid Input Error: (${q.name}: [^\n]*)`).exec(errorMessage(e));
+    throw refused ? new UsageError(refused[1]!) : e;
+  }
 }
 
 /**
