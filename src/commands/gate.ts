@@ -56,12 +56,13 @@ export const gateCommand: CommandBody<Args> = {
 /**
  * A PATH that adds no run (an empty file, a folder of files without telemetry records, a file whose
  * every line a lenient load skipped) would let the gate pass on what it never saw: it is an input error.
- * A file already loaded (the same content earlier, or in --db) holds its runs all the same.
+ * A file already loaded (the same content earlier, or in --db), or whose runs the model already held
+ * (its records present, or only its ERROR statuses taken), holds its runs all the same.
  */
 function everyPathHasRun(paths: string[], report: LoadReport): void {
   for (const arg of paths) {
     const files = report.files.filter((f) => f.args.includes(arg));
-    if (!files.some((f) => f.traces > 0 || f.duplicate)) {
+    if (!files.some((f) => f.traces > 0 || f.tracesShared > 0 || f.duplicate)) {
       const what = files.length === 1 ? (files[0]!.path === arg ? 'the file holds' : 'its one file holds') : `its ${files.length} files hold`;
       throw new InputError(`no run in this input: ${what} no telemetry record with a trace id`, arg);
     }

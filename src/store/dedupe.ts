@@ -91,6 +91,8 @@ export interface AlreadyPresent {
   setAside: number;
   /** records of earlier files set aside for the file's telemetry of the same run */
   earlierSetAside: number;
+  /** traces (with a trace id) of the file that the model already held, in whole or in part */
+  tracesShared: number;
 }
 
 /**
@@ -110,7 +112,9 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
     params,
   ));
   try {
-    if ((await db.scalar<number>('SELECT count(*)::INTEGER FROM _shared_traces')) === 0) return { present: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0 };
+    const shared = await db.one<{ n: number; traced: number }>('SELECT count(*)::INTEGER AS n, count(trace_id)::INTEGER AS traced FROM _shared_traces');
+    const tracesShared = shared!.traced;
+    if (shared!.n === 0) return { present: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0, tracesShared };
     const aside = await timed('dedupe: translations', () => setAsideTranslations(db, fileId));
     const readable = records - aside.own;
     const rowsOf = (files: string) => `SELECT r.rowid AS r, r.trace_id, r.span_id, r.record_type, r.time_ns, r.event_type, r.body
@@ -130,7 +134,7 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
       await timed('dedupe: hide', () => db.run(`UPDATE record_rows SET record_type = NULL, span_row = false, node_result = false WHERE rowid IN (SELECT r FROM _present)`));
     }
     await db.run('DROP TABLE _present');
-    return { present: n, statusesRaised, setAside: aside.own, earlierSetAside: aside.earlier };
+    return { present: n, statusesRaised, setAside: aside.own, earlierSetAside: aside.earlier, tracesShared };
   } finally {
     await db.run('DROP TABLE IF EXISTS _shared_traces');
   }

@@ -53,6 +53,8 @@ export interface FileReport {
    */
   setAside: number;
   earlierSetAside: number;
+  /** runs of the file the model already held (from an earlier input), in whole or in part */
+  tracesShared: number;
   skippedLines: number;
   /** the first skipped lines (LISTED_BAD_LINES), with reasons */
   badLines: BadLine[];
@@ -168,7 +170,7 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
   const shown = input.shownAs ?? input;
   const report: Omit<FileReport, 'args'> = {
-    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0,
+    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0, tracesShared: 0,
     skippedLines: 0, badLines: [], moreBadLines: [],
   };
   if (input.size === 0) return report;
@@ -235,6 +237,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
     report.statusesRaised = present?.statusesRaised ?? 0;
     report.setAside = present?.setAside ?? 0;
     report.earlierSetAside = present?.earlierSetAside ?? 0;
+    report.tracesShared = present?.tracesShared ?? 0;
     report.records = stats.n - stats.bad - report.alreadyPresent - report.setAside;
     if (report.records === 0 && report.alreadyPresent + report.setAside > 0 && report.statusesRaised === 0 && report.earlierSetAside === 0) {
       await db.run('ROLLBACK');

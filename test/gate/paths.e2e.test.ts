@@ -7,9 +7,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir, writeLines } from '../helpers/fixtures.js';
-import { ROOT } from '../helpers/samples.js';
+import { FUSION, ROOT, sample, samplesNote } from '../helpers/samples.js';
 
 const CLEAN = path.join(ROOT, 'samples/clean-build.jsonl');
+const real = samplesNote(FUSION);
+const P120 = sample(FUSION, 'forwarder-otel-preview120.jsonl');
 const dir = tempDir('runlens-gate-paths-');
 
 function folder(name: string, files: Record<string, string> = {}): string {
@@ -72,6 +74,35 @@ describe('gate: every PATH contributes a run', () => {
     const again = runCli(['gate', '--db', db, CLEAN]);
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
+  });
+});
+
+describe.skipIf(real.missing)(real.title('gate: a file whose records are all present but which raises a status contributes'), () => {
+  // The real run, and a copy whose invocation ended OK: loaded second, the run takes the ERROR.
+  const okCopy = () =>
+    writeLines(dir, 'ok-copy.jsonl', readFileSync(P120, 'utf8').split('\n').filter(Boolean).map((l) => {
+      const r = JSON.parse(l) as { record_type: string; event_type?: string; status?: unknown };
+      return r.record_type === 'SpanEnd' && /invocation\.Invocation/.test(r.event_type ?? '') ? JSON.stringify({ ...r, status: { code: 1 } }) : l;
+    }));
+
+  it('either order is exit 1 with the run\'s failures', () => {
+    const ok = okCopy();
+    for (const args of [[ok, P120], [P120, ok]]) {
+      const g = runCli(['gate', ...args]);
+      expect(g.stderr, args.join(' ')).toBe('');
+      expect(g.code, args.join(' ')).toBe(1);
+      expect(g.stdout).toContain('gate FAILED');
+      expect(g.stdout).toMatch(/run 019c97cafe1c76e2abb150e9427e666a \(build\): run-error/);
+    }
+  });
+
+  it('as it does on a model that holds the copy (--db)', () => {
+    const db = path.join(dir, 'ok-copy.duckdb');
+    expect(runCli(['load', okCopy(), '--db', db]).code).toBe(0);
+    const g = runCli(['gate', '--db', db, P120]);
+    expect(g.stderr).toBe('');
+    expect(g.code).toBe(1);
+    expect(g.stdout).toMatch(/run 019c97cafe1c76e2abb150e9427e666a \(build\): run-error/);
   });
 });
 
