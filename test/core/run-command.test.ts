@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
+import { commandOf } from '../../src/telemetry/command-line.js';
 import { tempDir, writeLines } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
 
@@ -22,15 +23,35 @@ function withRawCommand(raw: string): string {
   return writeLines(dir, `raw-${raw.replace(/\W+/g, '_')}.jsonl`, records);
 }
 
+/** Command lines and their sub-command: options before it, and the values they take, are passed over. */
+const LINES: [string, string | null][] = [
+  ['dbt build --select x', 'build'],
+  ['dbt --debug build', 'build'],
+  ['/usr/local/bin/dbt --log-format json --no-use-colors test -s m', 'test'],
+  ['dbt docs generate', 'generate'],
+  ['dbt --debug', null],
+  ['dbt', null],
+  ['dbt --log-level debug build', 'build'],
+  ['dbt --target test build', 'build'],
+  ['dbt -t test run --select x', 'run'],
+  ['dbt --target=test build', 'build'],
+  ['dbt --log-level=debug --target test test', 'test'],
+  ["dbt --profiles-dir ./profiles --project-dir . --vars '{key: value, n: 2}' seed", 'seed'],
+  ['dbt --threads 4 --log-format json source freshness', 'freshness'],
+  ['dbt --log-path logs --target-path target --profile shop compile', 'compile'],
+  ['dbt --log-level-file trace --otel-file-name otel.jsonl --invocation-id 7 run-operation grant', 'run-operation'],
+  ['dbt --log-level debug', null],
+  ['dbt --target prod', null],
+];
+
+describe('commandOf: the sub-command of a command line', () => {
+  it.each(LINES)('%s -> %s', (raw, want) => {
+    expect(commandOf(raw)).toBe(want);
+  });
+});
+
 describe('the command of a run without eval_args.command', () => {
-  it.each([
-    ['dbt build --select x', 'build'],
-    ['dbt --debug build', 'build'],
-    ['/usr/local/bin/dbt --log-format json --no-use-colors test -s m', 'test'],
-    ['dbt docs generate', 'generate'],
-    ['dbt --debug', null],
-    ['dbt', null],
-  ])('%s -> %s', async (raw, want) => {
+  it.each(LINES)('%s -> %s', async (raw, want) => {
     const db = await openModel();
     try {
       await loadPaths(db, [withRawCommand(raw)]);
