@@ -2,9 +2,12 @@
 -- summary: Per node, how often it errored or its test failed across the recent runs of each command, and the text of its last failure.
 -- param: runs INTEGER 1.. = 30 -- how many of the most recent runs of each command to read
 -- param: command VARCHAR = '' -- only runs of this command (build, test, ...); empty = each command on its own
-WITH recent AS (
+-- param: until VARCHAR = '' -- read the runs up to and including this one (trace id, invocation id or prefix); empty = up to the most recent
+WITH last_run AS (SELECT start_ns, trace_id FROM runs WHERE $until <> '' AND starts_with(trace_id, lower(replace($until, '-', ''))) ORDER BY trace_id LIMIT 1),
+recent AS (
   SELECT trace_id, coalesce(command, '') AS command, start_ns FROM runs
-  WHERE $command = '' OR command = $command
+  WHERE ($command = '' OR command = $command)
+    AND ($until = '' OR (start_ns, trace_id) <= (SELECT (start_ns, trace_id) FROM last_run))
   QUALIFY row_number() OVER (PARTITION BY coalesce(command, '') ORDER BY start_ns DESC, trace_id DESC) <= $runs
 ),
 results AS (

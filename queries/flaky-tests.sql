@@ -3,10 +3,13 @@
 -- param: runs INTEGER 1.. = 30 -- how many of the most recent runs of each command to read
 -- param: min_flips INTEGER 0.. = 2 -- report tests that flipped at least this many times
 -- param: command VARCHAR = '' -- only runs of this command (build, test, ...); empty = each command on its own
+-- param: until VARCHAR = '' -- read the runs up to and including this one (trace id, invocation id or prefix); empty = up to the most recent
 -- Runs of the same command are runs whose `command` (the invocation's eval_args.command) is equal.
-WITH recent AS (
+WITH last_run AS (SELECT start_ns, trace_id FROM runs WHERE $until <> '' AND starts_with(trace_id, lower(replace($until, '-', ''))) ORDER BY trace_id LIMIT 1),
+recent AS (
   SELECT trace_id, coalesce(command, '') AS command, start_ns FROM runs
-  WHERE $command = '' OR command = $command
+  WHERE ($command = '' OR command = $command)
+    AND ($until = '' OR (start_ns, trace_id) <= (SELECT (start_ns, trace_id) FROM last_run))
   QUALIFY row_number() OVER (PARTITION BY coalesce(command, '') ORDER BY start_ns DESC, trace_id DESC) <= $runs
 ),
 outcomes AS (

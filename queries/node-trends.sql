@@ -4,11 +4,14 @@
 -- param: threshold DOUBLE = 50 -- flag a node whose last duration is more than this many percent above its median
 -- param: min_ms DOUBLE = 0 -- leave out nodes whose median and last duration are both below this
 -- param: command VARCHAR = '' -- only runs of this command (build, test, ...); empty = each command on its own
+-- param: until VARCHAR = '' -- read the runs up to and including this one (trace id, invocation id or prefix); empty = up to the most recent
 -- A node's durations are those of the runs in which it ran (node_outcome success): skipped, cached and
 -- failed evaluations do not say how long its work takes.
-WITH recent AS (
+WITH last_run AS (SELECT start_ns, trace_id FROM runs WHERE $until <> '' AND starts_with(trace_id, lower(replace($until, '-', ''))) ORDER BY trace_id LIMIT 1),
+recent AS (
   SELECT trace_id, coalesce(command, '') AS command, start_ns FROM runs
-  WHERE $command = '' OR command = $command
+  WHERE ($command = '' OR command = $command)
+    AND ($until = '' OR (start_ns, trace_id) <= (SELECT (start_ns, trace_id) FROM last_run))
   QUALIFY row_number() OVER (PARTITION BY coalesce(command, '') ORDER BY start_ns DESC, trace_id DESC) <= $runs
 ),
 ran AS (

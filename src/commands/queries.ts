@@ -54,7 +54,7 @@ async function commandInInput(db: Db, command: string): Promise<void> {
 }
 
 /** Saved-query parameters that name a run (trace id, invocation id or prefix). */
-const RUN_PARAMS = ['trace', 'base', 'head'];
+const RUN_PARAMS = ['trace', 'base', 'head', 'until'];
 
 interface QueryArgs extends ModelArgs {
   name?: string;

@@ -180,7 +180,8 @@ export async function buildReportData(db: Db, opts: { trace?: string } = {}): Pr
 }
 
 /**
- * Trends, flaky tests and failures across the runs of the report's command, when there are several.
+ * Trends, flaky tests and failures across the runs of the report's command up to and including the
+ * report's run (runs after it are not its history), when there are several.
  * A run that records no command has none: the history queries read every command when given none.
  */
 async function history(db: Db, run: ReportRun): Promise<ReportHistory | null> {
@@ -189,11 +190,12 @@ async function history(db: Db, run: ReportRun): Promise<ReportHistory | null> {
   const runs = await db.all<ReportHistory['runs'][number]>(
     `SELECT trace_id, strftime(make_timestamp(start_ns // 1000), '%Y-%m-%dT%H:%M:%S.%gZ') AS started_at,
        round(duration_ms / 1000, 3) AS duration_s, failed, trace_id = $t AS current
-     FROM runs WHERE coalesce(command, '') = $c ORDER BY start_ns DESC, trace_id DESC LIMIT 30`,
+     FROM runs WHERE coalesce(command, '') = $c AND (start_ns, trace_id) <= (SELECT (start_ns, trace_id) FROM runs WHERE trace_id = $t)
+     ORDER BY start_ns DESC, trace_id DESC LIMIT 30`,
     { t: run.trace_id, c: command },
   );
   if (runs.length < 2) return null;
-  const params = { command };
+  const params = { command, until: run.trace_id };
   return {
     command: run.command,
     runs: runs.reverse(),

@@ -150,7 +150,7 @@ function runsChart(h: ReportHistory): string {
 function history(h: ReportHistory | null): string {
   if (!h) return '';
   return `<section id="history">
-<h2>History: the last ${h.runs.length} runs of ${esc(h.command ?? 'the same command')}</h2>
+<h2>History: the ${h.runs.length} runs of ${esc(h.command ?? 'the same command')} up to this one</h2>
 <p class="hint">Run durations, oldest first (red: failed; outlined: this report's run).</p>
 ${runsChart(h)}
 <h3>Node trends</h3>
