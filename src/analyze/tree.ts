@@ -34,13 +34,16 @@ export interface TraceTree {
   spans: number;
 }
 
-/** Resolve --trace: a trace id, an invocation UUID, or an unambiguous prefix of either. */
+/**
+ * Resolve --trace: a trace id, an invocation UUID, or an unambiguous prefix of either, among the
+ * runs (a trace of log records only is a run too; spanTraces says when a command needs spans).
+ */
 export async function resolveTrace(db: Db, id: string): Promise<string> {
   const want = id.toLowerCase().replaceAll('-', '');
   // The engine's trace id is its invocation id; other producers' may differ (runs has both).
   const rows = await db.all<{ trace_id: string }>(
-    `SELECT trace_id FROM (SELECT DISTINCT trace_id FROM spans)
-     WHERE starts_with(trace_id, $w) OR trace_id IN (SELECT trace_id FROM runs WHERE starts_with(replace(lower(invocation_id), '-', ''), $w))
+    `SELECT trace_id FROM runs
+     WHERE starts_with(trace_id, $w) OR starts_with(replace(lower(invocation_id), '-', ''), $w)
      ORDER BY 1 LIMIT 2`,
     { w: want },
   );
@@ -54,6 +57,31 @@ export async function traceIds(db: Db): Promise<string[]> {
     `SELECT trace_id FROM spans GROUP BY trace_id ORDER BY min(start_ns), trace_id`,
   );
   return rows.map((r) => r.trace_id);
+}
+
+/**
+ * The traces a command that reads spans (tree, critical-path) works on: --trace's run, else every
+ * run with spans. A run of log records only has none: named, or the input's only kind of run, it
+ * is exit 2 saying so; beside runs with spans, `note` is told it is not shown.
+ */
+export async function spanTraces(db: Db, trace: string | undefined, note: (message: string) => void): Promise<string[]> {
+  if (trace) {
+    const id = await resolveTrace(db, trace);
+    if (!(await db.scalar<boolean>('SELECT EXISTS (SELECT 1 FROM spans WHERE trace_id = $t)', { t: id }))) {
+      throw new UsageError(`run ${id} has no spans (log records only); \`runlens runs\`, \`gate\` and \`report\` read it as a run`);
+    }
+    return [id];
+  }
+  const ids = await traceIds(db);
+  const logsOnly = (await db.all<{ trace_id: string }>(
+    'SELECT trace_id FROM runs WHERE trace_id NOT IN (SELECT trace_id FROM spans) ORDER BY start_ns, trace_id',
+  )).map((r) => r.trace_id);
+  const which = logsOnly.length === 1 ? `run ${logsOnly[0]} has` : `${logsOnly.length} runs (${logsOnly.join(', ')}) have`;
+  if (ids.length === 0) {
+    throw new UsageError(logsOnly.length ? `no spans in the input: its ${which} log records only` : 'no spans in the input: it holds no run');
+  }
+  if (logsOnly.length) note(`${which} log records only: no spans to show`);
+  return ids;
 }
 
 export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {

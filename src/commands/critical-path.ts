@@ -2,7 +2,7 @@ import type { CommandBody } from './command.js';
 import {
   manifestCriticalPath, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
 } from '../analyze/critical-path.js';
-import { resolveTrace, traceIds } from '../analyze/tree.js';
+import { spanTraces } from '../analyze/tree.js';
 import { readManifest } from '../legacy/manifest.js';
 import { manifestBeside } from '../legacy/manifest-finder.js';
 import { renderTable } from '../render/table.js';
@@ -39,11 +39,7 @@ export const criticalPathCommand: CommandBody<Args> = {
     if (manifestFile && !a.manifest) process.stderr.write(`runlens: using the manifest beside the input, ${manifestFile} (--manifest FILE picks another)\n`);
     const manifest = manifestFile ? readManifest(manifestFile) : undefined;
     await withModel(a, async (db) => {
-      const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
-      if (ids.length === 0) {
-        process.stderr.write('runlens: no spans in the input\n');
-        return;
-      }
+      const ids = await spanTraces(db, a.trace, (m) => process.stderr.write(`runlens: ${m}\n`));
       const runs: RunCriticalPath[] = [];
       for (const id of ids) {
         runs.push({

@@ -1,6 +1,6 @@
 import type { CommandBody } from './command.js';
 import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
-import { buildTree, buildTreeText, resolveTrace, traceIds } from '../analyze/tree.js';
+import { buildTree, buildTreeText, spanTraces } from '../analyze/tree.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { valueOption, wholeNumber } from './options.js';
@@ -22,11 +22,7 @@ export const treeCommand: CommandBody<Args> = {
   handler: (a) => {
     if (a.depth !== undefined) wholeNumber('--depth', a.depth, 0, { of: 'levels', example: '--depth 2' });
     return withModel(a, async (db) => {
-      const ids = a.trace ? [await resolveTrace(db, a.trace)] : await traceIds(db);
-      if (ids.length === 0) {
-        process.stderr.write('runlens: no spans in the input\n');
-        return;
-      }
+      const ids = await spanTraces(db, a.trace, (m) => process.stderr.write(`runlens: ${m}\n`));
       const trees = [];
       for (const id of ids) {
         if (a.format === 'json') trees.push(treeJson(markCritical(await buildTree(db, id), await criticalSpans(db, id)), a.depth));
