@@ -62,7 +62,7 @@ describe('query results and the list of queries', () => {
     for (const l of lines(r.stdout)) expect(l.length, l).toBeLessThanOrEqual(80);
     for (const p of ["--param base=''", "--param head=''", '--param threshold=50', '--param min_ms=0', '--param limit=10'])
       expect(r.stdout).toContain(p);
-    expect(r.stdout.replace(/\n\s+/g, ' ')).toContain('the earlier run (trace id, invocation id or prefix); empty = the second most recent run');
+    expect(r.stdout.replace(/\n\s+/g, ' ')).toContain('the run compared from (trace id, invocation id or prefix); empty = the run that started just before head');
     expect(lines(runCli(['queries', '--format', 'csv']).stdout)[0]).toBe('name,summary,parameters');
   });
 });
