@@ -32,6 +32,10 @@ export const recordCommandModule: CommandBody<Args> = {
       `runlens: recorded ${plural(r.invocations.length, 'invocation')}, ${plural(nodes, 'node')}${canceled ? ` (${canceled} canceled)` : ''}, ` +
         `${plural(r.records, 'record')} to ${outputLabel(out)}; the command exited ${r.exitCode}\n`,
     );
+    if (r.records === 0 && r.lines > 0) {
+      const why = r.badLines === r.lines ? 'none was a dbt JSON log event (the engine writes them with --log-format json)' : 'none gave a record';
+      process.stderr.write(`runlens: warning: the command printed ${plural(r.lines, 'line')} but ${why}: nothing was recorded\n`);
+    }
     process.exitCode = r.exitCode;
   },
 };

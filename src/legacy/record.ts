@@ -35,6 +35,8 @@ export interface RecordResult {
   signal: NodeJS.Signals | null;
   interrupted: boolean;
   lines: number;
+  /** lines that were not JSON log events */
+  badLines: number;
   records: number;
   invocations: LogSummary[];
   argv: string[];
@@ -55,6 +57,10 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const human = o.human ?? process.stderr;
   const manifest = o.manifest ? readManifest(o.manifest) : undefined;
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['inherit', 'pipe', 'inherit'] });
+  // Node resumes an unread stdout when the child exits, dropping what it holds; a 'readable'
+  // listener keeps it buffered until the translator reads it (a command may exit before the sinks,
+  // whose modules load slowly, are open).
+  child.stdout!.on('readable', () => undefined);
   // The output is opened only once the command runs: one that cannot start leaves every file as it was.
   await new Promise<void>((res, rej) => {
     child.once('spawn', res);
@@ -83,10 +89,12 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   };
   process.on('SIGINT', onSigint);
   let lines = 0;
+  let badLines = 0;
   try {
     // Each chunk's human text is written before its events are translated or the sinks waited for.
     const r = await feedLines(textOf(child.stdout!), t, { drain, human: (text) => human.write(text) });
     lines = r.lines;
+    badLines = r.badLines;
     const { code, signal } = await exited;
     if (interrupted || signal === 'SIGINT') t.interrupt();
     else t.end(undefined, { exitedWell: code === 0 });
@@ -100,7 +108,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
 
   function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
     const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
-    return { exitCode, signal, interrupted, lines, records: sinks[0]!.records, invocations: t.summaries, argv };
+    return { exitCode, signal, interrupted, lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
   }
 }
 

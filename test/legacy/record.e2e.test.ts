@@ -8,11 +8,24 @@ import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
 import { expectValid } from './helpers.js';
+import { OtlpReceiver } from '../../src/ingest/otlp-receiver.js';
+import { openModel } from '../../src/store/load.js';
 
 const note = samplesNote(LEGACY);
 const INV = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 const line = (name: string, data: object, level = 'debug', msg = name) =>
   JSON.stringify({ data, info: { category: '', code: 'X', extra: {}, invocation_id: INV, level, msg, name, pid: 1, thread: 'MainThread', ts: new Date().toISOString() } });
+const LOGS = ['log_1.10.15_duckdb_singular_tests.jsonl', 'log_1.11.0_bigquery_run_excerpt.jsonl', 'log_1.8.2_postgres_build_mixed.jsonl', 'log_1.8.2_postgres_run_model_error.jsonl', 'log_1.8.2_postgres_test_pass_fail.jsonl'];
+const recordedCount = (stderr: string) => Number(/recorded .*?, (\d+) records? to/.exec(stderr)?.[1] ?? NaN);
+
+/** The built CLI without blocking this process (an in-process receiver must answer meanwhile). */
+function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CI: 'true', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((res) => child.on('close', (code) => res({ code, stderr })));
+}
+
 const node = { unique_id: 'model.p.slow', resource_type: 'model', node_name: 'slow', node_path: 'slow.sql', materialized: 'table', node_status: 'started' };
 
 describe('record', () => {
@@ -35,6 +48,47 @@ describe('record', () => {
     expect(r2.code).toBe(3);
     expect(existsSync(pq)).toBe(true);
     await expectValid(pq);
+  });
+
+  it.skipIf(note.missing)(note.title('Parquet: a command that exits at once (cat) loses nothing of what it printed'), async () => {
+    const dir = tempDir('runlens-record-pq-');
+    for (const name of LOGS) {
+      const log = sample(LEGACY, name);
+      const j = runCli(['record', '-o', path.join(dir, 'run.jsonl'), '--', 'cat', log]);
+      const pq = path.join(dir, 'run.parquet');
+      const p = runCli(['record', '-o', pq, '--', 'cat', log]);
+      expect(p.code, name + p.stderr).toBe(0);
+      expect(recordedCount(j.stderr), name).toBeGreaterThan(0);
+      expect(recordedCount(p.stderr), name).toBe(recordedCount(j.stderr));
+    }
+  });
+
+  it.skipIf(note.missing)(note.title('--export-to-otlp: a command that exits at once (cat) sends every record'), async () => {
+    const dir = tempDir('runlens-record-otlp-');
+    const log = sample(LEGACY, 'log_1.8.2_postgres_test_pass_fail.jsonl');
+    const db = await openModel();
+    const rx = new OtlpReceiver({ db, port: 0, flushIntervalMs: 50 });
+    await rx.start();
+    try {
+      const out = path.join(dir, 'run.jsonl');
+      const r = await cliAsync(['record', '-o', out, '--export-to-otlp', '--', 'cat', log], { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/recorded 1 invocation, 4 nodes, 158 records/);
+      await rx.close();
+      const nodes = await db.all(`SELECT count(*)::INT AS n FROM spans WHERE unique_id IS NOT NULL AND span_name LIKE 'Node processed%'`);
+      expect(nodes).toEqual([{ n: 4 }]);
+    } finally {
+      await rx.close();
+      db.close();
+    }
+  });
+
+  it('a command that printed lines of which none gave a record says so', () => {
+    const dir = tempDir('runlens-record-none-');
+    const r = runCli(['record', '-o', path.join(dir, 'run.jsonl'), '--', 'sh', '-c', 'echo hello; echo world']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('recorded 0 invocations');
+    expect(r.stderr).toMatch(/runlens: warning: the command printed 2 lines but none was a dbt JSON log event/);
   });
 
   it.skipIf(note.missing)(note.title('an engine that dies before its closing lines fails the run; one that exits 0 without them (--quiet) does not'), async () => {
