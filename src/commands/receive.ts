@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { CommandBody } from './command.js';
 import { InputError, RunlensError } from '../errors.js';
 import { plural } from '../render/plural.js';
+import { refuseSharedOutputs } from '../produce/output-path.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
@@ -24,6 +25,7 @@ export const receiveCommand: CommandBody<Args> = {
     const [{ RunProgress }, { OtlpReceiver }, { JsonlSink }, { openModel }] = await Promise.all([
       import('../analyze/run-progress.js'), import('../ingest/otlp-receiver.js'), import('../produce/sinks/jsonl.js'), import('../store/load.js'),
     ]);
+    refuseSharedOutputs([['--db', a.db], ['--jsonl', a.jsonl], ['--parquet', a.parquet]]);
     if (a.parquet) checkParquetPlace(path.resolve(a.parquet));
     const db = await openModel(a.db);
     const sinks: TelemetrySink[] = [];

@@ -4,7 +4,7 @@
  * DIR/target/metadata/NAME for Parquet, NAME being -o or otel.jsonl / otel.parquet.
  * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
  */
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 
@@ -43,9 +43,20 @@ export function outputLabel(resolved: string, cwd = process.cwd()): string {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : resolved;
 }
 
-/** The same file: the same path, or the same device and inode (a symlink, a hard link). */
+/** A path with the symlinks of its existing part resolved: a file not written yet is named through its folder's real path. */
+function realPath(p: string): string {
+  const abs = path.resolve(p);
+  try {
+    return realpathSync(abs);
+  } catch {
+    const dir = path.dirname(abs);
+    return dir === abs ? abs : path.join(realPath(dir), path.basename(abs));
+  }
+}
+
+/** The same file: the same path (symlinks resolved), or the same device and inode (a hard link). */
 function sameFile(a: string, b: string): boolean {
-  if (path.resolve(a) === path.resolve(b)) return true;
+  if (path.resolve(a) === path.resolve(b) || realPath(a) === realPath(b)) return true;
   try {
     const x = statSync(a);
     const y = statSync(b);
@@ -64,6 +75,18 @@ export function refuseOutputOverInput(output: string, inputs: readonly string[])
   const input = inputs.find((i) => sameFile(output, i));
   if (input !== undefined)
     throw new UsageError(`the output ${outputLabel(output)} is also an input${path.resolve(input) === path.resolve(output) ? '' : ` (${input})`}: writing it would destroy the input; name another output file`);
+}
+
+/**
+ * Refuse two outputs of one command that are one file (`receive --db F --jsonl F`): each writer
+ * would overwrite what the other wrote, destroying a model that was there. Outputs not given are undefined.
+ */
+export function refuseSharedOutputs(outputs: readonly (readonly [flag: string, file: string | undefined])[]): void {
+  const given = outputs.filter((o): o is readonly [string, string] => o[1] !== undefined && o[1] !== STDOUT);
+  for (let i = 0; i < given.length; i++)
+    for (let j = i + 1; j < given.length; j++)
+      if (sameFile(given[i]![1], given[j]![1]))
+        throw new UsageError(`${given[i]![0]} and ${given[j]![0]} name the same file (${given[i]![1]}${path.resolve(given[i]![1]) === path.resolve(given[j]![1]) ? '' : `, ${given[j]![1]}`}): each would overwrite the other; name different files`);
 }
 
 /** A system error about the file an output is written to before it is renamed names the output. */

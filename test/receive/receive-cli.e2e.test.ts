@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -135,6 +135,31 @@ describe('runlens receive and gate --receive (built CLI)', () => {
       expect(r.stderr, `${option} ${where}`).toContain(why);
       expect(r.stderr).not.toContain('cannot listen');
     }
+  });
+
+  it('outputs that are one file (--db, --jsonl, --parquet; a symlink too) are exit 2 naming both flags, before receiving anything', () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'model.duckdb');
+    expect(runCli(['load', path.join(ROOT, 'samples/clean-build.jsonl'), '--db', db]).code).toBe(0);
+    const before = runCli(['runs', '--db', db, '--format', 'json']);
+    expect(before.code).toBe(0);
+    const link = path.join(dir, 'link.jsonl');
+    symlinkSync(db, link);
+    const fresh = path.join(dir, 'fresh.out');
+    for (const [args, flags] of [
+      [['--db', db, '--jsonl', db], '--db and --jsonl'],
+      [['--db', db, '--parquet', db], '--db and --parquet'],
+      [['--db', db, '--jsonl', link], '--db and --jsonl'],
+      [['--jsonl', fresh, '--parquet', fresh], '--jsonl and --parquet'],
+      [['--db', fresh, '--jsonl', path.join(dir, '.', 'fresh.out')], '--db and --jsonl'],
+    ] as const) {
+      const r = runCli(['receive', '--port', '0', '--host', '256.0.0.1', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`${flags} name the same file`);
+      expect(r.stderr).not.toContain('cannot listen');
+    }
+    expect(existsSync(fresh)).toBe(false);
+    expect(runCli(['runs', '--db', db, '--format', 'json']).stdout).toBe(before.stdout);
   });
 
   it('an output that fails while receiving: the stop line says so and the exit code is 2 (records answered 200 are not in it)', async () => {
