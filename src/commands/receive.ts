@@ -26,7 +26,7 @@ export const receiveCommand: CommandBody<Args> = {
       import('../analyze/run-progress.js'), import('../ingest/otlp-receiver.js'), import('../produce/sinks/jsonl.js'), import('../store/load.js'),
     ]);
     refuseSharedOutputs([['--db', a.db], ['--jsonl', a.jsonl], ['--parquet', a.parquet]]);
-    if (a.parquet) checkParquetPlace(path.resolve(a.parquet));
+    for (const file of [a.jsonl, a.parquet]) if (file) checkOutputPlace(path.resolve(file));
     const db = await openModel(a.db);
     const sinks: TelemetrySink[] = [];
     // Paths as given (resolved), not the engine's logs/ and target/metadata/ defaults for bare names.
@@ -76,11 +76,12 @@ export const receiveCommand: CommandBody<Args> = {
 };
 
 /**
- * The Parquet copy is written when the receiver stops (to FILE.PID.tmp, then renamed to FILE, as
- * src/produce/parquet-writer.ts does): whether that can be done is found out now, not after every
- * record was answered 200. A file system error names the path (exit 2).
+ * Whether an output file can be written is found out now, not after records were answered 200: the
+ * JSONL copy is written to FILE as records arrive, the Parquet copy when the receiver stops (to
+ * FILE.PID.tmp, then renamed to FILE, as src/produce/parquet-writer.ts does). A file system error
+ * names the path (exit 2).
  */
-function checkParquetPlace(file: string): void {
+function checkOutputPlace(file: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
   if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
   const tmp = `${file}.${process.pid}.tmp`;

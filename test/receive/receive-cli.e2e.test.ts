@@ -128,6 +128,7 @@ describe('runlens receive and gate --receive (built CLI)', () => {
       ['--parquet', path.join(file, 'y.parquet'), 'a file, not a folder'],
       ['--jsonl', path.join(file, 'y.jsonl'), 'a file, not a folder'],
       ['--parquet', dir, 'it is a folder, not a file'],
+      ['--jsonl', dir, 'it is a folder, not a file'],
     ]) {
       // an address no machine has: were the path taken, the command would stop at listening, not wait
       const r = runCli(['receive', '--port', '0', '--host', '256.0.0.1', option, where]);
