@@ -4,7 +4,7 @@
  * src/cli.ts to report.
  */
 import { render } from 'ink';
-import { assertFollowable, Follower } from '../analyze/explore/follow.js';
+import { assertFollowable, Follower, followNote } from '../analyze/explore/follow.js';
 import { receiveLive } from '../analyze/explore/receive.js';
 import { closeReader, readerFor } from '../analyze/explore/reader.js';
 import type { OtlpReceiver, ReceiverOptions } from '../ingest/otlp-receiver.js';
@@ -43,14 +43,13 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
     loading = (async () => {
       if (followFile) {
         follower = new Follower(db, followFile, {
-          lenient: o.lenient,
           onProgress,
-          onLoaded: (n) => h.loaded(`following: +${plural(n, 'record')}`),
+          onLoaded: (b) => h.loaded(followNote(followFile, b)),
           onError: (e) => h.loaded(`follow: ${(e as Error).message}`),
           onReplaced: () => h.loaded(`following: ${followFile} was replaced or truncated: reading it again from its start`),
         });
         const n = await follower.start();
-        h.loaded(`following ${followFile} (${plural(n, 'record')})`);
+        h.loaded(followNote(followFile, { records: n, skippedLines: follower.skippedLines, firstSkipped: follower.firstSkipped }, `following ${followFile} (${plural(n, 'record')})`));
       } else {
         const report = o.paths.length ? await loadPaths(db, o.paths, { lenient: o.lenient, manifest: o.manifest, onProgress }) : undefined;
         if (o.receive) receiver = await receiveLive(db, o.receive, h);

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Follower } from '../../src/analyze/explore/follow.js';
+import { Follower, followNote, type FollowBatch } from '../../src/analyze/explore/follow.js';
 import { DEFAULT_START, generate } from '../../src/produce/generate/index.js';
 import { closeReader, readerFor } from '../../src/analyze/explore/reader.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
@@ -32,6 +32,34 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     expect(await db.scalar('SELECT count(*)::INTEGER FROM record_rows WHERE record_type IS NOT NULL')).toBe(lines.length);
     expect(await db.one('SELECT ended, failed, nodes::INTEGER AS nodes FROM runs')).toEqual({ ended: true, failed: true, nodes: 48 });
     await f.stop();
+    db.close();
+  });
+
+  it('skips a malformed complete line, naming the followed file and its line, and goes on following', async () => {
+    const file = path.join(dir, 'broken.jsonl');
+    writeFileSync(file, lines.slice(0, 300).join('\n') + '\n');
+    const db = await openModel();
+    const batches: FollowBatch[] = [];
+    const errors: unknown[] = [];
+    const f = new Follower(db, file, { intervalMs: 20, onLoaded: (b) => batches.push(b), onError: (e) => errors.push(e) });
+    expect(await f.start()).toBe(300);
+    // an engine killed mid-line, then the next run appending to the same file
+    appendFileSync(file, '{"record_type":"LogRecord", broken\n');
+    // a batch that adds no record still ends the load in the status line
+    for (let i = 0; i < 500 && batches.length === 0 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(errors).toEqual([]);
+    expect(batches[0]).toMatchObject({ records: 0, skippedLines: 1, firstSkipped: { line: 301 } });
+    const note = followNote(file, batches[0]!);
+    expect(note).toContain(`${file}:301: malformed JSON`);
+    expect(note).not.toMatch(/\.part\d+\.jsonl/);
+    appendFileSync(file, lines.slice(300).join('\n') + '\n');
+    for (let i = 0; i < 500 && batches.length < 2 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await f.stop();
+    expect(errors).toEqual([]);
+    expect(batches[1]).toMatchObject({ records: lines.length - 300, skippedLines: 0 });
+    expect(f.skippedLines).toBe(1);
+    expect(await db.scalar('SELECT count(*)::INTEGER FROM record_rows WHERE record_type IS NOT NULL')).toBe(lines.length);
+    expect(await db.one('SELECT ended, nodes::INTEGER AS nodes FROM runs')).toEqual({ ended: true, nodes: 48 });
     db.close();
   });
 
@@ -89,7 +117,7 @@ async function following(file: string, size = { width: 160, height: 40 }) {
       theme={{ color: false }}
       live
       loader={async (h) => {
-        follower = new Follower(db, file, { intervalMs: 50, onLoaded: (n) => h.loaded(`+${n} records`) });
+        follower = new Follower(db, file, { intervalMs: 50, onLoaded: (b) => h.loaded(`+${b.records} records`) });
         h.loaded(`following (${await follower.start()} records)`);
       }}
     />,

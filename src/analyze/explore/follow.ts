@@ -4,22 +4,35 @@
  * to a chunk file and loaded like any input, so the derived relations of the touched traces are
  * rebuilt and unended spans show as running. A file replaced or rewritten in place (a logs folder
  * cleaned between two commands) is read again from its start: records already loaded are not added twice.
+ * A malformed complete line (an engine killed mid-line, the next run appending to the same file) is
+ * skipped and reported with the followed file's line, as a lenient load does: following goes on.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UsageError } from '../../errors.js';
+import { InputError, UsageError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
-import { loadPaths, type LoadOptions } from '../../store/load.js';
+import { loadPaths, type BadLine, type LoadOptions } from '../../store/load.js';
+import { plural } from '../../render/plural.js';
+
+/** What one batch of appended lines gave. */
+export interface FollowBatch {
+  records: number;
+  /** malformed lines skipped in this batch */
+  skippedLines: number;
+  /** the first of them, its line counted in the followed file */
+  firstSkipped?: BadLine;
+}
 
 export interface FollowOptions {
   intervalMs?: number;
-  lenient?: boolean;
+  /** progress of a batch's load, named by the followed file */
   onProgress?: LoadOptions['onProgress'];
-  /** after each batch is loaded (records added) */
-  onLoaded?: (records: number) => void;
+  /** after each batch of appended lines is loaded, whether it added records or not */
+  onLoaded?: (batch: FollowBatch) => void;
   /** the file was replaced or truncated: it is read again from its start */
   onReplaced?: () => void;
   onError?: (e: unknown) => void;
@@ -30,6 +43,13 @@ export function assertFollowable(paths: string[]): string {
   const p = paths[0]!;
   if (/\.(gz|parquet)$/i.test(p)) throw new UsageError('--follow needs a plain JSONL file (not .gz or Parquet)');
   return p;
+}
+
+/** The status line's note for a batch. */
+export function followNote(file: string, b: FollowBatch, added = `following: +${plural(b.records, 'record')}`): string {
+  if (!b.skippedLines) return added;
+  const first = b.firstSkipped ? ` (${InputError.format(b.firstSkipped.reason, file, b.firstSkipped.line, b.firstSkipped.field)})` : '';
+  return `${added}; skipped ${plural(b.skippedLines, 'malformed line')}${first}`;
 }
 
 /** Offset just past the last newline in [from, size): only whole lines are read. */
@@ -64,8 +84,22 @@ async function readAt(file: string, start: number, length: number): Promise<Buff
   }
 }
 
+/** Counts the newlines of the bytes passing through. */
+class LineCounter extends Transform {
+  lines = 0;
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null, data?: Buffer) => void): void {
+    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) this.lines++;
+    done(null, chunk);
+  }
+}
+
 export class Follower {
   private offset = 0;
+  /** lines before the offset: a batch's line N is the file's line lineBase + N */
+  private lineBase = 0;
+  /** malformed lines skipped since following began, and the first of them */
+  skippedLines = 0;
+  firstSkipped: BadLine | undefined;
   /** the file read so far: its inode and its last bytes before the offset */
   private ino = 0;
   private mark: Buffer = Buffer.alloc(0);
@@ -84,7 +118,7 @@ export class Follower {
   /** Load what the file holds now (whole lines), then keep polling for appended lines. */
   async start(): Promise<number> {
     this.dir = await mkdtemp(path.join(tmpdir(), 'runlens-follow-'));
-    const n = await this.poll();
+    const n = (await this.step())?.records ?? 0;
     if (!this.stopped) this.timer = setInterval(() => void this.tick(), this.opts.intervalMs ?? 500);
     return n;
   }
@@ -92,8 +126,9 @@ export class Follower {
   private async tick(): Promise<void> {
     if (this.busy || this.stopped) return;
     try {
-      const n = await this.poll();
-      if (n > 0) this.opts.onLoaded?.(n);
+      // every batch loaded is reported, one that added nothing too: it ends the load in the status line
+      const batch = await this.step();
+      if (batch) this.opts.onLoaded?.(batch);
     } catch (e) {
       this.opts.onError?.(e);
     }
@@ -101,32 +136,61 @@ export class Follower {
 
   /** Load appended whole lines; returns the number of records added. */
   async poll(): Promise<number> {
-    if (this.busy) return 0;
+    return (await this.step())?.records ?? 0;
+  }
+
+  /** Load appended whole lines as one batch; undefined when there were none. */
+  private async step(): Promise<FollowBatch | undefined> {
+    if (this.busy) return undefined;
     this.busy = true;
     try {
       const { size, ino } = await stat(this.file);
       if (this.offset > 0 && (ino !== this.ino || size < this.offset || !(await this.markHolds()))) {
         this.offset = 0;
+        this.lineBase = 0;
         this.mark = Buffer.alloc(0);
         this.opts.onReplaced?.();
       }
       this.ino = ino;
-      if (size <= this.offset) return 0;
+      if (size <= this.offset) return undefined;
       const end = await lastLineEnd(this.file, this.offset, size);
-      if (end <= this.offset) return 0;
+      if (end <= this.offset) return undefined;
       const part = path.join(this.dir!, `${path.basename(this.file, '.jsonl')}.part${String(++this.chunk).padStart(5, '0')}.jsonl`);
-      await pipeline(createReadStream(this.file, { start: this.offset, end: end - 1 }), createWriteStream(part));
+      const counter = new LineCounter();
+      await pipeline(createReadStream(this.file, { start: this.offset, end: end - 1 }), counter, createWriteStream(part));
+      const onProgress = this.opts.onProgress;
       try {
-        const report = await loadPaths(this.db, [part], { lenient: this.opts.lenient, onProgress: this.opts.onProgress });
+        const report = await loadPaths(this.db, [part], {
+          lenient: true,
+          onProgress: onProgress && ((p) => onProgress({ ...p, file: this.file })),
+        }).catch((e: unknown) => {
+          throw this.inFollowedFile(e, part);
+        });
+        const bad = report.files[0]?.badLines[0];
+        const batch: FollowBatch = {
+          records: report.records,
+          skippedLines: report.skippedLines,
+          firstSkipped: bad && { ...bad, line: this.lineBase + bad.line },
+        };
+        this.skippedLines += report.skippedLines;
+        this.firstSkipped ??= batch.firstSkipped;
         this.offset = end;
+        this.lineBase += counter.lines;
         this.mark = await readAt(this.file, Math.max(0, end - MARK_BYTES), Math.min(end, MARK_BYTES));
-        return report.records;
+        return batch;
       } finally {
         await rm(part, { force: true });
       }
     } finally {
       this.busy = false;
     }
+  }
+
+  /** An error about a batch's chunk file names the followed file and the line there. */
+  private inFollowedFile(e: unknown, part: string): unknown {
+    if (!(e instanceof InputError) || e.file !== part) return e;
+    const reason = e.message.slice(InputError.format('', e.file, e.line, e.field).length);
+    return new InputError(reason, this.file, e.line === undefined ? undefined : this.lineBase + e.line, e.field);
   }
 
   private async markHolds(): Promise<boolean> {
