@@ -500,8 +500,10 @@ export class LogTranslator {
     const ended = s.completed || (s.summarized && closing !== 'CommandCompleted');
     const cutOff = !ended && !wasInterrupted && closing !== null;
     for (const thread of [...s.queries.keys()]) this.endQuery(s, thread, s.interrupted ? 'canceled' : 'success', at);
+    const running: string[] = [];
     for (const st of s.nodes.values()) {
       if (!st) continue;
+      running.push(st.uid);
       for (const [e, ph] of [[st.render, 'render'], [st.run, 'run'], [st.main, this.mainPhase(s, st.uid)]] as const) if (e && !e.ended) this.endEval(s, e, ph, canceled, at);
       if (!st.render && !st.run && !st.main) {
         const main = this.mainPhase(s, st.uid);
@@ -517,11 +519,13 @@ export class LogTranslator {
     s.summary.cutOff = cutOff;
     // A failed command is a failed run even when no node failed (a parse error stops it before any);
     // so is a log that stops before the lines that end every such command: the run's end is unknown.
-    const interrupted = { message: 'Interrupted', code: 2 };
-    const status = wasInterrupted ? interrupted
+    // A log taken as whole (a command that exited 0) whose nodes never finished was not interrupted:
+    // its status says what is known, that those nodes' ends are missing.
+    const shown = running.slice(0, 3).join(', ') + (running.length > 3 ? `, … ${running.length - 3} more` : '');
+    const status = wasInterrupted ? { message: 'Interrupted', code: 2 }
       : s.failure ? { message: s.failure, code: 2 }
       : cutOff ? { message: `the log ends before the command did (no ${closing})`, code: 2 }
-      : s.interrupted ? interrupted
+      : running.length ? { message: `the log ends while ${running.length === 1 ? '1 node was' : `${running.length} nodes were`} still running (${shown})`, code: 2 }
       : undefined;
     s.inv.end({ at, ...(status ? { status } : {}) });
     this.summaries.push(s.summary);

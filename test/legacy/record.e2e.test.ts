@@ -103,6 +103,21 @@ describe('record', () => {
     expect(JSON.parse(runOf(quiet).stdout)).toEqual([{ status_message: null, failed: false }]);
   });
 
+  it.skipIf(note.missing)(note.title('a log cut mid-node from a command that exited 0: the node ends canceled and the run says so, not "Interrupted"'), () => {
+    const dir = tempDir('runlens-record-mid-');
+    const part = path.join(dir, 'part.jsonl');
+    writeFileSync(part, readFileSync(sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl'), 'utf8').split('\n').slice(0, 150).join('\n') + '\n');
+    const out = path.join(dir, 'run.jsonl');
+    const r = runCli(['record', '-o', out, '--', 'cat', part]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/4 nodes \(1 canceled\)/);
+    const why = 'the log ends while 1 node was still running (model.jaffle_shop.stg_customers)';
+    expect(JSON.parse(runCli(['query', '--sql', 'SELECT status_message, failed FROM runs', out, '--format', 'json']).stdout)).toEqual([{ status_message: why, failed: true }]);
+    const g = runCli(['gate', out]);
+    expect(g.stdout).toContain(`run-error: the invocation ended with status ERROR: ${why}`);
+    expect(g.stdout).not.toContain('Interrupted');
+  });
+
   it('Ctrl-C: the engine is interrupted and its in-flight node ends canceled', async () => {
     const dir = tempDir('runlens-record-int-');
     const out = path.join(dir, 'run.jsonl');
