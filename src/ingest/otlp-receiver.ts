@@ -146,9 +146,11 @@ export class OtlpReceiver {
     });
   }
 
+  /** the port listened on (--port 0 picks one), kept after close for what names the source */
+  private boundPort: number | undefined;
+
   get address(): { host: string; port: number } {
-    const a = this.app.server.address();
-    return { host: this.o.host, port: typeof a === 'object' && a ? a.port : this.o.port };
+    return { host: this.o.host, port: this.boundPort ?? this.o.port };
   }
 
   get url(): string {
@@ -156,12 +158,21 @@ export class OtlpReceiver {
   }
 
   async start(): Promise<void> {
-    this.source = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.o.port}`);
     try {
       await this.app.listen({ host: this.o.host, port: this.o.port });
     } catch (e) {
       // a port in use, an address not of this machine: the user's to change
       throw new RunlensError(`cannot listen on ${this.o.host}:${this.o.port}: ${(e as Error).message}`, 'usage');
+    }
+    const a = this.app.server.address();
+    this.boundPort = typeof a === 'object' && a ? a.port : this.o.port;
+    // Opened once listening, to name the port bound. Nothing flushes before start returns (the timer
+    // starts below), so the requests that come meanwhile wait in the queue.
+    try {
+      this.source = await openLiveSource(this.o.db, `otlp://${this.o.host}:${this.boundPort}`);
+    } catch (e) {
+      await this.app.close();
+      throw e;
     }
     // only once listening: a receiver that could not start leaves the database's setting alone
     this.threadsBefore = await this.o.db.scalar<number>(`SELECT current_setting('threads')::INTEGER`);

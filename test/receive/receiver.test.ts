@@ -64,6 +64,9 @@ describe('runlens receive: our own OTLP sink sends a generated run', () => {
     expect(await db.all(nodes)).toEqual(await file.all(nodes));
     const runs = `SELECT trace_id, invocation_id, command, nodes, success, error, skipped, tests_failed, failed FROM runs`;
     expect(await db.all(runs)).toEqual(await file.all(runs));
+    // a receiver on port 0 names the port it was given, where the run came from
+    expect(rx.address.port).toBeGreaterThan(0);
+    expect(await db.all('SELECT files FROM runs')).toEqual([{ files: `otlp://127.0.0.1:${rx.address.port}` }]);
     const logs = `SELECT trace_id, span_id, time_ns::VARCHAR t, severity_text, body, event_type, unique_id FROM logs ORDER BY ALL`;
     expect(await db.all(logs)).toEqual(await file.all(logs));
     // Attributes and links arrive as they were written, except what OTLP does not carry: null values,
