@@ -23,6 +23,21 @@ const IDENTITY = (r: string) => [
   `CASE WHEN ${r}.record_type = 'LogRecord' THEN coalesce(${r}.body, '') END`,
 ];
 
+/** A row's id and identity columns, aliased r. */
+const IDENTITY_ROWS = 'SELECT r.rowid AS r, r.trace_id, r.span_id, r.record_type, r.time_ns, r.event_type, r.body FROM record_rows r';
+
+/**
+ * The statement, for a live source's batch transaction, that hides the source's rows repeating a
+ * record another input put in the model (a run sent again to a second receiver on the same model).
+ * `traces`: the batch's traces that other inputs hold; only those are compared.
+ */
+export function hideLiveRepeatsSql(fileId: number, traces: readonly string[]): string {
+  const rowsOf = (files: string) => `${IDENTITY_ROWS} WHERE ${files} AND r.record_type IS NOT NULL AND r.trace_id IN (${traces.map(sqlString).join(', ')})`;
+  const f = Math.trunc(fileId);
+  return `UPDATE record_rows SET record_type = NULL, span_row = false, node_result = false
+    WHERE rowid IN (SELECT n.r FROM (${rowsOf(`r.file_id = ${f}`)}) n SEMI JOIN (${rowsOf(`r.file_id <> ${f}`)}) o ON ${sameRecord})`;
+}
+
 const sameRecord = IDENTITY('n').map((n, i) => `${n} IS NOT DISTINCT FROM ${IDENTITY('o')[i]}`).join(' AND ');
 
 /**
@@ -117,8 +132,7 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
     if (shared!.n === 0) return { present: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0, tracesShared };
     const aside = await timed('dedupe: translations', () => setAsideTranslations(db, fileId));
     const readable = records - aside.own;
-    const rowsOf = (files: string) => `SELECT r.rowid AS r, r.trace_id, r.span_id, r.record_type, r.time_ns, r.event_type, r.body
-      FROM record_rows r SEMI JOIN _shared_traces s ON r.trace_id IS NOT DISTINCT FROM s.trace_id
+    const rowsOf = (files: string) => `${IDENTITY_ROWS} SEMI JOIN _shared_traces s ON r.trace_id IS NOT DISTINCT FROM s.trace_id
       WHERE ${files} AND r.record_type IS NOT NULL`;
     await timed('dedupe: records present', () => db.run(
       `CREATE OR REPLACE TEMP TABLE _present AS

@@ -14,6 +14,7 @@ import { duckdb } from './duckdb.js';
 const { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR } = duckdb;
 import { endianness } from 'node:os';
 import type { Db } from './db.js';
+import { hideLiveRepeatsSql } from './dedupe.js';
 import { deriveTouched } from './derive.js';
 import { normalizeSelect } from './normalize-sql.js';
 
@@ -254,6 +255,8 @@ export function hexSpanId(v: bigint | null): string | null {
 export interface LiveSource {
   fileId: number;
   dict: Map<string, number>;
+  /** traces other inputs held when the source opened: a batch of one of them may repeat their records */
+  earlier: Set<string>;
 }
 
 export async function openLiveSource(db: Db, label: string): Promise<LiveSource> {
@@ -271,7 +274,9 @@ export async function openLiveSource(db: Db, label: string): Promise<LiveSource>
     `INSERT INTO files (file_id, path, sha256, size, format, records, first_row) VALUES ($id, $path, $sha, 0, 'otlp', 0, 0)`,
     { id: fileId, path: label, sha: `live:${label}:${Date.now()}:${fileId}` },
   );
-  return { fileId, dict: new Map() };
+  // (the source has no rows yet; a database file is written by one process at a time)
+  const earlier = new Set((await db.all<{ t: string }>('SELECT DISTINCT trace_id AS t FROM record_rows WHERE record_type IS NOT NULL AND trace_id IS NOT NULL')).map((r) => r.t));
+  return { fileId, dict: new Map(), earlier };
 }
 
 /** The staging rows decoded back into the envelope columns, in readJsonSql's order. */
@@ -299,6 +304,7 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
     }
     return c;
   };
+  const repeated = src.earlier.size ? [...new Set(rows.values('trace_id', 0, rows.length) as (string | null)[])].filter((t): t is string => t !== null && src.earlier.has(t)) : [];
   const T = [performance.now()];
   try {
     const appender = await db.conn.createAppender('_live_rows', 'main', 'temp');
@@ -335,6 +341,8 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
     await db.script(
       [
         ['live: insert', `INSERT INTO record_rows ${normalizeSelect(staged(src.fileId))}`],
+        // a record the model already holds is not added again, as in a load (src/store/dedupe.ts)
+        ...(repeated.length ? [['live: repeats', hideLiveRepeatsSql(src.fileId, repeated)] as const] : []),
         ['live: touched', 'INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id'],
         // committed with the rows: a receiver killed before its next derive leaves them to the model's next opening
         ['live: pending', `INSERT INTO load_pending SELECT ${Math.trunc(src.fileId)} WHERE NOT EXISTS (SELECT 1 FROM load_pending)`],
@@ -358,7 +366,7 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
 
 /** Record count of a live source, set when it closes (a count per batch would grow with the data). */
 export async function closeLiveSource(db: Db, src: LiveSource): Promise<void> {
-  await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id) WHERE file_id = $id`, { id: src.fileId });
+  await db.run(`UPDATE files SET records = (SELECT count(*) FROM record_rows WHERE file_id = $id AND record_type IS NOT NULL) WHERE file_id = $id`, { id: src.fileId });
 }
 
 /** Rebuild the derived relations of every trace touched since the last call; returns how many. */

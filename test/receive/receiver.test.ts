@@ -86,6 +86,33 @@ describe('runlens receive: our own OTLP sink sends a generated run', () => {
   });
 });
 
+describe('runlens receive: records the model already holds', () => {
+  it('a run sent again to a second receiver on the same model is kept once, as a load of two copies keeps it', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 20, seed: 7, failRate: 0.3 });
+    const once = await openModel();
+    cleanups.push(() => once.close());
+    await loadPaths(once, [jsonl, jsonl]);
+    const db = await openModel();
+    cleanups.push(() => db.close());
+    for (let i = 0; i < 2; i++) {
+      const rx = new OtlpReceiver({ db, port: 0, flushIntervalMs: 50 });
+      await rx.start();
+      const sink = new OtlpSink({ endpoint: rx.url, level: 'trace' });
+      for await (const r of readRecords(jsonl)) sink.write(r);
+      await sink.close();
+      await rx.close();
+    }
+    const counts = `SELECT (SELECT count(*) FROM logs)::INT AS logs, (SELECT count(*) FROM spans)::INT AS spans`;
+    const loaded = await once.one<{ logs: number; spans: number }>(counts);
+    expect(loaded!.logs).toBeGreaterThan(0);
+    expect(await db.one(counts)).toEqual(loaded);
+    const errors = `SELECT unique_id, error_text FROM nodes WHERE error_text IS NOT NULL ORDER BY ALL`;
+    expect(await db.all(errors)).toEqual(await once.all(errors));
+  });
+});
+
 describe('runlens receive: a client nobody here wrote (the official OpenTelemetry JS SDK)', () => {
   it('takes spans and logs from the OTLP protobuf exporters intact', async () => {
     const { rx, db } = await startReceiver();
