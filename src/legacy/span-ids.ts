@@ -6,9 +6,9 @@
  * gives the same output.
  */
 import xxhashWasm from 'xxhash-wasm';
-import { seededIds, uuidv7FromHex, type IdSource } from '../produce/ids.js';
+import { keyedIds, uuidv7FromHex, type IdSource } from '../produce/ids.js';
 
-const { h64ToString, h32 } = await xxhashWasm();
+const { h64ToString } = await xxhashWasm();
 
 /** 16 hex digits for `key` within the trace (never all zero). */
 export function spanIdFor(traceId: string, key: string): string {
@@ -45,7 +45,7 @@ export class RunSpanIds {
  * the run itself, so that translating the same input twice writes the same bytes.
  */
 export function idsFor(seedKey: string): IdSource {
-  return seededIds(h32(seedKey));
+  return keyedIds(seedKey);
 }
 
 /**
