@@ -236,9 +236,9 @@ export class JobRunner {
     const [file, prefix] = resolveExecutable(exe);
     return new Promise((resolvePromise) => {
       let logs = '';
-      const append = (b: Buffer) => {
+      const append = (text: string) => {
         // up to the cap, then once more so that capLog marks the cut (a read can end exactly at the cap)
-        if (logs.length <= LOG_CAP) logs = capLog(logs + b.toString('utf8'));
+        if (logs.length <= LOG_CAP) logs = capLog(logs + text);
       };
       let child: ReturnType<typeof spawn>;
       try {
@@ -253,8 +253,8 @@ export class JobRunner {
         resolvePromise({ exitCode: null, signal: null, logs: `[runlens] could not start ${exe}: ${(e as Error).message}\n` });
         return;
       }
-      child.stdout!.on('data', append);
-      child.stderr!.on('data', append);
+      // decoded by each stream, which keeps a character's first bytes until the read that ends it
+      for (const out of [child.stdout!, child.stderr!]) out.setEncoding('utf8').on('data', append);
       child.on('error', (e) => resolvePromise({ exitCode: null, signal: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` }));
       child.on('close', (code, signal) => {
         if (code !== null || !signal) return resolvePromise({ exitCode: code ?? 1, signal: null, logs });

@@ -632,6 +632,13 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(run.run_steps[0].logs).toContain('[runlens] step killed by SIGTERM');
       });
 
+      it("a character whose bytes a step writes in two pieces stays one character in the step's log", async () => {
+        // é is C3 A9 in UTF-8; the pause puts its two bytes in two reads of the pipe
+        const id = await job([`node -e "process.stdout.write(Buffer.from([0x61,0xc3]));setTimeout(()=>process.stdout.write(Buffer.from([0xa9,0x62,0x0a])),200)"`]);
+        const run = await runAndWait(id);
+        expect(run.run_steps[0].logs).toBe('aéb\n');
+      });
+
       it("the runner's note on a step is kept after a log cut at its cap", async () => {
         const id = await job([`node -e "process.stdout.write('x'.repeat(70000),()=>process.kill(process.pid,'SIGTERM'))"`]);
         const run = await runAndWait(id);
