@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
+import { resolveTrace } from './tree.js';
 import type { Tabular } from '../render/table.js';
 
 export interface QueryParam {
@@ -115,12 +116,36 @@ function bindValue(p: QueryParam, raw: string): string | number | boolean {
   }
 }
 
-export async function runSavedQuery(db: Db, q: SavedQuery, given: Record<string, string> = {}): Promise<Tabular> {
-  for (const k of Object.keys(given)) {
+/** Parameters that name a run (a trace id, an invocation id or a prefix of either). */
+const RUN_PARAMS = ['trace', 'base', 'head', 'until'];
+
+/**
+ * The run parameters among `given` as the runs' trace ids: a run named must be in the input and its
+ * prefix unique, as for tree --trace (an unknown run would read as "no rows").
+ */
+export async function resolveRunParams(db: Db, given: Record<string, string>): Promise<Record<string, string>> {
+  const out = { ...given };
+  for (const k of RUN_PARAMS) if (out[k]) out[k] = await resolveTrace(db, out[k]);
+  return out;
+}
+
+/** A history query's `command` must be the command of a run in the input: a typo would read as "no failures". */
+async function commandInInput(db: Db, command: string): Promise<void> {
+  const commands = await db.all<{ command: string }>('SELECT DISTINCT command FROM runs WHERE command IS NOT NULL ORDER BY command');
+  if (commands.some((c) => c.command === command)) return;
+  const there = commands.length ? `its runs' commands: ${commands.map((c) => c.command).join(', ')}` : 'no run records a command';
+  throw new UsageError(`--param command: no run of command ${JSON.stringify(command)} in the input (${there})`);
+}
+
+/** A saved query's answer; the command's and the explorer's palette's one way to run it. */
+export async function runSavedQuery(db: Db, q: SavedQuery, params: Record<string, string> = {}): Promise<Tabular> {
+  for (const k of Object.keys(params)) {
     if (!q.params.some((p) => p.name === k)) {
       throw new UsageError(`query ${q.name} has no parameter "${k}" (it takes: ${q.params.map((p) => p.name).join(', ') || 'none'})`);
     }
   }
+  const given = await resolveRunParams(db, params);
+  if (given.command) await commandInInput(db, given.command);
   if (q.requiresRuns > 0) {
     const runs = await db.scalar<number>('SELECT count(*)::INTEGER FROM runs');
     const named = q.params.filter((p) => p.type === 'VARCHAR' && given[p.name]).length;

@@ -1,11 +1,9 @@
 import type { CommandBody } from './command.js';
-import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, runFreeSql, runSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
-import { resolveTrace } from '../analyze/tree.js';
+import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, runFreeSql, runSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
 import { wrap } from '../render/help.js';
 import { outputWidth, renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
-import type { Db } from '../store/db.js';
 import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
 export const queriesCommand: CommandBody<{ format: TableFormat }> = {
@@ -45,17 +43,6 @@ function renderQueryList(queries: SavedQuery[], width: number): string {
 /** A parameter's description, with the integers it takes where its header limits them. */
 const paramDoc = (p: QueryParam): string => (p.type === 'INTEGER' && integerRange(p) ? `${p.doc} (an integer ${integerRange(p)})` : p.doc);
 
-/** A history query's `command` must be the command of a run in the input: a typo would read as "no failures". */
-async function commandInInput(db: Db, command: string): Promise<void> {
-  const commands = await db.all<{ command: string }>('SELECT DISTINCT command FROM runs WHERE command IS NOT NULL ORDER BY command');
-  if (commands.some((c) => c.command === command)) return;
-  const there = commands.length ? `its runs' commands: ${commands.map((c) => c.command).join(', ')}` : 'no run records a command';
-  throw new UsageError(`--param command: no run of command ${JSON.stringify(command)} in the input (${there})`);
-}
-
-/** Saved-query parameters that name a run (trace id, invocation id or prefix). */
-const RUN_PARAMS = ['trace', 'base', 'head', 'until'];
-
 interface QueryArgs extends ModelArgs {
   name?: string;
   sql?: string;
@@ -79,10 +66,7 @@ export const queryCommand: CommandBody<QueryArgs> = {
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
     const params = parseParamArgs(a.param);
     await withModel({ ...a, paths }, async (db) => {
-      // A run named by a parameter must be in the input (and its prefix unique), as for tree --trace.
-      for (const k of RUN_PARAMS) if (params[k]) params[k] = await resolveTrace(db, params[k]);
-      if (saved && params.command) await commandInInput(db, params.command);
-      const result = saved ? await runSavedQuery(db, saved, params) : await runFreeSql(db, a.sql!, params);
+      const result = saved ? await runSavedQuery(db, saved, params) : await runFreeSql(db, a.sql!, await resolveRunParams(db, params));
       process.stdout.write(renderTable(result, a.format));
     });
   },

@@ -87,7 +87,8 @@ describe('history queries over hand-made runs', () => {
       ['test.p.flappy', 2, 1, '!✓'],
       ['test.p.once', 2, 1, '✓✗'],
     ]);
-    expect(await q('flaky-tests', { command: 'seed' })).toEqual([]);
+    // a command no run has is a typo, not "no flaky tests"
+    await expect(q('flaky-tests', { command: 'seed' })).rejects.toThrow(/--param command: no run of command "seed" in the input \(its runs' commands: build, test\)/);
   });
 
   it('node-trends gives median, p95, last and ratio, flags regressions and draws a sparkline', async () => {

@@ -101,6 +101,20 @@ describe.skipIf(!haveSample)('runs, palette, results, help', () => {
     t.unmount();
   });
 
+  it('checks a run named in the palette as the query command does: an unknown run is an error, a prefix is the run', async () => {
+    const trace = String((await listRuns(db))[0]!.trace_id);
+    const t = app(db);
+    await t.until('FAILED');
+    await t.press(':', ...'failed-tests trace=ffff0000', KEY.enter);
+    await t.until(/no trace ffff0000 in the input/);
+    await t.press(KEY.esc, ':', ...`failed-tests trace=${trace.slice(0, 8)}`, KEY.enter);
+    const r = await t.until(/\d+ rows  row 1/);
+    expect(r).toContain(`:failed-tests trace=${trace.slice(0, 8)} `);
+    await t.press(KEY.esc, ':', ...'failure-history command=biuld', KEY.enter);
+    await t.until(/--param command: no run of command "biuld"/);
+    t.unmount();
+  });
+
   it('q in the palette is text; Esc closes it', async () => {
     const t = app(db);
     await t.until('FAILED');
