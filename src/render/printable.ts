@@ -1,18 +1,23 @@
 /**
  * Telemetry text is untrusted: printed as it is, a span name holding escape sequences could clear the
- * screen, set the window title or write over other rows (a CI log renders them too). Text output
- * shows control characters as visible escapes instead.
+ * screen, set the window title or write over other rows (a CI log renders them too), and a bidi
+ * override could draw the rest of its line backwards ("Trojan Source"). Text output shows control
+ * characters as visible escapes instead.
  */
 
-/** C0 controls but LF and TAB, DEL, and C1 controls. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+/** C0 controls but LF and TAB, DEL, C1 controls, bidi embeddings/overrides/isolates, line and paragraph separators. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
-/** Any control character, line breaks and tabs too: most text has none, and is returned as it is. */
-const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** Any of those, line breaks and tabs too: most text has none, and is returned as it is. */
+const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
-/** Control characters as `\xNN`; line breaks and tabs kept. */
-export const printable = (s: string): string =>
-  ANY_CONTROL.test(s) ? s.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : s;
+const escaped = (c: string): string => {
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/** Control characters as `\xNN` (`\uNNNN` past U+00FF); line breaks and tabs kept. */
+export const printable = (s: string): string => (ANY_CONTROL.test(s) ? s.replace(CONTROL, escaped) : s);
 
 /** One line of output: line breaks shown as ⏎, tabs as spaces, other control characters as `\xNN`. */
 export const printableLine = (s: string): string =>

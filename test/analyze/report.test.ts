@@ -147,6 +147,18 @@ describe.skipIf(browser.missing)(browser.title('report in headless Chromium'), (
     await first.page.close();
   });
 
+  it('a very long node name wraps: the page is no wider than the window', async () => {
+    const long = `model.r.${'very_long_name_'.repeat(200)}`;
+    const { file: longFile } = await writeRuns(dir, 'long.jsonl', [{
+      at: 0,
+      phases: [{ phase: 'run', start: 0, end: 10, evals: [{ id: long, start: 0, end: 5, result: { outcome: 'error', errorMessage: `Database Error in ${long}` } }] }],
+    }]);
+    const { page } = await openReport(b, report([longFile], 'long.html'));
+    expect(await page.textContent('#failures table.errors')).toContain(long);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
+    await page.close();
+  });
+
   it('bad usage is exit 2 with a clear message', () => {
     const r = runCli(['report', file, '--trace', 'ffff', '-o', path.join(dir, 'x.html')]);
     expect(r.code).toBe(2);

@@ -10,7 +10,8 @@ import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const HOSTILE = '\u001b[2J\u001b[H\u001b]0;all green\u0007\rFORGED\nrow';
+// ... and a right-to-left override, which would draw the rest of a line backwards ("Trojan Source")
+const HOSTILE = '\u001b[2J\u001b[H\u001b]0;all green\u0007\rFORGED\nrow\u202edeliaf';
 /** The interface-form run with the hostile text in a span name, a unique_id, the command and the error message. */
 const file = writeLines(dir, 'hostile.jsonl', interfaceStyleRun().map((r) => {
   const text = JSON.stringify(r)
@@ -30,9 +31,10 @@ describe('hostile text in the terminal output', () => {
   ])('%s %s: no escape sequence, no carriage return, the text shown escaped', (...args) => {
     const r = runCli(args);
     expect(r.code === 0 || r.code === 1, r.stderr).toBe(true);
-    expect(r.stdout).not.toMatch(/[\u001b\u0007\r]/);
+    expect(r.stdout).not.toMatch(/[\u001b\u0007\r\u202e]/);
     // where the name or message is shown (the gate's reasons drop ANSI codes, as the engine's colours)
     if (args[0] === 'tree' || args[1] === 'errors') expect(r.stdout).toContain('\\x1b[2J');
+    if (args[0] === 'tree' || args[0] === 'gate') expect(r.stdout).toContain('row\\u202edeliaf');
   });
 
   it('tree: a line break in a span name does not start a row of its own', () => {

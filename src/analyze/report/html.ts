@@ -184,6 +184,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .counts{display:flex;flex-wrap:wrap;gap:8px;list-style:none;padding:0;margin:8px 0}.counts li{background:#f5f5f5;padding:4px 10px;border-radius:4px}
 .counts li.ok b{color:var(--ok)}.counts li.bad b{color:var(--bad)}.counts li.warn b{color:var(--warn)}
 table{border-collapse:collapse;margin:4px 0 8px;font-size:12px}th,td{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top;white-space:nowrap}.wrap{white-space:normal}
+td{max-width:60ch;white-space:normal;overflow-wrap:anywhere}h1,.meta,pre{overflow-wrap:anywhere}
 th{background:#fafafa}pre.err{margin:0;white-space:pre-wrap;max-width:700px;color:var(--bad)}.none{color:var(--muted)}
 .toolbar{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin:6px 0}
 #legend{display:flex;gap:10px;flex-wrap:wrap;font-size:12px}#legend i{display:inline-block;width:10px;height:10px;margin-right:3px;vertical-align:-1px}
