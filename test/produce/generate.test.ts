@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -123,6 +123,20 @@ describe('generate: options that are not what they must be are usage errors nami
     expect(r.stderr).toMatch(new RegExp(`^runlens: ${option}: expected a whole number`));
     expect(r.stdout).toBe('');
     expect(existsSync(out)).toBe(false);
+  });
+
+  it("says each run's errors, failed tests and skipped nodes as runs counts them", () => {
+    const file = join(tmpdir(), `runlens-gen-counts-${process.pid}.jsonl`);
+    try {
+      const r = runCli(['generate', '-o', file, '--nodes', '3000', '--seed', '3']);
+      expect(r.code, r.stderr).toBe(0);
+      const said = /: (\d+) errors?, (\d+) failed tests?, (\d+) skipped/.exec(r.stdout + r.stderr);
+      expect(said, r.stdout + r.stderr).not.toBeNull();
+      const [run] = JSON.parse(runCli(['runs', file, '--format', 'json']).stdout) as { error: number; tests_failed: number; skipped: number }[];
+      expect(said!.slice(1).map(Number)).toEqual([run!.error, run!.tests_failed, run!.skipped]);
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 
   it('a seed from 0 to 4294967295 is taken', () => {

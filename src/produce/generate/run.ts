@@ -32,7 +32,7 @@ export interface RunSummary {
   invocationId: string;
   errors: number;
   failedTests: number;
-  /** nodes skipped because something upstream failed */
+  /** nodes skipped, whatever the reason (as `runs` counts them) */
   skipped: number;
 }
 
@@ -176,7 +176,8 @@ export async function simulateRun(w: TelemetryWriter, p: GenProject, o: RunOptio
     }
     if (result.outcome === 'error') summary.errors++;
     if (result.test?.outcome === 'failed') summary.failedTests++;
-    if (result.outcome === 'skipped' && result.skipReason === 'upstream') summary.skipped++;
+    // a node that failed to render is skipped in this phase, but its result is that error
+    if (result.outcome === 'skipped' && plan[e.i]!.kind !== 'render_error') summary.skipped++;
     ev.end(result, { at: e.t });
     if (!handles[e.i]!.ended) handles[e.i]!.end(undefined, { at: e.t + ms(0.03) });
     // done with this node: let big runs keep only what is still open
