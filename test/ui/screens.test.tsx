@@ -115,6 +115,18 @@ describe.skipIf(!haveSample)('runs, palette, results, help', () => {
     t.unmount();
   });
 
+  it('a word without = or a parameter given twice is said in the palette, and the explorer stays', async () => {
+    const t = app(db);
+    await t.until('FAILED');
+    await t.press(':', ...'slowest-nodes 5', KEY.enter);
+    await t.until(/--param wants key=value, got "5"/);
+    await t.press(KEY.esc, ':', ...'slowest-nodes limit=1 limit=2', KEY.enter);
+    await t.until(/--param limit is given more than once/);
+    await t.press(KEY.esc);
+    await t.until('FAILED');
+    t.unmount();
+  });
+
   it('q in the palette is text; Esc closes it', async () => {
     const t = app(db);
     await t.until('FAILED');

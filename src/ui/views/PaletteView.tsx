@@ -29,11 +29,11 @@ export function PaletteView({ size, traceId, onClose }: PaletteProps) {
   const sel = shown[Math.min(cursor, Math.max(0, shown.length - 1))];
 
   const run = async (q: SavedQuery) => {
-    const params = parseParamArgs(rest.filter(Boolean));
-    if (traceId && q.params.some((p) => p.name === 'trace') && params.trace === undefined) params.trace = traceId;
     setRunning(true);
     setError(undefined);
     try {
+      const params = parseParamArgs(rest.filter(Boolean));
+      if (traceId && q.params.some((p) => p.name === 'trace') && params.trace === undefined) params.trace = traceId;
       const table = await runSavedQuery(nav.db, q, params);
       const args = Object.entries(params).map(([k, v]) => `${k}=${k === 'trace' ? v.slice(0, 12) : v}`).join(' ');
       onClose();
