@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
 import { withModelOptions, type ModelArgs } from './model-args.js';
@@ -42,6 +43,18 @@ export const exploreCommand: CommandBody<Args> = {
     if ((a.paths ?? []).length === 0 && !a.db && !a.receive) throw new UsageError('give at least one PATH or --db FILE (or --receive)');
     const { paintSplash, leaveScreen } = await import('../ui/splash.js');
     paintSplash([...(a.paths ?? []), ...(a.db ? [a.db] : []), ...(a.receive ? [`OTLP on ${a.host}:${a.port}`] : [])]);
+    // A signal ends the process without the finally below: give the terminal back first, then end
+    // as the signal would (128 + its number).
+    const onSignal = (signal: NodeJS.Signals) => {
+      try {
+        leaveScreen();
+      } catch {
+        // the terminal is gone (SIGHUP): nothing to give back
+      }
+      process.exit(128 + (constants.signals[signal] ?? 0));
+    };
+    const signals = ['SIGTERM', 'SIGHUP'] as const;
+    for (const s of signals) process.once(s, onSignal);
     try {
       // React's development build costs much more per frame; set before react is loaded.
       process.env.NODE_ENV ??= 'production';
@@ -49,6 +62,7 @@ export const exploreCommand: CommandBody<Args> = {
       const { runExplorer } = await import('../ui/run.js');
       await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, manifest: a.manifest, follow: a.follow, mouse: a.mouse, receive: a.receive ? receiverOptions(a) : undefined });
     } finally {
+      for (const s of signals) process.off(s, onSignal);
       leaveScreen();
     }
   },

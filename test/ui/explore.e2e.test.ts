@@ -137,6 +137,18 @@ describe.skipIf(Boolean(missing))('runlens explore at 80x24 and 160x45', () => {
     });
   }
 
+  it.each([['SIGTERM', 143], ['SIGHUP', 129]] as const)('gives the terminal back when %s ends it', async (signal, code) => {
+    const t = terminal(JSON.stringify(SAMPLE), 100, 30);
+    await t.until(/FAILED +build/, 'the runs screen');
+    expect(t.display('#{mouse_standard_flag}#{mouse_sgr_flag}#{alternate_on}')).toBe('111');
+    const shell = Number(t.display('#{pane_pid}'));
+    const node = Number(spawnSync('pgrep', ['-P', String(shell), 'node'], { encoding: 'utf8' }).stdout.trim());
+    expect(node).toBeGreaterThan(0);
+    process.kill(node, signal);
+    expect(await t.exitCode()).toBe(code);
+    expect(t.display('#{mouse_standard_flag}#{mouse_sgr_flag}#{alternate_on}')).toBe('000');
+  });
+
   it('leaves the mouse to the terminal with --no-mouse', async () => {
     const t = terminal(`--no-mouse ${JSON.stringify(SAMPLE)}`, 100, 30);
     await t.until(/FAILED +build/, 'the runs screen');
