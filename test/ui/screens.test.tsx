@@ -166,6 +166,44 @@ describe('diff of two runs', () => {
   });
 });
 
+describe('jumping from a run diff to a node', () => {
+  const SAMPLES = path.resolve(__dirname, '../../samples');
+  let db: Db;
+  beforeAll(async () => {
+    db = await sampleDb([path.join(SAMPLES, 'two-runs.jsonl'), path.join(SAMPLES, 'failed-build.jsonl')]);
+  });
+  afterAll(() => closeLater(db));
+
+  it('a vanished node opens in the base run, the only one that has it', async () => {
+    const t = app(db, 200, 60);
+    await t.until(/runs \(3\)/);
+    // newest first: 019caf10 (head), 019cadc69a807cfa, 019cadc69a807047 (base)
+    await t.press('j', 'j', 'm');
+    await t.until('base marked');
+    await t.press('k', 'k', KEY.enter);
+    await t.until(/diff base 019cadc69a80 → head 019caf103180/);
+    await t.press(...Array<string>(33).fill('j'));
+    expect(await t.until(/rows {2}row 34\b/)).toMatch(/vanished +model\.acme\.customers_4 /);
+    await t.press(KEY.enter);
+    const f = await t.until(/› .*customers_4/);
+    expect(f).not.toContain('is not in this run');
+    expect(f).toContain('run 019cadc69a80 ');
+    t.unmount();
+  });
+
+  it('Enter on a run-diff row from the palette opens the node in the head run', async () => {
+    const t = app(db, 200, 60);
+    await t.until(/runs \(3\)/);
+    await t.press(':', ...'run-diff base=019cadc69a807047 head=019caf10', KEY.enter);
+    expect(await t.until(/rows {2}row 1\b/)).toMatch(/outcome changed +model\.acme\.int_accounts_2 /);
+    await t.press(KEY.enter);
+    const f = await t.until(/› .*int_accounts_2/);
+    expect(f).not.toContain('names no run');
+    expect(f).toContain('run 019caf103180 ');
+    t.unmount();
+  });
+});
+
 describe.skipIf(!haveSample)('help on a small terminal', () => {
   let db: Db;
   beforeAll(async () => {

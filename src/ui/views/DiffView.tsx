@@ -24,7 +24,6 @@ export function DiffView({ base, head, size, active }: { base: string; head: str
     <ResultsView
       title={`diff base ${base.slice(0, 12)} → head ${head.slice(0, 12)}: ${plural(table.rows.length, 'node')} changed`}
       table={table}
-      traceColumn="head_trace"
       context="diff"
       empty="no node changed its outcome or duration (past 50%) between these runs: Esc goes back"
       size={size}

@@ -18,13 +18,17 @@ export interface ResultsViewProps {
   table: Tabular;
   /** the run to jump into when rows carry no trace id */
   traceId?: string;
-  /** which trace column a jump uses (diff: head_trace) */
-  traceColumn?: string;
   context?: Context;
   /** what an empty result means, and what to do */
   empty?: string;
   size: Size;
   active: boolean;
+}
+
+/** The run a row's node is in: its trace_id; in a run diff's row the head run, but the base run for a node that vanished. */
+function rowTrace(r: Record<string, unknown>): unknown {
+  if (r.trace_id) return r.trace_id;
+  return r.change === 'vanished' ? r.base_trace : r.head_trace;
 }
 
 function rowTone(r: Record<string, unknown>) {
@@ -35,7 +39,7 @@ function rowTone(r: Record<string, unknown>) {
   return toneOf({});
 }
 
-export function ResultsView({ title, table, traceId, traceColumn, context = 'results', empty, size, active }: ResultsViewProps) {
+export function ResultsView({ title, table, traceId, context = 'results', empty, size, active }: ResultsViewProps) {
   const nav = useNav();
   const [cursor, setCursor] = useState(0);
   const [col, setCol] = useState(0);
@@ -58,7 +62,7 @@ export function ResultsView({ title, table, traceId, traceColumn, context = 'res
       if (action === 'open') {
         const r = table.rows[cursor];
         const uid = r?.unique_id;
-        const trace = String(r?.[traceColumn ?? 'trace_id'] ?? r?.trace_id ?? traceId ?? '');
+        const trace = String((r && rowTrace(r)) ?? traceId ?? '');
         if (typeof uid !== 'string' || !uid) setMessage('this row names no node (no unique_id column)');
         else if (!trace) setMessage('this row names no run (no trace_id column)');
         else {
