@@ -46,7 +46,6 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
           onProgress,
           onLoaded: (b) => h.loaded(followNote(followFile, b)),
           onError: (e) => h.loaded(`follow: ${(e as Error).message}`),
-          onReplaced: () => h.loaded(`following: ${followFile} was replaced or truncated: reading it again from its start`),
         });
         const n = await follower.start();
         h.loaded(followNote(followFile, { records: n, skippedLines: follower.skippedLines, firstSkipped: follower.firstSkipped }, `following ${followFile} (${plural(n, 'record')})`));

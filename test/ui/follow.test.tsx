@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,8 +67,7 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     const file = path.join(dir, 'c.jsonl');
     writeFileSync(file, lines.join('\n') + '\n');
     const db = await openModel();
-    let replaced = 0;
-    const f = new Follower(db, file, { intervalMs: 60_000, onReplaced: () => replaced++ });
+    const f = new Follower(db, file, { intervalMs: 60_000 });
     expect(await f.start()).toBe(lines.length);
     // A new file in its place (the logs folder cleaned between two commands), shorter at first.
     const other = readFileSync(OLDER_SAMPLE, 'utf8').split('\n').filter(Boolean);
@@ -80,10 +79,28 @@ describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () =>
     // The same file emptied and written again in place, longer by the next poll than before.
     writeFileSync(file, lines.join('\n') + '\n' + other.join('\n') + '\n');
     expect(await f.poll()).toBe(0); // every record is present already
-    expect(replaced).toBe(2);
+    expect(f.restarts).toBe(2);
     expect(await db.scalar('SELECT count(*)::INTEGER FROM record_rows WHERE record_type IS NOT NULL')).toBe(lines.length + other.length);
     expect(await db.scalar('SELECT count(*)::INTEGER FROM runs WHERE ended')).toBe(3);
     await f.stop();
+    db.close();
+  });
+
+  it('says in the status line that the file was replaced, also when its copy adds no record', async () => {
+    const file = path.join(dir, 'd.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const db = await openModel();
+    const batches: FollowBatch[] = [];
+    const f = new Follower(db, file, { intervalMs: 20, onLoaded: (b) => batches.push(b) });
+    await f.start();
+    // the same content written anew (cp then mv): a new file, every record present already
+    writeFileSync(`${file}.tmp`, lines.join('\n') + '\n');
+    renameSync(`${file}.tmp`, file);
+    for (let i = 0; i < 500 && !batches.some((b) => b.restarted); i++) await new Promise((r) => setTimeout(r, 20));
+    await f.stop();
+    const b = batches.find((x) => x.restarted)!;
+    expect(b).toMatchObject({ records: 0, restarted: true });
+    expect(followNote(file, b)).toBe(`following: ${file} was replaced or truncated: read again from its start, +0 records new`);
     db.close();
   });
 

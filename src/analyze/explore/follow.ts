@@ -25,6 +25,8 @@ export interface FollowBatch {
   skippedLines: number;
   /** the first of them, its line counted in the followed file */
   firstSkipped?: BadLine;
+  /** the file was replaced or truncated before this batch: it was read again from its start */
+  restarted?: boolean;
 }
 
 export interface FollowOptions {
@@ -33,8 +35,6 @@ export interface FollowOptions {
   onProgress?: LoadOptions['onProgress'];
   /** after each batch of appended lines is loaded, whether it added records or not */
   onLoaded?: (batch: FollowBatch) => void;
-  /** the file was replaced or truncated: it is read again from its start */
-  onReplaced?: () => void;
   onError?: (e: unknown) => void;
 }
 
@@ -47,6 +47,7 @@ export function assertFollowable(paths: string[]): string {
 
 /** The status line's note for a batch. */
 export function followNote(file: string, b: FollowBatch, added = `following: +${plural(b.records, 'record')}`): string {
+  if (b.restarted) added = `following: ${file} was replaced or truncated: read again from its start, +${plural(b.records, 'record')} new`;
   if (!b.skippedLines) return added;
   const first = b.firstSkipped ? ` (${InputError.format(b.firstSkipped.reason, file, b.firstSkipped.line, b.firstSkipped.field)})` : '';
   return `${added}; skipped ${plural(b.skippedLines, 'malformed line')}${first}`;
@@ -100,6 +101,8 @@ export class Follower {
   /** malformed lines skipped since following began, and the first of them */
   skippedLines = 0;
   firstSkipped: BadLine | undefined;
+  /** how many times the file was found replaced or truncated, and read again from its start */
+  restarts = 0;
   /** the file read so far: its inode and its last bytes before the offset */
   private ino = 0;
   private mark: Buffer = Buffer.alloc(0);
@@ -143,18 +146,21 @@ export class Follower {
   private async step(): Promise<FollowBatch | undefined> {
     if (this.busy) return undefined;
     this.busy = true;
+    let restarted = false;
     try {
       const { size, ino } = await stat(this.file);
       if (this.offset > 0 && (ino !== this.ino || size < this.offset || !(await this.markHolds()))) {
         this.offset = 0;
         this.lineBase = 0;
         this.mark = Buffer.alloc(0);
-        this.opts.onReplaced?.();
+        this.restarts++;
+        restarted = true;
       }
       this.ino = ino;
-      if (size <= this.offset) return undefined;
+      const nothing = restarted ? { records: 0, skippedLines: 0, restarted } : undefined;
+      if (size <= this.offset) return nothing;
       const end = await lastLineEnd(this.file, this.offset, size);
-      if (end <= this.offset) return undefined;
+      if (end <= this.offset) return nothing;
       const part = path.join(this.dir!, `${path.basename(this.file, '.jsonl')}.part${String(++this.chunk).padStart(5, '0')}.jsonl`);
       const counter = new LineCounter();
       await pipeline(createReadStream(this.file, { start: this.offset, end: end - 1 }), counter, createWriteStream(part));
@@ -171,6 +177,7 @@ export class Follower {
           records: report.records,
           skippedLines: report.skippedLines,
           firstSkipped: bad && { ...bad, line: this.lineBase + bad.line },
+          ...(restarted ? { restarted } : {}),
         };
         this.skippedLines += report.skippedLines;
         this.firstSkipped ??= batch.firstSkipped;
