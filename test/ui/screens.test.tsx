@@ -211,6 +211,18 @@ describe.skipIf(!haveSample)('help on a small terminal', () => {
   });
   afterAll(() => closeLater(db));
 
+  it('shows every key of the tree and its whole help at 80x24, wrapped rather than cut', async () => {
+    const t = app(db, 80, 24);
+    await t.until('FAILED');
+    await t.press(KEY.enter);
+    await t.until('323 spans');
+    await t.press('?');
+    const f = await t.until('keys: tree');
+    expect(f.split('\n').filter((l) => l.includes('…'))).toEqual([]);
+    for (const word of ['root', 'cause', 'upstream', 'critical', 'decided', "phase's", 'time', 'quit']) expect(f).toContain(word);
+    t.unmount();
+  });
+
   it('shows every key of the tree in columns', async () => {
     const t = app(db, 160, 20);
     await t.until('FAILED');
