@@ -5,7 +5,8 @@
  * event commits with the run state it reports (a run and its started event are made together), so a
  * crash leaves every run with its started event, and the runs a stopped process held are closed as
  * errored (errored and completed) by the next process: at once on the embedded store, after their
- * lease ran out on a shared one.
+ * lease ran out on a shared one. A run this process could not close (its store was down) is closed
+ * again on each tick until that succeeds or another process has closed it.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -43,8 +44,10 @@ export interface RunnerOptions {
 export class JobRunner {
   readonly owner = randomUUID();
   private readonly running = new Set<Promise<void>>();
-  /** ids of the runs this process is carrying out */
+  /** ids of the runs this process is carrying out: the only runs whose lease it renews */
   private readonly executing = new Set<number>();
+  /** runs this process failed to carry out and then failed to close: closed again on each tick */
+  private readonly unclosed = new Map<number, { job: Job; message: string }>();
   private timer: NodeJS.Timeout | undefined;
   constructor(private readonly o: RunnerOptions) {}
 
@@ -81,16 +84,26 @@ export class JobRunner {
   }
 
   /**
-   * Shared stores: renews this process's hold on its runs and closes the runs of processes that died,
-   * every third of the lease. (The embedded store closes abandoned runs once, at start-up.)
+   * Every third of the lease: closes again the runs this process failed to close; on a shared store
+   * also renews its hold on the runs it is carrying out and closes those of processes that stopped or
+   * lost them. (The embedded store closes abandoned runs once, at start-up.)
    */
   start(): void {
+    clearInterval(this.timer);
+    let ticking = false;
     const tick = async () => {
+      if (ticking) return;
+      ticking = true;
       try {
-        await this.o.store.renewRunLeases(this.owner, this.lease().until);
-        await this.closeAbandonedRuns(false);
+        await this.closeUnclosedRuns();
+        if (!this.o.store.exclusive) {
+          await this.o.store.renewRunLeases(this.owner, [...this.executing], this.lease().until);
+          await this.closeAbandonedRuns(false);
+        }
       } catch (e) {
         if (this.timer) process.emitWarning(`runlens runner: ${(e as Error).message}`);
+      } finally {
+        ticking = false;
       }
     };
     this.timer = setInterval(() => void tick(), Math.max(50, this.o.leaseMs / 3));
@@ -117,9 +130,25 @@ export class JobRunner {
       // its own run, taken back from a process that took it while this one was slow: it goes on here
       if (this.executing.has(run.id)) continue;
       const job = await this.o.store.getJob(run.accountId, run.jobId);
-      if (job) await this.closeAsErrored(job, run, 'the service stopped while this run was in progress');
+      // on a shared store the holder may still be alive (slow, or cut off from the database)
+      const message = all ? 'the service stopped while this run was in progress'
+        : 'the process carrying out this run stopped or lost it (its lease ran out)';
+      if (job) await this.closeAsErrored(job, run, message);
     }
     return runs.length;
+  }
+
+  /** Closes again the runs a failed close left open; one another process closed meanwhile is left as it is. */
+  private async closeUnclosedRuns(): Promise<void> {
+    for (const [runId, { job, message }] of [...this.unclosed]) {
+      try {
+        const run = await this.o.store.getRun(job.accountId, runId);
+        if (run && run.finishedAt === null) await this.closeAsErrored(job, run, message);
+        this.unclosed.delete(runId);
+      } catch (e) {
+        process.emitWarning(`runlens run ${runId}: closing it failed again: ${(e as Error).message}`);
+      }
+    }
   }
 
   /** Closes a run that cannot finish, and the steps it left running, as errored (errored, unless sent already, then completed). */
@@ -141,14 +170,16 @@ export class JobRunner {
   /**
    * A run the service itself failed to carry out (its store refused a write, a step could not be
    * spawned) is closed as errored, with the steps left running, so that subscribers and waiting
-   * clients are not left waiting for its end; if even that fails the run stays held, and the next
-   * process closes it as abandoned.
+   * clients are not left waiting for its end; if even that fails it is closed again on each tick
+   * (and, no longer renewed, by another process once its lease ran out).
    */
   private async closeFailedRun(job: Job, runId: number, e: Error): Promise<void> {
+    const message = `the service failed to carry out this run: ${e.message}`;
     try {
       const run = await this.o.store.getRun(job.accountId, runId);
-      if (run && run.finishedAt === null) await this.closeAsErrored(job, run, `the service failed to carry out this run: ${e.message}`);
+      if (run && run.finishedAt === null) await this.closeAsErrored(job, run, message);
     } catch (again) {
+      this.unclosed.set(runId, { job, message });
       process.emitWarning(`runlens run ${runId}: ${e.message}; closing it failed too: ${(again as Error).message}`);
     }
   }

@@ -121,9 +121,8 @@ export async function createService(o: ServiceOptions): Promise<Service> {
         if (store.exclusive) {
           await store.releaseClaims();
           await runner.closeAbandonedRuns(true);
-        } else {
-          runner.start();
         }
+        runner.start();
         await dispatcher.start();
       }
       await app.listen({ port, host });

@@ -525,6 +525,85 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.errored', 'job.run.completed']);
       });
 
+      it('a run whose close failed while the store was down is closed once the store answers again (errored, completed)', async () => {
+        // a database restart: the step's result and the run's close both fail, the process lives on
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job(['node -v']);
+        const save = h.store.saveRunStep.bind(h.store);
+        const update = h.store.updateRun.bind(h.store);
+        let down = false;
+        let calls = 0;
+        h.store.saveRunStep = async (s) => {
+          if (++calls === 2) down = true;
+          if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+          return save(s);
+        };
+        h.store.updateRun = async (...a) => {
+          if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+          return update(...a);
+        };
+        const warnings: string[] = [];
+        const onWarning = (w: Error) => warnings.push(w.message);
+        process.on('warning', onWarning);
+        try {
+          const run = await runAndWait(id);
+          expect(run.status).toBe(3);
+          await until(async () => warnings.some((w) => /closing it failed too/.test(w)), 'the failed close');
+          down = false;
+          const closed = await until(async () => {
+            const r = (await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/?include_related=["run_steps"]`)).json.data;
+            return r.status === 20 ? r : undefined;
+          }, 'the run closed');
+          expect(closed.status_message).toMatch(/ECONNREFUSED/);
+          expect(closed.run_steps.every((s: any) => s.status !== 3)).toBe(true);
+          await rx.waitFor((d) => d.length === 3);
+          expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.errored', 'job.run.completed']);
+        } finally {
+          process.off('warning', onWarning);
+          h.store.saveRunStep = save;
+          h.store.updateRun = update;
+        }
+      });
+
+      it('a process renews its hold only on the runs it is carrying out: one it could not close is left for others to close', async () => {
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job(['node -v']);
+        const save = h.store.saveRunStep.bind(h.store);
+        const update = h.store.updateRun.bind(h.store);
+        let calls = 0;
+        // this process alone cannot write the run (its connection broke), other processes can
+        h.store.saveRunStep = async (s) => {
+          if (++calls >= 2) throw new Error('connection terminated');
+          return save(s);
+        };
+        h.store.updateRun = async () => {
+          throw new Error('connection terminated');
+        };
+        try {
+          const run = await runAndWait(id);
+          const taken = await until(async () => {
+            const runs = await h.store.claimAbandonedRuns(toMicros(Date.now()), { owner: 'another process', until: toMicros(Date.now() + 60_000) });
+            return runs.find((r) => r.id === run.id);
+          }, 'the run left to another process');
+          expect(taken.finishedAt).toBeNull();
+        } finally {
+          h.store.saveRunStep = save;
+          h.store.updateRun = update;
+        }
+      });
+
+      it('a run another process held until its lease ran out is closed saying so, not that the service stopped', async () => {
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const id = await job(['node -v']);
+        const now = toMicros(Date.now());
+        const run = await h.store.createRun({ accountId: h.accountId, jobId: id, status: 3, statusMessage: null, cause: 'c', createdAt: now, startedAt: now,
+          finishedAt: null, erroredAt: null }, { owner: 'a process cut off from the database', until: now - 1 }, () => []);
+        await h.svc.runner.closeAbandonedRuns(false);
+        const closed = (await h.store.getRun(h.accountId, run.id))!;
+        expect(closed.status).toBe(20);
+        expect(closed.statusMessage).toMatch(/lease ran out/);
+      });
+
       it('a run is finished once: retaking its own run from a process that held it for a while does not close it a second time', async () => {
         // On a busy machine a process's lease can run out while its run goes on: another process takes the
         // run, then its own lease runs out before it closes the run, and the first process takes it back.

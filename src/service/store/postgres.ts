@@ -265,8 +265,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  async renewRunLeases(owner: string, until: number): Promise<void> {
-    await this.pool.query('UPDATE runs SET lease_until = $2 WHERE lease_owner = $1 AND finished_at IS NULL', [owner, until]);
+  async renewRunLeases(owner: string, runIds: number[], until: number): Promise<void> {
+    if (!runIds.length) return;
+    await this.pool.query('UPDATE runs SET lease_until = $2 WHERE lease_owner = $1 AND finished_at IS NULL AND id = ANY($3::bigint[])',
+      [owner, until, runIds]);
   }
 
   async claimAbandonedRuns(now: number | null, lease: RunLease): Promise<Run[]> {

@@ -249,8 +249,10 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async renewRunLeases(owner: string, until: number): Promise<void> {
-    this.sql('UPDATE runs SET lease_until = ? WHERE lease_owner = ? AND finished_at IS NULL').run(until, owner);
+  async renewRunLeases(owner: string, runIds: number[], until: number): Promise<void> {
+    if (!runIds.length) return;
+    this.sql(`UPDATE runs SET lease_until = ? WHERE lease_owner = ? AND finished_at IS NULL AND id IN (SELECT value FROM json_each(?))`)
+      .run(until, owner, JSON.stringify(runIds));
   }
 
   async claimAbandonedRuns(now: number | null, lease: RunLease): Promise<Run[]> {

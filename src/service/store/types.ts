@@ -239,8 +239,11 @@ export interface Store {
    * it was closed already): nothing is written, so a run's completion is sent once.
    */
   updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean>;
-  /** Extends the lease of every unfinished run `owner` holds. */
-  renewRunLeases(owner: string, until: number): Promise<void>;
+  /**
+   * Extends the lease of the unfinished runs among `runIds` that `owner` holds (the runs it is carrying
+   * out: a run it holds but no longer carries out must be left to run out, so another process closes it).
+   */
+  renewRunLeases(owner: string, runIds: number[], until: number): Promise<void>;
   /**
    * Takes over unfinished runs whose lease ran out before `now` (every unfinished run when `now` is
    * null: the embedded store at start-up, when no other process can hold one), for `lease`.
