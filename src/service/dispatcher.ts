@@ -52,6 +52,7 @@ export class Dispatcher {
   private toRecord: { outcome: AttemptOutcome; done: (e?: unknown) => void }[] = [];
   private recording = true;
   private lastPrune = -Infinity;
+  private lastStrandedCheck = -Infinity;
 
   constructor(private readonly o: DispatcherOptions) {
     this.sender = new Sender({ timeoutMs: o.timeoutMs, allowPrivateTargets: o.allowPrivateTargets, connectionsPerOrigin: this.concurrency });
@@ -120,6 +121,7 @@ export class Dispatcher {
       const due = await this.o.store.nextDueAt();
       if (due !== null) wait = Math.min(wait, Math.max(0, (due - toMicros(this.o.clock.now())) / 1000));
       if (this.o.clock.now() - this.lastPrune > 3600_000) void this.prune();
+      else if (this.o.clock.now() - this.lastStrandedCheck >= (this.o.pollMs ?? 1000)) await this.failStrandedTests();
     } catch {
       /* store closing; the poll below retries */
     }
@@ -240,16 +242,23 @@ export class Dispatcher {
     return result;
   }
 
-  /**
-   * Drops delivery-log entries older than 7 days (by the injected clock), after ending test events
-   * stranded by a stopped process (`allTests`: every pending one; else those older than an attempt
-   * and its lease margin can take).
-   */
+  /** Drops delivery-log entries older than 7 days (by the injected clock), after ending stranded test events. */
   async prune(allTests = false): Promise<number> {
     const now = this.o.clock.now();
     this.lastPrune = now;
-    await this.o.store.failStrandedTests(toMicros(allTests ? now + 1 : now - this.o.timeoutMs - (this.o.leaseMarginMs ?? 30_000)));
+    await this.failStrandedTests(allTests);
     return this.o.store.prune(toMicros(now - LOG_RETENTION_MS));
+  }
+
+  /**
+   * Ends as failed the test events a stopped process left pending (`allTests`: every pending one; else
+   * those older than an attempt and its lease margin can take). Also run on each poll, so one ends
+   * soon after it is due rather than at the next hourly prune.
+   */
+  private async failStrandedTests(allTests = false): Promise<void> {
+    const now = this.o.clock.now();
+    this.lastStrandedCheck = now;
+    await this.o.store.failStrandedTests(toMicros(allTests ? now + 1 : now - this.o.timeoutMs - (this.o.leaseMarginMs ?? 30_000)));
   }
 
   /** Waits until nothing is in flight (tests and graceful shutdown). */

@@ -1085,6 +1085,24 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(receiptView(receipt!, ev).error_info).toMatch(/cut off/);
       });
 
+      it('a test delivery another process left cut off ends as failed while the service runs, without a restart', async () => {
+        await boot();
+        const d = await subscribe({ client_url: `${rx.url}/ok` });
+        // what the test operation of a process killed since wrote before its request left
+        const hourAgo = toMicros(Date.now() - 3600_000);
+        const id = eventId(Date.now() - 3600_000);
+        await store.insertTestEvent({ id, accountId: h.accountId, subscriptionId: d.id, jobId: null, eventType: 'test', payload: '{}', status: 'pending',
+          attempts: 0, nextAttemptAt: hourAgo, httpStatusCode: 0, createdAt: hourAgo, test: true });
+        await store.beginAttempts([{ eventId: id, subscriptionId: d.id, owner: 'gone', receiptId: 'wre_testcut2', attempt: 1, dispatchedAt: hourAgo,
+          requestHeaders: {}, cutOffReceiptId: null }]);
+        const ev = await until(async () => {
+          const e = (await store.listEvents(h.accountId, d.id, 0, 10)).items.find((x) => x.id === id)!;
+          return e.status === 'failed' ? e : undefined;
+        }, 'the stranded test delivery failed');
+        const [receipt] = await store.listReceipts(id);
+        expect(receiptView(receipt!, ev).error_info).toMatch(/cut off/);
+      });
+
       it('a restart in the middle of a delivery loses nothing: the delivery goes out again', async () => {
         db = await factory.fresh();
         store = await db.open();
