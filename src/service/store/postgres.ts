@@ -37,12 +37,11 @@ export class PostgresStore implements Store {
 
   /** Connects and brings the schema up to date; processes starting together wait on an advisory lock. */
   static async connect(url: string, poolSize = 10): Promise<PostgresStore> {
-    // synchronous_commit off: a commit returns once PostgreSQL has it in memory and its WAL is flushed
-    // within a fraction of a second, not after an fsync of its own. A killed serve process loses
-    // nothing (the server holds every commit); only a crash of the database host can drop the last
-    // fraction of a second. That is the same promise the SQLite store makes (WAL, synchronous=NORMAL),
-    // and a commit does not wait for the disk.
-    const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c synchronous_commit=off' });
+    // synchronous_commit on (whatever the server's default): a commit returns once its WAL is on disk,
+    // so what the API acknowledged (a subscription, a run, the events a run emitted) survives a crash
+    // of the PostgreSQL server, not only of serve; with it off, an immediate stop or OOM kill of the
+    // server drops commits already answered.
+    const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c synchronous_commit=on' });
     pool.on('error', () => undefined); // idle-client errors surface on the next query instead of crashing
     const store = new PostgresStore(pool, url);
     try {
