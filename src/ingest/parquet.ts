@@ -135,16 +135,19 @@ function attrStructSql(shape: ParquetShape): string {
   // A node attribute no column holds in the form it was written (the interface document's flat
   // test_outcome and skip_reason, numbers where the engine writes strings) is in json_payload.
   const flat = (f: PayloadScalar, type = 'VARCHAR') => payloadScalar(f, type);
+  // A value its column cannot hold (an enum as its number, as JSONL may write it) is in json_payload:
+  // read from there, it counts as it does from JSONL.
+  const either = (f: PayloadScalar) => `coalesce(${c(f)}, ${flat(f)})`;
   return `{
-      'unique_id': ${c('unique_id')}, 'phase': ${c('phase')}, 'last_phase': NULL::VARCHAR,
-      'node_outcome': ${c('node_outcome')}, 'node_skip_reason': ${c('node_skip_reason')}, 'skip_reason': ${flat('skip_reason')},
+      'unique_id': ${either('unique_id')}, 'phase': ${either('phase')}, 'last_phase': ${flat('last_phase')},
+      'node_outcome': ${either('node_outcome')}, 'node_skip_reason': ${either('node_skip_reason')}, 'skip_reason': ${flat('skip_reason')},
       'node_skip_upstream_detail': {'upstream_unique_id': json_extract_string(${payloadDetail('NodeSkipUpstreamDetail')}, '$.upstream_unique_id')},
       'upstream_unique_id': ${flat('upstream_unique_id')},
       'node_test_detail': CASE WHEN _rl_td IS NOT NULL THEN {'test_outcome': json_extract_string(_rl_td, '$.test_outcome'),
                                                              'failing_rows': TRY_CAST(json_extract_string(_rl_td, '$.failing_rows') AS INTEGER)} END,
       'test_outcome': ${flat('test_outcome')}, 'failing_rows': ${flat('failing_rows', 'INTEGER')},
-      'node_type': ${c('node_type')}, 'name': ${c('name')}, 'relative_path': ${c('relative_path')},
-      'materialization': ${c('materialization')}, 'rows_affected': coalesce(${c('rows_affected', 'BIGINT')}, ${flat('rows_affected', 'BIGINT')}),
+      'node_type': ${either('node_type')}, 'name': ${either('name')}, 'relative_path': ${either('relative_path')},
+      'materialization': ${either('materialization')}, 'rows_affected': coalesce(${c('rows_affected', 'BIGINT')}, ${flat('rows_affected', 'BIGINT')}),
       'in_selection': ${flat('in_selection', 'BOOLEAN')}, 'code': ${c('code', 'INTEGER')},
       'duration_ms': coalesce(${c('duration_ms', 'DOUBLE')}, ${flat('duration_ms', 'DOUBLE')})
     }`;
@@ -155,7 +158,8 @@ function attrStructSql(shape: ParquetShape): string {
  * (_rl_d: the externally tagged outcome details, at the top or under node_outcome_detail; _rl_s: scalars).
  */
 const PAYLOAD_DETAILS = ['NodeTestDetail', 'TestEvaluationDetail', 'NodeSkipUpstreamDetail'] as const;
-const PAYLOAD_SCALARS = ['in_selection', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows', 'rows_affected', 'duration_ms'] as const;
+const PAYLOAD_SCALARS = ['in_selection', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows', 'rows_affected', 'duration_ms',
+  'unique_id', 'phase', 'last_phase', 'node_outcome', 'node_skip_reason', 'node_type', 'name', 'relative_path', 'materialization'] as const;
 type PayloadScalar = (typeof PAYLOAD_SCALARS)[number];
 const payloadDetail = (variant: (typeof PAYLOAD_DETAILS)[number]) => {
   const i = PAYLOAD_DETAILS.indexOf(variant) * 2 + 1;

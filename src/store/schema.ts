@@ -96,7 +96,9 @@ const VIEWS = [
          WHEN severity_number >= 9 THEN 'INFO' WHEN severity_number >= 5 THEN 'DEBUG' WHEN severity_number >= 1 THEN 'TRACE' END) AS severity_text,
        body, event_type, rl_unique_id(attributes, span_name) AS unique_id,
        rl_phase(json_extract_string(attributes, '$.phase')) AS phase,
-       TRY_CAST(json_extract_string(attributes, '$.code') AS INTEGER) AS code, attributes, file_id
+       -- a code the Parquet column (UInt32) cannot hold is in json_payload, as text inside the layout's JSON
+       TRY_CAST(coalesce(json_extract_string(attributes, '$.code'), json_extract_string(json_extract_string(attributes, '$.json_payload'), '$.code')) AS INTEGER) AS code,
+       attributes, file_id
      FROM (SELECT * EXCLUDE (${JOINED_COLUMNS}) REPLACE (${ATTRIBUTES} AS attributes)
            FROM record_rows r ${ATTRIBUTES_JOIN} WHERE r.record_type = 'LogRecord')`,
   // One row per span, read from the record that defines it (span_row, set by derive): its SpanEnd, or

@@ -533,3 +533,79 @@ describe("what DuckDB's JSON reader forgives is still an error", () => {
     expect(r.stdout).toContain(`${LINES.length} records`);
   });
 });
+
+describe('a JSONL file and the Parquet file convert writes of it give the same answer', () => {
+  const FAILED = readFileSync(path.join(ROOT, 'samples/failed-build.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, Record<string, unknown>>);
+  const NUMBERS: Record<string, Record<string, number>> = {
+    node_outcome: { NODE_OUTCOME_ERROR: 2, NODE_OUTCOME_SKIPPED: 4 },
+    node_skip_reason: { NODE_SKIP_REASON_UPSTREAM: 1 },
+    node_type: { NODE_TYPE_TEST: 3 },
+  };
+
+  it('enum attributes written as numbers (which no Parquet column holds) count alike in runs and gate', () => {
+    const lines = FAILED.map((r) => {
+      const a = { ...r.attributes };
+      for (const [k, map] of Object.entries(NUMBERS)) if (typeof a[k] === 'string' && map[a[k] as string] !== undefined) a[k] = map[a[k] as string];
+      return JSON.stringify({ ...r, attributes: a });
+    });
+    const j = file('numbers.jsonl', lines);
+    const p = path.join(dir, 'numbers.parquet');
+    expect(runCli(['convert', j, p]).code).toBe(0);
+    const runs = (f: string) => (JSON.parse(runCli(['runs', f, '--format', 'json']).stdout) as Record<string, unknown>[]).map(({ files: _, ...run }) => run);
+    expect(runs(p)).toEqual(runs(j));
+    expect(JSON.stringify(runs(j))).toMatch(/"error":2\b/);
+    for (const f of [j, p]) {
+      const g = runCli(['gate', f, '--fail-on', 'error']);
+      expect(g.code, f).toBe(1);
+      expect(g.stdout + g.stderr, f).toContain('2 errors');
+    }
+  });
+
+  it("a log's code its UInt32 column cannot hold reads the same from either", () => {
+    const n = FAILED.findIndex((r) => String(r.event_type).endsWith('.LogMessage'));
+    const lines = FAILED.map((r, i) => JSON.stringify(i === n ? { ...r, attributes: { ...r.attributes, code: -7 } } : r));
+    const j = file('log-code.jsonl', lines);
+    const p = path.join(dir, 'log-code.parquet');
+    expect(runCli(['convert', j, p]).code).toBe(0);
+    for (const f of [j, p]) {
+      const q = runCli(['query', f, '--sql', 'SELECT code FROM logs WHERE code IS NOT NULL', '--format', 'json']);
+      expect(q.stdout, f + q.stderr).toMatch(/"code":\s*-7/);
+    }
+  });
+});
+
+describe('a Parquet row is held to the rules of a JSONL line', () => {
+  it('a trace_id that is not 32 hex digits is refused by its row in load, validate and convert', async () => {
+    const p = await rewriteParquet('bad-trace.parquet', 'samples/failed-build.parquet', `CASE WHEN r = 5 THEN 'zzz' ELSE trace_id END AS trace_id`);
+    for (const args of [['load', p], ['runs', p], ['validate', p], ['convert', p, path.join(dir, 'bad-trace.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(`${p}:5: trace_id: must be 32 hex digits (or a UUID) (got "zzz")`);
+    }
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toContain(`skipped 1 row in ${p}`);
+  });
+
+  it('a span without an event_type is told by its span name, as from JSONL: its test outcome is kept', async () => {
+    const p = await rewriteParquet('no-event-type.parquet', 'samples/failed-build.parquet',
+      `CASE WHEN record_type = 'SpanEnd' THEN NULL ELSE event_type END AS event_type`);
+    const g = runCli(['gate', p, '--fail-on', 'test-failed']);
+    expect(g.code, g.stdout + g.stderr).toBe(1);
+    expect(g.stdout + g.stderr).toContain('1 test failed');
+  });
+
+  it('a zero-byte .parquet file (what a killed engine leaves) is a truncated Parquet file; an empty .jsonl is not', () => {
+    const p = file('killed.parquet', []);
+    writeFileSync(p, '');
+    for (const args of [['load', p], ['runs', p], ['validate', p], ['convert', p, path.join(dir, 'killed.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(`${p}: truncated Parquet file (no footer)`);
+    }
+    const j = path.join(dir, 'empty.jsonl');
+    writeFileSync(j, '');
+    const r = runCli(['load', j]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+});
