@@ -233,6 +233,7 @@ function problemSql(shape: ParquetShape): string {
   return `CASE WHEN ${rt} IS NULL THEN 'record_type: missing'
     WHEN ${rt} NOT IN (${RECORD_TYPES.map((t) => sqlString(t)).join(', ')}) THEN 'record_type: must be SpanStart, SpanEnd or LogRecord (got ' || to_json(${rt}) || ')'
     ${missing('trace_id')} ${missing('span_id')}
+    ${has('trace_id') ? `WHEN NOT ${traceIdOkSql} THEN 'trace_id: must be 32 hex digits (or a UUID) (got ' || left(to_json(CAST(trace_id AS VARCHAR))::VARCHAR, 60) || ')'` : ''}
     WHEN ${status} IS NOT NULL THEN 'status.code: ' || ${status}
     ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson} || ': ${NOT_JSON}'` : ''} END`;
 }
@@ -265,13 +266,21 @@ function statusCodeProblemSql(shape: ParquetShape): string {
     WHEN status_code > 2147483647 THEN 'must be an integer (got ' || status_code || ')' END`;
 }
 
+/**
+ * A trace id as recordProblem takes it (32 hex digits or a UUID), NULL too (a LogRecord may have
+ * none; a span's is checked apart). The span ids are UInt64 columns: every value is one.
+ */
+const traceIdOkSql = `(trace_id IS NULL OR (length(CAST(trace_id AS VARCHAR)) IN (32, 36)
+  AND regexp_full_match(CAST(trace_id AS VARCHAR), '[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}')))`;
+
 /** The record type of a row the model can hold, else NULL (the test problemSql explains, in its cheapest form). */
 function storableRecordTypeSql(shape: ParquetShape): string {
   if (!shape.top.has('record_type')) return 'NULL::VARCHAR';
   const ids = ['trace_id', 'span_id'].map((c) => (shape.top.has(c) ? `${c} IS NOT NULL` : 'false')).join(' AND ');
   const badJson = badJsonSql(shape, '_rl_p');
   const status = shape.top.has('status_code') ? ' AND (status_code IS NULL OR status_code BETWEEN 0 AND 2147483647)' : '';
-  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${badJson ? ` AND ${badJson} IS NULL` : ''}${status}
+  const trace = shape.top.has('trace_id') ? ` AND ${traceIdOkSql}` : '';
+  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${trace}${badJson ? ` AND ${badJson} IS NULL` : ''}${status}
     THEN CAST(record_type AS VARCHAR) END`;
 }
 
