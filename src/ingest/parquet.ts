@@ -195,8 +195,10 @@ function withMessageSql(shape: ParquetShape, path: string, opts: { rowNumbers?: 
 /** Innermost select: the message name and a node's json_payload parsed once. */
 function innerSql(shape: ParquetShape, path: string): string {
   const hasAttrs = shape.top.has('attributes');
+  // A row without an event type is told by its span name, as the normalizer tells its kind (rl_span_kind).
+  const named = shape.top.has('span_name') ? ` OR (coalesce(${MSG}, '') = '' AND rl_span_kind(NULL, span_name) IN ('node_evaluated', 'node_processed'))` : '';
   const p = hasAttrs && shape.attrs.includes('json_payload')
-    ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed') THEN TRY_CAST(attributes.json_payload AS JSON) END`
+    ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed')${named} THEN TRY_CAST(attributes.json_payload AS JSON) END`
     : 'CAST(NULL AS JSON)';
   const details = PAYLOAD_DETAILS.flatMap((v) => [`$.${v}`, `$.node_outcome_detail.${v}`]).map(sqlString).join(', ');
   const scalars = PAYLOAD_SCALARS.map((f) => sqlString(`$.${f}`)).join(', ');

@@ -593,6 +593,12 @@ describe('a Parquet row is held to the rules of a JSONL line', () => {
     const g = runCli(['gate', p, '--fail-on', 'test-failed']);
     expect(g.code, g.stdout + g.stderr).toBe(1);
     expect(g.stdout + g.stderr).toContain('1 test failed');
+    // the engine's layout requires the field: validate and convert name it
+    for (const args of [['validate', p], ['convert', p, path.join(dir, 'no-event-type.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, args[0]).toBe(2);
+      expect(r.stderr, args[0]).toMatch(/no-event-type\.parquet:\d+: event_type: missing \(the engine's layout requires it\)/);
+    }
   });
 
   it('a zero-byte .parquet file (what a killed engine leaves) is a truncated Parquet file; an empty .jsonl is not', () => {
