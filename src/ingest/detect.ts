@@ -73,11 +73,14 @@ export async function detectFile(file: string): Promise<InputFile> {
     const size = (await fh.stat()).size;
     const head = Buffer.alloc(Math.min(size, SAMPLE_BYTES));
     await fh.read(head, 0, head.length, 0);
+    const truncated = () => new InputError('truncated Parquet file (no footer): it is complete only once its writer has finished', file);
+    // a zero-byte .parquet is what a writer killed before its first page leaves, not an empty JSONL file
+    if (size === 0 && /\.parquet$/i.test(file)) throw truncated();
     if (size === 0) return { path: file, format: 'jsonl', gzip: false, size, keyStyle: 'snake' };
     if (head.subarray(0, 4).toString('latin1') === 'PAR1') {
       const tail = Buffer.alloc(4);
       await fh.read(tail, 0, 4, size - 4);
-      if (size < 12 || tail.toString('latin1') !== 'PAR1') throw new InputError('truncated Parquet file (no footer): it is complete only once its writer has finished', file);
+      if (size < 12 || tail.toString('latin1') !== 'PAR1') throw truncated();
       return { path: file, format: 'parquet', gzip: false, size, keyStyle: 'snake' };
     }
     if (/\.parquet$/i.test(file)) throw new InputError('not a Parquet file (no PAR1 magic)', file);
