@@ -6,7 +6,7 @@
  * or the whole message for Invocation/Process/...) unpacked back into attributes.
  */
 import { InputError } from '../errors.js';
-import { attributesColumnProblem } from '../produce/parquet-layout.js';
+import { parquetColumnsProblem, structFields } from '../produce/parquet-layout.js';
 import type { Db } from '../store/db.js';
 import { sqlIn, sqlString } from '../store/db.js';
 import type { InputFile } from './detect.js';
@@ -34,25 +34,10 @@ interface ParquetShape {
 
 async function describe(db: Db, path: string): Promise<ParquetShape> {
   const cols = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${sqlString(path)})`);
-  const top = new Set(cols.map((c) => c.column_name));
-  const attrType = cols.find((c) => c.column_name === 'attributes')?.column_type;
-  const problem = attributesColumnProblem(attrType);
-  if (problem) throw new InputError(problem, path);
-  // STRUCT("json_payload" VARCHAR, "name" VARCHAR, ...): field names at nesting depth one.
-  const attrs: string[] = [];
-  let depth = 0;
-  let tok = '';
-  for (const ch of attrType!.slice(7, -1)) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      attrs.push(tok.trim());
-      tok = '';
-    } else tok += ch;
-  }
-  if (tok.trim()) attrs.push(tok.trim());
-  const parsed = attrs.map((a) => /^"?([^" ]+)"? (.*)$/.exec(a)!);
-  return { top, attrs: parsed.map((m) => m[1]!), attrTypes: new Map(parsed.map((m) => [m[1]!, m[2]!.trim()])) };
+  const problem = parquetColumnsProblem(cols.map((c) => ({ name: c.column_name, type: c.column_type })));
+  if (problem) throw new InputError(problem.reason, path, undefined, problem.field);
+  const attrTypes = structFields(cols.find((c) => c.column_name === 'attributes')!.column_type);
+  return { top: new Set(cols.map((c) => c.column_name)), attrs: [...attrTypes.keys()], attrTypes };
 }
 
 function attributesJsonSql(shape: ParquetShape): string {

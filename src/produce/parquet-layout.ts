@@ -97,6 +97,83 @@ export function attributesColumnProblem(type: string | undefined): string | unde
 
 export const ATTRIBUTE_KIND: ReadonlyMap<string, ColKind> = new Map(ATTRIBUTE_COLUMNS.map((c) => [c.name, c.kind]));
 
+/** The fields of a DuckDB STRUCT(...) type, by name, with their types. */
+export function structFields(type: string): Map<string, string> {
+  const parts: string[] = [];
+  let depth = 0;
+  let tok = '';
+  for (const ch of type.slice(7, -1)) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(tok.trim());
+      tok = '';
+    } else tok += ch;
+  }
+  if (tok.trim()) parts.push(tok.trim());
+  return new Map(parts.map((a) => /^"?([^" ]+)"? (.*)$/.exec(a)!).map((m) => [m[1]!, m[2]!.trim()]));
+}
+
+const UNSIGNED = ['UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT'];
+const SIGNED_32 = ['TINYINT', 'SMALLINT', 'INTEGER'];
+const INTEGERS = [...UNSIGNED, ...SIGNED_32, 'BIGINT', 'HUGEINT', 'UHUGEINT'];
+/**
+ * The DuckDB types a column of each kind may have, the layout's first: the reader takes each of them
+ * exactly (an integer of another width, a timestamp of another unit); the layout's name is said when
+ * a column has another type.
+ */
+const READABLE: Record<ColKind, readonly string[]> = {
+  dict: ['VARCHAR'],
+  lstr: ['VARCHAR'],
+  json: ['VARCHAR', 'JSON'],
+  bool: ['BOOLEAN'],
+  ts: ['TIMESTAMP_NS', 'TIMESTAMP', 'TIMESTAMP_MS', 'TIMESTAMP_S', 'TIMESTAMP WITH TIME ZONE'],
+  i32: ['INTEGER', ...SIGNED_32, 'UTINYINT', 'USMALLINT'],
+  // out-of-range values are the rows' problems (a status code past 32 bits), or kept as written (a count)
+  u32: ['UINTEGER', ...INTEGERS],
+  u64: ['UBIGINT', ...INTEGERS],
+};
+/** Span ids: any unsigned integer is 16 hex digits; a signed one may be negative. */
+const ID_TYPES = ['UBIGINT', ...UNSIGNED];
+
+/**
+ * What is wrong with the types of a Parquet file's columns (as DESCRIBE gives them), checked against
+ * the engine's layout once, before any row is read, or undefined. Columns and attribute fields outside
+ * the layout are not looked at. The one check of load, validate and convert.
+ */
+export function parquetColumnsProblem(cols: readonly { name: string; type: string }[]): { field: string; reason: string } | undefined {
+  const attrType = cols.find((c) => c.name === 'attributes')?.type;
+  const problem = attributesColumnProblem(attrType);
+  if (problem) {
+    const at = problem.indexOf(': ');
+    return { field: problem.slice(0, at), reason: problem.slice(at + 2) };
+  }
+  const wrong = (field: string, type: string, allowed: readonly string[]) =>
+    allowed.includes(type) ? undefined : { field, reason: `must be ${allowed[0]}, got ${type}` };
+  for (const c of cols) {
+    const spec = TOP_COLUMNS.find((t) => t.name === c.name);
+    const p = spec && wrong(c.name, c.type, spec.name.endsWith('span_id') ? ID_TYPES : READABLE[spec.kind]);
+    if (p) return p;
+    if (c.name === 'links') {
+      const want = 'STRUCT(trace_id VARCHAR, span_id UBIGINT, json_payload VARCHAR)[]';
+      if (!c.type.startsWith('STRUCT(') || !c.type.endsWith(')[]')) return { field: 'links', reason: `must be ${want}, got ${c.type}` };
+      const f = structFields(c.type.slice(0, -2));
+      for (const [name, allowed] of [['trace_id', READABLE.dict], ['span_id', ID_TYPES], ['json_payload', READABLE.json]] as const) {
+        const t = f.get(name);
+        if (t === undefined && name !== 'json_payload') return { field: `links.${name}`, reason: `missing (${want})` };
+        const lp = t !== undefined && wrong(`links.${name}`, t, allowed);
+        if (lp) return lp;
+      }
+    }
+  }
+  for (const [name, type] of structFields(attrType!)) {
+    const kind = ATTRIBUTE_KIND.get(name);
+    const p = kind && wrong(`attributes.${name}`, type, READABLE[kind]);
+    if (p) return p;
+  }
+  return undefined;
+}
+
 /** Arrow field metadata of the canonical JSON extension type on json_payload columns. */
 export const JSON_EXTENSION_METADATA: ReadonlyMap<string, string> = new Map([
   ['ARROW:extension:name', 'arrow.json'],

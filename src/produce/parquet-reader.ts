@@ -7,7 +7,7 @@
 import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
-import { ATTRIBUTE_COLUMNS, attributesColumnProblem, joinAttributes } from './parquet-layout.js';
+import { ATTRIBUTE_COLUMNS, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { NOT_JSON } from '../ingest/parquet.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
@@ -47,12 +47,12 @@ export async function* readParquetRecords(path: string, chunkRows = 8192): Async
   try {
     const src = `read_parquet(${sqlStr(path)})`;
     const desc = await con.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
-    const present = new Set(desc.getRowsJS().map((r) => String(r[0])));
-    const type = desc.getRowsJS().find((r) => r[0] === 'attributes')?.[1];
-    const problem = attributesColumnProblem(type === undefined ? undefined : String(type));
-    if (problem) throw new InputError(problem, path);
-    const attrType = String(type);
-    const attrCols = ATTRIBUTE_COLUMNS.filter((c) => new RegExp(`(^|[(, ])"?${c.name}"? `).test(attrType));
+    const described = desc.getRowsJS().map((r) => ({ name: String(r[0]), type: String(r[1]) }));
+    const present = new Set(described.map((c) => c.name));
+    const problem = parquetColumnsProblem(described);
+    if (problem) throw new InputError(problem.reason, path, undefined, problem.field);
+    const attrFields = structFields(described.find((c) => c.name === 'attributes')!.type);
+    const attrCols = ATTRIBUTE_COLUMNS.filter((c) => attrFields.has(c.name));
     const cols = [
       ...TOP.map((n) => topExpr(n, present)),
       ...attrCols.map((c) => {

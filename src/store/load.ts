@@ -379,6 +379,8 @@ async function poolForTwoQueries(db: Db): Promise<number> {
 }
 
 function translateReadError(e: unknown, input: InputFile): Error {
+  // already said in the input's words (a column of the wrong type)
+  if (e instanceof InputError) return e;
   const msg = errorMessage(e);
   if (input.format === 'parquet') return new InputError(`not a readable Parquet file: ${engineMessage(e)}`, input.path);
   if (/Malformed JSON|JSON|Expected/.test(msg)) {

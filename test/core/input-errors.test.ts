@@ -615,3 +615,31 @@ describe('a Parquet row is held to the rules of a JSONL line', () => {
     expect(r.code, r.stderr).toBe(0);
   });
 });
+
+describe('a Parquet column of another type than the layout\'s is named once, before any row is read', () => {
+  it.each([
+    ['status_code', `CAST(status_code AS VARCHAR)`, 'status_code: must be UINTEGER, got VARCHAR'],
+    ['span_id', `CAST(span_id AS VARCHAR)`, 'span_id: must be UBIGINT, got VARCHAR'],
+    ['start_time_unix_nano', `epoch_ns(start_time_unix_nano)`, 'start_time_unix_nano: must be TIMESTAMP_NS, got BIGINT'],
+    ['severity_number', `CAST(severity_number AS VARCHAR)`, 'severity_number: must be INTEGER, got VARCHAR'],
+    ['attributes.code', `struct_update(attributes, code := CAST(attributes.code AS VARCHAR))`, 'attributes.code: must be UINTEGER, got VARCHAR'],
+  ])('%s: load, runs, validate and convert exit 2 naming the column and both types', async (column, expr, message) => {
+    const target = column.startsWith('attributes.') ? 'attributes' : column;
+    const p = await rewriteParquet(`type-${column}.parquet`, 'samples/failed-build.parquet', `${expr} AS ${target}`);
+    for (const args of [['load', p], ['runs', p], ['validate', p], ['convert', p, path.join(dir, `type-${column}.jsonl`)]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr.trim(), args[0]).toBe(`runlens: ${p}: ${message}`);
+    }
+  });
+
+  it('a type the reader takes exactly (an integer of another width, a timestamp of another unit) loads as the layout\'s', async () => {
+    const p = await rewriteParquet('type-wider.parquet', 'samples/failed-build.parquet',
+      `CAST(status_code AS BIGINT) AS status_code, CAST(end_time_unix_nano AS TIMESTAMP) AS end_time_unix_nano`);
+    const g = runCli(['gate', p, '--fail-on', 'test-failed']);
+    expect(g.code, g.stdout + g.stderr).toBe(1);
+    expect(g.stdout + g.stderr).toContain('1 test failed');
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+});
