@@ -6,7 +6,7 @@
  * or the whole message for Invocation/Process/...) unpacked back into attributes.
  */
 import { InputError } from '../errors.js';
-import { parquetColumnsProblem, structFields } from '../produce/parquet-layout.js';
+import { attributesLayoutNote, parquetColumnsProblem, structFields } from '../produce/parquet-layout.js';
 import type { Db } from '../store/db.js';
 import { sqlIn, sqlString } from '../store/db.js';
 import type { InputFile } from './detect.js';
@@ -30,14 +30,17 @@ interface ParquetShape {
   attrs: string[];
   /** DuckDB type of each attribute column, by name */
   attrTypes: Map<string, string>;
+  /** what is not read of attributes other than the layout's */
+  note?: { field: string; reason: string };
 }
 
 async function describe(db: Db, path: string): Promise<ParquetShape> {
   const cols = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${sqlString(path)})`);
   const problem = parquetColumnsProblem(cols.map((c) => ({ name: c.column_name, type: c.column_type })));
   if (problem) throw new InputError(problem.reason, path, undefined, problem.field);
-  const attrTypes = structFields(cols.find((c) => c.column_name === 'attributes')!.column_type);
-  return { top: new Set(cols.map((c) => c.column_name)), attrs: [...attrTypes.keys()], attrTypes };
+  const attrType = cols.find((c) => c.column_name === 'attributes')!.column_type;
+  const attrTypes = structFields(attrType);
+  return { top: new Set(cols.map((c) => c.column_name)), attrs: [...attrTypes.keys()], attrTypes, note: attributesLayoutNote(attrType) };
 }
 
 function attributesJsonSql(shape: ParquetShape): string {
@@ -202,6 +205,8 @@ function innerSql(shape: ParquetShape, path: string): string {
 export interface ParquetRead {
   select: string;
   attributesSelect?: string;
+  /** what the load does not read of attributes other than the layout's, as `field: reason` */
+  note?: string;
 }
 
 /** What a load says of JSON text that is not JSON (validate's words for a line). */
@@ -324,12 +329,13 @@ export async function readParquetSql(db: Db, input: InputFile): Promise<ParquetR
       ${hasAttrs ? 'NULL::JSON' : "'{}'::JSON"} AS attributes,
       ${hasAttrs ? attrStructSql(shape) : 'NULL'} AS a
     FROM ${innerSql(shape, input.path)}`;
-  if (!hasAttrs) return { select };
+  const note = shape.note && `${shape.note.field}: ${shape.note.reason}`;
+  if (!hasAttrs) return { select, note };
   // Bulk rows (node, query, log events) keep the Parquet layout of their attributes (the columns that
   // are set); the few others (invocation, process, phases, ...) are rebuilt in the JSONL shape.
   // line: the record's line in the records view (its row in the file, from 1).
   const attributesSelect = `SELECT CAST($file_id AS INTEGER) AS file_id, file_row_number + 1 AS line,
       CASE WHEN ${sqlIn(MSG, BULK_MESSAGES)} THEN ${attributesLayoutJsonSql(shape)} ELSE ${attributesJsonSql(shape)} END AS attributes
     FROM ${withMessageSql(shape, input.path, { rowNumbers: true })}`;
-  return { select, attributesSelect };
+  return { select, attributesSelect, note };
 }

@@ -137,6 +137,23 @@ const READABLE: Record<ColKind, readonly string[]> = {
 const ID_TYPES = ['UBIGINT', ...UNSIGNED];
 
 /**
+ * What the model does not read of an `attributes` struct other than the engine's (a plain copy of
+ * JSONL): fields outside the layout (kept in `attributes`, no outcome taken from them), and, without
+ * json_payload, the outcome details the layout keeps there. Undefined for the engine's layout.
+ */
+export function attributesLayoutNote(attrType: string): { field: string; reason: string } | undefined {
+  const fields = [...structFields(attrType).keys()];
+  const outside = fields.filter((f) => !ATTRIBUTE_KIND.has(f));
+  const parts: string[] = [];
+  if (outside.length) {
+    const named = outside.length > 10 ? `${outside.slice(0, 10).join(', ')}, ... (${outside.length} in all)` : outside.join(', ');
+    parts.push(`fields outside the engine's layout are not read (${named}: kept in attributes, no outcome is taken from them)`);
+  }
+  if (!fields.includes('json_payload')) parts.push("no json_payload field (where the layout keeps test results and skipped nodes' upstreams): none is read");
+  return parts.length ? { field: 'attributes', reason: parts.join('; ') } : undefined;
+}
+
+/**
  * What is wrong with the types of a Parquet file's columns (as DESCRIBE gives them), checked against
  * the engine's layout once, before any row is read, or undefined. Columns and attribute fields outside
  * the layout are not looked at. The one check of load, validate and convert.

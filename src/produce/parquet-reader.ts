@@ -7,7 +7,7 @@
 import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
-import { ATTRIBUTE_COLUMNS, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
+import { ATTRIBUTE_COLUMNS, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { NOT_JSON } from '../ingest/parquet.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
@@ -41,7 +41,7 @@ function topExpr(name: string, present: Set<string>): string {
 }
 
 /** Records of one Parquet file, in file order. */
-export async function* readParquetRecords(path: string, chunkRows = 8192): AsyncGenerator<JsonlRecord> {
+export async function* readParquetRecords(path: string, opts: { onNote?: (note: RecordProblem) => void } = {}): AsyncGenerator<JsonlRecord> {
   const db = await duckdb.DuckDBInstance.create(':memory:');
   const con = await db.connect();
   try {
@@ -51,7 +51,10 @@ export async function* readParquetRecords(path: string, chunkRows = 8192): Async
     const present = new Set(described.map((c) => c.name));
     const problem = parquetColumnsProblem(described);
     if (problem) throw new InputError(problem.reason, path, undefined, problem.field);
-    const attrFields = structFields(described.find((c) => c.name === 'attributes')!.type);
+    const attrType = described.find((c) => c.name === 'attributes')!.type;
+    const note = attributesLayoutNote(attrType);
+    if (note) opts.onNote?.(note);
+    const attrFields = structFields(attrType);
     const attrCols = ATTRIBUTE_COLUMNS.filter((c) => attrFields.has(c.name));
     const cols = [
       ...TOP.map((n) => topExpr(n, present)),

@@ -315,7 +315,9 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
   if (input.format === 'parquet') {
     let row = 0;
     try {
-      for await (const r of readParquetRecords(path)) c.record(++row, r);
+      // said of the file, at its first row
+      const onNote = (n: { field: string; reason: string }) => c.issue(1, n.field, n.reason, 'warning');
+      for await (const r of readParquetRecords(path, { onNote })) c.record(++row, r);
     } catch (e) {
       if (e instanceof InputError) throw e;
       throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);

@@ -181,6 +181,7 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
   hashing?.catch(() => undefined); // awaited later; a read error must not count as unhandled meanwhile
   const fileId = (await db.scalar<number>('SELECT (coalesce(max(file_id), 0) + 1)::INTEGER FROM files')) ?? 1;
   const parquet = input.format === 'parquet' ? await readParquetSql(db, input).catch((e: unknown) => { throw translateReadError(e, input); }) : undefined;
+  if (parquet?.note) report.note = parquet.note;
   const insert = (select: string) =>
     timed('insert records', () =>
       db.run(`INSERT INTO record_rows ${normalizeSelect(select, { attrStruct: input.format === 'parquet' })}`, { file_id: fileId }));

@@ -643,3 +643,20 @@ describe('a Parquet column of another type than the layout\'s is named once, bef
     expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 });
+
+describe('a Parquet file whose attributes are not the layout\'s (a plain copy of JSONL) says what is not read', () => {
+  it('fields outside the layout and no json_payload: validate warns naming them, load says it read none of them', async () => {
+    const p = await rewriteParquet('plain-attrs.parquet', 'samples/failed-build.parquet',
+      `struct_pack(unique_id := attributes.unique_id, node_outcome := attributes.node_outcome, node_test_detail := attributes.json_payload) AS attributes`);
+    const v = runCli(['validate', p]);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout).toContain(`${p}:1: attributes: fields outside the engine's layout are not read (node_test_detail: kept in attributes`);
+    expect(v.stdout).toContain('no json_payload field');
+    const l = runCli(['load', p]);
+    expect(l.code, l.stderr).toBe(0);
+    expect(l.stderr).toContain(`runlens: ${p}: attributes: fields outside the engine's layout are not read (node_test_detail: kept in attributes`);
+    expect(l.stderr).toContain("no json_payload field (where the layout keeps test results and skipped nodes' upstreams): none is read");
+    const clean = runCli(['load', path.join(ROOT, 'samples/failed-build.parquet')]);
+    expect(clean.stderr).not.toContain('attributes:');
+  });
+});
