@@ -22,10 +22,10 @@ describe('generated telemetry in the core model', () => {
         const c = await db.one(`SELECT
             count(*) FILTER (WHERE node_outcome = 'error')::INT AS errors,
             count(*) FILTER (WHERE test_outcome = 'failed')::INT AS failed,
-            count(*) FILTER (WHERE node_outcome = 'skipped' AND skip_reason = 'upstream')::INT AS upstream,
+            count(*) FILTER (WHERE node_outcome = 'skipped')::INT AS skipped,
             count(*)::INT AS n
           FROM node_results WHERE trace_id = $t`, { t: s.traceId });
-        expect(c).toEqual({ errors: s.errors, failed: s.failedTests, upstream: s.skipped, n: 150 });
+        expect(c).toEqual({ errors: s.errors, failed: s.failedTests, skipped: s.skipped, n: 150 });
       }
       expect(await db.scalar(`SELECT count(*)::INT FROM spans WHERE orphan OR NOT ended`)).toBe(0);
       // the second run reuses some models from cache, and ephemeral models are no-ops
