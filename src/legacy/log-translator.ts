@@ -30,7 +30,10 @@ export interface LogSummary extends MigrateSummary {
   queries: number;
   interrupted: boolean;
   completed: boolean;
-  /** the stream stopped before the lines that end the command (the run is marked failed) */
+  /**
+   * the stream stopped before the lines that end the command: the run's end is unknown and its
+   * invocation is left open (incomplete), unless the command is known to have exited (record)
+   */
   cutOff: boolean;
 }
 
@@ -108,6 +111,8 @@ class InvocationState {
   interrupted = false;
   /** the stream has CommandCompleted (or record saw the command exit 0) */
   completed = false;
+  /** the command is known to have exited (record saw its process end), whatever the stream says */
+  exited = false;
   /** the stream has the end-of-run summary (StatsLine, EndOfRunSummary) */
   summarized = false;
   /** the stream has debug lines (logs/dbt.log), not only stdout's info and above */
@@ -478,12 +483,14 @@ export class LogTranslator {
   }
 
   /**
-   * End of stream: whatever is still open ends; nodes still in flight end as canceled. `exitedWell`:
-   * the command's process exited 0 (record knows), so a stream without its closing lines (stdout of
+   * End of stream: whatever is still open ends; nodes still in flight end as canceled. `exited`: the
+   * command's process is known to have ended (record saw it), so the run ended even when its stream
+   * stops early; `exitedWell`: it exited 0, so a stream without its closing lines (stdout of
    * `--quiet`) was not cut off.
    */
-  end(at?: bigint, o: { exitedWell?: boolean } = {}): void {
+  end(at?: bigint, o: { exited?: boolean; exitedWell?: boolean } = {}): void {
     if (this.pending && !this.cur) this.startPending();
+    if (this.cur && (o.exited || o.exitedWell)) this.cur.exited = true;
     if (this.cur && o.exitedWell) this.cur.completed = true;
     if (this.cur) this.endInvocation(at ?? this.lastTs);
   }
@@ -522,9 +529,19 @@ export class LogTranslator {
     // A log taken as whole (a command that exited 0) whose nodes never finished was not interrupted:
     // its status says what is known, that those nodes' ends are missing.
     const shown = running.slice(0, 3).join(', ') + (running.length > 3 ? `, … ${running.length - 3} more` : '');
+    const cutOffText = `the log ends before the command did (no ${closing})`;
+    if (cutOff && !s.exited && !s.failure) {
+      // Nothing says how (or whether) the command ended: the invocation stays open, so every reader
+      // takes the run as incomplete; the line says why, for the gate's reason.
+      s.inv.log({ event: 'log.LogMessage', severity: 'error', body: cutOffText, attributes: { original_severity_text: 'ERROR' }, at });
+      s.summary.logRecords++;
+      s.inv.leaveOpen();
+      this.summaries.push(s.summary);
+      return;
+    }
     const status = wasInterrupted ? { message: 'Interrupted', code: 2 }
       : s.failure ? { message: s.failure, code: 2 }
-      : cutOff ? { message: `the log ends before the command did (no ${closing})`, code: 2 }
+      : cutOff ? { message: cutOffText, code: 2 }
       : running.length ? { message: `the log ends while ${running.length === 1 ? '1 node was' : `${running.length} nodes were`} still running (${shown})`, code: 2 }
       : undefined;
     s.inv.end({ at, ...(status ? { status } : {}) });

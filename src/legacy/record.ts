@@ -97,7 +97,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     badLines = r.badLines;
     const { code, signal } = await exited;
     if (interrupted || signal === 'SIGINT') t.interrupt();
-    else t.end(undefined, { exitedWell: code === 0 });
+    else t.end(undefined, { exited: true, exitedWell: code === 0 });
     return finish(code, signal);
   } finally {
     process.off('SIGINT', onSigint);

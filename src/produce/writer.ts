@@ -531,6 +531,14 @@ export class Invocation extends SpanHandle {
     this.end(open.length ? { at, status } : { at });
   }
 
+  /**
+   * The run's end is unknown (its record stops before it): the invocation and process spans are
+   * left without their ends, and close() does not end them, so readers see a run that never ended.
+   */
+  leaveOpen(): void {
+    this.writer.forget(this);
+  }
+
   /** End the run: Invocation SpanEnd with metrics and status, then the Process SpanEnd. */
   end(o: InvocationEndOptions = {}): void {
     if (this.core.ended) return;

@@ -62,7 +62,7 @@ describe.skipIf(note.missing)(note.title("the older engine's real logs"), () => 
     expect(runCli(['gate', ok]).code).toBe(0);
   });
 
-  it('a debug stream of 1.5 or later that stops before CommandCompleted is a run-error, though it has the end-of-run summary', () => {
+  it('a debug stream of 1.5 or later that stops before CommandCompleted is incomplete, though it has the end-of-run summary', () => {
     const lines = readFileSync(sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl'), 'utf8').split('\n').filter(Boolean);
     const names = lines.map((l) => JSON.parse(l).info.name);
     expect(names).toContain('StatsLine');
@@ -70,7 +70,7 @@ describe.skipIf(note.missing)(note.title("the older engine's real logs"), () => 
     const r = runCli(['gate', cut, '--reporter', 'json']);
     expect(r.code).toBe(1);
     const js = JSON.parse(r.stdout);
-    expect(js.runs[0].rule).toBe('run-error');
+    expect(js.runs[0].rule).toBe('incomplete');
     expect(js.runs[0].reason).toContain('the log ends before the command did (no CommandCompleted)');
   });
 });

@@ -167,17 +167,18 @@ describe('--log-format json streams', () => {
     expect(await m.db.scalar(`SELECT phase FROM nodes WHERE unique_id LIKE 'operation.%' AND kind = 'evaluated'`)).toBe('on_run_start');
   });
 
-  it('a log that stops between nodes, before the lines that end the command, is a failed run, not a passed one', async () => {
-    const runOf = async (lines: object[]) => (await migrateLines(lines)).db.one('SELECT status_code, status_message, failed FROM runs');
+  it('a log that stops between nodes, before the lines that end the command, is a run that never ended, not a passed one', async () => {
+    const runOf = async (lines: object[]) => (await migrateLines(lines)).db.one('SELECT status_code, status_message, failed, ended FROM runs');
     const cut = 'the log ends before the command did';
+    const errorsOf = async (lines: object[]) => (await migrateLines(lines)).db.all(`SELECT body FROM logs WHERE severity_text = 'ERROR' AND unique_id IS NULL`);
     // the debug stream (1.5+ ends with CommandCompleted)
-    expect(await runOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toEqual({
-      status_code: 2, status_message: `${cut} (no CommandCompleted)`, failed: true,
-    });
-    expect(await runOf([...head('build')])).toMatchObject({ status_code: 2, failed: true });
+    expect(await runOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toMatchObject({ ended: false });
+    expect(await errorsOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toEqual([{ body: `${cut} (no CommandCompleted)` }]);
+    expect(await runOf([...head('build')])).toMatchObject({ ended: false });
     // stdout's info stream of a command that ends with the end-of-run summary, named or not
     const info = nodeRun({ id: 'model.p.a' }, 'success').filter((l) => l.info.level !== 'debug');
-    expect(await runOf([head('build')[0]!, ...info])).toEqual({ status_code: 2, status_message: `${cut} (no end-of-run summary)`, failed: true });
+    expect(await runOf([head('build')[0]!, ...info])).toMatchObject({ ended: false });
+    expect(await errorsOf([head('build')[0]!, ...info])).toEqual([{ body: `${cut} (no end-of-run summary)` }]);
     // whole streams stay as they were
     expect(await runOf([head('build')[0]!, ...info, ev('StatsLine', { stats: {} }, { level: 'info', msg: 'Done.' })])).toMatchObject({ failed: false });
     const ok = [...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success'), ev('CommandCompleted', { completed_at: ts(), elapsed: 3, success: true })];
