@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
+import type { BadLine } from '../ingest/jsonl-lines.js';
 import { parseEventLine, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
 
@@ -12,6 +13,8 @@ export interface LogFileReport {
   lines: number;
   /** lines that are not JSON events (kept out of the telemetry, counted) */
   badLines: number;
+  /** lines that start as JSON but do not parse (a damaged line), skipped with `lenient` */
+  malformed: BadLine[];
   invocations: LogSummary[];
 }
 
@@ -75,16 +78,23 @@ export interface FeedOptions {
    * field, as a telemetry JSONL line is (a live command's output is not stopped for one).
    */
   file?: string;
+  /**
+   * A line of the file that starts with `{` but is not JSON (damaged, cut mid-way) stops the read
+   * naming its line, unless lenient: then it is skipped and listed. `hint` ends the stopping message.
+   */
+  lenient?: boolean;
+  hint?: string;
 }
 
 const DRAIN_EVERY = 4096;
 
 /** Feed a text stream (utf8 chunks) to a translator, chunk by chunk. */
-export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator, o: FeedOptions = {}): Promise<{ lines: number; badLines: number }> {
+export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator, o: FeedOptions = {}): Promise<{ lines: number; badLines: number; malformed: BadLine[] }> {
   const split = new LineSplitter();
   const human = o.human;
   let n = 0;
   let bad = 0;
+  const malformed: BadLine[] = [];
   let events: LegacyEvent[] = [];
   let text = '';
   let drained = 0;
@@ -94,6 +104,14 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
     if (line.length === 0) return;
     const ev = line.charCodeAt(0) === 123 /* { */ ? parseEventLine(line) : null;
     if (ev && o.file !== undefined) refuseLoneSurrogate(line, o.file, n);
+    // A read file's line that begins as JSON and does not parse may have been any event (a node's
+    // result): not a text line to pass over. A live command's output is not stopped for one.
+    const broken = !ev && o.file !== undefined && line.charCodeAt(0) === 123 ? jsonError(line) : undefined;
+    if (broken !== undefined) {
+      if (!o.lenient) throw new InputError(`malformed JSON: ${broken}${o.hint ?? ''}`, o.file, n);
+      malformed.push({ line: n, reason: `malformed JSON: ${broken}` });
+      return;
+    }
     if (ev) {
       events.push(ev);
       if (human && ev.level !== 'debug' && ev.msg) text += ev.msg + '\n';
@@ -122,7 +140,17 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   split.end(onLine);
   flush();
   if (draining) await draining;
-  return { lines: n, badLines: bad };
+  return { lines: n, badLines: bad, malformed };
+}
+
+/** Why a line is not JSON, or undefined when it is. */
+function jsonError(line: string): string | undefined {
+  try {
+    JSON.parse(line);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 function refuseLoneSurrogate(line: string, file: string, n: number): void {
@@ -135,11 +163,13 @@ export function textOf(input: Readable): AsyncIterable<string> {
   return input as AsyncIterable<string>;
 }
 
-export async function translateLogFile(file: string, o: TranslatorOptions, drain: () => Promise<void>): Promise<LogFileReport> {
+export async function translateLogFile(
+  file: string, o: TranslatorOptions, drain: () => Promise<void>, read: Pick<FeedOptions, 'lenient' | 'hint'> = {},
+): Promise<LogFileReport> {
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
   const t = new LogTranslator(o);
-  const { lines, badLines } = await feedLines(textOf(file.endsWith('.gz') ? input.pipe(createGunzip()) : input), t, { drain, file });
+  const { lines, badLines, malformed } = await feedLines(textOf(file.endsWith('.gz') ? input.pipe(createGunzip()) : input), t, { drain, file, ...read });
   t.end();
   for (const s of t.summaries) s.file = file;
-  return { file, lines, badLines, invocations: t.summaries };
+  return { file, lines, badLines, malformed, invocations: t.summaries };
 }

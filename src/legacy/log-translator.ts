@@ -80,6 +80,8 @@ interface NodeState {
   /** hooks: their one evaluation, opened with the hook */
   main?: Evaluation;
   failures?: number;
+  /** its result line (debug stream): the result when its NodeFinished never comes (a damaged or lost line) */
+  result?: { n: LegacyNodeInfo; ev: LegacyEvent; at: bigint };
   queries: number;
 }
 
@@ -296,6 +298,7 @@ export class LogTranslator {
           const st = this.open(s, n, at);
           if (st && typeof ev.data.num_failures === 'number') st.failures = ev.data.num_failures;
           if (st && !st.debugLifecycle) this.finish(s, n, ev, at);
+          else if (st) st.result = { n, ev, at };
         } else if (n && RECAP_ERRORS.has(ev.name) && s.errorUnknown.delete(n.uniqueId)) {
           // the info stream's only text of this node's error
           this.log(ev, at, { severity: SEVERITY.get('error')!, body: dedent(ev.msg) });
@@ -506,6 +509,8 @@ export class LogTranslator {
     const closing = closingLines(s);
     const ended = s.completed || (s.summarized && closing !== 'CommandCompleted');
     const cutOff = !ended && !wasInterrupted && closing !== null;
+    // A node whose NodeFinished is missing but whose result line came ended with that result.
+    for (const st of [...s.nodes.values()]) if (st?.result) this.finish(s, st.result.n, st.result.ev, st.result.at);
     for (const thread of [...s.queries.keys()]) this.endQuery(s, thread, s.interrupted ? 'canceled' : 'success', at);
     const running: string[] = [];
     for (const st of s.nodes.values()) {

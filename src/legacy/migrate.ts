@@ -44,6 +44,10 @@ export interface MigrateOptions {
   jobs?: number;
   /** manifests already read (several translations of one load share them) */
   finder?: ManifestFinder;
+  /** a damaged line of a log is skipped and listed instead of stopping (the reading commands' --lenient) */
+  lenient?: boolean;
+  /** the command has --lenient: the stopping message says so */
+  lenientHint?: boolean;
 }
 
 export type FileSummary = (({ kind: 'run_results' | 'sources' } & MigrateSummary) | ({ kind: 'log' } & LogFileReport)) & { manifest: ManifestUse };
@@ -129,7 +133,7 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
           const split = helpers.get(i)?.split(run.results.length, sinks[0]!);
           const w = writerFor(run.dbtVersion ?? 'unknown', invocationIdOf(run));
           out.push({ kind, manifest: use, ...(await migrateRun(w, run, manifest, split)) });
-        } else out.push({ kind, manifest: use, ...(await translateLogFile(f, { manifest, writerFor }, drain)) });
+        } else out.push({ kind, manifest: use, ...(await translateLogFile(f, { manifest, writerFor }, drain, { lenient: o.lenient, hint: o.lenientHint ? ' (use --lenient to skip bad lines)' : undefined })) });
       }
       complete = true;
     } finally {

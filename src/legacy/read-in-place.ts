@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InputError } from '../errors.js';
+import type { BadLine } from '../ingest/jsonl-lines.js';
 import { detectFile, type InputFile, type InputFormat } from '../ingest/detect.js';
 import { outsideRunNote } from './from-run-results.js';
 import { describeManifestUse, ManifestFinder } from './manifest-finder.js';
@@ -19,6 +20,8 @@ export interface LegacyTranslation {
   jsonl: string;
   /** what was read, and with which manifest (for the user) */
   note: string;
+  /** damaged lines of a log skipped with lenient (a strict read stops on the first) */
+  malformed: BadLine[];
   /** remove the temporary file */
   done(): void;
 }
@@ -28,7 +31,7 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 /** Translations of one load share the manifests they read. */
 export class LegacyReader {
   private readonly finder: ManifestFinder;
-  constructor(manifest?: string) {
+  constructor(manifest?: string, private readonly lenient = false) {
     this.finder = new ManifestFinder(manifest);
   }
 
@@ -37,12 +40,13 @@ export class LegacyReader {
     const jsonl = path.join(dir, 'translated.jsonl');
     const done = () => rmSync(dir, { recursive: true, force: true });
     try {
-      const r = await migrateFiles([file], { out: jsonl, finder: this.finder });
+      const r = await migrateFiles([file], { out: jsonl, finder: this.finder, lenient: this.lenient, lenientHint: true });
       const f = r.files[0]!;
       const runs = f.kind === 'log' ? f.invocations : [f];
       const what = `${describeKind(kind)}, ${plural(runs.length, 'run')} (${runs.map((s) => `${s.command}, ${plural(s.nodes, 'node')}`).join('; ')})`;
       const timing = f.kind !== 'log' ? outsideRunNote(f) : null;
-      return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId, runs)}${timing ? `; ${timing}` : ''}`, done };
+      const malformed = f.kind === 'log' ? f.malformed : [];
+      return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId, runs)}${timing ? `; ${timing}` : ''}`, malformed, done };
     } catch (e) {
       done();
       throw e;

@@ -107,7 +107,7 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   await db.run('DELETE FROM _touched');
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   const { inputs, skipped } = await detectInputs(paths, args);
-  const legacy = new LegacyReader(opts.manifest);
+  const legacy = new LegacyReader(opts.manifest, opts.lenient ?? false);
   // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
   if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
   try {
@@ -161,7 +161,11 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
   try {
     const translated = await detectFile(t.jsonl);
     const report = await loadFile(db, { ...translated, shownAs: { path: input.path, format: input.format } }, opts, place);
-    return { ...report, note: t.note };
+    // the log's damaged lines, skipped by --lenient, count as the file's skipped lines (a gate cannot pass)
+    const bad = t.malformed;
+    const listed = bad.slice(0, LISTED_BAD_LINES);
+    const more = bad.slice(LISTED_BAD_LINES).map((b): [number, number] => [b.line, b.line]);
+    return { ...report, note: t.note, skippedLines: report.skippedLines + bad.length, badLines: [...listed, ...report.badLines], moreBadLines: [...more, ...report.moreBadLines] };
   } finally {
     t.done();
   }

@@ -42,4 +42,28 @@ describe.skipIf(note.missing)(note.title('damaged and foreign older-engine files
     // the whole log still ends
     expect(json([...sql, BUILD_LOG])).toEqual([{ ended: true }]);
   });
+  it('a damaged line of a JSON log is malformed input (file:line, exit 2); with --lenient the test takes its result line\'s outcome and a pass is refused', () => {
+    const dir = tempDir('runlens-broken-');
+    const broken = path.join(dir, 'broken.jsonl');
+    const all = lines(TEST_LOG);
+    // line 65: the failing test's NodeFinished, its end cut off (line 64, LogTestResult, says it failed)
+    expect(all[63]).toContain('"LogTestResult"');
+    expect(all[64]).toContain('"NodeFinished"');
+    writeFileSync(broken, all.map((l, i) => (i === 64 ? l.slice(0, -40) : l)).join('\n'));
+    const g = runCli(['gate', broken, '--fail-on', 'test-failed,error']);
+    expect(g.code, g.stdout + g.stderr).toBe(2);
+    expect(g.stderr).toContain(`${broken}:65: malformed JSON`);
+    const out = path.join(dir, 'out.jsonl');
+    const m = runCli(['migrate', broken, '-o', out]);
+    expect(m.code, m.stderr).toBe(2);
+    expect(m.stderr).toContain(`${broken}:65: malformed JSON`);
+    // --lenient: the failure it can see is reported, the line that was lost is named
+    const lenient = runCli(['gate', broken, '--lenient', '--fail-on', 'test-failed,error', '--reporter', 'json']);
+    expect(lenient.code, lenient.stderr).toBe(1);
+    expect(lenient.stderr).toContain(`${broken}:65:`);
+    const failed = JSON.parse(lenient.stdout).offenders.map((n: { unique_id: string; rule: string }) => [n.unique_id, n.rule]);
+    expect(failed).toEqual([['test.jaffle_shop.accepted_values_customers_first_name__Jane.21e890a312', 'test-failed']]);
+    // a run it would pass, with a line lost, is not passed
+    expect(runCli(['gate', broken, '--lenient', '--fail-on', 'error']).code).toBe(2);
+  });
 });

@@ -54,6 +54,6 @@ describe('log stream input', () => {
       'feed LogStartLine',
       `human ${JSON.stringify('{not json\n')}`, // the last line, unended, once the stream ends
     ]);
-    expect(r).toEqual({ lines: 5, badLines: 2 });
+    expect(r).toEqual({ lines: 5, badLines: 2, malformed: [] });
   });
 });
