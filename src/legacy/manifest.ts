@@ -31,6 +31,8 @@ const isTestId = (id: string) => id.startsWith('test.') || id.startsWith('unit_t
 export function parseManifest(doc: Record<string, unknown>): Manifest {
   const parents = new Map<string, string[]>();
   const nodes = new Map<string, NodeDescription>();
+  const meta = isObj(doc.metadata) ? doc.metadata : {};
+  const fileOf = packageFiles(doc, str(meta.project_name));
   for (const s of SECTIONS) {
     const sec = doc[s];
     if (!isObj(sec)) continue;
@@ -41,7 +43,7 @@ export function parseManifest(doc: Record<string, unknown>): Manifest {
       const cfg = isObj(n.config) ? n.config : {};
       nodes.set(id, {
         name: str(n.name),
-        relativePath: str(n.original_file_path) ?? str(n.path),
+        relativePath: fileOf(n),
         materialized: str(cfg.materialized),
         database: str(n.database),
         schema: str(n.schema),
@@ -64,8 +66,48 @@ export function parseManifest(doc: Record<string, unknown>): Manifest {
       else tests.set(p, [id]);
     }
   }
-  const meta = isObj(doc.metadata) ? doc.metadata : {};
   return { parents, tests, nodes, invocationId: str(meta.invocation_id) ?? null, dbtVersion: str(meta.dbt_version) ?? null };
+}
+
+/** A path as written on Windows or elsewhere, with `/` (the form runlens names files in). */
+export const slashed = (p: string): string => p.replace(/\\/g, '/');
+
+/**
+ * A node's file relative to the project: its `original_file_path` is relative to its package, so
+ * a node of an installed package is prefixed with where the package lies in the project (its
+ * `root_path` under the project's, as manifests up to v11 give them). The project is the package
+ * `metadata.project_name` names, else the one whose root holds every other package's. A package
+ * whose place in the project cannot be known gives no file ('') rather than a wrong one.
+ */
+function packageFiles(doc: Record<string, unknown>, projectName: string | undefined): (n: Record<string, unknown>) => string | undefined {
+  const roots = new Map<string, string>();
+  for (const s of SECTIONS) {
+    const sec = doc[s];
+    if (!isObj(sec)) continue;
+    for (const n of Object.values(sec)) {
+      const pkg = isObj(n) ? str(n.package_name) : undefined;
+      const root = isObj(n) ? str(n.root_path) : undefined;
+      if (pkg !== undefined && !roots.has(pkg)) roots.set(pkg, '');
+      if (pkg !== undefined && root !== undefined && !roots.get(pkg)) roots.set(pkg, slashed(root).replace(/\/+$/, ''));
+    }
+  }
+  const under = (root: string, top: string) => root === top || root.startsWith(`${top}/`);
+  let project = projectName;
+  if (project === undefined && roots.size === 1) project = [...roots.keys()][0];
+  if (project === undefined) {
+    const known = [...roots].filter(([, r]) => r);
+    project = known.find(([, r]) => [...roots.values()].every((o) => o !== '' && under(o, r)))?.[0];
+  }
+  const top = project !== undefined ? roots.get(project) : undefined;
+  return (n) => {
+    const file = str(n.original_file_path) ?? str(n.path);
+    if (file === undefined) return undefined;
+    const pkg = str(n.package_name);
+    const root = str(n.root_path) !== undefined ? slashed(str(n.root_path)!).replace(/\/+$/, '') : pkg !== undefined ? roots.get(pkg) : undefined;
+    if (pkg === undefined || pkg === project || (top && root === top)) return slashed(file);
+    if (!top || !root || !under(root, top)) return '';
+    return `${root.slice(top.length + 1)}/${slashed(file)}`;
+  };
 }
 
 function str(v: unknown): string | undefined {

@@ -4,6 +4,7 @@
  */
 import type { NodeInfo } from '../produce/node-attrs.js';
 import { NodeMaterialization, NodeType, normalizeEnum } from '../telemetry/enums.js';
+import { slashed } from './manifest.js';
 
 export const resourceTypeOf = (uniqueId: string): string => {
   const dot = uniqueId.indexOf('.');
@@ -46,6 +47,7 @@ export function nameOf(uniqueId: string): string {
 
 export interface NodeDescription {
   name?: string;
+  /** the file relative to the project; '' when the manifest has the node but its file cannot be named */
   relativePath?: string;
   materialized?: string;
   database?: string;
@@ -84,6 +86,7 @@ const DEFAULT_FOLDER: Record<string, string> = { model: 'models', seed: 'seeds',
 export function projectPath(resourceType: string, uniqueId: string, nodePath: string): string | undefined {
   const folder = DEFAULT_FOLDER[resourceType];
   if (!nodePath || !folder) return undefined;
+  nodePath = slashed(nodePath);
   if (resourceType === 'test' && uniqueId.split('.').length > 3) return undefined;
   return nodePath.startsWith(`${folder}/`) ? nodePath : `${folder}/${nodePath}`;
 }

@@ -66,4 +66,33 @@ describe.skipIf(note.missing)(note.title('damaged and foreign older-engine files
     // a run it would pass, with a line lost, is not passed
     expect(runCli(['gate', broken, '--lenient', '--fail-on', 'error']).code).toBe(2);
   });
+  it('a manifest written on Windows gives node files with /, in annotations, junit and relative_path', () => {
+    const dir = path.join(tempDir('runlens-win-'), 'win');
+    mkdirSync(dir);
+    const doc = JSON.parse(readFileSync(path.join(C, 'dbt-labs__segment__docs_run_results.json'), 'utf8'));
+    doc.args.which = 'run';
+    const uid = doc.results[0].unique_id as string;
+    Object.assign(doc.results[0], { status: 'error', message: 'Database Error in model x' });
+    writeFileSync(path.join(dir, 'run_results.json'), JSON.stringify(doc));
+    writeFileSync(path.join(dir, 'manifest.json'), readFileSync(path.join(C, 'dbt-labs__segment__docs_manifest.json')));
+    const rr = path.join(dir, 'run_results.json');
+    const gh = runCli(['gate', rr, '--reporter', 'github']);
+    expect(gh.code, gh.stderr).toBe(1);
+    expect(gh.stdout).toMatch(/::error file=[^,]*\//);
+    expect(gh.stdout).not.toContain('\\');
+    expect(runCli(['gate', rr, '--reporter', 'junit']).stdout).not.toContain('\\');
+    const paths = json(['query', '--sql', 'SELECT DISTINCT relative_path FROM node_results WHERE relative_path IS NOT NULL', rr, '--format', 'json']);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const r of paths) expect(r.relative_path).not.toContain('\\');
+    expect(uid).toBeTruthy();
+  });
+
+  it("a node of an installed package is named by its file in the project (the package's root_path under the project's)", () => {
+    const rr = path.join(C, 'brooklyn-data__dbt_artifacts__integration_test_project_artifacts_schema_v4_build_run_results.json');
+    const rows = json(['query', '--sql', `SELECT unique_id, relative_path FROM node_results WHERE unique_id IN ('model.dbt_artifacts.stg_dbt__tests', 'model.artifacts_integration_tests.incremental') ORDER BY 1`, rr, '--format', 'json']);
+    expect(rows).toEqual([
+      { unique_id: 'model.artifacts_integration_tests.incremental', relative_path: 'models/incremental.sql' },
+      { unique_id: 'model.dbt_artifacts.stg_dbt__tests', relative_path: 'dbt_packages/dbt_artifacts/models/staging/stg_dbt__tests.sql' },
+    ]);
+  });
 });

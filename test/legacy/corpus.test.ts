@@ -49,7 +49,17 @@ describe.skipIf(note.missing)(note.title('the legacy corpus read in place'), () 
     if (name.endsWith('run_results.json') && existsSync(manifest)) {
       expect(report.files[0]!.note).toContain(`with ${manifest}`);
       const doc = JSON.parse(readFileSync(manifest, 'utf8'));
-      const defined = (id: string) => ['nodes', 'sources', 'exposures', 'unit_tests', 'saved_queries'].map((k) => doc[k]?.[id]).find(Boolean)?.original_file_path;
+      // the file relative to the project: with /, and a package's under where its root lies in the project's
+      const slashed = (p: string) => p.replace(/\\/g, '/');
+      const sections = ['nodes', 'sources', 'exposures', 'unit_tests', 'saved_queries'];
+      const roots = sections.flatMap((k) => Object.values((doc[k] ?? {}) as Record<string, { root_path?: string }>)).map((n) => n.root_path).filter((r): r is string => !!r).map(slashed);
+      const top = roots.sort((a, b) => a.length - b.length)[0];
+      const defined = (id: string) => {
+        const n = sections.map((k) => doc[k]?.[id]).find(Boolean);
+        if (!n?.original_file_path) return undefined;
+        const within = n.root_path && top ? path.posix.relative(top, slashed(n.root_path)) : '';
+        return (within ? `${within}/` : '') + slashed(n.original_file_path);
+      };
       const rows = await db.all(`SELECT unique_id, relative_path FROM node_results`);
       for (const r of rows) expect(r.relative_path ?? undefined, r.unique_id as string).toBe(defined(r.unique_id as string));
     } else expect(report.files[0]!.note).toContain('no manifest.json beside it');
