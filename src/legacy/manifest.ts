@@ -33,13 +33,14 @@ export function parseManifest(doc: Record<string, unknown>): Manifest {
   const nodes = new Map<string, NodeDescription>();
   const meta = isObj(doc.metadata) ? doc.metadata : {};
   const fileOf = packageFiles(doc, str(meta.project_name));
-  for (const s of SECTIONS) {
+  // macros are described too (a run-operation's result is its macro) but are not in the graph
+  for (const s of [...SECTIONS, 'macros']) {
     const sec = doc[s];
     if (!isObj(sec)) continue;
     for (const [id, n] of Object.entries(sec)) {
       if (!isObj(n)) continue;
       const deps = isObj(n.depends_on) && Array.isArray(n.depends_on.nodes) ? n.depends_on.nodes.filter((x): x is string => typeof x === 'string') : [];
-      parents.set(id, deps);
+      if (s !== 'macros') parents.set(id, deps);
       const cfg = isObj(n.config) ? n.config : {};
       nodes.set(id, {
         name: str(n.name),

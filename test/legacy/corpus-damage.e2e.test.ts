@@ -95,4 +95,12 @@ describe.skipIf(note.missing)(note.title('damaged and foreign older-engine files
       { unique_id: 'model.dbt_artifacts.stg_dbt__tests', relative_path: 'dbt_packages/dbt_artifacts/models/staging/stg_dbt__tests.sql' },
     ]);
   });
+  it('a run-operation: the manifest has its macro (under macros), which names its file', () => {
+    const rr = path.join(C, 'Augustodalmas__data-enginnering-cs2-stats__dbt_target_run_results.json');
+    const r = runCli(['query', '--sql', 'SELECT unique_id, relative_path FROM node_results', rr, '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('has none of');
+    expect(r.stderr).toContain(`with ${rr.replace(/run_results\.json$/, 'manifest.json')}`);
+    expect(JSON.parse(r.stdout)).toEqual([{ unique_id: 'macro.cs2.generate_schema_name', relative_path: 'macros/generate_schema_name.sql' }]);
+  });
 });

@@ -55,7 +55,7 @@ describe.skipIf(note.missing)(note.title('the legacy corpus read in place'), () 
       const roots = sections.flatMap((k) => Object.values((doc[k] ?? {}) as Record<string, { root_path?: string }>)).map((n) => n.root_path).filter((r): r is string => !!r).map(slashed);
       const top = roots.sort((a, b) => a.length - b.length)[0];
       const defined = (id: string) => {
-        const n = sections.map((k) => doc[k]?.[id]).find(Boolean);
+        const n = [...sections, 'macros'].map((k) => doc[k]?.[id]).find(Boolean);
         if (!n?.original_file_path) return undefined;
         const within = n.root_path && top ? path.posix.relative(top, slashed(n.root_path)) : '';
         return (within ? `${within}/` : '') + slashed(n.original_file_path);
