@@ -161,7 +161,8 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
     }
   });
   const culprits = new Set<string>();
-  run.results.forEach((r, i) => CULPRIT_OUTCOMES(outcomes[i]!.mapping) && culprits.add(r.uniqueId));
+  // (a result without unique_id names no upstream: its key is no node's id)
+  run.results.forEach((r, i) => !r.noUniqueId && CULPRIT_OUTCOMES(outcomes[i]!.mapping) && culprits.add(r.uniqueId));
   if (manifest) summary.inManifest = run.results.filter((r) => manifest.nodes.has(r.uniqueId)).length;
   const results = outcomes.map(({ mapping, result }, i) => {
     const r = run.results[i]!;
@@ -353,7 +354,8 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
     if (i >= to) break;
     if (i++ < from) continue;
     eventIds?.node(`${o.ids.traceId}/${n.key}`);
-    const node = o.inv.startNode(nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId)), { at: n.start, spanId: o.ids.node(n.key) });
+    const info = n.r.noUniqueId ? { ...nodeInfo(n.r.uniqueId, { name: n.r.noUniqueId }), uniqueId: '' } : nodeInfo(n.r.uniqueId, manifest?.nodes.get(n.r.uniqueId));
+    const node = o.inv.startNode(info, { at: n.start, spanId: o.ids.node(n.key) });
     const f = n.r.freshness;
     for (const e of n.evals) {
       const ev = node.evaluate(o.phases.get(e.phase)!, { at: e.start, spanId: o.ids.evaluation(e.phase, n.key) });
@@ -364,6 +366,10 @@ async function writeNodes(w: TelemetryWriter, run: LegacyRun, manifest: Manifest
     }
     // What the freshness query measured, beside the engine's age_seconds (sources.json only).
     if (f) node.core.update({ max_loaded_at: f.maxLoadedAt ?? undefined, snapshotted_at: f.snapshottedAt ?? undefined, freshness_criteria: f.criteria ?? undefined });
+    // A node's error is found by its unique_id; one without is found by the span it is logged on,
+    // so its NodeProcessed span carries it too.
+    const anonymousError = n.r.noUniqueId ? n.evals.find((e) => e.result.errorMessage)?.result.errorMessage : undefined;
+    if (anonymousError) node.message(anonymousError, { severity: 'error', at: n.end });
     node.end(undefined, { at: n.end });
     if (i % 2000 === 0) await w.drain();
   }

@@ -18,7 +18,10 @@ export interface Timing {
 }
 
 export interface LegacyResult {
+  /** the node's unique_id; for a result without one, a key within the run (`operation.unknown.result-3`) */
   uniqueId: string;
+  /** the result has no unique_id: the node is written without one, under this name (`results[3]`) */
+  noUniqueId?: string;
   status: string;
   message: string | null;
   timing: Timing[];
@@ -196,7 +199,8 @@ function parseResult(r: unknown, file: string, i: number): LegacyResult {
   // A 1.5-1.8 failing project hook has no unique_id; the artifact normally drops it, but be lenient.
   const uniqueId = typeof r.unique_id === 'string' && r.unique_id ? r.unique_id : `operation.unknown.result-${i}`;
   if (typeof r.status !== 'string') throw new InputError('status must be a string', file, undefined, field('status'));
-  const at = (f: string): At => ({ file, field: field(f), uid: uniqueId });
+  const noUniqueId = uniqueId === r.unique_id ? undefined : `results[${i}]`;
+  const at = (f: string): At => ({ file, field: field(f), uid: noUniqueId ? undefined : uniqueId });
   const timing = parseTiming(r, at('timing'));
   const ar = isObj(r.adapter_response) ? r.adapter_response : {};
   // adapters write -1 when the database does not say
@@ -213,6 +217,7 @@ function parseResult(r: unknown, file: string, i: number): LegacyResult {
     failures: num(r.failures, at('failures')) ?? countInMessage(r.message),
   };
   if (rows !== undefined) out.rowsAffected = rows;
+  if (noUniqueId) out.noUniqueId = noUniqueId;
   if (br?.length) out.failedBatches = br.filter(Array.isArray).map((w) => (w as unknown[]).map(String));
   return out;
 }

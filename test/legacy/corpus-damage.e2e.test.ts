@@ -103,4 +103,17 @@ describe.skipIf(note.missing)(note.title('damaged and foreign older-engine files
     expect(r.stderr).toContain(`with ${rr.replace(/run_results\.json$/, 'manifest.json')}`);
     expect(JSON.parse(r.stdout)).toEqual([{ unique_id: 'macro.cs2.generate_schema_name', relative_path: 'macros/generate_schema_name.sql' }]);
   });
+  it('a result without unique_id is named as the gate names such a node: its resource type and name, no made-up id', () => {
+    const dir = tempDir('runlens-noid-');
+    const doc = JSON.parse(readFileSync(path.join(C, 'Augustodalmas__data-enginnering-cs2-stats__dbt_target_run_results.json'), 'utf8'));
+    Object.assign(doc.results[0], { unique_id: null, status: 'error', message: 'on-run-start failed' });
+    const rr = path.join(dir, 'run_results.json');
+    writeFileSync(rr, JSON.stringify(doc));
+    const g = runCli(['gate', rr, '--fail-on', 'error']);
+    expect(g.code, g.stderr).toBe(1);
+    expect(g.stdout).toContain('operation results[0] (no unique_id): error: on-run-start failed');
+    expect(g.stdout).not.toContain('operation.unknown');
+    const js = JSON.parse(runCli(['gate', rr, '--fail-on', 'error', '--reporter', 'json']).stdout);
+    expect(js.offenders.map((o: Record<string, unknown>) => [o.unique_id, o.name])).toEqual([[null, 'results[0]']]);
+  });
 });
