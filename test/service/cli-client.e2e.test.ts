@@ -9,9 +9,8 @@ import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_proces
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import { startReceiver, until } from './helpers.js';
+import { freePort, startReceiver, until } from './helpers.js';
 import { CLI } from '../helpers/cli.js';
 import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 
@@ -56,15 +55,6 @@ async function httpServer(handler: RequestListener): Promise<{ server: Server; u
 }
 
 const closeServer = (s: Server) => new Promise((r) => s.close(r));
-
-/** A port nothing listens on: bound by the system, then closed. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe('service client commands end to end', () => {
   let data: string;
@@ -159,7 +149,7 @@ describe('service client commands end to end', () => {
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`GET ${env.RUNLENS_BASE_URL}/api/v3/accounts/${accountId}/webhooks/subscription/wsu_nothere: 404 not found: `);
       expect(r.stderr).toMatch(/not found/);
-      const closed = await closedPort();
+      const closed = await freePort();
       const down = cli(['webhooks', 'list'], { ...env, RUNLENS_BASE_URL: `http://127.0.0.1:${closed}` });
       expect(down.code).toBe(2);
       expect(down.stderr).toMatch(new RegExp(`^runlens: GET http://127\\.0\\.0\\.1:${closed}/api/v3/accounts/\\d+/webhooks/subscriptions\\S*: cannot reach the service: .*ECONNREFUSED`));

@@ -1,3 +1,4 @@
+import { createServer as createNetServer } from 'node:net';
 /** Shared test fixtures: a signature-checking receiver, store factories and a small API caller. */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -244,4 +245,13 @@ export async function startService(store: Store, opts: Partial<ServiceOptions> &
     return { status: res.status, json, text, headers: res.headers };
   };
   return { svc, base, store, accountId: account.id, token, api };
+}
+
+/** A port nothing listens on: bound by the system on 127.0.0.1, then closed. */
+export async function freePort(): Promise<number> {
+  const srv = createNetServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
 }

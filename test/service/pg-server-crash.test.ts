@@ -7,11 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PostgresStore } from '../../src/service/store/postgres.js';
-import { PG_URL, startReceiver, startService } from './helpers.js';
+import { freePort, PG_URL, startReceiver, startService } from './helpers.js';
 
 const BIN = (() => {
   try {
@@ -26,14 +25,6 @@ const BIN = (() => {
 function asOwner(cmd: string, args: string[]): void {
   if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { stdio: 'ignore' });
   else execFileSync(cmd, args, { stdio: 'ignore' });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 (PG_URL && BIN ? describe : describe.skip)('service on a PostgreSQL server that crashes', () => {

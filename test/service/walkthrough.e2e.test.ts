@@ -8,11 +8,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { haveTmux, Terminal } from '../helpers/terminal.js';
 import { CLI } from '../helpers/cli.js';
+import { freePort } from './helpers.js';
 
 const DOC = resolve('docs/service-walkthrough.md');
 const has = (cmd: string) => spawnSync(cmd, ['--version']).status === 0;
@@ -20,14 +20,6 @@ const missing = !existsSync(CLI) ? `${CLI} is not built (npm run build)` : !has(
 if (missing) {
   if (process.env.CI) throw new Error(`the walkthrough test cannot run in CI: ${missing}`);
   console.warn(`skipping the service walkthrough test: ${missing}`);
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** The ```sh blocks of a Markdown text, in order. */
