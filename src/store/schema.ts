@@ -56,12 +56,12 @@ function nodesSelect(spans: string): string {
 WITH errs AS (
   -- ERROR log records only (few): their text is the node's error.
   -- A log without a unique_id attribute belongs to the node of the span it was logged on (its name says which).
-  -- Those of a node written without a unique_id are found by the span they were logged on.
-  SELECT trace_id, unique_id, CASE WHEN unique_id IS NULL THEN span_id END AS span_id, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  -- Those of a node written without a unique_id are keyed by the span they were logged on.
+  SELECT trace_id, coalesce(unique_id, span_id) AS node_key, string_agg(body, '\n' ORDER BY time_ns) AS error_text
   FROM (SELECT trace_id, span_id, time_ns, body, rl_unique_id(${ATTRIBUTES}, span_name) AS unique_id
         FROM record_rows r ${ATTRIBUTES_JOIN}
         WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> '')
-  GROUP BY 1, 2, 3 -- not GROUP BY ALL: it would also group by the ORDER BY column
+  GROUP BY 1, 2 -- not GROUP BY ALL: it would also group by the ORDER BY column
 ), fresh AS (
   -- Sources (few): the outcome in their SourceFreshnessDetail.
   ${sourceFreshness(`SELECT rowid FROM record_rows WHERE resource_type = 'source' AND span_row`)}
@@ -82,10 +82,10 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
   CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END AS duration_ms,
   s.duration_ms AS wall_ms, s.ended, s.relative_path, s.materialization, s.rows_affected,
   CASE WHEN s.kind = 'node_evaluated' THEN s.linked_span_id END AS processed_span_id, s.in_selection,
-  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, es.error_text, s.status_message) END AS error_text,
+  CASE WHEN s.node_outcome = 'error' OR s.status_code = 2 THEN coalesce(e.error_text, s.status_message) END AS error_text,
   f.freshness_outcome, s.record_rowid
-FROM ${spans} s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.unique_id = s.unique_id
-  LEFT JOIN errs es ON s.unique_id IS NULL AND es.trace_id = s.trace_id AND es.span_id = s.span_id
+-- one equi-join, keyed by the node's unique_id or, for a node written without one, its span
+FROM ${spans} s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.node_key = coalesce(s.unique_id, s.span_id)
   LEFT JOIN fresh f ON f.trace_id = s.trace_id AND f.span_id = s.span_id
   LEFT JOIN unrecorded u ON u.record_rowid = s.record_rowid
 WHERE s.kind IN ('node_evaluated', 'node_processed')`;
