@@ -7,7 +7,7 @@
 import { duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
-import { ATTRIBUTE_COLUMNS, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
+import { ATTRIBUTE_COLUMNS, ATTRIBUTE_KIND, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { NOT_JSON } from '../ingest/parquet.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
@@ -56,6 +56,8 @@ export async function* readParquetRecords(path: string, opts: { onNote?: (note: 
     if (note) opts.onNote?.(note);
     const attrFields = structFields(attrType);
     const attrCols = ATTRIBUTE_COLUMNS.filter((c) => attrFields.has(c.name));
+    // fields of another writer's struct (a plain copy of JSONL) are carried as they are, as JSON
+    const outside = [...attrFields.keys()].filter((f) => !ATTRIBUTE_KIND.has(f));
     const cols = [
       ...TOP.map((n) => topExpr(n, present)),
       ...attrCols.map((c) => {
@@ -63,9 +65,10 @@ export async function* readParquetRecords(path: string, opts: { onNote?: (note: 
         const cast = c.kind === 'u64' || c.kind === 'dict' || c.kind === 'lstr' || c.kind === 'json' ? '::VARCHAR' : c.kind === 'bool' ? '' : '::BIGINT';
         return `${e}${cast} AS ${ident('a_' + c.name)}`;
       }),
+      ...outside.map((f) => `to_json(attributes.${ident(f)})::VARCHAR AS ${ident('x_' + f)}`),
     ];
     const result = await con.stream(`SELECT ${cols.join(', ')} FROM ${src}`);
-    const names = [...TOP, ...attrCols.map((c) => c.name)];
+    const names = [...TOP, ...attrCols.map((c) => c.name), ...outside.map((f) => OUTSIDE + f)];
     let n = 0;
     for (;;) {
       const chunk = await result.fetchChunk();
@@ -107,21 +110,33 @@ function fromJson<T>(field: string, texts: (string | null)[], read: () => T): T 
   }
 }
 
+/** The prefix of the names of attribute fields outside the layout among a row's columns. */
+const OUTSIDE = '\0outside:';
+
 function toRecord(names: readonly string[], row: unknown[]): JsonlRecord | RowFault {
   const r: Record<string, unknown> = {};
   for (let i = 0; i < TOP.length; i++) r[names[i]!] = row[i];
   const cols = new Map<string, AttrValue>();
+  const outside: [string, string][] = [];
   let payload: string | null = null;
   for (let i = TOP.length; i < names.length; i++) {
     const v = row[i];
     if (v === null || v === undefined) continue;
-    if (names[i] === 'json_payload') payload = v as string;
-    else cols.set(names[i]!, v as AttrValue);
+    const name = names[i]!;
+    if (name === 'json_payload') payload = v as string;
+    else if (name.startsWith(OUTSIDE)) outside.push([name.slice(OUTSIDE.length), v as string]);
+    else cols.set(name, v as AttrValue);
   }
   const et = r.event_type as string;
   // engine order (alphabetical), so records read back look exactly like the engine's JSONL
-  const attributes = fromJson('attributes.json_payload', [payload], () => sortKeys(joinAttributes(eventKey(et), cols, payload)));
-  if (attributes instanceof RowFault) return attributes;
+  const joined = fromJson('attributes.json_payload', [payload], () => joinAttributes(eventKey(et), cols, payload));
+  if (joined instanceof RowFault) return joined;
+  for (const [field, text] of outside) {
+    const v = fromJson(`attributes.${field}`, [text], () => JSON.parse(text) as AttrValue);
+    if (v instanceof RowFault) return v;
+    joined[field] ??= v;
+  }
+  const attributes = sortKeys(joined);
   const rt = r.record_type as JsonlRecord['record_type'];
   // a record type of no envelope: convertProblem names it
   if (rt !== 'LogRecord' && rt !== 'SpanStart' && rt !== 'SpanEnd') return r as unknown as JsonlRecord;

@@ -659,4 +659,23 @@ describe('a Parquet file whose attributes are not the layout\'s (a plain copy of
     const clean = runCli(['load', path.join(ROOT, 'samples/failed-build.parquet')]);
     expect(clean.stderr).not.toContain('attributes:');
   });
+
+  it('convert to JSONL keeps the fields outside the layout in attributes, so the converted file still fails its gate', async () => {
+    // what `COPY (SELECT * FROM read_json(...)) TO x.parquet` makes of the engine's JSONL: plain attribute fields
+    const p = await rewriteParquet('plain-copy.parquet', 'samples/failed-build.parquet',
+      `struct_pack(unique_id := attributes.unique_id, node_outcome := attributes.node_outcome,
+        node_test_detail := coalesce(json_extract(attributes.json_payload, '$.node_outcome_detail.NodeTestDetail'), json_extract(attributes.json_payload, '$.NodeTestDetail')),
+        extra := struct_pack(n := 1, tags := ['a', 'b'])) AS attributes`);
+    const out = path.join(dir, 'plain-copy.jsonl');
+    const c = runCli(['convert', p, out]);
+    expect(c.code, c.stderr).toBe(0);
+    const records = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { attributes: Record<string, unknown> });
+    const failedTest = records.find((r) => (r.attributes.node_test_detail as { test_outcome?: string } | undefined)?.test_outcome === 'TEST_OUTCOME_FAILED');
+    expect(failedTest, 'the failed test detail is in the converted JSONL').toBeDefined();
+    expect(records.filter((r) => r.attributes.extra).every((r) => JSON.stringify(r.attributes.extra) === '{"n":1,"tags":["a","b"]}')).toBe(true);
+    expect(records.some((r) => r.attributes.extra)).toBe(true);
+    const g = runCli(['gate', out, '--fail-on', 'test-failed']);
+    expect(g.code, g.stdout + g.stderr).toBe(1);
+    expect(g.stdout).toContain('1 test failed');
+  });
 });
