@@ -3,7 +3,7 @@
  * runs, read one run with its steps and follow it until it has finished. Objects are returned as
  * the API answered them.
  */
-import { ApiClient, type ApiObject, type ClientConfig } from './http.js';
+import { ApiClient, ApiClientError, type ApiObject, type ClientConfig } from './http.js';
 
 export interface JobInput {
   name: string;
@@ -49,6 +49,12 @@ export interface RunInfo extends ApiObject {
 export const runFinished = (r: RunInfo): boolean => r.status >= RUN_SUCCESS && (r.finished_at !== undefined ? r.finished_at !== null : r.is_complete !== false);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An error of a read that may pass: no answer, too many requests, or the service's own failure. */
+const passing = (e: ApiClientError): boolean => e.status === 0 || e.status === 429 || e.status >= 500;
+
+/** How long `waitFor` keeps trying reads that fail in a row. */
+const WAIT_RETRY_MS = 60_000;
 
 export class JobsClient {
   private readonly http: ApiClient;
@@ -97,13 +103,30 @@ export class JobsClient {
 
   /**
    * Reads the run every `intervalMs` until it has finished; `onChange` hears each new status. Throws
-   * `WaitTimeout` after `timeoutMs` (none: waits as long as it takes).
+   * `WaitTimeout` after `timeoutMs` (none: waits as long as it takes). A read the service did not
+   * answer, or answered 429 or 5xx (a restart, its database away), is tried again (`onRetry` hears
+   * it) until such reads have failed for `retryForMs` in a row; any other error ends the wait.
    */
-  async waitFor(runId: number | string, o: { intervalMs: number; timeoutMs?: number; onChange?: (r: RunInfo) => void }): Promise<RunInfo> {
+  async waitFor(
+    runId: number | string,
+    o: { intervalMs: number; timeoutMs?: number; retryForMs?: number; onChange?: (r: RunInfo) => void; onRetry?: (e: ApiClientError) => void },
+  ): Promise<RunInfo> {
     const deadline = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
     let last: number | undefined;
+    let failingSince: number | undefined;
     for (;;) {
-      const r = await this.run(runId);
+      let r: RunInfo;
+      try {
+        r = await this.run(runId);
+        failingSince = undefined;
+      } catch (e) {
+        if (!(e instanceof ApiClientError) || !passing(e)) throw e;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince >= (o.retryForMs ?? WAIT_RETRY_MS) || Date.now() >= deadline) throw e;
+        o.onRetry?.(e);
+        await sleep(Math.min(o.intervalMs, Math.max(0, deadline - Date.now())));
+        continue;
+      }
       if (r.status !== last) o.onChange?.(r);
       last = r.status;
       if (runFinished(r)) return r;

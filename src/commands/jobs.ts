@@ -102,7 +102,11 @@ export const jobsCommand: CommandBody<object> = {
           }
           let run: RunInfo;
           try {
-            run = await c.waitFor(started.id, { intervalMs, timeoutMs, onChange: (r) => process.stderr.write(`run ${r.id}: ${r.status_humanized ?? r.status}\n`) });
+            run = await c.waitFor(started.id, {
+              intervalMs, timeoutMs,
+              onChange: (r) => process.stderr.write(`run ${r.id}: ${r.status_humanized ?? r.status}\n`),
+              onRetry: (e) => process.stderr.write(`runlens: ${e.message}; trying again\n`),
+            });
           } catch (e) {
             if (e instanceof WaitTimeout) throw new InputError(`run ${started.id} is still ${e.run.status_humanized ?? e.run.status} after --timeout ${a.timeout} s; \`runlens jobs run-status ${started.id}\` shows it later`);
             throw e;
