@@ -40,8 +40,14 @@ function topExpr(name: string, present: Set<string>): string {
   }
 }
 
-/** Records of one Parquet file, in file order. */
-export async function* readParquetRecords(path: string, opts: { onNote?: (note: RecordProblem) => void } = {}): AsyncGenerator<JsonlRecord> {
+/**
+ * Records of one Parquet file, in file order. A row that is not a record throws InputError by its
+ * row number, or, with `onBadRow`, is told to it and left out.
+ */
+export async function* readParquetRecords(
+  path: string,
+  opts: { onNote?: (note: RecordProblem) => void; onBadRow?: (row: number, problem: RecordProblem) => void } = {},
+): AsyncGenerator<JsonlRecord> {
   const db = await duckdb.DuckDBInstance.create(':memory:');
   const con = await db.connect();
   try {
@@ -78,7 +84,9 @@ export async function* readParquetRecords(path: string, opts: { onNote?: (note: 
         // a file of another writer (or of one that let a bad record through) is held to JSONL's rules, by its row as a load names it
         const r = toRecord(names, row.map(jsValue));
         const p = r instanceof RowFault ? r.problem : convertProblem(r);
-        if (p) throw new InputError(p.reason, path, n, p.field);
+        if (p && opts.onBadRow) opts.onBadRow(n, p);
+        else if (p) throw new InputError(p.reason, path, n, p.field);
+        if (p) continue;
         (r as Located)[SOURCE_LINE] = n;
         yield r as JsonlRecord;
       }

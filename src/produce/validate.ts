@@ -317,7 +317,13 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
     try {
       // said of the file, at its first row
       const onNote = (n: { field: string; reason: string }) => c.issue(1, n.field, n.reason, 'warning');
-      for await (const r of readParquetRecords(path, { onNote })) c.record(++row, r);
+      // a row that is not a record is a violation at its row, as a JSONL line that is not JSON is at its line
+      const onBadRow = (n: number, p: { field: string; reason: string }) => {
+        c.issue(n, p.field, p.reason);
+        c.report.records++;
+        row = n;
+      };
+      for await (const r of readParquetRecords(path, { onNote, onBadRow })) c.record(++row, r);
     } catch (e) {
       if (e instanceof InputError) throw e;
       throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);

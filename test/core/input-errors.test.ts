@@ -311,9 +311,9 @@ describe('a Parquet row whose json_payload is not JSON is refused by its row, no
   // rows 379 and 380 of the sample hold its one failed test's outcome detail
   const corrupt = `CASE WHEN r IN (379, 380) THEN struct_update(attributes, json_payload := left(attributes.json_payload, -1)) ELSE attributes END AS attributes`;
 
-  it('load, gate, validate and convert exit 2 naming file, row and field; --lenient skips and lists the rows', async () => {
+  it('load, gate and convert exit 2 naming file, row and field; --lenient skips and lists the rows', async () => {
     const p = await rewriteParquet('bad-payload.parquet', 'samples/failed-build.parquet', corrupt);
-    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed'], ['validate', p], ['convert', p, path.join(dir, 'bad-payload.jsonl')]]) {
+    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed'], ['convert', p, path.join(dir, 'bad-payload.jsonl')]]) {
       const r = runCli(args);
       expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
       expect(r.stderr, args[0]).toContain(`${p}:379: attributes.json_payload: not valid JSON`);
@@ -323,6 +323,17 @@ describe('a Parquet row whose json_payload is not JSON is refused by its row, no
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.stderr).toContain(`skipped 2 rows in ${p}`);
     expect(lenient.stderr).toContain(`${p}:380: attributes.json_payload: not valid JSON`);
+  });
+
+  it('validate lists every bad row as a violation (exit 1), as it lists a JSONL file\'s bad lines, and reads every row', async () => {
+    const p = await rewriteParquet('bad-payload-v.parquet', 'samples/failed-build.parquet', corrupt);
+    const v = runCli(['validate', p, '--format', 'json']);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    const [report] = (JSON.parse(v.stdout) as { files: { records: number; issues: { line: number; field: string; rule: string; severity: string }[] }[] }).files;
+    expect(report!.records).toBe(525);
+    const violations = report!.issues.filter((i) => i.severity !== 'warning');
+    expect(violations.map((i) => [i.line, i.field])).toEqual([[379, 'attributes.json_payload'], [380, 'attributes.json_payload']]);
+    expect(violations[0]!.rule).toContain('not valid JSON');
   });
 
   it('an empty json_payload is none, as convert reads it: the file loads whole', async () => {
@@ -363,14 +374,17 @@ describe('a lone surrogate escape (half a UTF-16 pair) is not valid JSON, althou
     expect(runCli(['convert', p, path.join(dir, 'pair.parquet')]).code).toBe(0);
   });
 
-  it('in a Parquet json_payload: load, validate and convert name the row', async () => {
+  it('in a Parquet json_payload: load and convert name the row, validate lists it', async () => {
     const p = await rewriteParquet('lone-payload.parquet', 'samples/failed-build.parquet',
       `CASE WHEN r = 379 THEN struct_update(attributes, json_payload := replace(attributes.json_payload, 'TEST_OUTCOME', '\\ud83d')) ELSE attributes END AS attributes`);
-    for (const args of [['load', p], ['validate', p], ['convert', p, path.join(dir, 'lone-payload.jsonl')]]) {
+    for (const args of [['load', p], ['convert', p, path.join(dir, 'lone-payload.jsonl')]]) {
       const r = runCli(args);
       expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
       expect(r.stderr, args[0]).toContain(`${p}:379: attributes.json_payload: not valid JSON`);
     }
+    const v = runCli(['validate', p]);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toContain(`${p}:379: attributes.json_payload: not valid JSON`);
   });
 });
 
@@ -575,13 +589,17 @@ describe('a JSONL file and the Parquet file convert writes of it give the same a
 });
 
 describe('a Parquet row is held to the rules of a JSONL line', () => {
-  it('a trace_id that is not 32 hex digits is refused by its row in load, validate and convert', async () => {
+  it('a trace_id that is not 32 hex digits is refused by its row in load and convert, a violation of validate', async () => {
     const p = await rewriteParquet('bad-trace.parquet', 'samples/failed-build.parquet', `CASE WHEN r = 5 THEN 'zzz' ELSE trace_id END AS trace_id`);
-    for (const args of [['load', p], ['runs', p], ['validate', p], ['convert', p, path.join(dir, 'bad-trace.jsonl')]]) {
+    const why = `${p}:5: trace_id: must be 32 hex digits (or a UUID) (got "zzz")`;
+    for (const args of [['load', p], ['runs', p], ['convert', p, path.join(dir, 'bad-trace.jsonl')]]) {
       const r = runCli(args);
       expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
-      expect(r.stderr, args[0]).toContain(`${p}:5: trace_id: must be 32 hex digits (or a UUID) (got "zzz")`);
+      expect(r.stderr, args[0]).toContain(why);
     }
+    const v = runCli(['validate', p]);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toContain(why);
     const lenient = runCli(['load', p, '--lenient']);
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.stderr).toContain(`skipped 1 row in ${p}`);
@@ -594,11 +612,13 @@ describe('a Parquet row is held to the rules of a JSONL line', () => {
     expect(g.code, g.stdout + g.stderr).toBe(1);
     expect(g.stdout + g.stderr).toContain('1 test failed');
     // the engine's layout requires the field: validate and convert name it
-    for (const args of [['validate', p], ['convert', p, path.join(dir, 'no-event-type.jsonl')]]) {
-      const r = runCli(args);
-      expect(r.code, args[0]).toBe(2);
-      expect(r.stderr, args[0]).toMatch(/no-event-type\.parquet:\d+: event_type: missing \(the engine's layout requires it\)/);
-    }
+    const missing = /no-event-type\.parquet:\d+: event_type: missing \(the engine's layout requires it\)/;
+    const c = runCli(['convert', p, path.join(dir, 'no-event-type.jsonl')]);
+    expect(c.code).toBe(2);
+    expect(c.stderr).toMatch(missing);
+    const v = runCli(['validate', p]);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toMatch(missing);
   });
 
   it('a zero-byte .parquet file (what a killed engine leaves) is a truncated Parquet file; an empty .jsonl is not', () => {
