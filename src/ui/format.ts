@@ -114,6 +114,17 @@ export function middle(text: string, w: number): string {
   return take(s, w - 1 - stringWidth(tail)) + '…' + tail;
 }
 
+/** Fields set side by side two spaces apart, on as many lines of `w` columns as they need; a field wider than a line is cut. */
+export function packFields(fields: readonly string[], w: number): string[] {
+  const out: string[] = [];
+  for (const f of fields.map((x) => cut(x, w))) {
+    const last = out.length - 1;
+    if (last >= 0 && stringWidth(out[last]!) + 2 + stringWidth(f) <= w) out[last] += `  ${f}`;
+    else out.push(f);
+  }
+  return out;
+}
+
 /**
  * Wrap text to `w` columns at spaces, so ids and paths are never broken inside; a token longer
  * than a whole line is split after a `/`, `.` or `_` where it can be, else where it must.

@@ -25,6 +25,9 @@ describe.skipIf(!haveSample)('explorer at 80x24 and beside', () => {
     const header = f.split('\n')[1]!;
     for (const col of ['status', 'command', 'started', 'duration', 'error', 't.fail']) expect(header).toContain(col);
     expect(f).toMatch(/^trace [0-9a-f]{32} .*t\.warn \d+/m);
+    // nothing of it is cut: what does not fit goes on a second line, and the table keeps the screen's height
+    expect(f).toMatch(/^engine 2\.0\.0-preview\.\d+$/m);
+    expect(f.split('\n').length).toBeLessThanOrEqual(24);
     // the line follows the cursor
     const first = /^trace ([0-9a-f]{32})/m.exec(f)![1];
     await t.press('j');

@@ -7,7 +7,7 @@ import { formatDuration } from '../../render/tree-text.js';
 import { fitColumns, Table, type Column } from '../components/Table.js';
 import { mouseCursor, moveCursor, useWindowTop } from '../list-nav.js';
 import { useKeyHandler, useNav, type Size } from '../nav.js';
-import { fit, unended } from '../format.js';
+import { fit, packFields, unended } from '../format.js';
 import { toneOf } from '../theme.js';
 
 const COLUMNS: Column[] = [
@@ -26,15 +26,15 @@ const COLUMNS: Column[] = [
   { key: 'trace_id', title: 'trace', width: 32, priority: 12 },
 ];
 
-/** The selected run in one line: its id, and what the table had no room for. */
-function runLine(r: Row, shown: Column[]): string {
+/** The selected run's id and what the table had no room for, on as many lines of `width` as that takes. */
+function runLines(r: Row, shown: Column[], width: number): string[] {
   const hidden = COLUMNS.filter((c) => c.key !== 'trace_id' && c.key !== 'mark' && !shown.some((s) => s.key === c.key));
-  return [
+  return packFields([
     `trace ${String(r.trace_id)}`,
     ...hidden.map((c) => `${c.title} ${String(r[c.key] ?? '')}`),
     r.canceled ? `canceled ${String(r.canceled)}` : '',
     r.engine_version ? `engine ${String(r.engine_version)}` : '',
-  ].filter(Boolean).join('  ');
+  ].filter(Boolean), width);
 }
 
 export function RunsView({ size, active }: { size: Size; active: boolean }) {
@@ -45,7 +45,12 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
   const cursor = Math.max(0, runs.findIndex((r) => r.trace_id === selected));
   const setCursor = (i: number) => setSelected(runs[i] ? String(runs[i].trace_id) : undefined);
   const [marked, setMarked] = useState<string | undefined>();
-  const height = Math.max(1, size.height - 4);
+  // the columns and the selected run's lines come first: the table's height is what they leave
+  // seconds of the start time only where there is room for them
+  const wide = size.width >= 110;
+  const columns = fitColumns(wide ? COLUMNS : COLUMNS.map((c) => (c.key === 'started_at' ? { ...c, width: 16 } : c)), size.width);
+  const footer = runs[cursor] ? runLines(runs[cursor]!, columns, size.width) : [];
+  const height = Math.max(1, size.height - 3 - Math.max(1, footer.length));
   const top = useWindowTop(cursor, height, runs.length);
 
   useEffect(() => {
@@ -90,8 +95,6 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
     },
   });
 
-  // seconds of the start time only where there is room for them
-  const wide = size.width >= 110;
   const rows = runs.map((r) => ({
     ...r,
     mark: r.trace_id === marked ? '*' : '',
@@ -100,7 +103,6 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
     started_at: String(r.started_at ?? '').replace('T', ' ').slice(0, wide ? 19 : 16),
     duration: formatDuration(r.duration_s === null ? null : Number(r.duration_s) * 1000),
   }));
-  const columns = fitColumns(wide ? COLUMNS : COLUMNS.map((c) => (c.key === 'started_at' ? { ...c, width: 16 } : c)), size.width);
   const title = `runs (${runs.length})${nav.listening ? `  receiving OTLP on ${nav.listening}` : ''}`;
   const hint = marked ? `  base marked ${marked.slice(0, 12)}: Enter on another run compares, m unmarks` : '';
   return (
@@ -128,7 +130,11 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
           tone={(r) => toneOf({ failed: Boolean(r.failed), ended: r.ended as boolean })}
         />
       )}
-      {runs[cursor] && <Text dimColor>{fit(runLine(runs[cursor]!, columns), size.width)}</Text>}
+      {footer.map((line, i) => (
+        <Text key={i} dimColor>
+          {line}
+        </Text>
+      ))}
     </Box>
   );
 }
