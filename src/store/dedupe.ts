@@ -46,12 +46,17 @@ const sameRecord = IDENTITY('n').map((n, i) => `${n} IS NOT DISTINCT FROM ${IDEN
  * that an on-run-end hook failed. An ERROR from any copy wins: the copy in the model takes the
  * file's status. Returns how many spans it changed; their traces are derived again.
  */
-const RAISE_ERROR_STATUS = `
+const raiseErrorStatusSql = (fileId: string, traces: string) => `
 UPDATE record_rows o SET status_code = n.status_code, status_message = n.status_message
 FROM (SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, status_code, status_message FROM record_rows
-      WHERE file_id = $file_id AND record_type = 'SpanEnd' AND status_code = 2 AND trace_id IN (SELECT trace_id FROM _shared_traces)) n
-WHERE o.file_id <> $file_id AND o.record_type = 'SpanEnd' AND o.trace_id = n.trace_id AND o.span_id = n.span_id
+      WHERE file_id = ${fileId} AND record_type = 'SpanEnd' AND status_code = 2 AND trace_id IN (${traces})) n
+WHERE o.file_id <> ${fileId} AND o.record_type = 'SpanEnd' AND o.trace_id = n.trace_id AND o.span_id = n.span_id
   AND o.status_code IS DISTINCT FROM 2`;
+const RAISE_ERROR_STATUS = raiseErrorStatusSql('$file_id', 'SELECT trace_id FROM _shared_traces');
+
+/** The same for a live source's batch (before its repeats are hidden): `traces` are those other inputs hold. */
+export const raiseLiveErrorStatusSql = (fileId: number, traces: readonly string[]): string =>
+  raiseErrorStatusSql(String(Math.trunc(fileId)), traces.map(sqlString).join(', '));
 
 /**
  * The engine writes its own run_results.json beside its telemetry (target/ and

@@ -113,6 +113,38 @@ describe('runlens receive: records the model already holds', () => {
   });
 });
 
+describe('runlens receive: copies that disagree on a status', () => {
+  it('an ERROR a second receiver gets for a span the model holds as OK wins, as in a load of both copies', async () => {
+    const dir = tempDir();
+    const failed = path.join(dir, 'failed.jsonl');
+    await generate({ output: failed, runs: 1, nodes: 20, seed: 7, failRate: 0.3 });
+    // the same run with every ERROR status written as OK (a copy that missed them)
+    const records = readFileSync(failed, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as JsonlRecord);
+    const errored = records.filter((r): r is SpanEndRecord => r.record_type === 'SpanEnd' && r.status?.code === 2).map((r) => r.span_id);
+    expect(errored.length).toBeGreaterThan(1);
+    const calm = writeLines(dir, 'calm.jsonl', records.map((r) =>
+      JSON.stringify(r.record_type === 'SpanEnd' && r.status?.code === 2 ? { ...r, status: { message: null, code: 1 } } : r)));
+    const loaded = await openModel();
+    cleanups.push(() => loaded.close());
+    await loadPaths(loaded, [calm, failed]);
+    const db = await openModel();
+    cleanups.push(() => db.close());
+    for (const file of [calm, failed]) {
+      const rx = new OtlpReceiver({ db, port: 0, flushIntervalMs: 50 });
+      await rx.start();
+      const sink = new OtlpSink({ endpoint: rx.url, level: 'trace' });
+      for await (const r of readRecords(file)) sink.write(r);
+      await sink.close();
+      await rx.close();
+    }
+    const statuses = `SELECT span_id FROM spans WHERE status_code = 2 ORDER BY ALL`;
+    expect((await loaded.all<{ span_id: string }>(statuses)).map((r) => r.span_id)).toEqual([...errored].sort());
+    expect(await db.all(statuses)).toEqual(await loaded.all(statuses));
+    const runs = `SELECT failed, error FROM runs`;
+    expect(await db.all(runs)).toEqual(await loaded.all(runs));
+  });
+});
+
 describe('runlens receive: a client nobody here wrote (the official OpenTelemetry JS SDK)', () => {
   it('takes spans and logs from the OTLP protobuf exporters intact', async () => {
     const { rx, db } = await startReceiver();
