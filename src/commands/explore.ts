@@ -43,27 +43,37 @@ export const exploreCommand: CommandBody<Args> = {
     if ((a.paths ?? []).length === 0 && !a.db && !a.receive) throw new UsageError('give at least one PATH or --db FILE (or --receive)');
     const { paintSplash, leaveScreen } = await import('../ui/splash.js');
     paintSplash([...(a.paths ?? []), ...(a.db ? [a.db] : []), ...(a.receive ? [`OTLP on ${a.host}:${a.port}`] : [])]);
-    // A signal ends the process without the finally below: give the terminal back first, then end
-    // as the signal would (128 + its number).
+    // A signal quits the explorer as q does (what a receiver answered 200 is written to the model,
+    // the terminal given back), then the process ends as the signal would (128 + its number). A
+    // second signal while it closes changes nothing.
+    let ended: NodeJS.Signals | undefined;
+    const stop = new AbortController();
     const onSignal = (signal: NodeJS.Signals) => {
-      try {
-        leaveScreen();
-      } catch {
-        // the terminal is gone (SIGHUP): nothing to give back
-      }
-      process.exit(128 + (constants.signals[signal] ?? 0));
+      if (ended) return;
+      ended = signal;
+      // the terminal may be gone (SIGHUP): writes to it fail, and that must not end the process early
+      process.stdout.on('error', () => undefined);
+      stop.abort();
     };
     const signals = ['SIGTERM', 'SIGHUP'] as const;
-    for (const s of signals) process.once(s, onSignal);
+    for (const s of signals) process.on(s, onSignal);
     try {
       // React's development build costs much more per frame; set before react is loaded.
       process.env.NODE_ENV ??= 'production';
       // Loaded only here, so other commands never pay for ink and react.
       const { runExplorer } = await import('../ui/run.js');
-      await runExplorer({ paths: a.paths ?? [], db: a.db, lenient: a.lenient, manifest: a.manifest, follow: a.follow, mouse: a.mouse, receive: a.receive ? receiverOptions(a) : undefined });
+      await runExplorer({
+        paths: a.paths ?? [], db: a.db, lenient: a.lenient, manifest: a.manifest, follow: a.follow, mouse: a.mouse,
+        receive: a.receive ? receiverOptions(a) : undefined, stop: stop.signal,
+      });
     } finally {
       for (const s of signals) process.off(s, onSignal);
-      leaveScreen();
+      try {
+        leaveScreen();
+      } catch {
+        // the terminal is gone (SIGHUP): nothing to give back
+      }
     }
+    if (ended) process.exit(128 + (constants.signals[ended] ?? 0));
   },
 };

@@ -25,6 +25,8 @@ export interface ExploreOptions {
   receive?: Omit<ReceiverOptions, 'db'>;
   /** the wheel scrolls and a click selects (the terminal reports the mouse); off: the terminal keeps text selection */
   mouse?: boolean;
+  /** quits the explorer as q does (a signal): what it received is still written before it returns */
+  stop?: AbortSignal;
 }
 
 export async function runExplorer(o: ExploreOptions): Promise<void> {
@@ -69,6 +71,8 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
     fatal = e;
     app.unmount();
   }} />, { maxFps: 60, patchConsole: false, exitOnCtrlC: true });
+  if (o.stop?.aborted) app.unmount();
+  else o.stop?.addEventListener('abort', () => app.unmount(), { once: true });
   try {
     await app.waitUntilExit();
   } finally {

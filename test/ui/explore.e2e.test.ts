@@ -149,6 +149,31 @@ describe.skipIf(Boolean(missing))('runlens explore at 80x24 and 160x45', () => {
     expect(t.display('#{mouse_standard_flag}#{mouse_sgr_flag}#{alternate_on}')).toBe('000');
   });
 
+  it.each([['SIGTERM', 143], ['SIGHUP', 129]] as const)('explore --receive --db ended by %s keeps every record it answered 200', async (signal, code) => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 3000, seed: 5, failRate: 0.1 });
+    const db = path.join(dir, 'live.duckdb');
+    const t = terminal(`--receive --port 0 --db ${JSON.stringify(db)}`, 100, 30);
+    const s = await t.until(/receiving OTLP on http:\/\/127\.0\.0\.1:\d+/, 'the receiver address');
+    const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(s)![1]!;
+    const sink = new OtlpSink({ endpoint: url, level: 'trace' });
+    let sent = 0;
+    for await (const r of readRecords(jsonl)) {
+      sink.write(r);
+      if (r.record_type !== 'SpanStart') sent++;
+    }
+    await sink.close();
+    // every request answered 200: end it at once, before its next write to the model
+    const shell = Number(t.display('#{pane_pid}'));
+    const node = Number(spawnSync('pgrep', ['-P', String(shell), 'node'], { encoding: 'utf8' }).stdout.trim());
+    process.kill(node, signal);
+    expect(await t.exitCode()).toBe(code);
+    const q = spawnSync('node', [CLI, 'query', '--db', db, '--sql', 'SELECT count(*)::INT AS n FROM records', '--format', 'json'], { encoding: 'utf8' });
+    expect(q.status, q.stderr).toBe(0);
+    expect(JSON.parse(q.stdout)).toEqual([{ n: sent }]);
+  });
+
   it('leaves the mouse to the terminal with --no-mouse', async () => {
     const t = terminal(`--no-mouse ${JSON.stringify(SAMPLE)}`, 100, 30);
     await t.until(/FAILED +build/, 'the runs screen');
