@@ -55,9 +55,17 @@ export const receiveCommand: CommandBody<Args> = {
     const ticker = setInterval(() => {
       if (rx.stats.requests) log(`runlens: ${rx.stats.spans} spans, ${rx.stats.logs} logs received (${rx.stats.flushedRecords} in the model)`);
     }, process.stderr.isTTY && !process.env.CI ? 2000 : 10_000);
+    // The first signal stops it; one more (Ctrl-C pressed twice) must not end the process before
+    // what was answered 200 is written: it is only told that the receiver is still writing.
+    let stopping = false;
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
+      const onSignal = (s: NodeJS.Signals) => {
+        if (stopping) return log(`runlens: still writing what was received (${s} ignored)`);
+        stopping = true;
+        resolve(s);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
     });
     clearInterval(ticker);
     await rx.close();

@@ -71,6 +71,27 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     }
   });
 
+  it('a second SIGTERM or Ctrl-C while receive is stopping changes nothing: every record answered 200 is written', async () => {
+    const dir = tempDir();
+    const jsonl = path.join(dir, 'run.jsonl');
+    await generate({ output: jsonl, runs: 1, nodes: 3000, seed: 5, failRate: 0.1 });
+    const db = path.join(dir, 'live.duckdb');
+    const out = path.join(dir, 'copy.jsonl');
+    const pq = path.join(dir, 'copy.parquet');
+    const rx = await startCli(['receive', '--port', '0', '--db', db, '--jsonl', out, '--parquet', pq]);
+    await send(jsonl, rx.url);
+    rx.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 50));
+    rx.kill('SIGINT');
+    rx.kill('SIGTERM');
+    const r = await rx.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/stopped \(SIGTERM\)/);
+    const counts = (args: string[]) => JSON.parse(runCli(['query', '--sql', "SELECT count(*)::INT AS n FROM records WHERE record_type <> 'SpanStart'", ...args, '--format', 'json']).stdout);
+    const sent = counts([jsonl]);
+    for (const args of [['--db', db], [out], [pq]]) expect(counts(args), args.join(' ')).toEqual(sent);
+  });
+
   it('gate --receive --until-idle gates on what a run streamed', async () => {
     const dir = tempDir();
     const jsonl = path.join(dir, 'run.jsonl');
