@@ -111,10 +111,16 @@ async function receiveUntilIdle(db: Db, a: Args): Promise<string | undefined> {
   }
   process.stderr.write(`runlens: gate waiting for OTLP on ${rx.url} (${endpointHint(rx.url)}); gates after ${a['until-idle']} of quiet\n`);
   const started = Date.now();
+  // a request refused whole (413, 400) is traffic too: the gate ends after the quiet that follows it
+  let refused = 0;
   try {
     await new Promise<void>((resolve, reject) => {
       const t = setInterval(() => {
         const now = Date.now();
+        if (rx.stats.refused !== refused) {
+          refused = rx.stats.refused;
+          last = now;
+        }
         if (last && now - last >= idleMs) {
           clearInterval(t);
           resolve();

@@ -72,7 +72,7 @@ export const receiveCommand: CommandBody<Args> = {
     await reporting;
     db.close();
     const lost = rx.stats.lost ? `, ${rx.stats.lost} acknowledged but refused by the database (see above)` : '';
-    const refused = rx.stats.refused ? `, ${plural(rx.stats.refused, 'request')} refused whole` : '';
+    const refused = rx.stats.refused ? `, ${plural(rx.stats.refused, 'request')} refused whole (the first: ${rx.reasons.refused})` : '';
     const repeated = rx.stats.repeated ? `, ${rx.stats.repeated} sent again (kept once)` : '';
     // an output that failed misses records answered 200: said on the stop line, and exit 2
     const failed = [...rx.sinkErrors].map(([name, e]) => `${name} (${e.message})`);

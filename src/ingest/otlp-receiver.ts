@@ -142,7 +142,7 @@ export class OtlpReceiver {
     this.app.post('/v1/logs', (req, reply) => this.handle('logs', req, reply));
     this.app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
       const status = err.statusCode === 413 || err.statusCode === 415 ? err.statusCode : (err.statusCode ?? 500) < 500 ? 400 : 500;
-      this.sendStatus(req, reply, status, err.message);
+      this.sendStatus(req, reply, status, status === 413 ? this.tooLarge('request body') : err.message);
     });
   }
 
@@ -180,6 +180,11 @@ export class OtlpReceiver {
     this.timer = setInterval(() => this.flushInBackground(), this.o.flushIntervalMs);
   }
 
+  /** A 413's message: the limit, and the option that sets it. */
+  private tooLarge(what: string): string {
+    return `${what} over ${this.o.maxBodyBytes} bytes (raise --max-body-mb)`;
+  }
+
   /** Media types compare without case and parameters (`Application/JSON; charset=utf-8`). */
   private isJson(req: FastifyRequest): boolean {
     return (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
@@ -209,7 +214,7 @@ export class OtlpReceiver {
         body = gunzipSync(body, { maxOutputLength: this.o.maxBodyBytes });
       } catch (e) {
         const tooBig = (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || /too large|exceeds/i.test((e as Error).message);
-        throw new HttpError(tooBig ? 413 : 400, tooBig ? `decompressed body exceeds ${this.o.maxBodyBytes} bytes` : 'invalid gzip body');
+        throw new HttpError(tooBig ? 413 : 400, tooBig ? this.tooLarge('decompressed body') : 'invalid gzip body');
       }
     } else if (enc !== 'identity') throw new HttpError(415, `unsupported Content-Encoding ${enc} (use gzip or none)`);
     return body;

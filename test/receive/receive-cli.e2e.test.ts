@@ -118,6 +118,26 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     expect(r.stderr).toMatch(/the gate cannot pass: 1 request was refused whole \(\/v1\/traces: 400 invalid JSON/);
   });
 
+  it('gate --receive whose only request was refused whole ends after --until-idle naming it and the limit, not at --timeout', async () => {
+    const g = await startCli(['gate', '--receive', '--port', '0', '--until-idle', '1s', '--timeout', '10m', '--max-body-mb', '0.01']);
+    const big = await fetch(`${g.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resourceSpans: [], pad: 'x'.repeat(20_000) }) });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { message: string }).message).toMatch(/request body over 10486 bytes \(raise --max-body-mb\)/);
+    const r = await g.done;
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/1 request was refused whole \(\/v1\/traces: 413 request body over 10486 bytes/);
+    expect(r.stderr).not.toContain('nothing received');
+  });
+
+  it('receive names the first request it refused whole on its stop line', async () => {
+    const rx = await startCli(['receive', '--port', '0', '--max-body-mb', '0.01']);
+    const big = await fetch(`${rx.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resourceLogs: [], pad: 'x'.repeat(20_000) }) });
+    expect(big.status).toBe(413);
+    rx.kill('SIGTERM');
+    const r = await rx.done;
+    expect(r.stderr).toMatch(/1 request refused whole \(the first: \/v1\/logs: 413 request body over 10486 bytes \(raise --max-body-mb\)\)/);
+  });
+
   it('--queue-limit and --max-body-mb out of range are usage errors naming the option, for every command that receives', () => {
     // an address no machine has: were an option taken, the command would stop at listening, not wait
     const nowhere = ['--port', '0', '--host', '256.0.0.1'];
