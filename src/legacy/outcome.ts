@@ -55,10 +55,11 @@ export function outcomeOf(i: OutcomeInput): Outcome {
   }
   if (mapping.test_outcome) {
     result.test = { outcome: mapping.test_outcome };
-    if (i.failures) result.test.failingRows = i.failures;
-    // The format's failing_rows cannot say "unknown" (absent is 0): a failed or warned test whose
-    // count the engine did not record says so beside it.
-    else if (typeof i.failures !== 'number' && mapping.test_outcome !== 'passed') result.test.failingRowsRecorded = false;
+    // The format's failing_rows (a 32-bit integer) cannot say "unknown" (absent is 0): a failed or
+    // warned test whose count the engine did not record, or one past 32 bits, says so beside it.
+    const fits = typeof i.failures === 'number' && Number.isInteger(i.failures) && Math.abs(i.failures) < 2 ** 31;
+    if (i.failures && fits) result.test.failingRows = i.failures;
+    else if (!fits && mapping.test_outcome !== 'passed') result.test.failingRowsRecorded = false;
   }
   if (mapping.node_outcome === 'error') {
     let text = i.message ?? `${i.status}`;

@@ -243,6 +243,7 @@ class FileChecker {
         if (typeof v !== 'string' || !DEC.test(v)) this.issue(line, f, `64-bit integer must be a decimal string (got ${JSON.stringify(v)})`);
       } else if (I32_KEYS.has(path)) {
         if (typeof v !== 'number' || !Number.isInteger(v)) this.issue(line, f, `32-bit integer must be a JSON number (got ${JSON.stringify(v)})`);
+        else if (v < -(2 ** 31) || v >= 2 ** 31) this.issue(line, f, `32-bit integer out of range (got ${v})`);
         else if (path === 'node_test_detail.failing_rows' && v === 0) this.issue(line, f, 'zero value must be omitted');
       }
       if ((v === '' || v === false) && scalars?.has(path)) this.issue(line, f, `zero value ${JSON.stringify(v)} must be omitted (not optional in the schema)`);

@@ -67,6 +67,8 @@ export function normalizerMacros(): string[] {
     detailMacroSql(),
     // unique_id from attributes, else from `Node(<id>)` / `Node evaluated (<id>)` span names.
     `CREATE OR REPLACE MACRO rl_unique_id(attrs, nm) AS coalesce(json_extract_string(attrs, '$.unique_id'), nullif(regexp_extract(nm, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), ''));`,
+    // A failing-row count: an integer the format's int32 holds; another value (past 32 bits, a fraction) is an unknown count, never 0.
+    `CREATE OR REPLACE MACRO rl_count(v) AS CASE WHEN regexp_full_match(CAST(v AS VARCHAR), '-?[0-9]+') THEN TRY_CAST(v AS INTEGER) END;`,
     // Hex ids: lower-case, and numbers (Parquet UInt64, OTLP) as 16 hex digits.
     `CREATE OR REPLACE MACRO rl_hex_id(v) AS CASE WHEN v IS NULL OR CAST(v AS VARCHAR) = '' THEN NULL WHEN regexp_full_match(CAST(v AS VARCHAR), '[0-9]+') AND length(CAST(v AS VARCHAR)) > 16 THEN printf('%016x', CAST(v AS UBIGINT)) ELSE lower(CAST(v AS VARCHAR)) END;`,
     // replace() only where there is a dash (UUID form): on every record it would be most of this macro's cost.
@@ -74,11 +76,15 @@ export function normalizerMacros(): string[] {
   ];
 }
 
-/** The attributes the model reads, parsed once per record (json_transform is lenient: odd types become NULL). */
+/**
+ * The attributes the model reads, parsed once per record (json_transform is lenient: odd types become
+ * NULL). A failing-row count is read as its text, so that one the format's 32-bit integer cannot hold
+ * is told from none (rl_count).
+ */
 export const ATTR_STRUCT_FIELDS = {
   unique_id: 'VARCHAR', phase: 'VARCHAR', last_phase: 'VARCHAR', node_outcome: 'VARCHAR', node_skip_reason: 'VARCHAR',
   skip_reason: 'VARCHAR', node_skip_upstream_detail: { upstream_unique_id: 'VARCHAR' }, upstream_unique_id: 'VARCHAR',
-  node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'INTEGER' }, test_outcome: 'VARCHAR', failing_rows: 'INTEGER',
+  node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'VARCHAR' }, test_outcome: 'VARCHAR', failing_rows: 'VARCHAR',
   node_type: 'VARCHAR', name: 'VARCHAR', relative_path: 'VARCHAR', materialization: 'VARCHAR', rows_affected: 'BIGINT',
   in_selection: 'BOOLEAN', code: 'INTEGER', duration_ms: 'DOUBLE',
 } as const;
@@ -140,7 +146,8 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     CASE WHEN a.node_test_detail IS NOT NULL
          THEN coalesce(rl_test_outcome(a.node_test_detail.test_outcome), 'passed')
          ELSE rl_test_outcome(a.test_outcome) END AS test_outcome,
-    CASE WHEN a.node_test_detail IS NOT NULL THEN coalesce(a.node_test_detail.failing_rows, 0) ELSE a.failing_rows END AS failing_rows,
+    CASE WHEN a.node_test_detail IS NOT NULL THEN CASE WHEN a.node_test_detail.failing_rows IS NULL THEN 0 ELSE rl_count(a.node_test_detail.failing_rows) END
+         ELSE rl_count(a.failing_rows) END AS failing_rows,
     CASE WHEN kind0 IN ('node_evaluated', 'node_processed') AND ${parsed} THEN rl_node_type(a.node_type) END AS resource_type,
     a.name AS name, a.relative_path AS relative_path,
     lower(CASE WHEN starts_with(a.materialization, 'NODE_MATERIALIZATION_') THEN substr(a.materialization, 22) ELSE a.materialization END) AS materialization,

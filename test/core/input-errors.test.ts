@@ -3,7 +3,7 @@
  * and lists every skipped one, a damaged gzip names the file and how far it got, and a record the model
  * cannot hold is `file:line: field: reason` (exit 2), never an internal error or a silent load.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { scanBeside } from '../../src/ingest/jsonl-lines.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { ROOT } from '../helpers/samples.js';
+import { ROOT, skipOrFailInCi } from '../helpers/samples.js';
 
 const dir = tempDir();
 /** The lines of a real run (the project's own generated sample), as text. */
@@ -697,5 +697,45 @@ describe('a Parquet file whose attributes are not the layout\'s (a plain copy of
     const g = runCli(['gate', out, '--fail-on', 'test-failed']);
     expect(g.code, g.stdout + g.stderr).toBe(1);
     expect(g.stdout).toContain('1 test failed');
+  });
+});
+
+describe('a failing-row count the format cannot hold is unknown, never 0', () => {
+  const withCount = (v: string) => readFileSync(path.join(ROOT, 'samples/failed-build.jsonl'), 'utf8').replace(/"failing_rows":4,/g, `"failing_rows":${v},`);
+
+  it.each([['3000000000', 'past 32 bits'], ['4.5', 'not an integer']])('%s (%s): failed-tests and the gate say not recorded, validate names it', (v) => {
+    const p = path.join(dir, `count-${v.replace(/\W/g, '')}.jsonl`);
+    writeFileSync(p, withCount(v));
+    const q = runCli(['query', 'failed-tests', p, '--format', 'json']);
+    expect(q.code, q.stderr).toBe(0);
+    expect((JSON.parse(q.stdout) as { failing_rows: number | null }[]).map((r) => r.failing_rows)).toEqual([null]);
+    const g = runCli(['gate', p, '--fail-on', 'test-failed', '--reporter', 'json']);
+    expect(g.code).toBe(1);
+    expect(JSON.stringify(JSON.parse(g.stdout).offenders)).toContain('failing rows not recorded');
+    const val = runCli(['validate', p, '--no-warnings']);
+    expect(val.code).toBe(1);
+    expect(val.stdout).toContain('node_test_detail.failing_rows: 32-bit integer');
+  });
+
+  it("an older engine's count past 32 bits is read as not recorded, and migrate writes it so", () => {
+    const legacyDir = path.join(dir, 'big-count', 'target');
+    mkdirSync(legacyDir, { recursive: true });
+    const src = path.join(ROOT, '../shared/samples/legacy-corpus/OpenLineage__OpenLineage__integration_common_tests_dbt_test_target_run_results.json');
+    if (!existsSync(src)) return skipOrFailInCi(`the legacy corpus sample ${src} is missing`);
+    const doc = JSON.parse(readFileSync(src, 'utf8')) as { results: { status: string; failures?: number | null }[] };
+    const failed = doc.results.filter((r) => r.status === 'fail');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const r of failed) r.failures = 3_000_000_000;
+    const file = path.join(legacyDir, 'run_results.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const g = runCli(['gate', file, '--fail-on', 'test-failed', '--reporter', 'json']);
+    expect(g.code, g.stderr).toBe(1);
+    const reasons = (JSON.parse(g.stdout).offenders as { reason: string }[]).map((o) => o.reason);
+    expect(reasons.length).toBe(failed.length);
+    for (const r of reasons) expect(r).toContain('failing rows not recorded');
+    const out = path.join(dir, 'big-count.jsonl');
+    expect(runCli(['migrate', file, '-o', out]).code).toBe(0);
+    const v = runCli(['validate', out]);
+    expect(v.code, v.stdout).toBe(0);
   });
 });
