@@ -41,6 +41,11 @@ export interface TranslatorOptions {
   manifest?: Manifest;
   /** the command when the stream does not say (record knows it from its arguments) */
   commandHint?: string;
+  /**
+   * the engine was asked to print less than info (--quiet, --log-level warn): its stream has no
+   * closing lines, so only its exit says whether the command ended (record knows it from its arguments)
+   */
+  quiet?: boolean;
   /** a writer per invocation (the engine version goes into the process span; the key seeds its event ids) */
   writerFor: (version: string, seedKey: string) => TelemetryWriter;
 }
@@ -111,10 +116,12 @@ class InvocationState {
   adapterType: string;
   last: bigint;
   interrupted = false;
-  /** the stream has CommandCompleted (or record saw the command exit 0) */
+  /** the stream has CommandCompleted */
   completed = false;
-  /** the command is known to have exited (record saw its process end), whatever the stream says */
+  /** the command is known to have failed or been killed (record saw its process end so), whatever the stream says */
   exited = false;
+  /** the command's process exited 0 (record): it ended the run only where the stream cannot say */
+  exitedWell = false;
   /** the stream has the end-of-run summary (StatsLine, EndOfRunSummary) */
   summarized = false;
   /** the stream has debug lines (logs/dbt.log), not only stdout's info and above */
@@ -487,14 +494,15 @@ export class LogTranslator {
 
   /**
    * End of stream: whatever is still open ends; nodes still in flight end as canceled. `exited`: the
-   * command's process is known to have ended (record saw it), so the run ended even when its stream
-   * stops early; `exitedWell`: it exited 0, so a stream without its closing lines (stdout of
-   * `--quiet`) was not cut off.
+   * command's process is known to have ended (record saw it); not well, a run whose stream stops
+   * early ended in error. `exitedWell`: it exited 0. The process may be a replay (`cat FILE`), whose
+   * exit says nothing of the engine's: a stream that stops before its closing lines is cut off as
+   * when read in place; the exit ends the run only when the stream has no such lines (closingLines).
    */
   end(at?: bigint, o: { exited?: boolean; exitedWell?: boolean } = {}): void {
     if (this.pending && !this.cur) this.startPending();
-    if (this.cur && (o.exited || o.exitedWell)) this.cur.exited = true;
-    if (this.cur && o.exitedWell) this.cur.completed = true;
+    if (this.cur && o.exited && !o.exitedWell) this.cur.exited = true;
+    if (this.cur && o.exitedWell) this.cur.exitedWell = true;
     if (this.cur) this.endInvocation(at ?? this.lastTs);
   }
 
@@ -506,8 +514,8 @@ export class LogTranslator {
     if (at < s.last) at = s.last;
     const canceled: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
     const wasInterrupted = s.interrupted; // (in-flight nodes are canceled below, which marks it too)
-    const closing = closingLines(s);
-    const ended = s.completed || (s.summarized && closing !== 'CommandCompleted');
+    const closing = this.o.quiet ? null : closingLines(s);
+    const ended = s.completed || (s.summarized && closing !== 'CommandCompleted') || (s.exitedWell && closing === null);
     const cutOff = !ended && !wasInterrupted && closing !== null;
     // A node whose NodeFinished is missing but whose result line came ended with that result.
     for (const st of [...s.nodes.values()]) if (st?.result) this.finish(s, st.result.n, st.result.ev, st.result.at);

@@ -49,6 +49,22 @@ export function engineArgv(argv: string[]): string[] {
   return /^dbt(\.exe)?$/i.test(prog) && !has ? [...argv, '--log-format', 'json'] : argv;
 }
 
+/**
+ * The engine was asked to print only warnings and errors (`--quiet`, `-q`, `--log-level warn`, or
+ * their DBT_ variables for the engine itself): its stdout has no closing lines, and only its exit
+ * says the command ended.
+ */
+export function quietArgv(argv: string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  const below = (v: string | undefined) => v !== undefined && /^(warn|error|none)$/i.test(v);
+  for (const [i, a] of argv.entries()) {
+    if (i === 0) continue;
+    if (a === '--quiet' || a === '-q') return true;
+    if (a === '--log-level' ? below(argv[i + 1]) : a.startsWith('--log-level=') && below(a.slice(12))) return true;
+  }
+  const engine = /^dbt(\.exe)?$/i.test(path.basename(argv[0] ?? ''));
+  return engine && (/^(1|true)$/i.test(env.DBT_QUIET ?? '') || below(env.DBT_LOG_LEVEL));
+}
+
 export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   if (o.argv.length === 0) throw new UsageError('record needs a command after --, e.g. runlens record -o run.jsonl -- dbt build');
   const argv = engineArgv(o.argv);
@@ -80,7 +96,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   }
   const { writerFor, errors } = writers(sinks, o.ids);
   const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
-  const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined });
+  const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined, quiet: quietArgv(argv) });
   let interrupted = false;
   const onSigint = () => {
     interrupted = true;
