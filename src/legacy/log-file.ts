@@ -24,11 +24,18 @@ export interface LogFileReport {
  * indexOf per chunk instead of readline's per-line events and async iteration.
  */
 export class LineSplitter {
-  private rest = '';
+  /** the unended line so far, in pieces: joined once when a line end comes, so a long line costs its length, not its length squared */
+  private pending: string[] = [];
 
   /** Calls onLine for every line completed by this chunk. */
   push(chunk: string, onLine: (line: string) => void): void {
-    const s = this.rest.length ? this.rest + chunk : chunk;
+    const last = this.pending.at(-1);
+    // (a "\r" last in the pending text ends a line whatever follows: decided in the loop below)
+    if (chunk.indexOf('\n') < 0 && chunk.indexOf('\r') < 0 && !last?.endsWith('\r')) {
+      if (chunk.length) this.pending.push(chunk);
+      return;
+    }
+    const s = this.pending.length ? this.pending.join('') + chunk : chunk;
     let from = 0;
     if (s.indexOf('\r') < 0) {
       for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', from)) {
@@ -50,12 +57,13 @@ export class LineSplitter {
         }
       }
     }
-    this.rest = s.slice(from);
+    const rest = s.slice(from);
+    this.pending = rest.length ? [rest] : [];
   }
 
   end(onLine: (line: string) => void): void {
-    const rest = this.rest;
-    this.rest = '';
+    const rest = this.pending.join('');
+    this.pending = [];
     if (rest.endsWith('\r')) onLine(rest.slice(0, -1));
     else if (rest.length) onLine(rest);
   }

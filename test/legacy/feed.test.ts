@@ -40,6 +40,15 @@ describe('log stream input', () => {
     }
   });
 
+  it('a line of 32 MB in 64 KB chunks comes out whole, with the lines around it', () => {
+    const chunk = 'x'.repeat(64 * 1024);
+    const chunks = ['first\nsecond ', ...Array.from({ length: 512 }, () => chunk), '\r', 'third\r\nlast'];
+    const lines = splitterLines(chunks);
+    expect(lines.length).toBe(4);
+    expect([lines[0], lines[2], lines[3]]).toEqual(['first', 'third', 'last']);
+    expect(lines[1]!.length).toBe('second '.length + 512 * chunk.length);
+  });
+
   it("a chunk's human text (non-JSON lines as they are, messages of non-debug events) is passed on before its events are translated", async () => {
     const order: string[] = [];
     const t = { feed: (ev: LegacyEvent) => order.push(`feed ${ev.name}`) } as unknown as LogTranslator;
