@@ -5,6 +5,7 @@ import { outputLabel, outputPath } from '../produce/output-path.js';
 import { plural } from '../render/plural.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
 import { listPositional } from './options.js';
+import { exitCodeFor } from '../exit-codes.js';
 
 interface Args extends OutputArgs {
   manifest?: string;
@@ -26,6 +27,12 @@ export const recordCommandModule: CommandBody<Args> = {
     outFormat(out);
     const argv = (a.cmd ?? []).map(String);
     const r = await recordCommand({ out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
+    if (r.notWritten) {
+      // what is in the file is not the run: said, and exit 2 whatever the command's own exit
+      process.stderr.write(`runlens: ${outputLabel(out)}: not written in full (${r.notWritten}); the command exited ${r.exitCode}\n`);
+      process.exitCode = exitCodeFor('input');
+      return;
+    }
     const nodes = r.invocations.reduce((n, s) => n + s.nodes, 0);
     const canceled = r.invocations.reduce((n, s) => n + (s.outcomes.canceled ?? 0), 0);
     process.stderr.write(

@@ -35,6 +35,8 @@ export interface RecordResult {
   signal: NodeJS.Signals | null;
   interrupted: boolean;
   lines: number;
+  /** why the output (-o) was not written in full, when it was not (an OTLP export that failed is only said) */
+  notWritten?: string;
   /** lines that were not JSON log events */
   badLines: number;
   records: number;
@@ -114,13 +116,19 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     const { code, signal } = await exited;
     if (interrupted || signal === 'SIGINT') t.interrupt();
     else t.end(undefined, { exited: true, exitedWell: code === 0 });
-    return finish(code, signal);
   } finally {
     process.off('SIGINT', onSigint);
     await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
-    const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
-    if (failed.length) human.write(`runlens: writing telemetry failed: ${[...new Set(failed)].join('; ')}\n`);
   }
+  const { code, signal } = await exited;
+  const result = finish(code, signal);
+  const failed = [...new Set([...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)])];
+  const output = sinks[0]!.name;
+  const own = failed.filter((f) => f.startsWith(`${output}: `));
+  if (own.length) result.notWritten = own.map((f) => f.slice(output.length + 2)).join('; ');
+  const others = failed.filter((f) => !own.includes(f));
+  if (others.length) human.write(`runlens: writing telemetry failed: ${others.join('; ')}\n`);
+  return result;
 
   function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
     const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);

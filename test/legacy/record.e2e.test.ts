@@ -1,5 +1,5 @@
 /** `runlens record` end to end through the built CLI, with small replay scripts instead of the engine. */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,6 +33,19 @@ describe('record', () => {
     expect(engineArgv(['dbt', 'build'])).toEqual(['dbt', 'build', '--log-format', 'json']);
     expect(engineArgv(['/usr/bin/dbt', 'run', '--log-format=text'])).toEqual(['/usr/bin/dbt', 'run', '--log-format=text']);
     expect(engineArgv(['cat', 'x.jsonl'])).toEqual(['cat', 'x.jsonl']);
+  });
+
+  it.skipIf(note.missing)(note.title('an output it cannot write in full is exit 2 naming it, never "recorded ... to FILE"'), () => {
+    const dir = tempDir('runlens-record-full-');
+    const log = sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl');
+    for (const name of ['cut.jsonl', 'cut.parquet']) {
+      const out = path.join(dir, name);
+      // files of at most 8 blocks: a write past that fails (EFBIG), as on a full disk
+      const r = spawnSync('sh', ['-c', `ulimit -f 8; exec "${process.execPath}" "${CLI}" record -o "${out}" -- cat "${log}"`], { encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+      expect(r.status, `${name}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, name).toMatch(new RegExp(`runlens: ${out.replace(/[.]/g, '\\.')}: not written in full \\(.*\\); the command exited 0`));
+      expect(r.stderr, name).not.toMatch(/runlens: recorded/);
+    }
   });
 
   it.skipIf(note.missing)(note.title('replays a real log with cat: JSONL validates, human text on stderr, exit code kept'), async () => {
