@@ -6,7 +6,8 @@ import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
 import { accountIdentifier, base62, eventId, ksuid, parseId, subscriptionId } from '../../src/service/ids.js';
 import { applyAttempt, activeAfterUpdate, DEFAULT_ARCHIVAL } from '../../src/service/subscription-state.js';
 import { parsePositiveSeconds, parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
-import type { AttemptOutcome, Subscription } from '../../src/service/store/types.js';
+import type { AttemptOutcome, Job, Run, RunStep, Subscription } from '../../src/service/store/types.js';
+import { runView } from '../../src/service/http/views.js';
 
 describe('SSRF address classes', () => {
   // Every special-purpose range of the IANA registries, the embedded-IPv4 forms (mapped, translated,
@@ -236,5 +237,25 @@ describe('serve options', () => {
     expect(parsePositiveSeconds('--delivery-timeout', 2_147_483)).toBe(2_147_483_000);
     expect(() => parsePositiveSeconds('--delivery-timeout', 2_200_000)).toThrow(/^--delivery-timeout: at most 2147483 seconds .*got 2200000$/);
     expect(() => parsePositiveSeconds('--claim-lease', 1e300)).toThrow(/^--claim-lease: at most/);
+  });
+});
+
+describe('run and step duration', () => {
+  const S = 1_000_000;
+  const t0 = 1_780_000_000 * S;
+  const job: Job = { id: 1, accountId: 1, name: 'j', projectId: 1, environmentId: 1, projectName: 'p', environmentName: 'e', toolVersion: '', executeSteps: ['node -v'], createdAt: t0 };
+  const run = (o: Partial<Run>): Run => ({ id: 7, accountId: 1, jobId: 1, status: 3, statusMessage: null, cause: 'c', createdAt: t0, startedAt: null, finishedAt: null, erroredAt: null, ...o });
+  const step = (o: Partial<RunStep>): RunStep => ({ runId: 7, index: 1, name: 'node -v', status: 3, exitCode: null, logs: '', startedAt: null, finishedAt: null, artifact: null, ...o });
+
+  it('is the time so far while running, started to finished once finished, and zero before it starts', () => {
+    const now = t0 + 3725 * S;
+    const running = runView(run({ startedAt: t0 + 5 * S }), job, now, [step({ startedAt: t0 + 65 * S })]);
+    expect(running.duration).toBe('01:02:00');
+    expect((running.run_steps as { duration: string }[])[0]!.duration).toBe('01:01:00');
+    expect(runView(run({ status: 1 }), job, now, [step({ status: 1 })]).duration).toBe('00:00:00');
+    expect((runView(run({ status: 1 }), job, now, [step({ status: 1 })]).run_steps as { duration: string }[])[0]!.duration).toBe('00:00:00');
+    const done = runView(run({ status: 10, startedAt: t0, finishedAt: t0 + 42 * S }), job, now, [step({ status: 10, startedAt: t0, finishedAt: t0 + 40 * S })]);
+    expect(done.duration).toBe('00:00:42');
+    expect((done.run_steps as { duration: string }[])[0]!.duration).toBe('00:00:40');
   });
 });

@@ -67,7 +67,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const job = await liveJob(t.accountId, req.params.job_id);
     const { cause } = parseRunBody(req.body);
     const run = await ctx.runner.trigger(job, cause);
-    return v2(runView(run, job));
+    return v2(runView(run, job, toMicros(clock.now())));
   });
 
   app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/runs/`, async (req) => {
@@ -88,7 +88,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     for (const run of page.items) {
       if (!jobs.has(run.jobId)) jobs.set(run.jobId, await store.getJob(t.accountId, run.jobId));
       const job = jobs.get(run.jobId);
-      if (job) views.push(runView(run, job));
+      if (job) views.push(runView(run, job, toMicros(clock.now())));
     }
     return v2List(views, page.total, { offset, limit, ...(jobId === undefined ? {} : { job_definition_id: jobId }) }, orderBy);
   });
@@ -101,7 +101,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     if (!job) throw notFound('job');
     const related = String(req.query.include_related ?? '');
     const steps = related.includes('run_steps') ? await store.listRunSteps(run.id) : undefined;
-    return v2(runView(run, job, steps));
+    return v2(runView(run, job, toMicros(clock.now()), steps));
   });
 
   app.get<{ Params: P; Querystring: { step?: string } }>(`${base}/runs/:run_id/artifacts/*`, async (req, reply) => {

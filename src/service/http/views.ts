@@ -71,9 +71,13 @@ function v2Time(us: number | null): string | null {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${micros}+00:00`;
 }
 
-function duration(fromUs: number | null, toUs: number | null): string {
-  if (fromUs === null) return '00:00:00';
-  const s = Math.max(0, Math.floor(((toUs ?? fromUs) - fromUs) / 1e6));
+/**
+ * `HH:MM:SS` from start to finish; while it runs, the time so far (as the hosted API shows it); zero
+ * before it has started.
+ */
+function duration(fromUs: number | null, toUs: number | null, started: boolean, nowUs: number): string {
+  if (fromUs === null || (toUs === null && !started)) return '00:00:00';
+  const s = Math.max(0, Math.floor(((toUs ?? nowUs) - fromUs) / 1e6));
   const p = (n: number) => String(n).padStart(2, '0');
   return `${p(Math.floor(s / 3600))}:${p(Math.floor(s / 60) % 60)}:${p(s % 60)}`;
 }
@@ -90,24 +94,25 @@ export function jobView(j: Job): Record<string, unknown> {
   };
 }
 
-export function runView(r: Run, job: Job, steps?: RunStep[]): Record<string, unknown> {
+/** `nowUs`: the service's clock, for the duration of a run that has not finished. */
+export function runView(r: Run, job: Job, nowUs: number, steps?: RunStep[]): Record<string, unknown> {
   const v: Record<string, unknown> = {
     id: r.id, trigger_id: r.id, account_id: r.accountId, environment_id: job.environmentId, project_id: job.projectId,
     job_definition_id: job.id, job_id: job.id, status: r.status, status_humanized: runStatusName(r.status),
     status_message: r.statusMessage, dbt_version: job.toolVersion || null, created_at: v2Time(r.createdAt), updated_at: v2Time(r.finishedAt ?? r.startedAt ?? r.createdAt),
     started_at: v2Time(r.startedAt), finished_at: v2Time(r.finishedAt), in_progress: r.status < 10, is_complete: r.status >= 10,
-    is_success: r.status === 10, is_error: r.status === 20, is_cancelled: r.status === 30, duration: duration(r.startedAt ?? r.createdAt, r.finishedAt),
+    is_success: r.status === 10, is_error: r.status === 20, is_cancelled: r.status === 30, duration: duration(r.startedAt ?? r.createdAt, r.finishedAt, r.startedAt !== null, nowUs),
     trigger: { id: r.id, cause: r.cause },
   };
-  if (steps) v.run_steps = steps.map((s) => stepView(s, r.accountId));
+  if (steps) v.run_steps = steps.map((s) => stepView(s, r.accountId, nowUs));
   return v;
 }
 
-function stepView(s: RunStep, accountId: number): Record<string, unknown> {
+function stepView(s: RunStep, accountId: number, nowUs: number): Record<string, unknown> {
   return {
     id: s.runId * 1000 + s.index, run_id: s.runId, account_id: accountId, index: s.index, name: s.name, status: s.status,
     status_humanized: runStatusName(s.status), exit_code: s.exitCode, logs: s.logs, started_at: v2Time(s.startedAt),
-    finished_at: v2Time(s.finishedAt), duration: duration(s.startedAt, s.finishedAt),
+    finished_at: v2Time(s.finishedAt), duration: duration(s.startedAt, s.finishedAt, s.startedAt !== null, nowUs),
     // Beyond the hosted fields: which artifact this step's telemetry is stored as (null: none).
     telemetry_artifact: s.artifact,
   };
