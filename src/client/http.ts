@@ -103,19 +103,25 @@ export class ApiClient {
   /**
    * Every item of a listing from item `from` on, page by page (`path` has a query string or none).
    * Pages are read by offset, so an item added or deleted between two pages would shift the rest:
-   * when the total changes between pages the listing starts over, and fails after a few tries.
+   * each page after the first starts one item early, on the previous page's last item (by `id`).
+   * When that item is not there, or the total changed, the listing starts over, and fails after a
+   * few tries. (A delete and a create keep the total; only the overlap shows the shift.)
    */
   async all<T = ApiObject>(path: string, from = 0, pageSize = 100): Promise<T[]> {
     const sep = path.includes('?') ? '&' : '?';
+    const idOf = (x: T | undefined) => (x as ApiObject | undefined)?.id;
     for (let attempt = 1; attempt <= LISTING_ATTEMPTS; attempt++) {
       const out: T[] = [];
       let total: number | undefined;
       for (;;) {
-        const page = await this.page<T>(`${path}${sep}offset=${from + out.length}&limit=${pageSize}`);
+        const overlap = out.length ? 1 : 0;
+        const page = await this.page<T>(`${path}${sep}offset=${from + out.length - overlap}&limit=${pageSize}`);
         if (total !== undefined && page.total !== total) break;
+        if (overlap && (page.items.length === 0 || idOf(page.items[0]) !== idOf(out[out.length - 1]))) break;
         total = page.total;
-        out.push(...page.items);
-        if (page.items.length === 0 || from + out.length >= total) return out;
+        const fresh = page.items.slice(overlap);
+        out.push(...fresh);
+        if (fresh.length === 0 || from + out.length >= total) return out;
       }
     }
     throw new ApiClientError(0, `GET ${this.base}${path}: the list changed while it was read (${LISTING_ATTEMPTS} tries); try again, or page with --limit and --offset`);

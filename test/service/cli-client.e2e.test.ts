@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
@@ -366,6 +366,9 @@ describe('service client commands end to end', () => {
       res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
     }
 
+    /** A request for a listing page after the first (the first is at offset 0). */
+    const laterPage = (url: string) => /[?&]offset=(?!0&|0$)\d/.test(url);
+
     it('does not follow redirects: a 302 to a POST fails naming the request, status and Location, and creates nothing (exit 2)', async () => {
       const job = JSON.parse(cli(['jobs', 'create', '--name', 'behind a redirect', '--step', 'node -v', '--format', 'json'], env).stdout);
       // A proxy that moved the API from /old to / on the same origin: followed, a POST would come back as a GET of the listing.
@@ -470,7 +473,7 @@ describe('service client commands end to end', () => {
       // Forwards each request; before a request for the second page, deletes the oldest job (while `deletes` lasts).
       let deletes = 1;
       const proxy = await httpServer(async (req, res) => {
-        if (req.url!.includes('offset=100') && deletes > 0) {
+        if (laterPage(req.url!) && deletes > 0) {
           deletes--;
           await api('DELETE', `/jobs/${ids.shift()}/`);
         }
@@ -491,6 +494,126 @@ describe('service client commands end to end', () => {
       } finally {
         await closeServer(proxy.server);
       }
+    });
+
+    it('starts a listing over when a delete and a create between two pages keep the total, and fails when that keeps happening (exit 2)', async () => {
+      const acct = JSON.parse(cli(['accounts', 'create', 'Shifted', '--data', data, '--format', 'json']).stdout);
+      const token = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout).token;
+      const api = async (method: string, path: string, body?: unknown) => (await fetch(`${env.RUNLENS_BASE_URL}/api/v2/accounts/${acct.id}${path}`,
+        { method, headers: { authorization: `Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body) })).json() as any;
+      const create = async (name: string) => (await api('POST', '/jobs/', { name, execute_steps: ['node -v'], project_id: 1, environment_id: 1 })).data.id as number;
+      const ids: number[] = [];
+      for (let i = 0; i < 110; i++) ids.push(await create(`s${i}`));
+      // Before a request for a later page: delete the oldest job and create one, so the total stays 110.
+      let changes = 1;
+      const proxy = await httpServer(async (req, res) => {
+        if (laterPage(req.url!) && changes > 0) {
+          changes--;
+          await api('DELETE', `/jobs/${ids.shift()}/`);
+          ids.push(await create('added'));
+        }
+        await forward(req, res);
+      });
+      try {
+        const asIt = { RUNLENS_BASE_URL: proxy.url, RUNLENS_ACCOUNT_ID: String(acct.id), RUNLENS_API_TOKEN: token };
+        const once = await run(['jobs', 'list', '--format', 'json'], asIt);
+        expect(once.code, once.stderr).toBe(0);
+        expect((await api('GET', '/jobs/?limit=1')).extra.pagination.total_count).toBe(110);
+        expect(JSON.parse(once.stdout).map((j: any) => j.id)).toEqual(ids);
+        changes = Infinity;
+        const always = await run(['jobs', 'list'], asIt);
+        expect(always.code).toBe(2);
+        expect(always.stderr).toMatch(new RegExp(`^runlens: GET ${proxy.url}/api/v2/accounts/${acct.id}/jobs/: the list changed while it was read`));
+        expect(always.stdout).toBe('');
+      } finally {
+        await closeServer(proxy.server);
+      }
+    });
+
+    it('escapes line breaks and tabs in a value of `field<TAB>value` output, so no value forges a field line', () => {
+      const made = cli(['webhooks', 'create', '--name', 'forged', '--url', 'https://example.com/f', '--event-types', 'job.run.completed',
+        '--description', 'x\nactive\tfalse'], env);
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stdout).toContain('description\tx ⏎ active false\n');
+      expect(made.stdout).not.toMatch(/^active\tfalse$/m);
+      expect(made.stdout).toMatch(/^active\ttrue$/m);
+    });
+
+    it('`jobs runs` of a job that does not exist and `tokens list` of an account that does not exist are exit 2 naming it', () => {
+      const runs = cli(['jobs', 'runs', '999999'], env);
+      expect(runs.code).toBe(2);
+      expect(runs.stderr).toContain(`/api/v2/accounts/${accountId}/jobs/999999/: 404 not found: `);
+      expect(runs.stderr).toContain('(job not found)');
+      expect(runs.stdout).toBe('');
+      const tokens = cli(['tokens', 'list', '--account', '999999', '--data', data]);
+      expect(tokens.code).toBe(2);
+      expect(tokens.stderr).toContain(`--account: no account 999999 in ${data}`);
+      expect(tokens.stdout).toBe('');
+    });
+
+    describe('artifacts fetch of a run that has not finished, and -o a new folder', () => {
+      const parquet = Buffer.from('PAR1 hand-written stand-in PAR1');
+      /** A service with run 7: step 1 stored its telemetry, step 2 has not (running, or finished without any). */
+      async function runService(finished: boolean) {
+        return httpServer((req, res) => {
+          const json = (code: number, data: unknown) => res.writeHead(code, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ status: { code, is_success: code === 200, user_message: code === 200 ? 'Success!' : 'not found' }, data }));
+          if (req.url!.includes('/runs/7/?include_related=')) {
+            return json(200, { id: 7, job_id: 1, status: finished ? 10 : 3, status_humanized: finished ? 'Success' : 'Running', is_complete: finished,
+              finished_at: finished ? '2026-11-26 00:00:00.000000+00:00' : null,
+              run_steps: [{ index: 1, name: 'a', status: 10, telemetry_artifact: 'telemetry-1-otel.parquet' },
+                { index: 2, name: 'b', status: finished ? 10 : 3, telemetry_artifact: null }] });
+          }
+          if (req.url!.includes('/runs/7/artifacts/metadata/telemetry-1-otel.parquet')) return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(parquet);
+          return json(404, null);
+        });
+      }
+
+      it('refuses a run still running without --step (exit 2), saying how to follow it; --step fetches a step that has finished', async () => {
+        const svc = await runService(false);
+        const dir = mkdtempSync(join(tmpdir(), 'runlens-running-'));
+        try {
+          const at = { ...env, RUNLENS_BASE_URL: svc.url };
+          const out = join(dir, 'run.parquet');
+          const all = await run(['artifacts', 'fetch', '--run', '7', '-o', out], at);
+          expect(all.code).toBe(2);
+          expect(all.stderr).toContain('run 7 is still Running: its telemetry is not complete');
+          expect(all.stderr).toContain('`runlens jobs run-status 7`');
+          expect(all.stderr).toContain('--step');
+          expect(all.stdout).toBe('');
+          expect(existsSync(out)).toBe(false);
+
+          const one = await run(['artifacts', 'fetch', '--run', '7', '--step', '1', '-o', out], at);
+          expect(one.code, one.stderr).toBe(0);
+          expect(readFileSync(out)).toEqual(parquet);
+
+          const notYet = await run(['artifacts', 'fetch', '--run', '7', '--step', '2', '-o', join(dir, 'two.parquet')], at);
+          expect(notYet.code).toBe(2);
+          expect(notYet.stderr).toContain('run 7 is still Running: step 2 has not finished or its telemetry is not stored yet');
+          expect(existsSync(join(dir, 'two.parquet'))).toBe(false);
+        } finally {
+          await closeServer(svc.server);
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+
+      it('-o a path ending in / that does not exist is a folder: made, and the artifact written into it', async () => {
+        const svc = await runService(true);
+        const dir = mkdtempSync(join(tmpdir(), 'runlens-newdir-'));
+        try {
+          const at = { ...env, RUNLENS_BASE_URL: svc.url };
+          const one = await run(['artifacts', 'fetch', '--run', '7', '--step', '1', '-o', join(dir, 'a', 'b') + '/'], at);
+          expect(one.code, one.stderr).toBe(0);
+          expect(readFileSync(join(dir, 'a', 'b', 'telemetry-1-otel.parquet'))).toEqual(parquet);
+          const all = await run(['artifacts', 'fetch', '--run', '7', '-o', join(dir, 'c') + '/'], at);
+          expect(all.code, all.stderr).toBe(0);
+          expect(readFileSync(join(dir, 'c', 'telemetry-1-otel.parquet'))).toEqual(parquet);
+        } finally {
+          await closeServer(svc.server);
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
     });
 
     it('accounts and tokens refuse a folder without service data (exit 2) and create nothing there', () => {
