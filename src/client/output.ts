@@ -1,8 +1,10 @@
 /**
  * How the client commands print: `--format json` prints what the API answered (one object for one
  * thing, an array for a listing); text prints the same field names, as `field<TAB>value` lines for
- * one object and as a table for a listing (plain when stdout is not a terminal or NO_COLOR is set).
+ * one object and as a table for a listing (plain when stdout is not a terminal or NO_COLOR is set);
+ * in both, a value's line breaks show as ⏎ and its tabs as spaces.
  */
+import { printableLine } from '../render/printable.js';
 import { renderTable } from '../render/table.js';
 
 export type ClientFormat = 'text' | 'json';
@@ -32,9 +34,12 @@ export function text(v: unknown, name = ''): string {
   return String(v);
 }
 
-/** One object as `field<TAB>value` lines, in the order given. */
+/**
+ * One object as `field<TAB>value` lines, in the order given. Each value is one line, as in a table
+ * (line breaks as ⏎, tabs as spaces): a value holding `\nactive\tfalse` would forge a field line.
+ */
 export function printFields(o: Record<string, unknown>, fields: readonly string[]): void {
-  out(fields.map((f) => `${f}\t${text(field(o, f), f)}`).join('\n'));
+  out(fields.map((f) => `${f}\t${printableLine(text(field(o, f), f))}`).join('\n'));
 }
 
 /** A listing as a table with these columns (field names as the API has them). */
