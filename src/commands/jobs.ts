@@ -120,7 +120,12 @@ export const jobsCommand: CommandBody<object> = {
           .example('$0 jobs runs 1 --limit 5', 'the five newest runs of job 1'),
         async (a) => withApiErrors(async () => {
           checkPaging(a);
-          const page = await client(a).runs(idOf('JOB', a.job), a.offset, a.limit);
+          const c = client(a);
+          const job = idOf('JOB', a.job);
+          const page = await c.runs(job, a.offset, a.limit);
+          // The listing filters by job and so is empty for a job that does not exist: reading the
+          // job says so (404, exit 2) rather than "(no runs)".
+          if (page.total === 0) await c.get(job);
           printListing(page.items, RUN_COLUMNS, a.format, 'runs', { total: page.total, offset: a.offset });
         }))
       .command<Conn & { run: string; logs: boolean }>('run-status <run>', 'show one run with its steps', (yy) =>

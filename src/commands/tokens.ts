@@ -19,6 +19,9 @@ const idArg = (flag: string, what: string, v: string | undefined): number | unde
   return id;
 };
 
+const noAccount = (account: number, where: string) =>
+  new UsageError(`--account: no account ${account} in ${where}; create one with \`runlens accounts create NAME\``);
+
 export const tokensCommand: CommandBody<object> = {
   builder: (y) =>
     y
@@ -35,9 +38,7 @@ export const tokensCommand: CommandBody<object> = {
           }
           const account = idArg('--account', 'an account', a.account)!;
           const made = await withStore(a, async (store) => {
-            if (!(await store.getAccount(account))) {
-              throw new UsageError(`--account: no account ${account} in ${storeName(a)}; create one with \`runlens accounts create NAME\``);
-            }
+            if (!(await store.getAccount(account))) throw noAccount(account, storeName(a));
             const token = newApiToken();
             const now = toMicros(Date.now());
             const rec = await store.createToken({ accountId: account, permissionSet: a['permission-set'], name: a.name, tokenHash: hashToken(token), now });
@@ -51,7 +52,11 @@ export const tokensCommand: CommandBody<object> = {
           .example('$0 tokens list --account 1 --data ./runlens-data', ''),
         async (a) => {
           const account = idArg('--account', 'an account', a.account);
-          printListing((await withStore(a, (store) => store.listTokens(account))).map(view), FIELDS, a.format, 'tokens');
+          const tokens = await withStore(a, async (store) => {
+            if (account !== undefined && !(await store.getAccount(account))) throw noAccount(account, storeName(a));
+            return store.listTokens(account);
+          });
+          printListing(tokens.map(view), FIELDS, a.format, 'tokens');
         })
       .command<StoreArgs & { id: string }>('revoke <id>', 'delete a token: requests with it get 401 from then on', (yy) =>
         storeOptions(yy).positional('id', { type: 'string', demandOption: true, describe: 'token id (from `runlens tokens list`)' })
