@@ -3,7 +3,7 @@
  * `telemetry-<n>-otel.parquet`. Without a step number it finds the steps that have telemetry.
  */
 import { answerSummary, ApiClient, ApiClientError, type ClientConfig } from './http.js';
-import { JobsClient, type RunInfo } from './jobs.js';
+import { JobsClient, runFinished, type RunInfo } from './jobs.js';
 import { telemetryNotStoredReason } from '../service/telemetry-note.js';
 
 export const telemetryArtifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
@@ -27,6 +27,22 @@ export class ArtifactsClient {
 
   async run(runId: number | string): Promise<RunInfo> {
     return this.jobs.run(runId);
+  }
+
+  /**
+   * One step's telemetry. When there is none (404) and the run has not finished, `RunNotFinished`:
+   * the step may still be running, or its telemetry not stored yet.
+   */
+  async fetchStepTelemetry(runId: number | string, step: number): Promise<Buffer> {
+    try {
+      return await this.fetchTelemetry(runId, step);
+    } catch (e) {
+      if (e instanceof ApiClientError && e.status === 404) {
+        const run = await this.run(runId);
+        if (!runFinished(run)) throw new RunNotFinished(run, step);
+      }
+      throw e;
+    }
   }
 
   async fetchTelemetry(runId: number | string, step: number): Promise<Buffer> {
@@ -60,9 +76,11 @@ export class ArtifactsClient {
   /**
    * Downloads the telemetry of every step that has it (skipping 404s where steps are not marked).
    * `notStored`: the steps whose telemetry this service could not store, with why (from their logs).
+   * A run that has not finished is `RunNotFinished`: what it has so far is not its telemetry.
    */
   async fetchAllTelemetry(runId: number | string): Promise<{ artifacts: { step: number; bytes: Buffer }[]; notStored: { step: number; reason: string }[] }> {
     const { run, steps, marked } = await this.telemetrySteps(runId);
+    if (!runFinished(run)) throw new RunNotFinished(run);
     const artifacts: { step: number; bytes: Buffer }[] = [];
     for (const step of steps) {
       try {
@@ -77,5 +95,12 @@ export class ArtifactsClient {
       return reason === null ? [] : [{ step: s.index, reason }];
     });
     return { artifacts, notStored };
+  }
+}
+
+/** The run has not finished (`step`: the step asked for, whose telemetry is not there yet). */
+export class RunNotFinished extends Error {
+  constructor(readonly run: RunInfo, readonly step?: number) {
+    super(`run ${run.id} is still ${run.status_humanized ?? run.status}`);
   }
 }

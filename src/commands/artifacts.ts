@@ -1,7 +1,7 @@
 import type { CommandBody } from './command.js';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ArtifactsClient, telemetryArtifactName } from '../client/artifacts.js';
+import { ArtifactsClient, RunNotFinished, telemetryArtifactName } from '../client/artifacts.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseId } from '../service/ids.js';
@@ -18,7 +18,9 @@ function save(file: string, bytes: Buffer): void {
   writeFileSync(file, bytes);
 }
 
+/** A folder: one that exists, or a path ending in a slash (made when missing). */
 const isDir = (p: string) => {
+  if (/[\\/]$/.test(p)) return true;
   try {
     return statSync(p).isDirectory();
   } catch {
@@ -26,13 +28,22 @@ const isDir = (p: string) => {
   }
 };
 
+/** What an unfinished run means for the fetch asked for (exit 2). */
+function notFinished(e: RunNotFinished, runId: string): InputError {
+  const status = `run ${runId} is still ${e.run.status_humanized ?? e.run.status}`;
+  const show = `\`runlens jobs run-status ${runId}\` shows it`;
+  if (e.step !== undefined) return new InputError(`${status}: step ${e.step} has not finished or its telemetry is not stored yet; ${show}`);
+  return new InputError(`${status}: its telemetry is not complete; ${show} (\`runlens jobs run JOB --wait\` follows a new run to its end); `
+    + '--step K fetches a step that has finished');
+}
+
 export const artifactsCommand: CommandBody<Args> = {
   builder: (y) =>
     connectionOptions(y)
       .positional('action', { choices: ['fetch'] as const, describe: "fetch: download the run's telemetry artifacts" })
       .option('run', { type: 'string', demandOption: true, describe: 'run id' })
       .option('step', { type: 'number', describe: 'step number; omitted: every step that has telemetry' })
-      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write (a folder when several steps have telemetry); - writes to stdout' })
+      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write, or a folder (one that exists, or a path ending in /, made when missing; needed when several steps have telemetry); - writes to stdout' })
       .example('$0 artifacts fetch --run 7 -o run7.parquet', "the run's telemetry, found from its steps; then `runlens explore run7.parquet`"),
   handler: async (a) =>
     withApiErrors(async () => {
@@ -40,13 +51,17 @@ export const artifactsCommand: CommandBody<Args> = {
       const c = new ArtifactsClient(clientConfig(a));
       if (a.step !== undefined) {
         if (!Number.isInteger(a.step) || a.step < 1) throw new UsageError(`--step: expected a step number (1, 2, ...), got ${a.step}`);
-        const bytes = await c.fetchTelemetry(a.run, a.step);
+        const bytes = await c.fetchStepTelemetry(a.run, a.step).catch((e: unknown) => {
+          throw e instanceof RunNotFinished ? notFinished(e, a.run) : e;
+        });
         const file = isDir(a.output) ? join(a.output, telemetryArtifactName(a.step)) : a.output;
         save(file, bytes);
         if (file !== '-') process.stdout.write(`${file}\t${bytes.length} bytes (step ${a.step})\n`);
         return;
       }
-      const { artifacts: all, notStored } = await c.fetchAllTelemetry(a.run);
+      const { artifacts: all, notStored } = await c.fetchAllTelemetry(a.run).catch((e: unknown) => {
+        throw e instanceof RunNotFinished ? notFinished(e, a.run) : e;
+      });
       const why = (n: { step: number; reason: string }) => `the telemetry step ${n.step} wrote was not stored (${n.reason})`;
       const seeLogs = `\`runlens jobs run-status ${a.run} --logs\` shows the step's log`;
       if (!all.length && notStored.length) throw new InputError(`run ${a.run}: ${notStored.map(why).join('; ')}; ${seeLogs}`);
