@@ -57,7 +57,7 @@ export function renderMigrateReport(r: MigrateReport): string {
     );
   }
   for (const same of r.sameRun) {
-    lines.push(`note: ${same.files.join(' and ')} hold the same run (trace ${same.traceId}): the output has a copy from each (the reading commands keep one); migrate one of them for one copy`);
+    lines.push(`note: ${same.files.join(' and ')} hold the same run (trace ${same.traceId}): the output holds it once, as the reading commands keep it (the records of ${same.files[0]}, then what the others add)`);
   }
   return lines.join('\n') + '\n';
 }

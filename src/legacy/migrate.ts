@@ -2,7 +2,8 @@
  * `migrate`: older-engine files (run_results.json, sources.json, --log-format json streams) to
  * telemetry in one output. Inputs are files, folders and globs, as for every reading command; each
  * file's kind is told from its content. Each run gets its own TelemetryWriter (the engine version
- * goes into its process span) over one shared set of sinks.
+ * goes into its process span) over one shared set of sinks. Inputs are written in the order a load
+ * reads them (logs last), and a run several inputs hold is written once (same-run.ts).
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,12 @@ import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
 import { openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
 import { idsFor, RunIds } from './span-ids.js';
+import { logsLast, planSameRun, ScanSink, WrittenRecords, type InputPlan } from './same-run.js';
+import type { LegacyRun } from './run-results.js';
+import type { Manifest } from './manifest.js';
+import type { SpanStatus } from '../produce/record.js';
+import type { TelemetrySink } from '../produce/sinks/types.js';
+import { traceIdOf } from '../produce/ids.js';
 
 export type InputKind = 'run_results' | 'sources' | 'log';
 
@@ -60,7 +67,8 @@ export interface MigrateReport {
   upstreamUnknown: number;
   /**
    * Runs that two or more inputs describe (a run_results.json and the log of the same invocation, a
-   * copy of a file): the output holds a copy from each; the reading commands keep one.
+   * copy of a file), files in the order written: the output holds one copy, the one the reading
+   * commands keep reading the inputs in place (same-run.ts).
    */
   sameRun: { traceId: string; files: string[] }[];
   /** files named on their own that hold no run, and why */
@@ -68,7 +76,7 @@ export interface MigrateReport {
 }
 
 /** A writer factory over shared sinks; sink failures of every writer are collected. */
-export function writers(sinks: SharedSink[], ids?: IdSource): { writerFor: (version: string, seedKey: string) => TelemetryWriter; errors: () => string[] } {
+export function writers(sinks: TelemetrySink[], ids?: IdSource): { writerFor: (version: string, seedKey: string) => TelemetryWriter; errors: () => string[] } {
   const made: TelemetryWriter[] = [];
   return {
     writerFor: (version, seedKey) => {
@@ -112,7 +120,6 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
   const helpers = new Map<number, RunHelpers>();
   // (helper threads write part files beside the output: not for stdout)
   const splittable = !o.otlp && o.out !== STDOUT && outFormat(o.out) === 'jsonl';
-  const out: FileSummary[] = [];
   try {
     const uses = kinds.map(([f, kind]) => manifests.find(f, kind));
     for (const [i, [f, kind]] of kinds.entries()) {
@@ -121,19 +128,33 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
     }
     const runs = kinds.map(([f, kind]) => (kind === 'log' ? null : readRunResults(f)));
     const sinks = await openSinks(o.out, { otlp: o.otlp });
-    const { writerFor, errors } = writers(sinks, o.ids);
+    const made: ReturnType<typeof writers>[] = [];
+    const errors = () => made.flatMap((m) => m.errors());
     const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
+    const hint = o.lenientHint ? ' (use --lenient to skip bad lines)' : undefined;
+    // Written in the order a load reads them, so that the copy kept of a run several hold is the load's.
+    const order = logsLast([...kinds.keys()], (i) => kinds[i]![1] === 'log');
+    const out: FileSummary[] = new Array(kinds.length);
     let complete = false;
     try {
-      for (const [i, [f, kind]] of kinds.entries()) {
+      const plans = kinds.length > 1 ? await sameRunPlans(kinds, runs, order, uses.map((u) => manifests.load(u)), sinks[0]!.minSeverity, { lenient: o.lenient, hint }) : null;
+      for (const [p, i] of order.entries()) {
+        const [f, kind] = kinds[i]!;
         const use = uses[i]!;
         const manifest = manifests.load(use);
+        const plan = plans?.[p];
+        const own = plan && plan.shared.size > 0 ? sinks.map((s) => plans!.written.sinkFor(s, plan)) : null;
+        const ws = writers(own ?? sinks, o.ids);
+        made.push(ws);
         if (kind !== 'log') {
           const run = runs[i]!;
-          const split = helpers.get(i)?.split(run.results.length, sinks[0]!);
-          const w = writerFor(run.dbtVersion ?? 'unknown', invocationIdOf(run));
-          out.push({ kind, manifest: use, ...(await migrateRun(w, run, manifest, split)) });
-        } else out.push({ kind, manifest: use, ...(await translateLogFile(f, { manifest, writerFor }, drain, { lenient: o.lenient, hint: o.lenientHint ? ' (use --lenient to skip bad lines)' : undefined })) });
+          // (a run written through a filter is written by this thread alone: the helpers' parts bypass it)
+          if (own) await helpers.get(i)?.abort();
+          const split = own ? undefined : helpers.get(i)?.split(run.results.length, sinks[0]!);
+          const w = ws.writerFor(run.dbtVersion ?? 'unknown', invocationIdOf(run));
+          out[i] = { kind, manifest: use, ...(await migrateRun(w, run, manifest, split)) };
+        } else out[i] = { kind, manifest: use, ...(await translateLogFile(f, { manifest, writerFor: ws.writerFor }, drain, { lenient: o.lenient, hint })) };
+        for (const s of own ?? []) s.commit();
       }
       complete = true;
     } finally {
@@ -141,17 +162,50 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
       // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
       if (!complete && o.out !== STDOUT) rmSync(path.resolve(o.out), { force: true });
     }
-    return { ...report(o, sinks, out, errors), skipped };
+    const r = report(o, sinks, out, errors);
+    return { ...r, sameRun: sameRuns(order.map((i) => out[i]!)), skipped };
   } finally {
     await Promise.all([...helpers.values()].map((h) => h.abort()));
   }
 }
 
-function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): Omit<MigrateReport, 'skipped'> {
+function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): Omit<MigrateReport, 'skipped' | 'sameRun'> {
   const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
   if (failed.length) throw new InputError(`writing failed: ${[...new Set(failed)].join('; ')}`, o.out);
   const upstreamUnknown = out.reduce((n, f) => n + (f.kind !== 'log' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);
-  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown, sameRun: sameRuns(out) };
+  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown };
+}
+
+/**
+ * For inputs in writing order: which traces each shares with others, and the ERROR statuses later
+ * inputs give its spans (same-run.ts). A log's traces are known by translating it, so logs are
+ * scanned; a run_results.json or sources.json names its own, and is scanned only when an earlier
+ * input holds its run (a copy). Null when no two inputs hold the same run.
+ */
+async function sameRunPlans(
+  kinds: [string, InputKind][], runs: (LegacyRun | null)[], order: number[], manifests: (Manifest | undefined)[], minSeverity: number,
+  read: { lenient?: boolean; hint?: string },
+): Promise<(InputPlan[] & { written: WrittenRecords }) | null> {
+  const scan = async (i: number): Promise<ScanSink> => {
+    const sink = new ScanSink(minSeverity);
+    const { writerFor } = writers([sink]);
+    const run = runs[i];
+    if (run) await migrateRun(writerFor(run.dbtVersion ?? 'unknown', invocationIdOf(run)), run, manifests[i]);
+    else await translateLogFile(kinds[i]![0], { manifest: manifests[i], writerFor }, () => Promise.resolve(), read);
+    return sink;
+  };
+  const traces: Set<string>[] = [];
+  const errors: (Map<string, SpanStatus> | undefined)[] = [];
+  for (const i of order) {
+    const run = runs[i];
+    let t: Set<string>, e: Map<string, SpanStatus> | undefined;
+    if (run && !traces.some((s) => s.has(traceIdOf(invocationIdOf(run))))) t = new Set([traceIdOf(invocationIdOf(run))]);
+    else ({ traces: t, errors: e } = await scan(i));
+    traces.push(t);
+    errors.push(e);
+  }
+  const plans = planSameRun(traces, errors);
+  return plans.some((p) => p.shared.size > 0) ? Object.assign(plans, { written: new WrittenRecords() }) : null;
 }
 
 function sameRuns(files: FileSummary[]): MigrateReport['sameRun'] {

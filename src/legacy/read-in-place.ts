@@ -13,6 +13,7 @@ import { detectFile, type InputFile, type InputFormat } from '../ingest/detect.j
 import { outsideRunNote } from './from-run-results.js';
 import { describeManifestUse, ManifestFinder } from './manifest-finder.js';
 import { migrateFiles } from './migrate.js';
+import { logsLast } from './same-run.js';
 import { describeKind, type LegacyKind } from './sniff.js';
 
 export interface LegacyTranslation {
@@ -101,8 +102,7 @@ export async function detectInputs(paths: string[], args: string[]): Promise<Det
     const [first] = skipped;
     throw new InputError(first!.reason, first!.path);
   }
-  const logsLast = [...inputs.filter((i) => i.format !== 'legacy-log'), ...inputs.filter((i) => i.format === 'legacy-log')];
-  return { inputs: logsLast, skipped };
+  return { inputs: logsLast(inputs, (i) => i.format === 'legacy-log'), skipped };
 }
 
 /** The older-engine kind of an input format, if it is one. */

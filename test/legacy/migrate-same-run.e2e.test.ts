@@ -4,7 +4,7 @@
  * records not already present, an ERROR of the log raising the artifact's copy of the span), so
  * every reading command answers on the output as it does on the inputs.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -25,7 +25,8 @@ const COMMANDS = [
   ['runs', '--format', 'json'],
   ['gate', '--reporter', 'json'],
   ['query', 'errors', '--format', 'json'],
-  ['critical-path', '--format', 'json'],
+  // (read in place, the run_results.json's manifest is found beside it; the output needs it named)
+  ['critical-path', '--format', 'json', '--manifest', path.join(OE, 'target/manifest.json')],
   ['query', '--sql', 'SELECT trace_id, unique_id, phase, node_outcome, test_outcome, error_text FROM node_results ORDER BY ALL', '--format', 'json'],
   ['query', '--sql', 'SELECT trace_id, span_id, span_name, status_code, status_message, duration_ms FROM spans ORDER BY ALL', '--format', 'json'],
 ];
@@ -43,6 +44,27 @@ describe.each(['jsonl', 'parquet'])('migrate of a run_results.json and its log t
     const gate = json(['gate', '--reporter', 'json', out]) as { runs: { status_message: string }[]; offenders: { duration_ms: number }[] };
     expect(gate.runs[0]!.status_message).toBe('Executed with errors');
     expect(gate.offenders.map((o) => o.duration_ms)).toEqual([410, 890, 119]);
+  }, 120_000);
+});
+
+describe('migrate of a run_results.json and a log that ends a span with ERROR where the artifact ends it well', () => {
+  it('writes the artifact\'s copy with the log\'s ERROR status, as a load keeps it', () => {
+    const dir = tempDir('runlens-same-run-');
+    mkdirSync(path.join(dir, 'target'));
+    mkdirSync(path.join(dir, 'logs'));
+    copyFileSync(path.join(OE, 'target/manifest.json'), path.join(dir, 'target/manifest.json'));
+    copyFileSync(path.join(OE, 'logs/dbt.log'), path.join(dir, 'logs/dbt.log'));
+    const rr = JSON.parse(readFileSync(path.join(OE, 'target/run_results.json'), 'utf8')) as { results: { unique_id: string; status: string; message: string | null }[] };
+    const model = rr.results.find((r) => r.unique_id === 'model.shop.stg_customers')!;
+    Object.assign(model, { status: 'success', message: 'OK' });
+    writeFileSync(path.join(dir, 'target/run_results.json'), JSON.stringify(rr));
+    const out = path.join(tempDir('runlens-same-run-'), 'all.jsonl');
+    expect(runCli(['migrate', dir, '-o', out]).code).toBe(0);
+    const status = `SELECT status_code, status_message FROM spans WHERE kind = 'node_processed' AND unique_id = 'model.shop.stg_customers'`;
+    const inPlace = json(['query', '--sql', status, '--format', 'json', dir]) as { status_code: number }[];
+    expect(inPlace.map((r) => r.status_code)).toEqual([2]);
+    expect(json(['query', '--sql', status, '--format', 'json', out])).toEqual(inPlace);
+    for (const args of COMMANDS) expect(json([...args, out]), args.join(' ')).toEqual(json([...args, dir]));
   }, 120_000);
 });
 
