@@ -205,7 +205,7 @@ describe('files a command cannot read say what they are and what reads them', ()
 });
 
 describe('migrate of two inputs that hold the same run', () => {
-  it('says so: the output has a copy from each, the reading commands keep one', () => {
+  it('says so: the output holds one copy, the one the reading commands keep', () => {
     const out = path.join(tempDir('runlens-same-run-'), 'both.jsonl');
     const target = path.resolve('samples/older-engine/target');
     const logs = path.resolve('samples/older-engine/logs');
