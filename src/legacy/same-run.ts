@@ -13,7 +13,7 @@
 import type { JsonlRecord, SpanStatus } from '../produce/record.js';
 import { LEVEL_SEVERITY, type TelemetrySink } from '../produce/sinks/types.js';
 import { ForwardingSink } from '../produce/sinks/forwarding.js';
-import { recordIdentity } from '../store/dedupe.js';
+import { recordIdentity } from '../store/record-identity.js';
 
 const spanKey = (r: { trace_id: string; span_id: string | null }) => `${r.trace_id}/${r.span_id}`;
 

@@ -9,30 +9,9 @@
  * line is (record_type NULL), so that every view leaves them out and the lines of the others stay right.
  */
 import { RunSpanIds } from '../legacy/span-ids.js';
-import type { JsonlRecord } from '../produce/record.js';
 import { sqlString, type Db } from './db.js';
+import { IDENTITY } from './record-identity.js';
 import { timed } from './timing.js';
-
-/** A record's identity, on a record_rows alias (IS NOT DISTINCT FROM joins: a log outside any span has no span id). */
-const IDENTITY = (r: string) => [
-  `${r}.trace_id`,
-  `${r}.span_id`,
-  `${r}.record_type`,
-  `CASE WHEN ${r}.record_type = 'LogRecord' THEN ${r}.time_ns END`,
-  `CASE WHEN ${r}.record_type = 'LogRecord' THEN ${r}.event_type END`,
-  // an empty body: written "" by JSONL, null by a Parquet writer
-  `CASE WHEN ${r}.record_type = 'LogRecord' THEN coalesce(${r}.body, '') END`,
-];
-
-/**
- * The identity IDENTITY compares, of a record about to be written (migrate keeps one copy of a run
- * several inputs hold, as a load does): keep the two alike. A LogRecord's time is the canonical
- * decimal the writer emits, so comparing the text compares time_ns.
- */
-export function recordIdentity(r: JsonlRecord): string {
-  const head = [r.trace_id, r.span_id, r.record_type];
-  return JSON.stringify(r.record_type === 'LogRecord' ? [...head, r.time_unix_nano, r.event_type, r.body ?? ''] : head);
-}
 
 /** A row's id and identity columns, aliased r. */
 const IDENTITY_ROWS = 'SELECT r.rowid AS r, r.trace_id, r.span_id, r.record_type, r.time_ns, r.event_type, r.body FROM record_rows r';
