@@ -40,16 +40,22 @@ async function send(jsonl: string, url: string): Promise<void> {
   await sink.close();
 }
 
+/** A generated run sent to `receive` writing --db, --jsonl and --parquet, every request answered. */
+async function receiveGenerated(nodes: number, failRate: number) {
+  const dir = tempDir();
+  const jsonl = path.join(dir, 'run.jsonl');
+  await generate({ output: jsonl, runs: 1, nodes, seed: 5, failRate });
+  const db = path.join(dir, 'live.duckdb');
+  const out = path.join(dir, 'copy.jsonl');
+  const pq = path.join(dir, 'copy.parquet');
+  const rx = await startCli(['receive', '--port', '0', '--db', db, '--jsonl', out, '--parquet', pq]);
+  await send(jsonl, rx.url);
+  return { jsonl, db, out, pq, rx };
+}
+
 describe('runlens receive and gate --receive (built CLI)', () => {
   it('receive writes the model, JSONL and Parquet; SIGTERM flushes so query --db works right after', async () => {
-    const dir = tempDir();
-    const jsonl = path.join(dir, 'run.jsonl');
-    await generate({ output: jsonl, runs: 1, nodes: 30, seed: 5, failRate: 0.2 });
-    const db = path.join(dir, 'live.duckdb');
-    const out = path.join(dir, 'copy.jsonl');
-    const pq = path.join(dir, 'copy.parquet');
-    const rx = await startCli(['receive', '--port', '0', '--db', db, '--jsonl', out, '--parquet', pq]);
-    await send(jsonl, rx.url);
+    const { jsonl, db, out, pq, rx } = await receiveGenerated(30, 0.2);
     rx.kill('SIGTERM');
     const r = await rx.done;
     expect(r.code).toBe(0);
@@ -72,14 +78,7 @@ describe('runlens receive and gate --receive (built CLI)', () => {
   });
 
   it('a second SIGTERM or Ctrl-C while receive is stopping changes nothing: every record answered 200 is written', async () => {
-    const dir = tempDir();
-    const jsonl = path.join(dir, 'run.jsonl');
-    await generate({ output: jsonl, runs: 1, nodes: 3000, seed: 5, failRate: 0.1 });
-    const db = path.join(dir, 'live.duckdb');
-    const out = path.join(dir, 'copy.jsonl');
-    const pq = path.join(dir, 'copy.parquet');
-    const rx = await startCli(['receive', '--port', '0', '--db', db, '--jsonl', out, '--parquet', pq]);
-    await send(jsonl, rx.url);
+    const { jsonl, db, out, pq, rx } = await receiveGenerated(3000, 0.1);
     rx.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 50));
     rx.kill('SIGINT');
