@@ -135,7 +135,7 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
   // never ended (\`spanStarts\`: normalize those too).
   const parsed = opts.spanStarts ? 'true' : `record_type <> 'SpanStart'`;
   return `SELECT src.* EXCLUDE (a, kind0${opts.attrStruct ? ', a0' : ''}), kind0 AS kind,
-    -- CASE, not coalesce: coalesce evaluated the span-name regexp on every row (~20% of the insert).
+    -- CASE, not coalesce: coalesce evaluated the span-name regexp on every row.
     CASE WHEN a.unique_id IS NOT NULL THEN a.unique_id
          WHEN kind0 IN ('node_evaluated', 'node_processed', 'query') AND ${parsed}
          THEN nullif(regexp_extract(span_name, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), '') END AS unique_id,
