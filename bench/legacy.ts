@@ -10,7 +10,7 @@
  * Runnable alone: `node dist/bench/legacy.js` after a build.
  */
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, statSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,8 @@ export interface Run {
   wallMs: number;
   /** user + system CPU of the command and every process it waited for (all cores) */
   cpuMs: number;
+  /** the command's peak resident memory (MB), where /usr/bin/time can tell it */
+  peakRssMB?: number;
 }
 
 /** CPU time of waited-for children so far (/proc/self/stat cutime + cstime; 0 where there is no /proc). */
@@ -180,13 +182,20 @@ function childrenCpuMs(): number {
   }
 }
 
+/** GNU time, which reports a command's peak RSS; the figures go without it where it is missing. */
+const GNU_TIME = '/usr/bin/time';
+
 function run(cmd: string, args: string[], okCodes: number[] = [0]): Run {
+  const rssFile = existsSync(GNU_TIME) ? path.join(tmpdir(), `runlens-bench-rss-${process.pid}`) : undefined;
+  const [file, argv] = rssFile ? [GNU_TIME, ['-f', '%M', '-o', rssFile, cmd, ...args]] : [cmd, args];
   const c0 = childrenCpuMs();
   const t = performance.now();
-  const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'ignore'] });
+  const r = spawnSync(file, argv, { stdio: ['ignore', 'ignore', 'ignore'] });
   const wallMs = performance.now() - t;
   if (!okCodes.includes(r.status ?? -1)) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}`);
-  return { wallMs, cpuMs: childrenCpuMs() - c0 };
+  const peakKB = rssFile ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop()) : NaN;
+  if (rssFile) rmSync(rssFile, { force: true });
+  return { wallMs, cpuMs: childrenCpuMs() - c0, ...(Number.isFinite(peakKB) ? { peakRssMB: peakKB / 1024 } : {}) };
 }
 
 const sum = (a: Run, b: Run): Run => ({ wallMs: a.wallMs + b.wallMs, cpuMs: a.cpuMs + b.cpuMs });
@@ -223,7 +232,7 @@ function gateInPlace(rr: string, dir: string, pairs: number): LegacyBenchResult[
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const fig = (r: Run) => `${s(r.wallMs)} wall / ${s(r.cpuMs)} CPU`;
+const fig = (r: Run) => `${s(r.wallMs)} wall / ${s(r.cpuMs)} CPU${r.peakRssMB === undefined ? '' : ` / ${r.peakRssMB.toFixed(0)} MB peak RSS`}`;
 const pct = (a: number, b: number) => ((a - b) / b) * 100;
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const lineCount = (file: string) => {
@@ -257,7 +266,7 @@ export async function runLegacyBench(o: { results?: number; lines?: number; rate
     const mig = run(CLI, ['migrate', rr, '-o', migrated]);
     const migratedRecords = lineCount(migrated);
     rmSync(migrated);
-    console.log(`legacy: migrate ${results} results -> JSONL (CLI, start-up included): ${fig(mig)} with the default threads (${Math.min(availableParallelism(), 4)} here), ${migratedRecords} records (goal < 5 s); --jobs 1: ${fig(mig1)}; reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
+    console.log(`legacy: migrate ${results} results (${(statSync(rr).size / 2 ** 20).toFixed(0)} MB) -> JSONL (CLI, start-up included): ${fig(mig)} with the default threads (${Math.min(availableParallelism(), 4)} here), ${migratedRecords} records (goal < 5 s); --jobs 1: ${fig(mig1)}; reference: node reading + JSON.parse of the file ${fig(rrParse)}`);
     const gate = gateInPlace(rr, dir, o.pairs ?? 3);
     for (const [i, p] of gate.pairs.entries()) console.log(`legacy:   pair ${i + 1}: gate in place ${fig(p.inPlace)}; migrate + gate ${fig(p.twoSteps)}`);
     console.log(`legacy: gate of ${results} results read in place ${fig(gate.inPlace)} vs migrate then gate of its output ${fig(gate.twoSteps)} (medians of ${gate.pairs.length} pairs): ${gate.wallRatio.toFixed(2)}x wall, ${gate.cpuRatio.toFixed(2)}x CPU (goal: in place not slower, <= 1.00x)`);
