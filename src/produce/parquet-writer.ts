@@ -245,6 +245,9 @@ export async function writeParquetFile(
   try {
     const out = await wasm.transformParquetStream(batches, writerProperties(opts));
     await pipeline(Readable.fromWeb(out as never), createWriteStream(tmp));
+    // the wasm writer ends its output as complete when a batch after the first fails: the file holds
+    // only the records before the failure, so it must not take the output's place
+    if (sourceError !== undefined) throw sourceError;
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });

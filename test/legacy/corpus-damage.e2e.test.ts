@@ -3,7 +3,7 @@
  * cut mid-way) or written elsewhere (Windows paths, installed packages, run-operation), read by the
  * commands a CI runs: the gate never passes what it did not see, and names files as they are.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -53,10 +53,14 @@ describe.skipIf(note.missing)(note.title('damaged and foreign older-engine files
     const g = runCli(['gate', broken, '--fail-on', 'test-failed,error']);
     expect(g.code, g.stdout + g.stderr).toBe(2);
     expect(g.stderr).toContain(`${broken}:65: malformed JSON`);
-    const out = path.join(dir, 'out.jsonl');
-    const m = runCli(['migrate', broken, '-o', out]);
-    expect(m.code, m.stderr).toBe(2);
-    expect(m.stderr).toContain(`${broken}:65: malformed JSON`);
+    for (const name of ['out.jsonl', 'out.parquet']) {
+      const out = path.join(dir, name);
+      const m = runCli(['migrate', broken, '-o', out]);
+      expect(m.code, m.stderr).toBe(2);
+      expect(m.stderr).toContain(`${broken}:65: malformed JSON`);
+      // the records before the damage were written: nothing of them is left to pass for the run
+      expect(readdirSync(dir)).toEqual(['broken.jsonl']);
+    }
     // --lenient: the failure it can see is reported, the line that was lost is named
     const lenient = runCli(['gate', broken, '--lenient', '--fail-on', 'test-failed,error', '--reporter', 'json']);
     expect(lenient.code, lenient.stderr).toBe(1);

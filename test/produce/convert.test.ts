@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertFile } from '../../src/produce/convert.js';
 import { serializeRecord, type JsonlRecord } from '../../src/produce/record.js';
@@ -201,6 +202,28 @@ describe('convert reads a JSONL file as load does: its lines, their numbers, gzi
     const p = write('vtab.jsonl', [LINES[0], '\v', ...LINES.slice(1)].join('\n') + '\n');
     expect(await loadSays(p)).toMatch(/vtab\.jsonl:2: malformed JSON/);
     await expect(convertFile(p, join(tmp.dir, 'vtab.parquet'))).rejects.toThrow(/vtab\.jsonl:2: malformed JSON/);
+  });
+
+  it.each([
+    ['a line cut short', (text: string) => text.slice(0, -100)],
+    ['a gzip file cut short', (text: string) => gzipSync(text).subarray(0, -2000)],
+    ['a gzip file with a bad checksum', (text: string) => {
+      const gz = gzipSync(text);
+      gz.fill(0, gz.length - 8, gz.length - 4);
+      return gz;
+    }],
+  ])('%s after the first batch fails the Parquet conversion, and leaves no file', async (what, damage) => {
+    const text = LINES.join('\n') + '\n';
+    const name = what.replace(/ /g, '-');
+    const p = write(`${name}.jsonl`, damage(text));
+    const out = join(tmp.dir, `${name}.parquet`);
+    // batches of 4 records, so the damage is reached batches after the first
+    const err = await convertFile(p, out, { batchRows: 4 }).then(() => null, (e: Error) => e);
+    expect(err?.message).toMatch(new RegExp(`${name}\\.jsonl(:\\d+)?: `));
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    // the JSONL output refuses the same input
+    await expect(convertFile(p, join(tmp.dir, `${name}.out.jsonl`))).rejects.toThrow(err!.message);
   });
 
   it('gzip is told by content, not by the name', async () => {

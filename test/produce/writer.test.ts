@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededIds } from '../../src/produce/ids.js';
 import { serializeRecord, type Attributes, type JsonlRecord, type SpanEndRecord } from '../../src/produce/record.js';
 import { JsonlSink } from '../../src/produce/sinks/jsonl.js';
+import { ParquetSink } from '../../src/produce/sinks/parquet.js';
 import type { TelemetrySink } from '../../src/produce/sinks/types.js';
 import { TelemetryWriter } from '../../src/produce/writer.js';
 import { runCli } from '../helpers/cli.js';
@@ -299,5 +300,30 @@ describe('close() with spans still open (a finally block after a crash)', () => 
     const end = s.records.find((r): r is SpanEndRecord => r.record_type === 'SpanEnd' && r.event_type.endsWith('invocation.Invocation'))!;
     expect(end.status).toEqual({ message: null, code: 1 });
     expect(end.end_time_unix_nano).toBe(String(T0 + 9n));
+  });
+});
+
+describe('the Parquet sink (generate, migrate and record -o x.parquet)', () => {
+  it('a record the layout cannot hold batches after the first fails the close, and leaves no file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runlens-parquet-sink-'));
+    try {
+      const lines = readFileSync(join(import.meta.dirname, '../../samples/clean-build.jsonl'), 'utf8').trimEnd().split('\n');
+      const records = lines.map((l) => JSON.parse(l) as JsonlRecord);
+      const late = records.findLastIndex((r) => r.record_type === 'SpanEnd');
+      (records[late] as SpanEndRecord).status = { message: null, code: 2 ** 32 };
+      const out = join(dir, 'late.parquet');
+      // batches of 4 records: the bad one is reached long after the first batch went to the writer
+      const sink = new ParquetSink({ path: out, level: 'trace', batchRows: 4 });
+      for (const r of records) {
+        if (sink.error) break;
+        sink.write(r);
+        await sink.drain();
+      }
+      await expect(sink.close()).rejects.toThrow(/status_code: 4294967296 does not fit/);
+      expect(existsSync(out)).toBe(false);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
