@@ -5,6 +5,7 @@ import {
 import { spanTraces } from '../analyze/tree.js';
 import { readManifest } from '../legacy/manifest.js';
 import { manifestBeside } from '../legacy/manifest-finder.js';
+import { writeJsonItems } from '../render/json-stream.js';
 import { renderTable } from '../render/table.js';
 import { formatDuration } from '../render/tree-text.js';
 import type { Db } from '../store/db.js';
@@ -40,17 +41,21 @@ export const criticalPathCommand: CommandBody<Args> = {
     const manifest = manifestFile ? readManifest(manifestFile) : undefined;
     await withModel(a, async (db) => {
       const ids = await spanTraces(db, a.trace, (m) => process.stderr.write(`runlens: ${m}\n`));
-      const runs: RunCriticalPath[] = [];
-      for (const id of ids) {
-        runs.push({
-          trace_id: id,
-          command: await commandOf(db, id),
-          phases: await spanCriticalPaths(db, id),
-          ...(manifest ? { manifest: await manifestCriticalPath(db, id, manifestFile!, manifest) } : {}),
-        });
+      async function* runs(): AsyncGenerator<RunCriticalPath> {
+        for (const id of ids) {
+          yield {
+            trace_id: id,
+            command: await commandOf(db, id),
+            phases: await spanCriticalPaths(db, id),
+            ...(manifest ? { manifest: await manifestCriticalPath(db, id, manifestFile!, manifest) } : {}),
+          };
+        }
       }
-      if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? runs[0] : runs, null, 2) + '\n');
-      else process.stdout.write(printable(runs.map(renderRun).join('\n')));
+      // one run at a time: the document of many large runs is past the longest string
+      if (a.format === 'json') return writeJsonItems(process.stdout, runs(), a.trace !== undefined);
+      const text: string[] = [];
+      for await (const r of runs()) text.push(renderRun(r));
+      process.stdout.write(printable(text.join('\n')));
     });
   },
 };

@@ -1,6 +1,7 @@
 import type { CommandBody } from './command.js';
 import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, spanTraces } from '../analyze/tree.js';
+import { writeJsonItems } from '../render/json-stream.js';
 import { renderTreeText, treeJson } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { valueOption, wholeNumber } from './options.js';
@@ -23,12 +24,16 @@ export const treeCommand: CommandBody<Args> = {
     if (a.depth !== undefined) wholeNumber('--depth', a.depth, 0, { of: 'levels', example: '--depth 2' });
     return withModel(a, async (db) => {
       const ids = await spanTraces(db, a.trace, (m) => process.stderr.write(`runlens: ${m}\n`));
-      const trees = [];
-      for (const id of ids) {
-        if (a.format === 'json') trees.push(treeJson(markCritical(await buildTree(db, id), await criticalSpans(db, id)), a.depth));
-        else process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, criticalMarks(await criticalPathTable(db, id)))) + (ids.length > 1 ? '\n' : ''));
+      if (a.format === 'json') {
+        // one run's tree at a time: the document of many large runs is past the longest string
+        async function* trees() {
+          for (const id of ids) yield treeJson(markCritical(await buildTree(db, id), await criticalSpans(db, id)), a.depth);
+        }
+        return writeJsonItems(process.stdout, trees(), a.trace !== undefined);
       }
-      if (a.format === 'json') process.stdout.write(JSON.stringify(a.trace ? trees[0] : trees, null, 2) + '\n');
+      for (const id of ids) {
+        process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, criticalMarks(await criticalPathTable(db, id)))) + (ids.length > 1 ? '\n' : ''));
+      }
     });
   },
 };

@@ -6,7 +6,8 @@
 import { main } from '../../src/cli.js';
 import type { CliResult } from './cli.js';
 
-export async function runInProcess(args: string[]): Promise<CliResult> {
+/** `writes`: stdout as it was written, one string per write. */
+export async function runInProcess(args: string[]): Promise<CliResult & { writes: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
   const stdoutWrite = process.stdout.write;
@@ -22,7 +23,7 @@ export async function runInProcess(args: string[]): Promise<CliResult> {
   process.stderr.write = capture(err);
   try {
     const code = await main(args);
-    return { code, stdout: out.join(''), stderr: err.join('') };
+    return { code, stdout: out.join(''), stderr: err.join(''), writes: out };
   } finally {
     process.stdout.write = stdoutWrite;
     process.stderr.write = stderrWrite;
