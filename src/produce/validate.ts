@@ -31,6 +31,7 @@ export interface Issue {
 
 export interface FileReport {
   file: string;
+  /** the records read: a line that is not a JSON object is a violation, not a record (a load skips it) */
   records: number;
   violations: number;
   warnings: number;
@@ -130,8 +131,9 @@ class FileChecker {
   }
 
   private checkRecord(line: number, v: unknown): void {
-    this.report.records++;
+    // (a line that is not a JSON object is no record: a load skips it, and so it is not counted)
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return this.issue(line, '-', 'not a JSON object');
+    this.report.records++;
     const r = v as Record<string, unknown>;
     const rt = r.record_type;
     const order = typeof rt === 'string' ? ORDER[rt] : undefined;
@@ -340,7 +342,6 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
       }
       if ('problem' in parsed) {
         c.issue(line, '-', parsed.problem.replace(/^malformed JSON/, 'not valid JSON'));
-        c.report.records++;
         continue;
       }
       if (!camelSaid) {

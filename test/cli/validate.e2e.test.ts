@@ -38,6 +38,22 @@ describe('validate PATHs', () => {
 });
 
 describe('validate on bad input', () => {
+  it('counts the records it read, as a load does: a line that is not a JSON object is a violation, not a record', () => {
+    const lines = readFileSync('samples/clean-build.jsonl', 'utf8').trimEnd().split('\n');
+    const cut = path.join(dir, 'not-records.jsonl');
+    // a line cut short, and JSON values that are not objects
+    writeFileSync(cut, [...lines.slice(0, 10), '5', '[1]', ...lines.slice(10), lines[0]!.slice(0, -50)].join('\n'));
+    const load = runCli(['load', cut, '--lenient']);
+    expect(load.code, load.stderr).toBe(0);
+    expect(load.stdout).toContain(`${lines.length} records, 1 trace, 3 lines skipped`);
+    const text = runCli(['validate', cut]);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toMatch(new RegExp(`^1 file, ${lines.length.toLocaleString('en-US')} records: 3 violations`));
+    const json = runCli(['validate', cut, '--format', 'json']);
+    const report = JSON.parse(json.stdout) as { files: { records: number; violations: number }[] };
+    expect(report.files[0]).toMatchObject({ records: lines.length, violations: 3 });
+  });
+
   it('lists 100 violations per file and counts the rest; --max-violations changes the limit', () => {
     const bad = path.join(dir, 'bad.jsonl');
     writeFileSync(bad, Array.from({ length: 250 }, () => '{"record_type":"Nope"}').join('\n') + '\n');
