@@ -30,6 +30,8 @@ let base = '';
 const received: Received[] = [];
 /** status codes to answer before succeeding (to exercise retries) */
 const failFirst: number[] = [];
+/** protobuf answer bodies by path (an OTLP partialSuccess), instead of an empty one */
+const answers = new Map<string, Buffer>();
 
 beforeAll(async () => {
   server = createServer(async (req, res) => {
@@ -40,7 +42,7 @@ beforeAll(async () => {
       return;
     }
     received.push({ path: req.url ?? '', contentType: req.headers['content-type'], body: b });
-    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(answers.get(req.url ?? ''));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -181,8 +183,74 @@ describe('OTLP sink', () => {
     smallRun(w);
     await w.close();
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^otlp /);
+    expect(errors[0]).toMatch(/^OTLP export to /);
     expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(17); // 8 spans x 2 + 1 log
     tmp.cleanup();
+  });
+
+  it('records the endpoint rejects (partialSuccess) are counted and said with its message', async () => {
+    received.length = 0;
+    // ExportTraceServiceResponse / ExportLogsServiceResponse { partial_success { rejected = N, error_message } }
+    const partial = (n: number, msg: string) => {
+      const m = Buffer.from(msg);
+      const inner = Buffer.concat([Buffer.from([0x08, n, 0x12, m.length]), m]);
+      return Buffer.concat([Buffer.from([0x0a, inner.length]), inner]);
+    };
+    answers.set('/v1/traces', partial(2, 'span without a name'));
+    answers.set('/v1/logs', partial(1, 'bad body'));
+    const errors: string[] = [];
+    const w = new TelemetryWriter({ sinks: [new OtlpSink({ endpoint: base, level: 'debug' })], ids: seededIds(10), onSinkError: (s, e) => errors.push(`${s}: ${e.message}`) });
+    try {
+      smallRun(w);
+      await w.close();
+    } finally {
+      answers.clear();
+    }
+    expect(errors).toEqual([`OTLP export to ${base}/v1/traces: OTLP endpoint rejected 2 spans, 1 log records: span without a name`]);
+  });
+
+  it('service.version is the engine version of each run, from its process span', async () => {
+    received.length = 0;
+    const sink = new OtlpSink({ endpoint: base, level: 'info' });
+    const traces: [string, string][] = [];
+    for (const [seed, version] of [[11, '1.8.2'], [12, '1.10.0']] as const) {
+      // one sink shared by several runs, as migrate does: closed once, below
+      const w = new TelemetryWriter({ sinks: [sink], ids: seededIds(seed), package: 'dbt', version });
+      traces.push([smallRun(w).traceId, version]);
+    }
+    await sink.close();
+    const versions = new Map<string, Set<unknown>>();
+    for (const b of received.filter((r) => r.path === '/v1/traces'))
+      for (const rs of decodeTraceRequest(b.body).resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? []) for (const sp of ss.spans ?? []) versions.set(sp.traceId!, (versions.get(sp.traceId!) ?? new Set()).add(attrsToObject(rs.resource?.attributes)['service.version']));
+    expect(traces.map(([t]) => [...(versions.get(t) ?? [])])).toEqual(traces.map(([, v]) => [v]));
+  });
+
+  it('records that do not fit the queue are dropped and counted, never waited for', async () => {
+    const tmp = tempDir();
+    const held: import('node:http').ServerResponse[] = [];
+    const slow = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    const path = join(tmp.dir, 'otel.jsonl');
+    const errors: string[] = [];
+    const otlp = new OtlpSink({ endpoint: url, level: 'debug', maxQueue: 4, closeTimeoutMillis: 0 });
+    const w = new TelemetryWriter({ sinks: [otlp, new JsonlSink({ path, append: false })], ids: seededIds(13), onSinkError: (s, e) => errors.push(`${s}: ${e.message}`) });
+    try {
+      smallRun(w);
+      await w.drain();
+      await w.close();
+      expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(17);
+      // 8 spans and 1 log, 4 of each kind at most queued, nothing answered before the close gave up
+      expect(errors).toEqual([`OTLP export to ${url}/v1/traces: still sending 0 s after the run ended; the endpoint did not get 9 of 9 records`]);
+    } finally {
+      held.forEach((r) => r.destroy());
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+      tmp.cleanup();
+    }
   });
 });

@@ -1,18 +1,20 @@
 /**
- * OTLP sink (`--export-to-otlp`): finished spans and log records go to the official OTLP/HTTP
- * protobuf exporters through the SDK's batch processors, which bring batching, retries with backoff
- * on 429/5xx and the OTEL_EXPORTER_OTLP_* variables. Mapping per telemetry.md §4: SpanEnd only,
+ * OTLP sink (`--export-to-otlp`): finished spans and log records go to the SDK's OTLP/HTTP protobuf
+ * exporters (retries with backoff on 429/5xx, the OTEL_EXPORTER_OTLP_* variables) from bounded
+ * queues exported in the background: the sink never makes a run wait. What the endpoint did not
+ * get (dropped, failed, rejected through partialSuccess) is counted and said when it closes. Mapping per telemetry.md §4: SpanEnd only,
  * INTERNAL kind, parent as remote context, top-level attributes (nested values as JSON text on
  * spans, as maps on logs), file/line -> code.file.path/code.line.number, event_name on logs.
  */
 import { SpanKind, SpanStatusCode, TraceFlags, type Attributes as OtelAttributes, type HrTime, type SpanContext } from '@opentelemetry/api';
 import type { AnyValue, LogAttributes, SeverityNumber } from '@opentelemetry/api-logs';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
+import { LogsExporterMetricsHelper, ProtobufLogsSerializer, ProtobufTraceSerializer, TraceExporterMetricsHelper, type ISerializer } from '@opentelemetry/otlp-transformer';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import { BatchLogRecordProcessor, type LogRecordExporter, type ReadableLogRecord, type SdkLogRecord } from '@opentelemetry/sdk-logs';
-import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { AttrValue, Attributes, JsonlRecord, LogRecordRecord, SpanEndRecord } from '../record.js';
 import { levelSeverity, type Level, type TelemetrySink } from './types.js';
 
@@ -26,9 +28,12 @@ export interface OtlpSinkOptions {
   serviceName?: string;
   serviceVersion?: string;
   level?: Level;
+  /** one export's timeout, retries included (default OTEL_EXPORTER_OTLP_TIMEOUT, else 10 s) */
   timeoutMillis?: number;
-  /** flush every this many records during a run (keeps the batch queues from dropping) */
-  flushEvery?: number;
+  /** records of each signal waiting to be sent; more are dropped and counted (default 16384) */
+  maxQueue?: number;
+  /** how long close() waits for what is still queued (default 10 s) */
+  closeTimeoutMillis?: number;
 }
 
 export function hrTime(ns: string | bigint): HrTime {
@@ -125,77 +130,216 @@ export function toLogRecord(r: LogRecordRecord, resource: Resource, scope: { nam
   return { ...rec, setAttribute: () => rec, setAttributes: () => rec, setBody: () => rec, setEventName: () => rec, setSeverityNumber: () => rec, setSeverityText: () => rec } as unknown as SdkLogRecord;
 }
 
-/** Wraps an exporter to remember the first failure (the processors only log them). */
-function watch<T extends SpanExporter | LogRecordExporter>(inner: T, onFail: (e: Error) => void): T {
-  const exp = inner.export.bind(inner) as (items: unknown[], cb: (r: ExportResult) => void) => void;
-  return new Proxy(inner, {
-    get(target, p, recv) {
-      if (p === 'export')
-        return (items: unknown[], cb: (r: ExportResult) => void) =>
-          exp(items, (res) => {
-            if (res.code !== ExportResultCode.SUCCESS) onFail(res.error ?? new Error('OTLP export failed'));
-            cb(res);
-          });
-      return Reflect.get(target, p, recv);
+type Export<T> = (items: T[], done: (r: ExportResult) => void) => void;
+
+interface Rejected {
+  rejectedSpans?: number | string;
+  rejectedLogRecords?: number | string;
+  errorMessage?: string;
+}
+
+/**
+ * The SDK's serializers, reading each answer's partialSuccess on the way: the SDK counts an answer
+ * that rejects records as a success and only logs it through diag.
+ */
+function watchAnswers<Req, Res extends { partialSuccess?: Rejected }>(s: ISerializer<Req, Res>, onRejected: (p: Rejected) => void): ISerializer<Req, Res> {
+  return {
+    serializeRequest: (r) => s.serializeRequest(r),
+    deserializeResponse: (data) => {
+      const res = s.deserializeResponse(data);
+      if (res?.partialSuccess) onRejected(res.partialSuccess);
+      return res;
     },
-  });
+  };
+}
+
+/**
+ * One signal's bounded queue, exported in batches one at a time in the background. Records that do
+ * not fit, or come after the endpoint failed, are counted, never waited for: a slow or dead endpoint
+ * must not hold up the command being recorded nor the other sinks.
+ */
+class Channel<T> {
+  private queue: T[] = [];
+  private inFlight = 0;
+  private running: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  offered = 0;
+  lost = 0;
+  rejected = 0;
+
+  constructor(
+    private readonly send: Export<T>,
+    private readonly o: { maxQueue: number; batch: number; delayMillis: number; stopped: () => boolean; onFail: (e: Error) => void },
+  ) {}
+
+  push(x: T): void {
+    this.offered++;
+    if (this.o.stopped() || this.queue.length >= this.o.maxQueue) {
+      this.lost++;
+      return;
+    }
+    this.queue.push(x);
+    if (this.queue.length >= this.o.batch) void this.pump();
+    else if (!this.timer && !this.running) {
+      this.timer = setTimeout(() => void this.pump(), this.o.delayMillis);
+      this.timer.unref();
+    }
+  }
+
+  /** Export what is queued; resolves when the queue is empty or the endpoint failed. */
+  pump(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    return (this.running ??= this.loop().finally(() => (this.running = null)));
+  }
+
+  private async loop(): Promise<void> {
+    while (this.queue.length && !this.o.stopped()) {
+      const items = this.queue.splice(0, this.o.batch);
+      this.inFlight = items.length;
+      const res = await new Promise<ExportResult>((r) => this.send(items, r));
+      // (an export still running when the sink gave up was counted lost then)
+      if (this.inFlight === 0) return;
+      this.inFlight = 0;
+      if (res.code !== ExportResultCode.SUCCESS) {
+        this.lost += items.length;
+        this.o.onFail(res.error ?? new Error('OTLP export failed'));
+      }
+    }
+    this.abandon();
+  }
+
+  /** Count what is queued or being sent as lost (the endpoint failed, or the time to flush is over). */
+  abandon(): void {
+    if (!this.o.stopped()) return;
+    this.lost += this.queue.length + this.inFlight;
+    this.queue = [];
+    this.inFlight = 0;
+  }
 }
 
 export class OtlpSink implements TelemetrySink {
   readonly name: string;
   readonly minSeverity: number;
+  /** set when the sink closes, if the endpoint did not get every record */
   error?: Error;
-  private readonly spans: BatchSpanProcessor;
-  private readonly logs: BatchLogRecordProcessor;
-  private readonly resource: Resource;
-  private readonly scope: { name: string; version?: string };
-  private sinceFlush = 0;
-  private readonly flushEvery: number;
-  private flushing: Promise<void> | null = null;
+  private readonly spans: Channel<ReadableSpan>;
+  private readonly logs: Channel<ReadableLogRecord>;
+  private readonly exporters: { shutdown(): Promise<void> }[];
+  private readonly serviceName: string;
+  private readonly serviceVersion?: string;
+  private readonly resources = new Map<string, { resource: Resource; scope: { name: string; version?: string } }>();
+  /** engine version by trace, from each run's process span */
+  private readonly versions = new Map<string, string>();
+  private readonly closeTimeoutMillis: number;
+  private failure?: Error;
+  private gaveUp = false;
+  private closed = false;
+  private rejectMessage?: string;
 
   constructor(opts: OtlpSinkOptions = {}) {
-    const serviceName = opts.serviceName ?? 'dbt-fusion';
-    this.resource = defaultResource()
-      .merge(detectResources({ detectors: [envDetector] }))
-      .merge(resourceFromAttributes({ 'service.name': serviceName, ...(opts.serviceVersion ? { 'service.version': opts.serviceVersion } : {}) }));
-    this.scope = { name: serviceName, version: opts.serviceVersion };
+    this.serviceName = opts.serviceName ?? 'dbt-fusion';
+    this.serviceVersion = opts.serviceVersion;
     const base = opts.endpoint?.replace(/\/+$/, '');
-    const common = { headers: opts.headers, timeoutMillis: opts.timeoutMillis };
     const tracesUrl = opts.tracesUrl ?? (base ? `${base}/v1/traces` : undefined);
     const logsUrl = opts.logsUrl ?? (base ? `${base}/v1/logs` : undefined);
-    this.name = `otlp ${tracesUrl ?? process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318'}`;
+    this.name = `OTLP export to ${tracesUrl ?? process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? tracesOf(process.env.OTEL_EXPORTER_OTLP_ENDPOINT) ?? 'http://localhost:4318/v1/traces'}`;
     this.minSeverity = levelSeverity(opts.level, 'info');
-    this.flushEvery = opts.flushEvery ?? 8192;
-    const onFail = (e: Error) => {
-      this.error ??= e;
+    const onRejected = (p: Rejected) => {
+      const spans = Number(p.rejectedSpans ?? 0);
+      const logs = Number(p.rejectedLogRecords ?? 0);
+      this.spans.rejected += spans;
+      this.logs.rejected += logs;
+      if ((spans || logs || p.errorMessage) && p.errorMessage) this.rejectMessage ??= p.errorMessage;
     };
-    const queue = { maxQueueSize: this.flushEvery * 2, maxExportBatchSize: 512, scheduledDelayMillis: 1000 };
-    this.spans = new BatchSpanProcessor(watch(new OTLPTraceExporter({ ...common, url: tracesUrl }), onFail), queue);
-    this.logs = new BatchLogRecordProcessor({ exporter: watch(new OTLPLogExporter({ ...common, url: logsUrl }), onFail), ...queue });
+    const common = { headers: opts.headers, timeoutMillis: opts.timeoutMillis };
+    const traces = new OTLPExporterBase(
+      createOtlpHttpExportDelegate(
+        convertLegacyHttpOptions({ ...common, url: tracesUrl }, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+        watchAnswers(ProtobufTraceSerializer, onRejected), 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined,
+      ),
+    );
+    const logs = new OTLPExporterBase(
+      createOtlpHttpExportDelegate(
+        convertLegacyHttpOptions({ ...common, url: logsUrl }, 'LOGS', 'v1/logs', { 'Content-Type': 'application/x-protobuf' }),
+        watchAnswers(ProtobufLogsSerializer, onRejected), 'otlp_http_log_exporter', LogsExporterMetricsHelper, undefined,
+      ),
+    );
+    this.exporters = [traces, logs];
+    const channel = {
+      maxQueue: opts.maxQueue ?? 16_384,
+      batch: 512,
+      delayMillis: 1000,
+      stopped: () => this.failure !== undefined || this.gaveUp,
+      onFail: (e: Error) => {
+        this.failure ??= e;
+      },
+    };
+    this.spans = new Channel<ReadableSpan>((items, done) => traces.export(items, done), channel);
+    this.logs = new Channel<ReadableLogRecord>((items, done) => logs.export(items, done), channel);
+    this.closeTimeoutMillis = opts.closeTimeoutMillis ?? 10_000;
+  }
+
+  private resourceOf(traceId: string): { resource: Resource; scope: { name: string; version?: string } } {
+    const version = this.serviceVersion ?? this.versions.get(traceId) ?? '';
+    let r = this.resources.get(version);
+    if (!r) {
+      const resource = defaultResource()
+        .merge(detectResources({ detectors: [envDetector] }))
+        .merge(resourceFromAttributes({ 'service.name': this.serviceName, ...(version ? { 'service.version': version } : {}) }));
+      this.resources.set(version, (r = { resource, scope: { name: this.serviceName, version: version || undefined } }));
+    }
+    return r;
   }
 
   write(r: JsonlRecord): void {
-    if (this.error) throw this.error;
-    // Only finished spans are exported; SpanStart has no OTLP counterpart.
-    if (r.record_type === 'SpanEnd') this.spans.onEnd(toReadableSpan(r, this.resource, this.scope));
-    else if (r.record_type === 'LogRecord') this.logs.onEmit(toLogRecord(r, this.resource, this.scope));
-    else return;
-    if (++this.sinceFlush >= this.flushEvery && !this.flushing) {
-      this.sinceFlush = 0;
-      this.flushing = Promise.all([this.spans.forceFlush(), this.logs.forceFlush()]).then(() => undefined).finally(() => (this.flushing = null));
+    // Only finished spans are exported; SpanStart has no OTLP counterpart. A run's process span
+    // starts first and carries the engine version: the resource's service.version.
+    if (r.record_type === 'SpanStart') {
+      const v = r.attributes?.version;
+      if (r.parent_span_id === null && r.event_type.endsWith('.process.Process') && typeof v === 'string' && v !== 'unknown') this.versions.set(r.trace_id, v);
+      return;
     }
+    const { resource, scope } = this.resourceOf(r.trace_id);
+    if (r.record_type === 'SpanEnd') this.spans.push(toReadableSpan(r, resource, scope));
+    else if (r.record_type === 'LogRecord') this.logs.push(toLogRecord(r, resource, scope));
   }
 
-  async drain(): Promise<void> {
-    if (this.flushing) await this.flushing;
+  /** Never waits: the export runs in the background and drops what does not fit its queue. */
+  drain(): Promise<void> {
+    return Promise.resolve();
   }
 
+  /** Flush for at most closeTimeoutMillis, then say what the endpoint did not get. */
   async close(): Promise<void> {
-    if (this.flushing) await this.flushing;
-    await Promise.all([this.spans.forceFlush(), this.logs.forceFlush()]);
-    await Promise.all([this.spans.shutdown(), this.logs.shutdown()]);
+    if (this.closed) return;
+    this.closed = true;
+    const flushed = Promise.all([this.spans.pump(), this.logs.pump()]);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.closeTimeoutMillis)));
+    const timedOut = await Promise.race([flushed.then(() => false), late]);
+    clearTimeout(timer);
+    if (timedOut) {
+      this.gaveUp = true;
+      this.spans.abandon();
+      this.logs.abandon();
+    } else await Promise.all(this.exporters.map((e) => e.shutdown().catch(() => undefined)));
+    const problems: string[] = [];
+    const lost = this.spans.lost + this.logs.lost;
+    if (lost) {
+      const why = this.failure?.message ?? (timedOut ? `still sending ${this.closeTimeoutMillis / 1000} s after the run ended` : 'it fell behind the run, whose records were not held back for it');
+      problems.push(`${why}; the endpoint did not get ${lost} of ${this.spans.offered + this.logs.offered} records`);
+    }
+    const rejected = this.spans.rejected + this.logs.rejected;
+    if (rejected) problems.push(`OTLP endpoint rejected ${this.spans.rejected} spans, ${this.logs.rejected} log records${this.rejectMessage ? `: ${this.rejectMessage}` : ''}`);
+    if (problems.length) this.error = new Error(problems.join('; '));
+    else if (this.failure) this.error = this.failure;
     if (this.error) throw this.error;
   }
+}
+
+function tracesOf(endpoint: string | undefined): string | undefined {
+  return endpoint ? `${endpoint.replace(/\/+$/, '')}/v1/traces` : undefined;
 }
 
 export function otlpSink(opts: OtlpSinkOptions = {}): OtlpSink {
