@@ -3,7 +3,7 @@
  * is flushed as events arrive (the sink writes within ~200 ms), Parquet is written when the command
  * ends, OTLP streams through its batch processors. The engine's human text goes to stderr as each
  * chunk of output arrives, before that chunk is translated; the child's exit code is returned; on
- * Ctrl-C the child is asked to stop and its in-flight nodes end as canceled.
+ * Ctrl-C, SIGTERM or SIGHUP the child is asked to stop and its in-flight nodes end as canceled.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { feedLines, textOf } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
 import { commandOf } from '../telemetry/command-line.js';
-import { openSinks, type SharedSink } from './sinks.js';
+import { failedSink, openSinks, type SharedSink } from './sinks.js';
 
 export interface RecordOptions {
   out: string;
@@ -67,6 +67,8 @@ export function quietArgv(argv: string[], env: NodeJS.ProcessEnv = process.env):
   return engine && (/^(1|true)$/i.test(env.DBT_QUIET ?? '') || below(env.DBT_LOG_LEVEL));
 }
 
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   if (o.argv.length === 0) throw new UsageError('record needs a command after --, e.g. runlens record -o run.jsonl -- dbt build');
   const argv = engineArgv(o.argv);
@@ -89,23 +91,27 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     child.once('error', rej);
     child.once('close', (code, signal) => res({ code, signal }));
   });
+  // Ctrl-C, a CI's cancel (SIGTERM) or a hang-up stop the command, not runlens: it ends the
+  // running nodes as canceled, flushes its sinks and exits 128+signal once the command has ended.
+  let stoppedBy: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals) => {
+    stoppedBy ??= sig;
+    // From a terminal the whole foreground group already got Ctrl-C; otherwise pass it on.
+    if (sig !== 'SIGINT' || !process.stdin.isTTY) child.kill(sig);
+  };
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+  const unlisten = () => STOP_SIGNALS.forEach((sig) => process.off(sig, onSignal));
   let sinks: SharedSink[];
   try {
     sinks = await openSinks(o.out, { otlp: o.otlp });
   } catch (e) {
+    unlisten();
     child.kill();
     throw e;
   }
   const { writerFor, errors } = writers(sinks, o.ids);
   const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
   const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined, quiet: quietArgv(argv) });
-  let interrupted = false;
-  const onSigint = () => {
-    interrupted = true;
-    // From a terminal the whole foreground group already got it; otherwise pass it on.
-    if (!process.stdin.isTTY) child.kill('SIGINT');
-  };
-  process.on('SIGINT', onSigint);
   let lines = 0;
   let badLines = 0;
   try {
@@ -114,11 +120,11 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     lines = r.lines;
     badLines = r.badLines;
     const { code, signal } = await exited;
-    if (interrupted || signal === 'SIGINT') t.interrupt();
+    if (stoppedBy || (signal && (STOP_SIGNALS as string[]).includes(signal))) t.interrupt();
     else t.end(undefined, { exited: true, exitedWell: code === 0 });
   } finally {
-    process.off('SIGINT', onSigint);
     await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
+    unlisten();
   }
   const { code, signal } = await exited;
   const result = finish(code, signal);
@@ -126,13 +132,14 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const output = sinks[0]!.name;
   const own = failed.filter((f) => f.startsWith(`${output}: `));
   if (own.length) result.notWritten = own.map((f) => f.slice(output.length + 2)).join('; ');
-  const others = failed.filter((f) => !own.includes(f));
-  if (others.length) human.write(`runlens: writing telemetry failed: ${others.join('; ')}\n`);
+  // (only the OTLP export: said, and the command's exit code is kept)
+  for (const f of failed.filter((f) => !own.includes(f))) human.write(`runlens: ${failedSink(f)}\n`);
   return result;
 
   function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
-    const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
-    return { exitCode, signal, interrupted, lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
+    const by = stoppedBy ?? signal;
+    const exitCode = stoppedBy ? 128 + constants.signals[stoppedBy] : (code ?? (by ? 128 + (constants.signals[by] ?? 0) : 1));
+    return { exitCode, signal, interrupted: stoppedBy !== null || signal === 'SIGINT', lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
   }
 }
 

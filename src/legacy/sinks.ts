@@ -30,6 +30,11 @@ export class SharedSink extends CountingSink {
   }
 }
 
+/** A failure of a sink other than the output, "OTLP export to URL: reason", said as "OTLP export to URL failed: reason" */
+export function failedSink(failure: string): string {
+  return failure.replace(/^(OTLP export to \S+): /, '$1 failed: ');
+}
+
 export interface SinkOptions {
   /** also stream to OTLP (endpoint from OTEL_EXPORTER_OTLP_* variables) */
   otlp?: boolean;
