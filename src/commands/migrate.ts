@@ -8,6 +8,7 @@ import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
 import { plural } from '../render/plural.js';
 import { listPositional, wholeNumber } from './options.js';
+import { exitCodeFor } from '../exit-codes.js';
 
 interface Args extends OutputArgs {
   files?: string[];
@@ -84,5 +85,10 @@ export const migrateCommand: CommandBody<Args> = {
     const report = out === STDOUT ? process.stderr : process.stdout;
     if (a.format === 'json') report.write(JSON.stringify(r) + '\n');
     else report.write(renderMigrateReport({ ...r, out: outputLabel(out) }));
+    // The export was asked for: its failure is exit 2, naming the endpoint, the output being complete.
+    if (r.exportFailed) {
+      process.stderr.write(`runlens: ${r.exportFailed} (${outputLabel(out)} is complete)\n`);
+      process.exitCode = exitCodeFor('input');
+    }
   },
 };

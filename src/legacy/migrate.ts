@@ -17,7 +17,7 @@ import { ManifestFinder, type ManifestUse } from './manifest-finder.js';
 import { readRunResults } from './run-results.js';
 import { refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
-import { openSinks, outFormat, type SharedSink } from './sinks.js';
+import { failedSink, openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
 import { idsFor, RunIds } from './span-ids.js';
 import { logsLast, planSameRun, ScanSink, WrittenRecords, type InputPlan } from './same-run.js';
@@ -73,6 +73,8 @@ export interface MigrateReport {
   sameRun: { traceId: string; files: string[] }[];
   /** files named on their own that hold no run, and why */
   skipped: { path: string; reason: string }[];
+  /** the OTLP export (--export-to-otlp) failed, though the output is complete: why, and what the endpoint did not get */
+  exportFailed?: string;
 }
 
 /** A writer factory over shared sinks; sink failures of every writer are collected. */
@@ -170,10 +172,13 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
 }
 
 function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): Omit<MigrateReport, 'skipped' | 'sameRun'> {
-  const failed = [...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)];
-  if (failed.length) throw new InputError(`writing failed: ${[...new Set(failed)].join('; ')}`, o.out);
+  const failed = [...new Set([...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)])];
+  const output = sinks[0]!.name;
+  const own = failed.filter((f) => f.startsWith(`${output}: `));
+  if (own.length) throw new InputError(`writing failed: ${own.map((f) => f.slice(output.length + 2)).join('; ')}`, o.out);
   const upstreamUnknown = out.reduce((n, f) => n + (f.kind !== 'log' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);
-  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown };
+  const exportFailed = failed.length ? failed.map(failedSink).join('; ') : undefined;
+  return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown, ...(exportFailed ? { exportFailed } : {}) };
 }
 
 /**
