@@ -172,6 +172,12 @@ class Channel<T> {
     private readonly o: { maxQueue: number; batch: number; delayMillis: number; stopped: () => boolean; onFail: (e: Error) => void },
   ) {}
 
+  /** a record not even converted: the endpoint already failed */
+  drop(): void {
+    this.offered++;
+    this.lost++;
+  }
+
   push(x: T): void {
     this.offered++;
     if (this.o.stopped() || this.queue.length >= this.o.maxQueue) {
@@ -250,7 +256,7 @@ export class OtlpSink implements TelemetrySink {
       const logs = Number(p.rejectedLogRecords ?? 0);
       this.spans.rejected += spans;
       this.logs.rejected += logs;
-      if ((spans || logs || p.errorMessage) && p.errorMessage) this.rejectMessage ??= p.errorMessage;
+      if ((spans || logs) && p.errorMessage) this.rejectMessage ??= p.errorMessage;
     };
     const common = { headers: opts.headers, timeoutMillis: opts.timeoutMillis };
     const traces = new OTLPExporterBase(
@@ -300,6 +306,8 @@ export class OtlpSink implements TelemetrySink {
       if (r.parent_span_id === null && r.event_type.endsWith('.process.Process') && typeof v === 'string' && v !== 'unknown') this.versions.set(r.trace_id, v);
       return;
     }
+    const channel = r.record_type === 'SpanEnd' ? this.spans : r.record_type === 'LogRecord' ? this.logs : null;
+    if (channel && (this.failure || this.gaveUp)) return channel.drop();
     const { resource, scope } = this.resourceOf(r.trace_id);
     if (r.record_type === 'SpanEnd') this.spans.push(toReadableSpan(r, resource, scope));
     else if (r.record_type === 'LogRecord') this.logs.push(toLogRecord(r, resource, scope));
