@@ -103,7 +103,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const unlisten = () => STOP_SIGNALS.forEach((sig) => process.off(sig, onSignal));
   let sinks: SharedSink[];
   try {
-    sinks = await openSinks(o.out, { otlp: o.otlp });
+    sinks = await openSinks(o.out, { otlp: o.otlp, live: true });
   } catch (e) {
     unlisten();
     child.kill();

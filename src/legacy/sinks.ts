@@ -38,6 +38,8 @@ export function failedSink(failure: string): string {
 export interface SinkOptions {
   /** also stream to OTLP (endpoint from OTEL_EXPORTER_OTLP_* variables) */
   otlp?: boolean;
+  /** a live command is recorded: the OTLP export must never make it wait (OtlpSinkOptions.live) */
+  live?: boolean;
   /** lowest level kept (default debug: NodeEvaluated spans are DEBUG and the model needs them) */
   level?: 'trace' | 'debug' | 'info';
 }
@@ -58,6 +60,6 @@ export async function openSinks(out: string, o: SinkOptions = {}): Promise<Share
     rmSync(abs, { force: true });
     main = format === 'parquet' ? new (await import('../produce/sinks/parquet.js')).ParquetSink({ path: abs, level }) : new JsonlSink({ path: abs, append: false, level });
   }
-  const sinks = otlp ? [main, otlp({ level: 'info' })] : [main];
+  const sinks = otlp ? [main, otlp({ level: 'info', live: o.live })] : [main];
   return sinks.map((s) => new SharedSink(s));
 }

@@ -226,7 +226,20 @@ describe('OTLP sink', () => {
     expect(traces.map(([t]) => [...(versions.get(t) ?? [])])).toEqual(traces.map(([, v]) => [v]));
   });
 
-  it('records that do not fit the queue are dropped and counted, never waited for', async () => {
+  it('a sink that is not live (migrate, generate) waits for its export and loses nothing, however many records', async () => {
+    received.length = 0;
+    // many runs at once, written faster than they are sent: a live sink's queue would drop most of them
+    const w = new TelemetryWriter({ sinks: [new OtlpSink({ endpoint: base, level: 'debug', maxQueue: 4 })], ids: seededIds(14) });
+    for (let i = 0; i < 300; i++) smallRun(w);
+    await w.drain();
+    await w.close();
+    expect(w.sinkErrors.size).toBe(0);
+    const spans = received.filter((r) => r.path === '/v1/traces').flatMap((r) => decodeTraceRequest(r.body).resourceSpans!.flatMap((rs) => rs.scopeSpans!.flatMap((x) => x.spans!)));
+    const logs = received.filter((r) => r.path === '/v1/logs').flatMap((r) => decodeLogsRequest(r.body).resourceLogs!.flatMap((rl) => rl.scopeLogs!.flatMap((x) => x.logRecords!)));
+    expect([spans.length, logs.length]).toEqual([300 * 8, 300]);
+  });
+
+  it('a live sink (record): records that do not fit the queue are dropped and counted, never waited for', async () => {
     const tmp = tempDir();
     const held: import('node:http').ServerResponse[] = [];
     const slow = createServer((req, res) => {
@@ -237,7 +250,7 @@ describe('OTLP sink', () => {
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
     const path = join(tmp.dir, 'otel.jsonl');
     const errors: string[] = [];
-    const otlp = new OtlpSink({ endpoint: url, level: 'debug', maxQueue: 4, closeTimeoutMillis: 0 });
+    const otlp = new OtlpSink({ endpoint: url, level: 'debug', live: true, maxQueue: 4, closeTimeoutMillis: 0 });
     const w = new TelemetryWriter({ sinks: [otlp, new JsonlSink({ path, append: false })], ids: seededIds(13), onSinkError: (s, e) => errors.push(`${s}: ${e.message}`) });
     try {
       smallRun(w);

@@ -30,9 +30,16 @@ export interface OtlpSinkOptions {
   level?: Level;
   /** one export's timeout, retries included (default OTEL_EXPORTER_OTLP_TIMEOUT, else 10 s) */
   timeoutMillis?: number;
-  /** records of each signal waiting to be sent; more are dropped and counted (default 16384) */
+  /**
+   * A live command is being recorded (record): the sink never makes it wait, drops and counts what
+   * does not fit its queue, and gives up flushing after closeTimeoutMillis. Otherwise (a file
+   * translated, a run generated) nothing waits on the producer but the export: drain() waits for the
+   * queue to be sent and close() for every record, each export bounded by timeoutMillis.
+   */
+  live?: boolean;
+  /** live: records of each signal waiting to be sent; more are dropped and counted (default 16384) */
   maxQueue?: number;
-  /** how long close() waits for what is still queued (default 10 s) */
+  /** live: how long close() waits for what is still queued (default 10 s) */
   closeTimeoutMillis?: number;
 }
 
@@ -238,6 +245,7 @@ export class OtlpSink implements TelemetrySink {
   /** engine version by trace, from each run's process span */
   private readonly versions = new Map<string, string>();
   private readonly closeTimeoutMillis: number;
+  private readonly live: boolean;
   private failure?: Error;
   private gaveUp = false;
   private closed = false;
@@ -272,8 +280,9 @@ export class OtlpSink implements TelemetrySink {
       ),
     );
     this.exporters = [traces, logs];
+    this.live = opts.live ?? false;
     const channel = {
-      maxQueue: opts.maxQueue ?? 16_384,
+      maxQueue: this.live ? (opts.maxQueue ?? 16_384) : Infinity,
       batch: 512,
       delayMillis: 1000,
       stopped: () => this.failure !== undefined || this.gaveUp,
@@ -283,7 +292,7 @@ export class OtlpSink implements TelemetrySink {
     };
     this.spans = new Channel<ReadableSpan>((items, done) => traces.export(items, done), channel);
     this.logs = new Channel<ReadableLogRecord>((items, done) => logs.export(items, done), channel);
-    this.closeTimeoutMillis = opts.closeTimeoutMillis ?? 10_000;
+    this.closeTimeoutMillis = this.live ? (opts.closeTimeoutMillis ?? 10_000) : Infinity;
   }
 
   private resourceOf(traceId: string): { resource: Resource; scope: { name: string; version?: string } } {
@@ -313,9 +322,9 @@ export class OtlpSink implements TelemetrySink {
     else if (r.record_type === 'LogRecord') this.logs.push(toLogRecord(r, resource, scope));
   }
 
-  /** Never waits: the export runs in the background and drops what does not fit its queue. */
-  drain(): Promise<void> {
-    return Promise.resolve();
+  /** Live: never waits (the export runs in the background). Otherwise: until what is queued was sent. */
+  async drain(): Promise<void> {
+    if (!this.live) await Promise.all([this.spans.pump(), this.logs.pump()]);
   }
 
   /** Flush for at most closeTimeoutMillis, then say what the endpoint did not get. */
@@ -324,7 +333,9 @@ export class OtlpSink implements TelemetrySink {
     this.closed = true;
     const flushed = Promise.all([this.spans.pump(), this.logs.pump()]);
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.closeTimeoutMillis)));
+    const late = new Promise<boolean>((r) => {
+      if (Number.isFinite(this.closeTimeoutMillis)) timer = setTimeout(() => r(true), this.closeTimeoutMillis);
+    });
     const timedOut = await Promise.race([flushed.then(() => false), late]);
     clearTimeout(timer);
     if (timedOut) {
