@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { CommandModule } from 'yargs';
 import { applyArgumentRules } from './commands/argument-rules.js';
 import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
-import { RunlensError, errorMessage } from './errors.js';
+import { RunlensError, errorMessage, systemReason } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { renderTopHelp } from './render/help.js';
 import { outputWidth } from './render/table.js';
@@ -48,6 +48,8 @@ export async function main(argv: string[]): Promise<number> {
     .help()
     .alias('h', 'help')
     .version(false)
+    // help is written like any output: a stdout that cannot take it is exit 2 (endQuietlyWhenStdoutCloses), not an exit 0 at once
+    .exitProcess(false)
     .wrap(helpWidth())
     .updateStrings(YARGS_STRINGS as unknown as Record<string, string>) // the typings miss the plural forms
     .fail((msg, err, y) => {
@@ -129,14 +131,9 @@ function helpWidth(): number {
 function fileSystemMessage(e: unknown): string | undefined {
   const err = e as NodeJS.ErrnoException;
   if (!err?.code || !err.path) return undefined;
-  const why: Record<string, string> = {
-    ENOENT: 'no such file or folder', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'it is a folder, not a file',
-    ENOTDIR: 'a part of the path is a file, not a folder', EEXIST: 'it already exists', ENOSPC: 'no space left on the device',
-    EROFS: 'the file system is read-only', EMFILE: 'too many open files', ERR_FS_EISDIR: 'it is a folder, not a file',
-  };
   // mkdir of a folder where a file is: the file is in the way
   if (err.code === 'EEXIST' && err.syscall === 'mkdir') return `${err.path}: it is a file, not a folder`;
-  return `${err.path}: ${why[err.code] ?? err.code}`;
+  return `${err.path}: ${systemReason(err)}`;
 }
 
 /** The package's version, from the nearest package.json above this file (dist/src or src). */

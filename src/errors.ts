@@ -39,6 +39,33 @@ export class InputError extends RunlensError {
   }
 }
 
+/**
+ * An output (a -o file, stdout, a --db model) that could not be written: `OUTPUT: not written (reason)`, exit 2.
+ * Nothing half-written is left under its name.
+ */
+export class OutputError extends RunlensError {
+  constructor(
+    readonly output: string,
+    readonly reason: string,
+  ) {
+    super(`${output}: not written (${reason})`, 'input');
+  }
+}
+
+/** Why a system call on a file failed, in words (the error's code when it has no words here). */
+export function systemReason(e: unknown): string {
+  const err = e as NodeJS.ErrnoException | undefined;
+  const code = err?.code;
+  return (code && SYSTEM_REASONS[code]) ?? code ?? errorMessage(e);
+}
+
+const SYSTEM_REASONS: Record<string, string> = {
+  ENOENT: 'no such file or folder', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of the path is a file, not a folder', EEXIST: 'it already exists', ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded', EFBIG: 'file too large', EIO: 'input/output error',
+  EROFS: 'the file system is read-only', EMFILE: 'too many open files', ERR_FS_EISDIR: 'it is a folder, not a file',
+};
+
 /** The gate or validation found what it looks for (exit 1); the report is already printed. */
 export class FoundError extends RunlensError {
   constructor(message: string) {

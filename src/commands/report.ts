@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path, { dirname } from 'node:path';
 import type { CommandBody } from './command.js';
 import { buildReportData } from '../analyze/report/data.js';
 import { renderReportHtml } from '../analyze/report/html.js';
@@ -19,16 +17,14 @@ export const reportCommand: CommandBody<Args> = {
       .example('$0 report samples/failed-build.jsonl -o report.html', 'then open report.html in a browser')
       .example('$0 report runs/ --trace 019cadc6 -o -', 'one run of a folder, the HTML on stdout'),
   handler: async (a) => {
-    const [{ expandPaths }, { refuseOutputOverInput }] = await Promise.all([import('../ingest/detect.js'), import('../produce/output-path.js')]);
+    const [{ expandPaths }, { refuseOutputOverInput, writeOutputFile, writeStdout }] = await Promise.all([import('../ingest/detect.js'), import('../produce/output-path.js')]);
     if (a.output !== '-') refuseOutputOverInput(a.output, [...(await expandPaths(a.paths ?? [])), ...(a.db ? [a.db] : [])]);
     return withModel(a, async (db) => {
       const data = await buildReportData(db, { trace: a.trace });
-      const html = renderReportHtml(data);
-      if (a.output === '-') process.stdout.write(html);
-      else {
-        mkdirSync(dirname(path.resolve(a.output)), { recursive: true });
-        writeFileSync(a.output, html);
-      }
+      const html = Buffer.from(renderReportHtml(data));
+      // said only once written: a stdout that fails or closes early ends the command first (cli.ts)
+      if (a.output === '-') await writeStdout(html);
+      else await writeOutputFile(a.output, html);
       (a.output === '-' ? process.stderr : process.stdout).write(
         `wrote ${a.output === '-' ? 'stdout' : a.output} (${(html.length / 1024).toFixed(0)} KiB): run ${data.run.trace_id}, ${data.gate.passed ? 'passed' : 'FAILED'}\n`,
       );

@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, OutputError } from '../errors.js';
 import { expandPaths } from '../ingest/detect.js';
 import { TelemetryWriter } from '../produce/writer.js';
 import type { IdSource } from '../produce/ids.js';
@@ -15,7 +15,7 @@ import { invocationIdOf, migrateRun, type MigrateSummary } from './from-run-resu
 import { translateLogFile, type LogFileReport } from './log-file.js';
 import { ManifestFinder, type ManifestUse } from './manifest-finder.js';
 import { readRunResults } from './run-results.js';
-import { refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
+import { notWritten, refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
 import { failedSink, openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
@@ -162,7 +162,8 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
     } finally {
       await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
       // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
-      if (!complete && o.out !== STDOUT) rmSync(path.resolve(o.out), { force: true });
+      // Nor does an output that could not be written to its end (a full disk).
+      if ((!complete || sinks[0]?.error) && o.out !== STDOUT) rmSync(path.resolve(o.out), { force: true });
     }
     const r = report(o, sinks, out, errors);
     return { ...r, sameRun: sameRuns(order.map((i) => out[i]!)), skipped };
@@ -172,10 +173,16 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
 }
 
 function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], errors: () => string[]): Omit<MigrateReport, 'skipped' | 'sameRun'> {
+  // the output itself failed (a full disk): said as any output that cannot be written
+  const own = sinks[0]?.error;
+  if (own && o.out !== STDOUT) {
+    const told = notWritten(own, o.out);
+    if (told instanceof OutputError) throw told;
+  }
   const failed = [...new Set([...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)])];
   const output = sinks[0]!.name;
-  const own = failed.filter((f) => f.startsWith(`${output}: `));
-  if (own.length) throw new InputError(`writing failed: ${own.map((f) => f.slice(output.length + 2)).join('; ')}`, o.out);
+  const ownFailed = failed.filter((f) => f.startsWith(`${output}: `));
+  if (ownFailed.length) throw new InputError(`writing failed: ${ownFailed.map((f) => f.slice(output.length + 2)).join('; ')}`, o.out);
   const upstreamUnknown = out.reduce((n, f) => n + (f.kind !== 'log' ? f.upstreamUnknown : f.invocations.reduce((m, s) => m + s.upstreamUnknown, 0)), 0);
   const exportFailed = failed.length ? failed.map(failedSink).join('; ') : undefined;
   return { out: o.out, records: sinks[0]!.records, files: out, upstreamUnknown, ...(exportFailed ? { exportFailed } : {}) };

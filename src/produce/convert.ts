@@ -1,6 +1,6 @@
 /** JSONL <-> Parquet conversion, streaming both ways: the input's format told by content, the output's by its extension. */
 import { access } from 'node:fs/promises';
-import { InputError, UsageError } from '../errors.js';
+import { InputError, RunlensError, UsageError } from '../errors.js';
 import { detectFile } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
@@ -47,8 +47,8 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   try {
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);
   } catch (e) {
-    // a file that cannot be written or read (a system error) names its own path
-    if (e instanceof InputError || e instanceof UsageError || (e as NodeJS.ErrnoException).path) throw e;
+    // told already (an output not written names the output), or a file that cannot be written or read (a system error) names its own path
+    if (e instanceof RunlensError || (e as NodeJS.ErrnoException).path) throw e;
     if (e instanceof RecordFitError && e.line !== undefined) throw new InputError(e.reason, input, e.line);
     throw new InputError((e as Error).message, input);
   }

@@ -3,11 +3,12 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { InputError } from '../errors.js';
 import { detectFile } from '../ingest/detect.js';
 import { snakeEnvelope, recordProblem } from '../ingest/jsonl.js';
 import { parseLine, rawLines } from '../ingest/jsonl-lines.js';
-import { namingOutput } from './output-path.js';
+import { notWritten } from './output-path.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem } from './record-check.js';
 import { serializeRecord, SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
@@ -36,34 +37,55 @@ export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecor
   }
 }
 
-/** Write with backpressure: resolves when the stream can take more. */
+/**
+ * Write with backpressure: resolves when the stream can take more, rejects when it failed (a stream
+ * that failed never drains: waiting for 'drain' alone would wait for ever, and Node would end with 0).
+ */
 export function writeChunk(w: Writable, s: string): Promise<void> | void {
+  if (w.errored) return Promise.reject(w.errored);
+  if (w.destroyed) return Promise.reject(new Error('the output was closed before everything was written'));
   if (!w.write(s)) return new Promise((res, rej) => {
-    const onErr = (e: Error) => rej(e);
-    w.once('error', onErr);
-    w.once('drain', () => {
-      w.off('error', onErr);
-      res();
-    });
+    const done = (e?: Error | null) => {
+      w.off('drain', onDrain);
+      w.off('error', onError);
+      w.off('close', onClose);
+      if (e) rej(e);
+      else res();
+    };
+    const onDrain = () => done();
+    const onError = (e: Error) => done(e);
+    const onClose = () => done(w.errored ?? new Error('the output was closed before everything was written'));
+    w.on('drain', onDrain);
+    w.on('error', onError);
+    w.on('close', onClose);
   });
 }
 
+/**
+ * A file opened for JSONL, gzipped when its name ends in .gz. The gzip stream and the file are one
+ * pipeline: a file that fails (a full disk) fails the gzip stream too, so a writer waiting on it hears of it.
+ */
 export async function openJsonlOut(path: string, append = false): Promise<{ stream: Writable; close: () => Promise<void> }> {
   await mkdir(dirname(path), { recursive: true });
   // Opened before streaming: a path that cannot be written fails here, named, not in a stream event.
   const file = (await open(path, append ? 'a' : 'w')).createWriteStream();
-  let failed: Error | undefined;
-  file.on('error', (e: Error) => (failed ??= e));
-  const stream: Writable = path.endsWith('.gz') ? createGzip() : file;
-  if (stream !== file) stream.pipe(file);
-  const close = () =>
-    new Promise<void>((res, rej) => {
-      if (failed) return rej(failed);
-      file.once('error', rej);
-      file.once('close', () => (failed ? rej(failed) : res()));
-      stream.end();
-    });
+  const gzip = path.endsWith('.gz') ? createGzip() : undefined;
+  const stream: Writable = gzip ?? file;
+  const finished = gzip ? pipeline(gzip, file) : finishedWriting(file);
+  finished.catch(() => undefined); // told by close(), or by the write that meets it
+  const close = () => {
+    if (!stream.destroyed && !stream.writableEnded) stream.end();
+    return finished;
+  };
   return { stream, close };
+}
+
+/** Resolves when a file stream has written everything and closed; rejects with its error. */
+function finishedWriting(file: Writable): Promise<void> {
+  return new Promise((res, rej) => {
+    file.once('error', rej);
+    file.once('close', () => (file.errored ? rej(file.errored) : res()));
+  });
 }
 
 /**
@@ -73,27 +95,29 @@ export async function openJsonlOut(path: string, append = false): Promise<{ stre
  */
 export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>, path: string): Promise<{ records: number }> {
   const tmp = `${path}.${process.pid}.tmp${path.endsWith('.gz') ? '.gz' : ''}`;
-  const { stream, close } = await openJsonlOut(tmp).catch((e: unknown) => Promise.reject(namingOutput(e, tmp, path)));
+  const { stream, close } = await openJsonlOut(tmp).catch((e: unknown) => Promise.reject(notWritten(e, path, tmp)));
   let n = 0;
   let closed = false;
+  // errors of the writing (not of the records read) are the output's
+  const written = <T>(p: Promise<T> | T) => Promise.resolve(p).catch((e: unknown) => Promise.reject(notWritten(e, path, tmp)));
   try {
     let buf = '';
     for await (const r of records as AsyncIterable<JsonlRecord>) {
       buf += serializeRecord(r) + '\n';
       n++;
       if (buf.length > 1 << 16) {
-        await writeChunk(stream, buf);
+        await written(writeChunk(stream, buf));
         buf = '';
       }
     }
-    if (buf) await writeChunk(stream, buf);
+    if (buf) await written(writeChunk(stream, buf));
     closed = true;
-    await close();
-    await rename(tmp, path);
+    await written(close());
+    await written(rename(tmp, path));
   } catch (e) {
     if (!closed) await close().catch(() => undefined);
     await rm(tmp, { force: true });
-    throw namingOutput(e, tmp, path);
+    throw e;
   }
   return { records: n };
 }

@@ -5,8 +5,9 @@
  * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
  */
 import { realpathSync, statSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { UsageError } from '../errors.js';
+import { OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
 
 export const STDOUT = '-';
 
@@ -89,9 +90,41 @@ export function refuseSharedOutputs(outputs: readonly (readonly [flag: string, f
         throw new UsageError(`${given[i]![0]} and ${given[j]![0]} name the same file (${given[i]![1]}${path.resolve(given[i]![1]) === path.resolve(given[j]![1]) ? '' : `, ${given[j]![1]}`}): each would overwrite the other; name different files`);
 }
 
-/** A system error about the file an output is written to before it is renamed names the output. */
-export function namingOutput(e: unknown, tmp: string, output: string): unknown {
+/**
+ * An error met writing an output, told by the output's name: a system error naming the file written
+ * beside it (opening it) names the output instead; one without a file (a write that failed: a full
+ * disk, a file too large) becomes `OUTPUT: not written (reason)`. Other errors are left as they are.
+ */
+export function notWritten(e: unknown, output: string, tmp?: string): unknown {
   const err = e as NodeJS.ErrnoException | undefined;
-  if (err?.path === tmp) err.path = output;
-  return e;
+  if (err?.path !== undefined) {
+    if (err.path === tmp) err.path = output;
+    return e;
+  }
+  if (e instanceof RunlensError || !err?.code) return e;
+  return new OutputError(output === STDOUT ? 'stdout' : outputLabel(path.resolve(output)), systemReason(err));
+}
+
+/**
+ * Write a whole output file (an HTML report, a fetched artifact): written beside and renamed, so a
+ * write that fails leaves no part of it under its name (nor the file written beside); its folder is created.
+ */
+export async function writeOutputFile(file: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+    await writeFile(tmp, data);
+    await rename(tmp, file);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw notWritten(e, file, tmp);
+  }
+}
+
+/**
+ * Write to stdout and resolve once it is written. A stdout that fails or whose reader went away
+ * ends the command from its 'error' listener (cli.ts), so this never resolves then.
+ */
+export function writeStdout(data: string | Uint8Array): Promise<void> {
+  return new Promise((res) => process.stdout.write(data, (e) => !e && res()));
 }

@@ -15,7 +15,7 @@ import { eventKey } from '../telemetry/event-types.js';
 import { arrowType, columnBuilder, Field, List, listData, Struct, structData, U64Column, type ColumnBuilder } from './arrow-columns.js';
 import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColSpec } from './parquet-layout.js';
 import { SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
-import { namingOutput } from './output-path.js';
+import { notWritten } from './output-path.js';
 
 /** A record the layout cannot hold: why (`field: reason`), and where: its line in the file it was read from, when known, else its count. */
 export class RecordFitError extends Error {
@@ -251,7 +251,7 @@ export async function writeParquetFile(
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
-    throw sourceError ?? namingOutput(e, tmp, path);
+    throw sourceError ?? notWritten(e, path, tmp);
   }
   return { records: count };
 }

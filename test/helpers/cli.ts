@@ -25,3 +25,19 @@ export function runCli(args: string[], opts: { input?: string; env?: Record<stri
   const why = r.status === null ? `\n[runCli: ${r.signal ? `ended by ${r.signal}` : `not started: ${r.error?.message}`}]` : '';
   return { code: r.status ?? -1, stdout: r.stdout, stderr: (r.stderr ?? '') + why };
 }
+
+/**
+ * Run the CLI with its file writes limited to `kib` KiB (the shell's `ulimit -f`): a write past it
+ * fails with EFBIG, as a write to a full disk fails with ENOSPC.
+ */
+export function runCliWithFileLimit(kib: number, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): CliResult {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does) before the end-to-end tests`);
+  const r = spawnSync('bash', ['-c', `ulimit -f ${kib} && exec "$0" "$@"`, process.execPath, CLI, ...args], {
+    encoding: 'utf8',
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, CI: 'true', NO_COLOR: '1', ...opts.env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const why = r.status === null ? `\n[runCliWithFileLimit: ${r.signal ? `ended by ${r.signal}` : `not started: ${r.error?.message}`}]` : '';
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: (r.stderr ?? '') + why };
+}

@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
 import { keyedIds } from '../ids.js';
-import { STDOUT } from '../output-path.js';
+import { notWritten, STDOUT } from '../output-path.js';
 import { JsonlSink } from '../sinks/jsonl.js';
 import { ParquetSink } from '../sinks/parquet.js';
 import type { TelemetrySink } from '../sinks/types.js';
@@ -86,7 +86,7 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   await writer.close();
   if (sinkError) {
     if (o.output !== STDOUT) rmSync(o.output, { force: true });
-    throw sinkError;
+    throw notWritten(sinkError, o.output);
   }
   return { output: o.output, format, runs: summaries, records: sink.records };
 }

@@ -6,6 +6,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { serializeRecord, type JsonlRecord } from '../record.js';
 import { levelSeverity, type Level, type TelemetrySink } from './types.js';
@@ -50,6 +51,8 @@ export class JsonlSink implements TelemetrySink {
   private waiting: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly ownsStream: boolean;
+  /** settles when the file is written and closed (a file of its own) */
+  private finished?: Promise<void>;
 
   constructor(opts: JsonlSinkOptions) {
     if (opts.stream) {
@@ -63,8 +66,18 @@ export class JsonlSink implements TelemetrySink {
       mkdirSync(dirname(path), { recursive: true });
       const file = createWriteStream(path, { flags: opts.append === false ? 'w' : 'a' });
       this.file = file;
-      this.out = path.endsWith('.gz') ? createGzip() : file;
-      if (this.out !== file) this.out.pipe(file);
+      const gzip = path.endsWith('.gz') ? createGzip() : undefined;
+      this.out = gzip ?? file;
+      // One pipeline: a file that fails (a full disk) fails the gzip stream too, which then neither
+      // drains nor takes more, so a writer waiting on it hears of the error instead of waiting for ever.
+      this.finished = new Promise<void>((res, rej) => {
+        if (gzip) pipeline(gzip, file).then(res, rej);
+        else {
+          file.once('error', rej);
+          file.once('close', () => (file.errored ? rej(file.errored) : res()));
+        }
+      });
+      this.finished.catch(() => undefined);
       this.ownsStream = true;
       this.name = `jsonl ${path}`;
       this.minSeverity = levelSeverity(opts.level, 'debug');
@@ -108,16 +121,18 @@ export class JsonlSink implements TelemetrySink {
   private send(bytes: string | Buffer, written?: () => void): void {
     const ok = written ? this.out.write(bytes, () => written()) : this.out.write(bytes);
     if (!ok && !this.waiting) {
-      // (a stream that failed never drains: its error ends the wait, and the next write throws it)
+      // (a stream that failed never drains: its error or its end ends the wait, and the next write throws it)
       this.waiting = new Promise<void>((res) => {
         // whichever comes first ends the wait and takes the other listener away (they would pile up)
         const done = () => {
           this.out.off('drain', done);
           this.out.off('error', done);
+          this.out.off('close', done);
           res();
         };
         this.out.once('drain', done);
         this.out.once('error', done);
+        this.out.once('close', done);
       }).finally(() => (this.waiting = null));
     }
   }
@@ -182,13 +197,10 @@ export class JsonlSink implements TelemetrySink {
       if (this.error) throw this.error;
       return;
     }
-    await new Promise<void>((res, rej) => {
-      const f = this.file!;
-      if (this.error) return rej(this.error);
-      f.once('close', () => (this.error ? rej(this.error) : res()));
-      f.once('error', rej);
-      this.out.end();
-    });
+    if (this.error) throw this.error;
+    if (!this.out.destroyed) this.out.end();
+    await this.finished;
+    if (this.error) throw this.error;
   }
 }
 
