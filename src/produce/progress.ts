@@ -1,12 +1,13 @@
-/** A one-line progress bar on a TTY (stderr); silent when not a TTY or when CI is set. */
+/** A one-line progress bar on stderr, drawn where every progress bar is (progressEnabled: a TTY, no CI, TERM not dumb). */
+import { progressEnabled } from '../render/progress.js';
+
 export interface Progress {
   update(done: number, total: number): void;
   done(): void;
 }
 
 export function progressBar(label: string, stream: NodeJS.WriteStream = process.stderr): Progress {
-  const live = Boolean(stream.isTTY) && !process.env.CI;
-  if (!live) return { update() {}, done() {} };
+  if (!progressEnabled(stream)) return { update() {}, done() {} };
   const t0 = Date.now();
   let last = 0;
   let shown = false;
