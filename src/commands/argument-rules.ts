@@ -116,7 +116,8 @@ function bindAfterDoubleDash(argv: Parsed, usage: string): void {
   for (const p of positionals) {
     if (words.length === 0) break;
     if (p.rest) argv[p.name] = [...listOf(argv[p.name]), ...words.splice(0)];
-    else if (argv[p.name] === undefined) argv[p.name] = words.shift();
+    // (yargs reads a positional given as a lone `-` as true, or '' when typed string: it is the `-` moved here)
+    else if (argv[p.name] === undefined || argv[p.name] === true || (argv[p.name] === '' && words[0] === '-')) argv[p.name] = words.shift();
   }
   if (words.length) throw new UsageError(`unexpected ${words.length === 1 ? 'argument' : 'arguments'}: ${words.map((w) => `"${w}"`).join(' ')} (the command takes no more)`);
 }

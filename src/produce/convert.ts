@@ -3,10 +3,10 @@ import { access } from 'node:fs/promises';
 import { InputError, RunlensError, UsageError } from '../errors.js';
 import { detectFile } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
-import { readJsonlRecords, writeJsonlFile } from './jsonl-io.js';
+import { readJsonlRecords, writeJsonlFile, writeJsonlRecords } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
 import { RecordFitError, writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
-import { refuseOutputOverInput } from './output-path.js';
+import { notWritten, refuseOutputOverInput, STDOUT } from './output-path.js';
 import type { JsonlRecord } from './record.js';
 
 export type FileFormat = 'jsonl' | 'parquet';
@@ -30,10 +30,11 @@ export function readRecords(path: string, format: FileFormat | null = formatOf(p
   return readJsonlRecords(path);
 }
 
-/** Convert `input` to `output` (formats from extensions unless given). */
+/** Convert `input` to `output` (formats from extensions unless given; `-` is JSONL on stdout). */
 export async function convertFile(input: string, output: string, opts: ConvertOptions = {}): Promise<{ records: number }> {
-  const to = opts.to ?? formatOf(output);
-  if (!to) throw new UsageError(`cannot tell the output format of ${output}: use .jsonl, .jsonl.gz or .parquet`);
+  const to = opts.to ?? (output === STDOUT ? 'jsonl' : formatOf(output));
+  if (!to) throw new UsageError(`cannot tell the output format of ${output}: use .jsonl, .jsonl.gz or .parquet, or - for JSONL on stdout`);
+  if (output === STDOUT && to === 'parquet') throw new UsageError('Parquet cannot be written to stdout (its footer comes last); name a .parquet file');
   try {
     await access(input);
   } catch {
@@ -45,6 +46,7 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   const from = opts.from ?? ((await detectFile(input)).format === 'parquet' ? 'parquet' : 'jsonl');
   const records = readRecords(input, from);
   try {
+    if (output === STDOUT) return { records: await writeJsonlRecords(records, process.stdout, (p) => Promise.resolve(p).catch((e: unknown) => Promise.reject(notWritten(e, output)))) };
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);
   } catch (e) {
     // told already (an output not written names the output), or a file that cannot be written or read (a system error) names its own path

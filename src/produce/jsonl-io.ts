@@ -96,21 +96,12 @@ function finishedWriting(file: Writable): Promise<void> {
 export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>, path: string): Promise<{ records: number }> {
   const tmp = `${path}.${process.pid}.tmp${path.endsWith('.gz') ? '.gz' : ''}`;
   const { stream, close } = await openJsonlOut(tmp).catch((e: unknown) => Promise.reject(notWritten(e, path, tmp)));
-  let n = 0;
+  let n: number;
   let closed = false;
   // errors of the writing (not of the records read) are the output's
   const written = <T>(p: Promise<T> | T) => Promise.resolve(p).catch((e: unknown) => Promise.reject(notWritten(e, path, tmp)));
   try {
-    let buf = '';
-    for await (const r of records as AsyncIterable<JsonlRecord>) {
-      buf += serializeRecord(r) + '\n';
-      n++;
-      if (buf.length > 1 << 16) {
-        await written(writeChunk(stream, buf));
-        buf = '';
-      }
-    }
-    if (buf) await written(writeChunk(stream, buf));
+    n = await writeJsonlRecords(records, stream, written);
     closed = true;
     await written(close());
     await written(rename(tmp, path));
@@ -120,4 +111,27 @@ export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncItera
     throw e;
   }
   return { records: n };
+}
+
+/**
+ * Stream records to a stream in the engine's byte form, in chunks; returns the count. `written`
+ * wraps each write, so its errors can be told apart from those of the records read.
+ */
+export async function writeJsonlRecords(
+  records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>,
+  stream: Writable,
+  written: (p: Promise<void> | void) => Promise<void> = (p) => Promise.resolve(p),
+): Promise<number> {
+  let n = 0;
+  let buf = '';
+  for await (const r of records as AsyncIterable<JsonlRecord>) {
+    buf += serializeRecord(r) + '\n';
+    n++;
+    if (buf.length > 1 << 16) {
+      await written(writeChunk(stream, buf));
+      buf = '';
+    }
+  }
+  if (buf) await written(writeChunk(stream, buf));
+  return n;
 }

@@ -70,6 +70,18 @@ describe('report -o', () => {
   });
 });
 
+describe('convert INPUT -', () => {
+  it('writes JSONL to stdout, the same lines as a file, and the summary to stderr', () => {
+    const cwd = tempDir();
+    expect(runCli(['convert', path.resolve('samples/failed-build.jsonl'), 'file.jsonl'], { cwd }).code).toBe(0);
+    const r = runCli(['convert', path.resolve('samples/failed-build.jsonl'), '-'], { cwd });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(readFileSync(path.join(cwd, 'file.jsonl'), 'utf8'));
+    expect(r.stderr).toMatch(/^wrote \d+ records to stdout\n$/);
+    expect(readdirSync(cwd)).toEqual(['file.jsonl']);
+  });
+});
+
 const note = samplesNote(LEGACY);
 describe.skipIf(note.missing)(note.title('migrate and record -o'), () => {
   const RR = sample(LEGACY, 'rr_v4_1.0.0_build_error.json');
