@@ -47,8 +47,10 @@ export class OutputError extends RunlensError {
   constructor(
     readonly output: string,
     readonly reason: string,
+    /** what it means, what to do */
+    then?: string,
   ) {
-    super(`${output}: not written (${reason})`, 'input');
+    super(`${output}: not written (${reason})${then ? `: ${then}` : ''}`, 'input');
   }
 }
 

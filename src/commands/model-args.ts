@@ -1,6 +1,6 @@
 /** Options shared by every command that reads telemetry (PATH... and/or --db FILE) and opening the model. */
 import type { Argv } from 'yargs';
-import { InputError, RunlensError, UsageError, errorMessage } from '../errors.js';
+import { InputError, OutputError, RunlensError, UsageError, errorMessage, systemReason } from '../errors.js';
 import { createProgress, progressEnabled } from '../render/progress.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
@@ -105,9 +105,16 @@ export async function withModel<R>(
  */
 function modelFileError(e: unknown, dbPath: string | undefined): unknown {
   const message = errorMessage(e);
-  if (!dbPath || e instanceof RunlensError || !/^(IO Error|FATAL Error): /.test(message)) return e;
+  if (!dbPath || e instanceof RunlensError) return e;
+  // DuckDB says a write failed in the system's words (a commit whose WAL could not be written)
+  const full = Object.entries(DISK_FULL).find(([words]) => message.includes(words));
+  if (full) return new OutputError(dbPath, systemReason({ code: full[1] }), 'the load did not finish; run it again once there is room');
+  if (!/^(IO Error|FATAL Error): /.test(message)) return e;
   return new InputError(`the model file cannot be read or written: ${message.replace(/^[A-Z]+ Error: /, '')}`, dbPath);
 }
+
+/** DuckDB's words (the system's strerror) for a write that found no room, and their error codes. */
+const DISK_FULL: Record<string, string> = { 'No space left on device': 'ENOSPC', 'File too large': 'EFBIG', 'Disk quota exceeded': 'EDQUOT' };
 
 /** An input with no records at all: say so clearly. */
 export async function assertNotEmpty(db: Db, a: ModelArgs): Promise<void> {

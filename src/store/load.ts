@@ -7,7 +7,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import xxhashWasm from 'xxhash-wasm';
-import { InputError, engineMessage, errorMessage } from '../errors.js';
+import { InputError, RunlensError, engineMessage, errorMessage } from '../errors.js';
 import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
 import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
@@ -16,7 +16,7 @@ import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
 import { hideRecordsAlreadyPresent } from './dedupe.js';
-import { ensureSchema, finishPendingLoads } from './schema.js';
+import { ensureSchema, finishPendingLoads, LOAD_UNFINISHED } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
 import { timed } from './timing.js';
 
@@ -110,6 +110,11 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   const legacy = new LegacyReader(opts.manifest, opts.lenient ?? false);
   // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
   if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
+  // A --db file keeps a mark of the load until its end: a reader then knows of one that failed to
+  // commit (a full disk) or was killed, instead of answering from a model without its files.
+  const marked = !db.inMemory;
+  const unmark = () => db.run(`DELETE FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
+  if (marked) await db.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('${LOAD_UNFINISHED}', $load)`, { load: ['load', ...args].join(' ') });
   try {
     for (const [index, input] of inputs.entries()) {
       // Records can only be present already when the model had some, or an earlier file added some.
@@ -121,9 +126,12 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
     // The files committed before the one that failed are finished all the same (derived), as they
     // would be at the model's next opening.
     await finishPendingLoads(db, { touched: true }).catch(() => undefined);
+    // input it refuses stops a load as meant (that file rolled back, the ones before it whole)
+    if (marked && e instanceof RunlensError) await unmark().catch(() => undefined);
     throw e;
   }
   await finishPendingLoads(db, { fresh, touched: true });
+  if (marked) await unmark();
   return {
     files,
     skipped,

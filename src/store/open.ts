@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { InputError, UsageError } from '../errors.js';
 import { Db, sqlString } from './db.js';
-import { ensureSchema, modelState, type ModelState } from './schema.js';
+import { ensureSchema, LOAD_UNFINISHED, modelState, type ModelState } from './schema.js';
 
 const MAKES_MODELS = '`runlens load PATH --db FILE` makes models';
 
@@ -48,6 +48,10 @@ export async function openModelToRead(dbPath: string, opts: { copy?: boolean } =
   try {
     state = await modelState(db);
     refuse(state, dbPath, true);
+    if (state === 'load-unfinished') {
+      const load = await db.scalar<string>(`SELECT value FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
+      throw new InputError(`a load into the model did not finish (${load}): it may lack files that load was given; run the load again (\`runlens ${load} --db ${dbPath}\`)`, dbPath);
+    }
   } catch (e) {
     db.close();
     throw e;

@@ -135,8 +135,19 @@ export const DDL_FINGERPRINT = createHash('sha256')
   .digest('hex')
   .slice(0, 16);
 
-/** `unfinished`: runlens began making the model and stopped before its runlens_meta was written. */
-export type ModelState = 'current' | 'other-version' | 'newer' | 'not-a-model' | 'empty' | 'unfinished';
+/**
+ * `unfinished`: runlens began making the model and stopped before its runlens_meta was written.
+ * `load-unfinished`: a load began and did not end (its commit failed on a full disk, or it was
+ * killed): the model may lack files the load was given (its runlens_meta holds LOAD_UNFINISHED).
+ */
+export type ModelState = 'current' | 'other-version' | 'newer' | 'not-a-model' | 'empty' | 'unfinished' | 'load-unfinished';
+
+/**
+ * The runlens_meta key a --db load writes (committed) before its files and removes at its end, or
+ * when it stops on input it refuses (its files' transactions then rolled back as meant); its value
+ * is the load's command line.
+ */
+export const LOAD_UNFINISHED = 'load_unfinished';
 
 /** Whether a database is a runlens model, and of this runlens's DDL. */
 export async function modelState(db: Db): Promise<ModelState> {
@@ -148,6 +159,7 @@ export async function modelState(db: Db): Promise<ModelState> {
   const version = Number(meta.get('schema_version'));
   if (!Number.isInteger(version)) return 'not-a-model';
   if (version > SCHEMA_VERSION) return 'newer';
+  if (meta.has(LOAD_UNFINISHED)) return 'load-unfinished';
   if (version !== SCHEMA_VERSION || meta.get('ddl') !== DDL_FINGERPRINT) return 'other-version';
   // a load stopped before its end: finished in a copy (reading never writes)
   return (await db.scalar<number>('SELECT count(*)::INTEGER FROM load_pending')) > 0 ? 'other-version' : 'current';

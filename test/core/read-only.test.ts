@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { openModelToRead } from '../../src/store/open.js';
 import { TABLES } from '../../src/store/schema.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { CLI, runCli, runCliWithFileLimit } from '../helpers/cli.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
 
@@ -241,6 +241,25 @@ describe('a --db load that stops before its end', () => {
         r.close();
       }
     }
+  });
+});
+
+describe('a --db load that cannot write the model (a full disk; here a file size limit, which fails a write the same way)', () => {
+  it('is exit 2 naming the model, and a reader then says the load did not finish instead of answering from what it left', () => {
+    const dir = tempDir();
+    expect(runCli(['generate', '-o', 'big.jsonl', '--nodes', '5', '--runs', '300', '--no-detail'], { cwd: dir }).code).toBe(0);
+    const r = runCliWithFileLimit(2048, ['load', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^runlens: m\.duckdb: not written \(file too large\)/);
+    expect(r.stderr).not.toContain('internal error');
+    for (const cmd of [['runs'], ['gate']]) {
+      const read = runCli([...cmd, '--db', 'm.duckdb'], { cwd: dir });
+      expect(read.code, cmd[0]).toBe(2);
+      expect(read.stderr, cmd[0]).toContain('m.duckdb: a load into the model did not finish (load big.jsonl)');
+    }
+    // loaded again where there is room, the model is whole and read again
+    expect(runCli(['load', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir }).code).toBe(0);
+    expect(JSON.parse(runCli(['runs', '--db', 'm.duckdb', '--format', 'json'], { cwd: dir }).stdout)).toHaveLength(300);
   });
 });
 
