@@ -1,5 +1,6 @@
 import type { CommandBody } from './command.js';
 import { plural } from '../render/plural.js';
+import { createProgress, progressEnabled } from '../render/progress.js';
 
 interface Args {
   input: string;
@@ -16,7 +17,13 @@ export const convertCommand: CommandBody<Args> = {
       .example('$0 convert samples/clean-build.parquet - | jq .name', 'Parquet to JSONL on stdout'),
   handler: async (a) => {
     const { convertFile } = await import('../produce/convert.js');
-    const r = await convertFile(a.input, a.output);
+    const bar = createProgress('converting');
+    let r: { records: number };
+    try {
+      r = await convertFile(a.input, a.output, { onRead: progressEnabled() ? (f) => bar.update(f, a.input) : undefined });
+    } finally {
+      bar.done();
+    }
     // the summary goes beside the data: to stderr when the records are on stdout
     if (a.output === '-') await new Promise<void>((res) => process.stdout.write('', () => res()));
     (a.output === '-' ? process.stderr : process.stdout).write(`wrote ${plural(r.records, 'record')} to ${a.output === '-' ? 'stdout' : a.output}\n`);

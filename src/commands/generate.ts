@@ -2,6 +2,7 @@ import type { CommandBody } from './command.js';
 import { UsageError } from '../errors.js';
 import { outputLabel, outputPath, STDOUT } from '../produce/output-path.js';
 import { plural } from '../render/plural.js';
+import { createProgress } from '../render/progress.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
 import { wholeNumber } from './options.js';
 
@@ -39,12 +40,13 @@ export const generateCommand: CommandBody<Args> = {
     const threads = wholeNumber('--threads', a.threads, 1);
     for (const o of ['fail-rate', 'cache-rate'] as const) if (!(a[o] >= 0 && a[o] <= 1)) throw new UsageError(`--${o} must be between 0 and 1`);
     const output = outputPath({ output: a.output, projectDir: a['project-dir'], format: a.format });
-    const [{ generate }, { progressBar }] = await Promise.all([import('../produce/generate/index.js'), import('../produce/progress.js')]);
-    const bar = progressBar('generate');
+    const { generate } = await import('../produce/generate/index.js');
+    const bar = createProgress('generate');
+    const count = (n: number) => n.toLocaleString('en-US');
     const t0 = Date.now();
     const r = await generate({
       output, format: a.format, runs, nodes, seed, failRate: a['fail-rate'],
-      cacheRate: a['cache-rate'], threads, detail: a.detail, onProgress: (d, t) => bar.update(d, t),
+      cacheRate: a['cache-rate'], threads, detail: a.detail, onProgress: (d, t) => bar.update(d / t, `${count(d)}/${count(t)} nodes`),
     });
     bar.done();
     const secs = (Date.now() - t0) / 1000;

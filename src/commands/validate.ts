@@ -1,6 +1,7 @@
 import type { CommandBody } from './command.js';
 import { FoundError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
+import { createProgress, progressEnabled } from '../render/progress.js';
 import { listPositional, wholeNumber } from './options.js';
 
 interface Args {
@@ -24,7 +25,20 @@ export const validateCommand: CommandBody<Args> = {
     wholeNumber('--max-violations', max, 0);
     if (!a.paths?.length) throw new UsageError('give at least one PATH: a telemetry file, a folder or a glob');
     const { formatIssue, validatePaths } = await import('../produce/validate.js');
-    const reports = await validatePaths(a.paths ?? [], { maxIssues: max, onSkip: (p, why) => process.stderr.write(`runlens: ${p}: skipped: ${why}\n`) });
+    const bar = createProgress('validating');
+    let reports: Awaited<ReturnType<typeof validatePaths>>;
+    try {
+      reports = await validatePaths(a.paths ?? [], {
+        maxIssues: max,
+        onSkip: (p, why) => {
+          bar.done();
+          process.stderr.write(`runlens: ${p}: skipped: ${why}\n`);
+        },
+        onRead: progressEnabled() ? (p, f) => bar.update(f, p) : undefined,
+      });
+    } finally {
+      bar.done();
+    }
     const violations = reports.reduce((n, r) => n + r.violations, 0);
     const warnings = reports.reduce((n, r) => n + r.warnings, 0);
     if (a.format === 'json') {

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
@@ -34,18 +34,29 @@ function gzipError(e: unknown, path: string, got: Progress): InputError {
   return new InputError(`damaged gzip: ${msg} ${where}`, path);
 }
 
-/** The file's text as chunks (gunzipped when `gzip`); zlib errors become InputErrors saying how far it got. */
-async function* textChunks(path: string, gzip: boolean, got: Progress): AsyncGenerator<Buffer> {
+/**
+ * The file's text as chunks (gunzipped when `gzip`); zlib errors become InputErrors saying how far it
+ * got. `onRead`: the part of the file read so far (0..1), for a progress bar.
+ */
+async function* textChunks(path: string, gzip: boolean, got: Progress, onRead?: (fraction: number) => void): AsyncGenerator<Buffer> {
   const raw = createReadStream(path, { highWaterMark: 1 << 20 });
+  const size = onRead ? statSync(path).size : 0;
+  const read = onRead && size > 0 ? () => onRead(raw.bytesRead / size) : () => undefined;
   if (!gzip) {
-    for await (const chunk of raw) yield chunk as Buffer;
+    for await (const chunk of raw) {
+      read();
+      yield chunk as Buffer;
+    }
     return;
   }
   const gunzip = createGunzip();
   raw.on('error', (e) => gunzip.destroy(e));
   raw.pipe(gunzip);
   try {
-    for await (const chunk of gunzip) yield chunk as Buffer;
+    for await (const chunk of gunzip) {
+      read();
+      yield chunk as Buffer;
+    }
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) throw gzipError(e, path, got);
     throw e;
@@ -54,11 +65,11 @@ async function* textChunks(path: string, gzip: boolean, got: Progress): AsyncGen
   }
 }
 
-/** Every line of a JSONL file, numbered from 1; the last one may lack its newline. */
-export async function* rawLines(path: string, gzip: boolean): AsyncGenerator<RawLine> {
+/** Every line of a JSONL file, numbered from 1; the last one may lack its newline. `onRead`: as textChunks. */
+export async function* rawLines(path: string, gzip: boolean, onRead?: (fraction: number) => void): AsyncGenerator<RawLine> {
   const got: Progress = { lines: 0, bytes: 0 };
   let carry: Buffer[] = [];
-  for await (const chunk of textChunks(path, gzip, got)) {
+  for await (const chunk of textChunks(path, gzip, got, onRead)) {
     let from = 0;
     for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
       const piece = chunk.subarray(from, nl);

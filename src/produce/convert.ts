@@ -22,12 +22,14 @@ export interface ConvertOptions extends ParquetWriteOptions {
   /** override the format guessed from the extension */
   from?: FileFormat;
   to?: FileFormat;
+  /** the part of the input read so far (0..1), for a progress bar */
+  onRead?: (fraction: number) => void;
 }
 
 /** Records of a telemetry file of either format, streamed. */
-export function readRecords(path: string, format: FileFormat | null = formatOf(path)): AsyncGenerator<JsonlRecord> {
-  if (format === 'parquet') return readParquetRecords(path);
-  return readJsonlRecords(path);
+export function readRecords(path: string, format: FileFormat | null = formatOf(path), onRead?: (fraction: number) => void): AsyncGenerator<JsonlRecord> {
+  if (format === 'parquet') return readParquetRecords(path, { onRead });
+  return readJsonlRecords(path, onRead);
 }
 
 /** Convert `input` to `output` (formats from extensions unless given; `-` is JSONL on stdout). */
@@ -44,7 +46,7 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   refuseOlderEngineFile(input, 'convert converts telemetry between JSONL and Parquet');
   // told by content, as a load tells it (a gzip file named .jsonl, a Parquet file of any name)
   const from = opts.from ?? ((await detectFile(input)).format === 'parquet' ? 'parquet' : 'jsonl');
-  const records = readRecords(input, from);
+  const records = readRecords(input, from, opts.onRead);
   try {
     if (output === STDOUT) return { records: await writeJsonlRecords(records, process.stdout, (p) => Promise.resolve(p).catch((e: unknown) => Promise.reject(notWritten(e, output)))) };
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);

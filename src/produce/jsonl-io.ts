@@ -20,9 +20,9 @@ import { serializeRecord, SOURCE_LINE, type JsonlRecord, type Located } from './
  * written twice, is an InputError naming file, line and field. The camelCase envelope of builds
  * before 2025-08 is read as load reads it, and given in the snake_case one.
  */
-export async function* readJsonlRecords(path: string): AsyncGenerator<JsonlRecord> {
+export async function* readJsonlRecords(path: string, onRead?: (fraction: number) => void): AsyncGenerator<JsonlRecord> {
   const { gzip, keyStyle } = await detectFile(path);
-  for await (const { line, bytes } of rawLines(path, gzip)) {
+  for await (const { line, bytes } of rawLines(path, gzip, onRead)) {
     const parsed = parseLine(bytes);
     if (parsed === 'blank') continue;
     if ('problem' in parsed) throw new InputError(parsed.problem, path, line);

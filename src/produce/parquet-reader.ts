@@ -46,7 +46,12 @@ function topExpr(name: string, present: Set<string>): string {
  */
 export async function* readParquetRecords(
   path: string,
-  opts: { onNote?: (note: RecordProblem) => void; onBadRow?: (row: number, problem: RecordProblem) => void } = {},
+  opts: {
+    onNote?: (note: RecordProblem) => void;
+    onBadRow?: (row: number, problem: RecordProblem) => void;
+    /** the part of the rows read so far (0..1), for a progress bar */
+    onRead?: (fraction: number) => void;
+  } = {},
 ): AsyncGenerator<JsonlRecord> {
   const db = await duckdb.DuckDBInstance.create(':memory:');
   const con = await db.connect();
@@ -73,12 +78,15 @@ export async function* readParquetRecords(
       }),
       ...outside.map((f) => `to_json(attributes.${ident(f)})::VARCHAR AS ${ident('x_' + f)}`),
     ];
+    // (the row count is in the file's footer; asked before the stream, which another query on the connection would end)
+    const rows = opts.onRead ? Number((await con.runAndReadAll(`SELECT count(*) FROM ${src}`)).getRowsJS()[0]![0]) : 0;
     const result = await con.stream(`SELECT ${cols.join(', ')} FROM ${src}`);
     const names = [...TOP, ...attrCols.map((c) => c.name), ...outside.map((f) => OUTSIDE + f)];
     let n = 0;
     for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
+      if (rows > 0) opts.onRead?.(n / rows);
       for (const row of chunk.getRows()) {
         n++;
         // a file of another writer (or of one that let a bad record through) is held to JSONL's rules, by its row as a load names it

@@ -44,6 +44,8 @@ export interface ValidateOptions {
   maxIssues?: number;
   /** an older-engine file found in a folder or by a glob: not validated (one named alone is refused) */
   onSkip?: (path: string, reason: string) => void;
+  /** the part of a file read so far (0..1), for a progress bar */
+  onRead?: (path: string, fraction: number) => void;
 }
 
 export const DEFAULT_MAX_ISSUES = 100;
@@ -326,7 +328,8 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
         c.report.records++;
         row = n;
       };
-      for await (const r of readParquetRecords(path, { onNote, onBadRow })) c.record(++row, r);
+      const onRead = opts.onRead && ((f: number) => opts.onRead!(path, f));
+      for await (const r of readParquetRecords(path, { onNote, onBadRow, onRead })) c.record(++row, r);
     } catch (e) {
       if (e instanceof InputError) throw e;
       throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);
@@ -334,7 +337,7 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
   } else {
     // Said once, and the records checked in the snake_case envelope, as load and convert read them.
     let camelSaid = input.keyStyle !== 'camel';
-    for await (const { line, bytes } of rawLines(path, input.gzip)) {
+    for await (const { line, bytes } of rawLines(path, input.gzip, opts.onRead && ((f) => opts.onRead!(path, f)))) {
       const parsed = parseLine(bytes);
       if (parsed === 'blank') {
         c.issue(line, '-', 'a blank line: each line must be one JSON object');

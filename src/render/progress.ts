@@ -1,18 +1,26 @@
 /**
- * A progress bar on stderr for work that can take more than a second. Drawn only on a TTY without
- * CI set; otherwise silent (results stay clean on stdout, logs stay plain).
+ * The one progress bar, on stderr, for work that can take more than a second. Drawn only in a
+ * terminal (stdout and stderr both TTYs) without CI set and with a TERM that can draw it; otherwise
+ * silent (results stay clean on stdout, logs stay plain).
  */
 export interface Progress {
   update(fraction: number, label?: string): void;
   done(): void;
 }
 
-export function progressEnabled(stream: NodeJS.WriteStream = process.stderr): boolean {
-  return Boolean(stream.isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
+/** Where the bar would go and where the results go (the defaults: the process's own). */
+interface Streams {
+  stream?: NodeJS.WriteStream;
+  stdout?: { isTTY?: boolean };
 }
 
-export function createProgress(title: string, stream: NodeJS.WriteStream = process.stderr): Progress {
-  if (!progressEnabled(stream)) return { update: () => undefined, done: () => undefined };
+export function progressEnabled({ stream = process.stderr, stdout = process.stdout }: Streams = {}): boolean {
+  return Boolean(stream.isTTY) && Boolean(stdout.isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
+}
+
+export function createProgress(title: string, streams: Streams = {}): Progress {
+  if (!progressEnabled(streams)) return { update: () => undefined, done: () => undefined };
+  const stream = streams.stream ?? process.stderr;
   const started = Date.now();
   let shown = false;
   let last = 0;
