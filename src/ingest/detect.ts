@@ -52,11 +52,12 @@ export async function expandPaths(args: string[]): Promise<string[]> {
     else if (st?.isDirectory()) {
       const found = (await fg('**/*', { cwd: arg, onlyFiles: true, dot: false, followSymbolicLinks: true })).filter((f) => TELEMETRY_EXT.test(f));
       if (found.length === 0) throw new InputError('no telemetry files in this folder (looked for .jsonl, .ndjson, .json, .parquet and .log, optionally .gz)', arg);
-      out.push(...found.sort().map((f) => path.join(arg, f)));
+      // (a loop, not push(...): a spread of a folder's every file can overflow the stack)
+      for (const f of found.sort()) out.push(path.join(arg, f));
     } else if (fg.isDynamicPattern(arg)) {
       const found = (await fg(arg, { onlyFiles: true })).sort();
       if (found.length === 0) throw new InputError('no file matches this pattern', arg);
-      out.push(...found);
+      for (const f of found) out.push(f);
     } else {
       throw new InputError('no such file or directory', arg);
     }

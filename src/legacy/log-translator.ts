@@ -619,7 +619,8 @@ function timingOf(v: unknown, from: bigint, to: bigint): { compile?: Window; exe
 /** The recap's text without the indentation the engine adds to every line of it. */
 function dedent(text: string): string {
   const lines = text.split('\n');
-  const pad = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
+  // (reduce, not Math.min(...): a spread of a long text's every line can overflow the stack)
+  const pad = lines.filter((l) => l.trim()).reduce((m, l) => Math.min(m, /^ */.exec(l)![0].length), Infinity);
   return lines.map((l) => l.slice(pad)).join('\n').trim();
 }
 

@@ -136,7 +136,8 @@ function stripSvg(history: string): string {
 }
 
 function runsChart(h: ReportHistory): string {
-  const max = Math.max(...h.runs.map((r) => r.duration_s ?? 0), 0.001);
+  // (reduce, not Math.max(...): a spread of every run can overflow the stack)
+  const max = h.runs.reduce((m, r) => Math.max(m, r.duration_s ?? 0), 0.001);
   const w = 12;
   const bars = h.runs
     .map((r, i) => {
