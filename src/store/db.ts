@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
 import { duckdb } from './duckdb.js';
 import { InputError, UsageError, engineMessage, errorMessage } from '../errors.js';
-import { jsonRows } from './json-rows.js';
+import { deduplicated, jsonRows, streamRows, type RowStream } from './json-rows.js';
 import { timed } from './timing.js';
 
 export type Row = Record<string, unknown>;
@@ -11,12 +11,13 @@ export type Row = Record<string, unknown>;
  * and would be most of a saved query's time.
  */
 function rowObjects(r: DuckDBResultReader): Row[] {
-  const names = r.deduplicatedColumnNames();
+  const names = deduplicated(r.columnNames());
   const rows = r.getRowsJson();
   const out = new Array<Row>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
-    const o: Row = {};
+    // (no prototype: a column named __proto__ is a value like another)
+    const o = Object.create(null) as Row;
     for (let c = 0; c < names.length; c++) o[names[c]!] = row[c];
     out[i] = o;
   }
@@ -188,7 +189,16 @@ export class Db {
       if (result) return result;
       if (prepared && params) prepared.bind(params);
       const r = prepared ? await prepared.runAndReadAll() : await this.conn.runAndReadAll(sql, params);
-      return { columns: r.deduplicatedColumnNames(), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
+      return { columns: deduplicated(r.columnNames()), types: r.columnTypes().map((t) => t.toString()), rows: rowObjects(r) };
+    } catch (e) {
+      throw this.readOnlyError(e);
+    }
+  }
+
+  /** A result of any size, read chunk by chunk (`streamRows`): for output that goes as it comes. */
+  async stream(sql: string, params?: DuckDBValue[] | Record<string, DuckDBValue>): Promise<RowStream> {
+    try {
+      return await streamRows(this.conn, sql, params);
     } catch (e) {
       throw this.readOnlyError(e);
     }

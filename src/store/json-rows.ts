@@ -5,17 +5,38 @@
  * as strings, non-finite doubles as "NaN"/"Infinity"); results with any other column type are read
  * the usual way.
  */
-import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBTypeId as TypeId, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBPreparedStatement, DuckDBResult, DuckDBTypeId as TypeId, DuckDBValue, DuckDBValueConverter, Json } from '@duckdb/node-api';
 import { duckdb } from './duckdb.js';
 
-const { DuckDBTypeId, StatementType } = duckdb;
+const { DuckDBTypeId, StatementType, JsonDuckDBValueConverter } = duckdb;
 
 import type { Row } from './db.js';
 
 type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 
-/** Column expressions giving each type's JSON as the node API's JSON reader gives it; undefined: not here. */
-function valueJson(c: string, type: TypeId): string | undefined {
+/** ISO 8601 in UTC with microseconds, as strftime writes it. */
+const ISO = `'%Y-%m-%dT%H:%M:%S.%fZ'`;
+
+/**
+ * Column expressions giving each type's JSON as the node API's JSON reader gives it; undefined: not
+ * here. `isoTimes`: times as ISO 8601 instead (the reader writes `2024-01-02 03:04:05.123456`).
+ */
+function valueJson(c: string, type: TypeId, isoTimes = false): string | undefined {
+  if (isoTimes) {
+    switch (type) {
+      case DuckDBTypeId.TIMESTAMP:
+      case DuckDBTypeId.TIMESTAMP_S:
+      case DuckDBTypeId.TIMESTAMP_MS:
+      case DuckDBTypeId.TIMESTAMP_NS:
+        return `strftime(${c}::TIMESTAMP, ${ISO})`;
+      case DuckDBTypeId.TIMESTAMP_TZ:
+        return `strftime(timezone('UTC', ${c}), ${ISO})`;
+      case DuckDBTypeId.DATE:
+      case DuckDBTypeId.TIME:
+      case DuckDBTypeId.UUID:
+        return `${c}::VARCHAR`;
+    }
+  }
   switch (type) {
     case DuckDBTypeId.BOOLEAN:
     case DuckDBTypeId.TINYINT:
@@ -42,12 +63,18 @@ function valueJson(c: string, type: TypeId): string | undefined {
   }
 }
 
-/** Result column names as the node API's row objects name them (a repeated name gets `:1`, `:2`, ...). */
-function deduplicated(names: string[]): string[] {
-  const seen: Record<string, number> = {};
+/**
+ * Result column names, each once: a repeated name gets `:1`, `:2`, ... (as the node API names them),
+ * skipping a name another column already has (`x, "x:1", x` -> `x, x:1, x:2`).
+ */
+export function deduplicated(names: string[]): string[] {
+  const taken = new Set(names);
+  const used = new Set<string>();
   return names.map((n) => {
-    const k = (seen[n] = (seen[n] ?? 0) + 1);
-    return k > 1 ? `${n}:${k - 1}` : n;
+    let name = n;
+    for (let k = 1; used.has(name) || (name !== n && taken.has(name)); k++) name = `${n}:${k}`;
+    used.add(name);
+    return name;
   });
 }
 
@@ -75,21 +102,10 @@ export async function jsonRows(
   }
   const usual = { prepared: p };
   if (p.statementType !== StatementType.SELECT || p.columnCount === 0) return usual;
-  const n = p.columnCount;
-  const names: string[] = [];
-  const types: string[] = [];
-  const exprs: string[] = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const e = valueJson(`_c${i}`, p.columnTypeId(i));
-      if (e === undefined) return usual;
-      names.push(p.columnName(i));
-      types.push(p.columnType(i).toString());
-      exprs.push(e);
-    }
-  } catch {
-    return usual; // a type known only once parameters are bound (the node API throws on it)
-  }
+  const fast = fastExprs(p, false);
+  if (!fast) return usual;
+  const { names, types, exprs } = fast;
+  const n = names.length;
   const aliases = names.map((_, i) => `_c${i}`).join(', ');
   // A projection over the subquery keeps its ORDER BY. Statements that read as SELECT but cannot be
   // a subquery (PRAGMA, SHOW, ...) go the usual way.
@@ -106,10 +122,87 @@ export async function jsonRows(
   const rows = new Array<Row>(texts.length);
   for (let r = 0; r < texts.length; r++) {
     const a = JSON.parse(texts[r]!) as unknown[];
-    const o: Row = {};
+    // (no prototype: a column named __proto__ is a value like another)
+    const o = Object.create(null) as Row;
     for (let c = 0; c < n; c++) o[keys[c]!] = a[c];
     rows[r] = o;
   }
   // columns by their keys: two of one name stay two columns, each with its own values
   return { result: { columns: keys, types, rows } };
+}
+
+/** A result read in chunks: its columns (named once each, as `deduplicated` names them) and its rows as value arrays. */
+export interface RowStream {
+  columns: string[];
+  types: string[];
+  chunks: AsyncIterable<unknown[][]>;
+}
+
+/** Timestamps of every precision and zone, which the stream writes in ISO 8601. */
+const TIMES = new Set<TypeId>([DuckDBTypeId.TIMESTAMP, DuckDBTypeId.TIMESTAMP_S, DuckDBTypeId.TIMESTAMP_MS, DuckDBTypeId.TIMESTAMP_NS, DuckDBTypeId.TIMESTAMP_TZ]);
+
+/** `2024-01-02 03:04:05.5` or `...+00` (DuckDB's text of a time in UTC) as `2024-01-02T03:04:05.500000Z`. */
+function isoTime(text: string): string {
+  const m = /^(-?\d+-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?(?:\+00(?::00)?)?$/.exec(text);
+  return m ? `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}Z` : text;
+}
+
+/** The node API's JSON values, times in ISO 8601 (at any depth). */
+const isoJson: DuckDBValueConverter<Json> = (value, type, self) =>
+  TIMES.has(type.typeId) && value !== null ? isoTime(String(value)) : JsonDuckDBValueConverter(value, type, self);
+
+/**
+ * A statement's rows chunk by chunk (DuckDB's streaming result): however many rows it has, only a
+ * chunk of them is in memory at a time. Values as `jsonRows` gives them, times in ISO 8601. The first
+ * chunk is read here, so an error of the statement is thrown before any row is handed over.
+ */
+export async function streamRows(conn: DuckDBConnection, sql: string, params?: Params): Promise<RowStream> {
+  const p = await conn.prepare(sql);
+  if (params) p.bind(params);
+  let result: DuckDBResult | undefined;
+  let read: (chunk: DuckDBDataChunk) => unknown[][] = (chunk) => chunk.convertRows(isoJson);
+  let names: string[] = [];
+  let types: string[] = [];
+  const fast = p.statementType === StatementType.SELECT && p.columnCount > 0 ? fastExprs(p, true) : undefined;
+  if (fast) {
+    try {
+      const wrapped = await conn.prepare(`SELECT json_array(${fast.exprs.join(', ')})::VARCHAR FROM (${sql}) AS _q(${fast.names.map((_, i) => `_c${i}`).join(', ')})`);
+      if (params) wrapped.bind(params);
+      result = await wrapped.stream();
+      ({ names, types } = fast);
+      read = (chunk) => (chunk.getColumnValues(0) as string[]).map((t) => JSON.parse(t) as unknown[]);
+    } catch {
+      result = undefined; // not a subquery (PRAGMA, SHOW, ...): the usual way
+    }
+  }
+  if (!result) {
+    result = await p.stream();
+    names = result.columnNames();
+    types = result.columnTypes().map((t) => t.toString());
+  }
+  const first = await result.fetchChunk();
+  const r = result;
+  async function* chunks(): AsyncGenerator<unknown[][]> {
+    for (let c = first; c && c.rowCount > 0; c = await r.fetchChunk()) yield read(c);
+  }
+  return { columns: deduplicated(names), types, chunks: chunks() };
+}
+
+/** The per-row JSON expressions of a prepared SELECT's columns, undefined when one has a type outside them. */
+function fastExprs(p: DuckDBPreparedStatement, isoTimes: boolean): { names: string[]; types: string[]; exprs: string[] } | undefined {
+  const names: string[] = [];
+  const types: string[] = [];
+  const exprs: string[] = [];
+  try {
+    for (let i = 0; i < p.columnCount; i++) {
+      const e = valueJson(`_c${i}`, p.columnTypeId(i), isoTimes);
+      if (e === undefined) return undefined;
+      names.push(p.columnName(i));
+      types.push(p.columnType(i).toString());
+      exprs.push(e);
+    }
+  } catch {
+    return undefined; // a type known only once parameters are bound (the node API throws on it)
+  }
+  return { names, types, exprs };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Db } from '../../src/store/db.js';
-import { jsonRows } from '../../src/store/json-rows.js';
+import { deduplicated, jsonRows, streamRows } from '../../src/store/json-rows.js';
 
 /** Rows as the node API's own JSON reader gives them, columns by their keys: what the fast path must reproduce. */
 async function reference(db: Db, sql: string, params?: Record<string, string | number>) {
@@ -65,5 +65,31 @@ describe('query results read as one JSON text per row', () => {
     // and Db.table still reads them
     expect((await db.table(`SELECT TIMESTAMP '2026-01-05 10:00:00' AS t`)).rows).toEqual([{ t: '2026-01-05 10:00:00' }]);
     expect((await db.table(`SELECT x FROM range($n) r(x)`, { n: 2 })).rows).toEqual([{ x: '0' }, { x: '1' }]);
+  });
+
+  it('names each column once, a repeated name taking a suffix no other column has', () => {
+    expect(deduplicated(['k', 'k', 'third'])).toEqual(['k', 'k:1', 'third']);
+    expect(deduplicated(['x', 'x:1', 'x'])).toEqual(['x', 'x:1', 'x:2']);
+    expect(deduplicated(['x', 'x', 'x:1'])).toEqual(['x', 'x:2', 'x:1']);
+    expect(deduplicated(['__proto__', '__proto__'])).toEqual(['__proto__', '__proto__:1']);
+  });
+
+  it('streams rows in chunks, times in ISO 8601 on both ways of reading', async () => {
+    const all: unknown[][] = [];
+    const s = await streamRows(db.conn, `SELECT range AS n, TIMESTAMP '2024-01-02 03:04:05.5' AS t FROM range(5000)`);
+    expect(s.columns).toEqual(['n', 't']);
+    let chunks = 0;
+    for await (const rows of s.chunks) {
+      chunks++;
+      all.push(...rows.slice(0, 1));
+    }
+    expect(chunks).toBeGreaterThan(1);
+    expect(all[0]).toEqual(['0', '2024-01-02T03:04:05.500000Z']);
+    // a list has no per-row JSON expression: the node API's values, times as ISO too
+    const l = await streamRows(db.conn, `SELECT [TIMESTAMPTZ '2024-01-02 03:04:05+00'] AS l, 1 AS l`);
+    expect(l.columns).toEqual(['l', 'l:1']);
+    const rows: unknown[][] = [];
+    for await (const c of l.chunks) rows.push(...c);
+    expect(rows).toEqual([[['2024-01-02T03:04:05.000000Z'], 1]]);
   });
 });
