@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
+import type { RowStream } from '../store/json-rows.js';
 import { resolveTrace } from './tree.js';
 import type { Tabular } from '../render/table.js';
 
@@ -137,8 +138,28 @@ async function commandInInput(db: Db, command: string): Promise<void> {
   throw new UsageError(`--param command: no run of command ${JSON.stringify(command)} in the input (${there})`);
 }
 
-/** A saved query's answer; the command's and the explorer's palette's one way to run it. */
+/** A saved query's answer; the explorer's palette's, the report's and critical-path's one way to run it. */
 export async function runSavedQuery(db: Db, q: SavedQuery, params: Record<string, string> = {}): Promise<Tabular> {
+  const values = await savedQueryValues(db, q, params);
+  try {
+    return await runSql(db, q.sql, values);
+  } catch (e) {
+    throw refusal(q, e);
+  }
+}
+
+/** A saved query's answer as it comes (`query NAME`): rows of any number. */
+export async function streamSavedQuery(db: Db, q: SavedQuery, params: Record<string, string> = {}): Promise<RowStream> {
+  const values = await savedQueryValues(db, q, params);
+  try {
+    return mapErrors(await streamSql(db, q.sql, values), (e) => refusal(q, e));
+  } catch (e) {
+    throw refusal(q, e);
+  }
+}
+
+/** The values a saved query's parameters are bound to, checked: parameters it has, runs in the input. */
+async function savedQueryValues(db: Db, q: SavedQuery, params: Record<string, string>): Promise<Record<string, string | number | boolean>> {
   for (const k of Object.keys(params)) {
     if (!q.params.some((p) => p.name === k)) {
       throw new UsageError(`query ${q.name} has no parameter "${k}" (it takes: ${q.params.map((p) => p.name).join(', ') || 'none'})`);
@@ -155,38 +176,73 @@ export async function runSavedQuery(db: Db, q: SavedQuery, params: Record<string
   }
   const values: Record<string, string | number | boolean> = {};
   for (const p of q.params) values[p.name] = bindValue(p, given[p.name] ?? p.default);
-  try {
-    return await runSql(db, q.sql, values);
-  } catch (e) {
-    // A saved query refuses what its parameters ask with error('<name>: why'): a usage error like the checks above.
-    const refused = new RegExp(`Invalid Input Error: (${q.name}: [^\n]*)`).exec(errorMessage(e));
-    throw refused ? new UsageError(refused[1]!) : e;
-  }
+  return values;
+}
+
+/** A saved query refuses what its parameters ask with error('<name>: why'): a usage error like the checks above. */
+function refusal(q: SavedQuery, e: unknown): unknown {
+  const refused = new RegExp(`Invalid Input Error: (${q.name}: [^\n]*)`).exec(errorMessage(e));
+  return refused ? new UsageError(refused[1]!) : e;
 }
 
 /**
  * Free SQL (`query --sql`): statements that read only (Db.readingParameters), with `--param NAME=VALUE`
  * bound to its `$NAME` parameters as text (DuckDB casts a value where the SQL compares it).
  */
-export async function runFreeSql(db: Db, sql: string, given: Record<string, string> = {}): Promise<Tabular> {
+export async function streamFreeSql(db: Db, sql: string, given: Record<string, string> = {}): Promise<RowStream> {
   const text = sql.trim().replace(/;\s*$/, '');
   let names: string[];
   try {
     names = await db.readingParameters(text);
   } catch (e) {
-    throw e instanceof UsageError ? e : new UsageError(`SQL error: ${(e as Error).message}`);
+    throw e instanceof UsageError ? e : sqlError(e);
   }
   for (const k of Object.keys(given)) {
     if (!names.includes(k)) throw new UsageError(`the SQL has no parameter $${k} (${names.length ? `it takes: ${names.map((n) => `$${n}`).join(', ')}` : 'it takes none'})`);
   }
-  return runSql(db, text, given);
+  return streamSql(db, text, given);
 }
+
+const sqlText = (sql: string) => sql.trim().replace(/;\s*$/, '');
+const bound = (values?: Record<string, string | number | boolean>) => (values && Object.keys(values).length ? values : undefined);
 
 export async function runSql(db: Db, sql: string, values?: Record<string, string | number | boolean>): Promise<Tabular> {
   try {
-    const t = await db.table(sql.trim().replace(/;\s*$/, ''), values && Object.keys(values).length ? values : undefined);
+    const t = await db.table(sqlText(sql), bound(values));
     return { columns: t.columns, rows: t.rows };
   } catch (e) {
-    throw new UsageError(`SQL error: ${(e as Error).message}`);
+    throw sqlError(e);
   }
+}
+
+/** runSql's result chunk by chunk (Db.stream), an error while reading one said the same way. */
+async function streamSql(db: Db, sql: string, values?: Record<string, string | number | boolean>): Promise<RowStream> {
+  try {
+    return mapErrors(await db.stream(sqlText(sql), bound(values)), sqlError);
+  } catch (e) {
+    throw sqlError(e);
+  }
+}
+
+/**
+ * DuckDB's error as one line: its first line and what follows that helps (candidate bindings, "Did
+ * you mean"), without the quoted SQL and its caret (`LINE 1: ...`, `^`).
+ */
+function sqlError(e: unknown): UsageError {
+  if (e instanceof UsageError) return e;
+  const text = errorMessage(e).replace(/\n+LINE \d+:[\s\S]*$/, '');
+  return new UsageError(`SQL error: ${text.split('\n').map((l) => l.trim()).filter(Boolean).join(' ')}`);
+}
+
+/** The stream with an error while reading it replaced by `map(error)`. */
+function mapErrors(s: RowStream, map: (e: unknown) => unknown): RowStream {
+  const inner = s.chunks;
+  async function* chunks(): AsyncGenerator<unknown[][]> {
+    try {
+      yield* inner;
+    } catch (e) {
+      throw map(e);
+    }
+  }
+  return { ...s, chunks: chunks() };
 }

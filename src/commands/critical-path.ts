@@ -6,7 +6,7 @@ import { spanTraces } from '../analyze/tree.js';
 import { readManifest } from '../legacy/manifest.js';
 import { manifestBeside } from '../legacy/manifest-finder.js';
 import { writeJsonItems } from '../render/json-stream.js';
-import { renderTable } from '../render/table.js';
+import { noteLeftOut, outputWidth, renderTable, type TableLayout } from '../render/table.js';
 import { formatDuration } from '../render/tree-text.js';
 import type { Db } from '../store/db.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -53,8 +53,11 @@ export const criticalPathCommand: CommandBody<Args> = {
       }
       // one run at a time: the document of many large runs is past the longest string
       if (a.format === 'json') return writeJsonItems(process.stdout, runs(), a.trace !== undefined);
+      // one note for every table: the phases' tables leave out the same columns
+      const layout: TableLayout = { leftOut: new Set() };
       const text: string[] = [];
-      for await (const r of runs()) text.push(renderRun(r));
+      for await (const r of runs()) text.push(renderRun(r, layout));
+      if (layout.leftOut!.size) noteLeftOut(layout.leftOut!, outputWidth()!);
       process.stdout.write(printable(text.join('\n')));
     });
   },
@@ -71,7 +74,7 @@ function outcome(l: { node_outcome: string | null; skip_reason?: string | null; 
   return `${l.node_outcome ?? '?'}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
 
-function renderRun(r: RunCriticalPath): string {
+function renderRun(r: RunCriticalPath, layout: TableLayout): string {
   let out = `trace ${r.trace_id}${r.command ? ` (${r.command})` : ''}\n`;
   out += 'critical path from the spans: per phase, walked back from its end through the evaluation that ended last\n';
   if (r.phases.length === 0) out += '  (no node evaluations under a phase)\n';
@@ -82,7 +85,7 @@ function renderRun(r: RunCriticalPath): string {
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
       rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) })),
-    }, 'table');
+    }, 'table', layout);
   }
   const m = r.manifest;
   if (m) {
@@ -91,7 +94,7 @@ function renderRun(r: RunCriticalPath): string {
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'duration', 'cumulative'],
       rows: m.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), duration: ms(l.duration_ms), cumulative: ms(l.cumulative_ms) })),
-    }, 'table');
+    }, 'table', layout);
   }
   return out;
 }

@@ -1,8 +1,8 @@
 import type { CommandBody } from './command.js';
-import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, runFreeSql, runSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
+import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, streamFreeSql, streamSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
 import { wrap } from '../render/help.js';
-import { outputWidth, renderTable, type TableFormat } from '../render/table.js';
+import { outputWidth, renderRows, renderTable, type TableFormat } from '../render/table.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
@@ -65,9 +65,12 @@ export const queryCommand: CommandBody<QueryArgs> = {
     if (!a.sql && !a.name) throw new UsageError('name a saved query (`runlens queries` lists them) or give --sql');
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
     const params = parseParamArgs(a.param);
+    // loaded here: its module reads JSONL, which --help needs not load
+    const { writeChunk } = await import('../produce/jsonl-io.js');
     await withModel({ ...a, paths }, async (db) => {
-      const result = saved ? await runSavedQuery(db, saved, params) : await runFreeSql(db, a.sql!, await resolveRunParams(db, params));
-      process.stdout.write(renderTable(result, a.format));
+      const result = saved ? await streamSavedQuery(db, saved, params) : await streamFreeSql(db, a.sql!, await resolveRunParams(db, params));
+      // written as it is read, at the pace stdout takes it: a result of any size, and `| head` ends it
+      for await (const text of renderRows(result.columns, result.chunks, a.format)) await writeChunk(process.stdout, text);
     });
   },
 };

@@ -25,6 +25,8 @@ export interface TableLayout {
   columns?: Record<string, ColumnSpec>;
   /** width to fit; default: outputWidth() */
   width?: number;
+  /** collects the columns left out, for a command that prints several tables to name them once (noteLeftOut) */
+  leftOut?: Set<string>;
 }
 
 const GAP = 2;
@@ -54,34 +56,122 @@ const width = (s: string) => [...s].length;
 
 export function renderTable(t: Tabular, format: TableFormat, layout: TableLayout = {}): string {
   if (format === 'json') return JSON.stringify(t.rows, null, 2) + '\n';
-  if (format === 'csv') {
-    const lines = [t.columns.map(csvCell).join(',')];
-    for (const r of t.rows) lines.push(t.columns.map((c) => csvCell(r[c])).join(','));
-    return lines.join('\n') + '\n';
+  const rows = t.rows.map((r) => t.columns.map((c) => r[c]));
+  if (format === 'csv') return csvLines([t.columns.map(csvCell)]) + csvLines(rows.map((r) => r.map(csvCell)));
+  if (rows.length === 0) return NO_ROWS;
+  const table = tableOf(t.columns, rows, layout);
+  return table.head + table.lines(rows);
+}
+
+const NO_ROWS = '(no rows)\n';
+
+/** Rows of DuckDB's result (Db.stream) as the text of a format, as it comes: the same text renderTable gives. */
+export async function* renderRows(columns: string[], chunks: AsyncIterable<unknown[][]>, format: TableFormat, layout: TableLayout = {}): AsyncGenerator<string> {
+  if (format === 'csv') yield csvLines([columns.map(csvCell)]);
+  let any = false;
+  let table: { head: string; lines: (rows: unknown[][]) => string } | undefined;
+  // a table's widths come from its first rows (a later wider value is whole, only out of line)
+  let sample: unknown[][] = [];
+  for await (const rows of chunks) {
+    if (rows.length === 0) continue;
+    if (format === 'json') yield (any ? ',\n' : jsonOpen(true)) + jsonRows(columns, rows);
+    else if (format === 'csv') yield csvLines(rows.map((r) => r.map(csvCell)));
+    else if (table) yield table.lines(rows);
+    else {
+      sample = sample.concat(rows);
+      if (sample.length >= TABLE_SAMPLE_ROWS) {
+        table = tableOf(columns, sample, layout);
+        yield table.head + table.lines(sample);
+        sample = [];
+      }
+    }
+    any = true;
   }
-  if (t.rows.length === 0) return '(no rows)\n';
-  const text = t.rows.map((r) => t.columns.map((c) => printableLine(cell(r[c]))));
-  const numeric = t.columns.map((c) => t.rows.every((r) => r[c] === null || r[c] === undefined || typeof r[c] === 'number' || typeof r[c] === 'bigint'));
-  const { shown, widths, hidden } = fit(t.columns, text, layout);
+  if (format === 'json') yield any ? jsonClose(true) : jsonOpen(false) + jsonClose(false);
+  else if (format === 'table' && !table) {
+    if (sample.length === 0) yield NO_ROWS;
+    else {
+      const t = tableOf(columns, sample, layout);
+      yield t.head + t.lines(sample);
+    }
+  }
+}
+
+/** Rows a streamed table measures its columns on. */
+const TABLE_SAMPLE_ROWS = 4096;
+
+const jsonOpen = (rows: boolean) => (rows ? '[\n' : '[');
+const jsonClose = (rows: boolean) => (rows ? '\n]\n' : ']\n');
+
+/** Rows as JSON.stringify(rows, null, 2) writes them inside its array (without the brackets), keys written as given. */
+function jsonRows(columns: string[], rows: unknown[][]): string {
+  const keys = columns.map((c) => `    ${JSON.stringify(c)}: `);
+  const out = new Array<string>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    if (columns.length === 0) {
+      out[r] = '  {}';
+      continue;
+    }
+    let s = '  {\n';
+    for (let c = 0; c < columns.length; c++) {
+      const v = row[c];
+      s += keys[c]! + (v !== null && typeof v === 'object' ? JSON.stringify(v, null, 2).replaceAll('\n', '\n    ') : JSON.stringify(v ?? null)) + (c < columns.length - 1 ? ',\n' : '\n');
+    }
+    out[r] = s + '  }';
+  }
+  return out.join(',\n');
+}
+
+const csvLines = (lines: string[][]) => lines.map((l) => l.join(',') + '\n').join('');
+
+/**
+ * A table's header and its lines for rows, the columns measured on `sample`: shown, how wide and
+ * aligned. The columns left out are named on stderr, or added to layout.leftOut.
+ */
+function tableOf(columns: string[], sample: unknown[][], layout: TableLayout): { head: string; lines: (rows: unknown[][]) => string } {
+  const textOf = (r: unknown[]) => r.map((v) => printableLine(cell(v)));
+  const text = sample.map(textOf);
+  const numeric = columns.map((_, i) => sample.every((r) => r[i] === null || r[i] === undefined || typeof r[i] === 'number' || typeof r[i] === 'bigint'));
+  const limit = layout.width ?? outputWidth();
+  const { shown, widths, hidden } = fit(columns, text, layout, limit);
   const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (s: string) => `\x1b[1m${s}\x1b[22m` : (s: string) => s;
+  const prefix = columns.map((c) => specOf(c, layout).prefix ?? false);
   const line = (cells: string[], head: boolean) =>
     shown
       .map((i, k) => {
         const w = widths[k]!;
-        const s = cut(cells[i]!, w, specOf(t.columns[i]!, layout).prefix ?? false);
+        // no limit (not a terminal): a value is never cut, even one wider than the first rows
+        const s = limit === undefined ? cells[i]! : cut(cells[i]!, w, prefix[i]!);
         const padded = numeric[i] && !head ? s.padStart(w) : k === shown.length - 1 ? s : s.padEnd(w);
         return head ? bold(padded) : padded;
       })
       .join(' '.repeat(GAP))
       .trimEnd();
-  if (hidden.length) process.stderr.write(`runlens: left out to fit ${layout.width ?? outputWidth()} columns: ${hidden.join(', ')} (--format csv or json has every column)\n`);
-  return [line(t.columns, true), ...text.map((r) => line(r, false))].join('\n') + '\n';
+  if (hidden.length) {
+    if (layout.leftOut) for (const h of hidden) layout.leftOut.add(h);
+    else noteLeftOut(hidden, limit!);
+  }
+  return {
+    head: line(columns.map(printableLine), true) + '\n',
+    lines: (rows) => {
+      let out = '';
+      for (let r = 0; r < rows.length; r++) out += line(rows === sample ? text[r]! : textOf(rows[r]!), false) + '\n';
+      return out;
+    },
+  };
+}
+
+/** The note on stderr naming the columns a table left out to fit the width. */
+export function noteLeftOut(hidden: Iterable<string>, width: number): void {
+  process.stderr.write(`runlens: left out to fit ${width} columns: ${[...hidden].join(', ')} (--format csv or json has every column)\n`);
 }
 
 /** Which columns to show, in their order, and how wide: cut values first, then leave columns out. */
-function fit(columns: string[], text: string[][], layout: TableLayout): { shown: number[]; widths: number[]; hidden: string[] } {
-  const natural = columns.map((c, i) => Math.max(width(c), ...text.map((r) => width(r[i]!))));
-  const limit = layout.width ?? outputWidth();
+function fit(columns: string[], text: string[][], layout: TableLayout, limit: number | undefined): { shown: number[]; widths: number[]; hidden: string[] } {
+  // (a loop, not Math.max(...): a spread of every row overflows the stack)
+  const natural = columns.map((c) => width(printableLine(c)));
+  for (const r of text) for (let i = 0; i < columns.length; i++) natural[i] = Math.max(natural[i]!, width(r[i]!));
   const all = columns.map((_, i) => i);
   if (limit === undefined) return { shown: all, widths: natural, hidden: [] };
   const min = columns.map((c, i) => Math.min(natural[i]!, specOf(c, layout).min ?? Math.max(width(c), 16)));
