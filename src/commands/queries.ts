@@ -3,6 +3,7 @@ import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolve
 import { UsageError } from '../errors.js';
 import { wrap } from '../render/help.js';
 import { outputWidth, renderRows, renderTable, type TableFormat } from '../render/table.js';
+import { writeChunk } from '../render/write-chunk.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { PARAM_SPLIT, listOption, valueOption } from './options.js';
 
@@ -65,8 +66,6 @@ export const queryCommand: CommandBody<QueryArgs> = {
     if (!a.sql && !a.name) throw new UsageError('name a saved query (`runlens queries` lists them) or give --sql');
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
     const params = parseParamArgs(a.param);
-    // loaded here: its module reads JSONL, which --help needs not load
-    const { writeChunk } = await import('../produce/jsonl-io.js');
     await withModel({ ...a, paths }, async (db) => {
       const result = saved ? await streamSavedQuery(db, saved, params) : await streamFreeSql(db, a.sql!, await resolveRunParams(db, params));
       // written as it is read, at the pace stdout takes it: a result of any size, and `| head` ends it

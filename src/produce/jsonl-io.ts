@@ -9,6 +9,7 @@ import { detectFile } from '../ingest/detect.js';
 import { snakeEnvelope, recordProblem } from '../ingest/jsonl.js';
 import { parseLine, rawLines } from '../ingest/jsonl-lines.js';
 import { notWritten } from './output-path.js';
+import { writeChunk } from '../render/write-chunk.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem } from './record-check.js';
 import { serializeRecord, SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
@@ -35,30 +36,6 @@ export async function* readJsonlRecords(path: string, onRead?: (fraction: number
     (v as Located)[SOURCE_LINE] = line;
     yield v as JsonlRecord;
   }
-}
-
-/**
- * Write with backpressure: resolves when the stream can take more, rejects when it failed (a stream
- * that failed never drains: waiting for 'drain' alone would wait for ever, and Node would end with 0).
- */
-export function writeChunk(w: Writable, s: string): Promise<void> | void {
-  if (w.errored) return Promise.reject(w.errored);
-  if (w.destroyed) return Promise.reject(new Error('the output was closed before everything was written'));
-  if (!w.write(s)) return new Promise((res, rej) => {
-    const done = (e?: Error | null) => {
-      w.off('drain', onDrain);
-      w.off('error', onError);
-      w.off('close', onClose);
-      if (e) rej(e);
-      else res();
-    };
-    const onDrain = () => done();
-    const onError = (e: Error) => done(e);
-    const onClose = () => done(w.errored ?? new Error('the output was closed before everything was written'));
-    w.on('drain', onDrain);
-    w.on('error', onError);
-    w.on('close', onClose);
-  });
 }
 
 /**

@@ -2,7 +2,8 @@
  * A JSON document written in pieces, byte for byte what JSON.stringify(value, null, 2) gives: the
  * output of a large model (many runs of many nodes) is past the longest string V8 can build.
  */
-import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { writeChunk } from './write-chunk.js';
 
 const INDENT = '  ';
 
@@ -60,26 +61,26 @@ const FLUSH_AT = 64 * 1024;
 
 /**
  * Write `pieces` to `out`, joined into writes of about 64 KiB, waiting while the stream's buffer is
- * full. A reader that goes away ends the command through stdout's 'error' handler (cli.ts).
+ * full (writeChunk: a stream that failed rejects). A reader that goes away ends the command through
+ * stdout's 'error' handler (cli.ts).
  */
-export async function writePieces(out: NodeJS.WritableStream, pieces: Iterable<string> | AsyncIterable<string>): Promise<void> {
+export async function writePieces(out: Writable, pieces: Iterable<string> | AsyncIterable<string>): Promise<void> {
   let buf = '';
   for await (const p of pieces) {
     buf += p;
     if (buf.length >= FLUSH_AT) {
-      const full = !out.write(buf);
+      await writeChunk(out, buf);
       buf = '';
-      if (full) await once(out as NodeJS.EventEmitter, 'drain');
     }
   }
-  if (buf && !out.write(buf)) await once(out as NodeJS.EventEmitter, 'drain');
+  if (buf) await writeChunk(out, buf);
 }
 
 /**
  * Write items made one at a time as one pretty JSON document and a newline: their array, or with
  * `single` the one item alone (a command's --trace).
  */
-export async function writeJsonItems(out: NodeJS.WritableStream, items: AsyncIterable<unknown>, single: boolean): Promise<void> {
+export async function writeJsonItems(out: Writable, items: AsyncIterable<unknown>, single: boolean): Promise<void> {
   async function* document(): AsyncGenerator<string> {
     if (single) for await (const item of items) yield* prettyJson(item);
     else yield* prettyJsonArray(items);
