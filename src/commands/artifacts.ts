@@ -1,21 +1,20 @@
 import type { CommandBody } from './command.js';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { ArtifactsClient, RunNotFinished, telemetryArtifactName } from '../client/artifacts.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseId } from '../service/ids.js';
+import { writeOutputFile, writeStdout } from '../produce/output-path.js';
 
 type Args = ConnectionArgs & { action?: string; run: string; step?: number; output: string };
 
-/** Write an artifact: to stdout for -o -, else to the file, its folder created when missing. */
-function save(file: string, bytes: Buffer): void {
-  if (file === '-') {
-    process.stdout.write(bytes);
-    return;
-  }
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, bytes);
+/**
+ * Write an artifact: to stdout for -o -, else to the file (beside it first, then renamed: a file
+ * that cannot be written in full is exit 2 and leaves nothing), its folder created when missing.
+ */
+function save(file: string, bytes: Buffer): Promise<void> {
+  return file === '-' ? writeStdout(bytes) : writeOutputFile(file, bytes);
 }
 
 /** A folder: one that exists, or a path ending in a slash (made when missing). */
@@ -55,7 +54,7 @@ export const artifactsCommand: CommandBody<Args> = {
           throw e instanceof RunNotFinished ? notFinished(e, a.run) : e;
         });
         const file = isDir(a.output) ? join(a.output, telemetryArtifactName(a.step)) : a.output;
-        save(file, bytes);
+        await save(file, bytes);
         if (file !== '-') process.stdout.write(`${file}\t${bytes.length} bytes (step ${a.step})\n`);
         return;
       }
@@ -68,7 +67,7 @@ export const artifactsCommand: CommandBody<Args> = {
       if (!all.length) throw new InputError(`run ${a.run} has no step with telemetry (steps write it as a JSONL or Parquet file)`);
       for (const n of notStored) process.stderr.write(`runlens: run ${a.run}: ${why(n)}; ${seeLogs}\n`);
       if (all.length === 1 && !isDir(a.output)) {
-        save(a.output, all[0]!.bytes);
+        await save(a.output, all[0]!.bytes);
         if (a.output !== '-') process.stdout.write(`${a.output}\t${all[0]!.bytes.length} bytes (step ${all[0]!.step})\n`);
         return;
       }
@@ -78,7 +77,7 @@ export const artifactsCommand: CommandBody<Args> = {
       mkdirSync(a.output, { recursive: true });
       for (const { step, bytes } of all) {
         const file = join(a.output, telemetryArtifactName(step));
-        writeFileSync(file, bytes);
+        await save(file, bytes);
         process.stdout.write(`${file}\t${bytes.length} bytes (step ${step})\n`);
       }
     }),

@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacHex } from '../../src/service/signing.js';
 import { startReceiver, until } from './helpers.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCliWithFileLimit } from '../helpers/cli.js';
 
 const children: ChildProcess[] = [];
 
@@ -132,6 +132,14 @@ describe('service CLI end to end', () => {
     const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', out]);
     expect(fetched.code, fetched.stderr).toBe(0);
     expect(readFileSync(out).subarray(0, 4).toString()).toBe('PAR1');
+    expect(readFileSync(out).length).toBeGreaterThan(4096);
+    // a file that cannot be written in full (too large, a full disk) is said, and leaves nothing
+    const cut = join(data, 'cut', 'gen.parquet');
+    const tooLarge = runCliWithFileLimit(4, ['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', cut]);
+    expect(tooLarge.code, tooLarge.stderr).toBe(2);
+    expect(tooLarge.stderr).toContain(`${cut}: not written (file too large)`);
+    expect(tooLarge.stderr).not.toMatch(/internal error/);
+    expect(readdirSync(join(data, 'cut'))).toEqual([]);
   });
 
   it('verify exits 0 for a matching signature and 1 for a wrong one', () => {
