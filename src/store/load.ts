@@ -112,9 +112,12 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
   // A --db file keeps a mark of the load until its end: a reader then knows of one that failed to
   // commit (a full disk) or was killed, instead of answering from a model without its files.
-  const marked = !db.inMemory;
+  // A mark left by another load stays: this one does not give the model what that one was given.
+  const thisLoad = ['load', ...args].join(' ');
+  const earlier = db.inMemory ? null : await db.scalar<string | null>(`SELECT value FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
+  const marked = !db.inMemory && (earlier === null || earlier === thisLoad);
   const unmark = () => db.run(`DELETE FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
-  if (marked) await db.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('${LOAD_UNFINISHED}', $load)`, { load: ['load', ...args].join(' ') });
+  if (marked) await db.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('${LOAD_UNFINISHED}', $load)`, { load: thisLoad });
   try {
     for (const [index, input] of inputs.entries()) {
       // Records can only be present already when the model had some, or an earlier file added some.

@@ -257,9 +257,14 @@ describe('a --db load that cannot write the model (a full disk; here a file size
       expect(read.code, cmd[0]).toBe(2);
       expect(read.stderr, cmd[0]).toContain('m.duckdb: a load into the model did not finish (load big.jsonl)');
     }
+    // another load does not make the model whole: it still lacks what the unfinished load was given
+    expect(runCli(['load', CLEAN, '--db', 'm.duckdb'], { cwd: dir }).code).toBe(0);
+    const still = runCli(['gate', '--db', 'm.duckdb'], { cwd: dir });
+    expect(still.code, still.stdout).toBe(2);
+    expect(still.stderr).toContain('m.duckdb: a load into the model did not finish (load big.jsonl)');
     // loaded again where there is room, the model is whole and read again
     expect(runCli(['load', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir }).code).toBe(0);
-    expect(JSON.parse(runCli(['runs', '--db', 'm.duckdb', '--format', 'json'], { cwd: dir }).stdout)).toHaveLength(300);
+    expect(JSON.parse(runCli(['runs', '--db', 'm.duckdb', '--format', 'json'], { cwd: dir }).stdout)).toHaveLength(301);
   });
 });
 
