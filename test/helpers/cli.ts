@@ -12,9 +12,21 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], opts: { input?: string; env?: Record<string, string>; cwd?: string } = {}): CliResult {
+interface CliOptions {
+  input?: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  /** file writes limited to this many KiB (the shell's `ulimit -f`) */
+  fileLimitKib?: number;
+}
+
+export function runCli(args: string[], opts: CliOptions = {}): CliResult {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does) before the end-to-end tests`);
-  const r = spawnSync(process.execPath, [CLI, ...args], {
+  const [file, argv] =
+    opts.fileLimitKib === undefined
+      ? [process.execPath, [CLI, ...args]]
+      : ['bash', ['-c', `ulimit -f ${opts.fileLimitKib} && exec "$0" "$@"`, process.execPath, CLI, ...args]];
+  const r = spawnSync(file, argv, {
     input: opts.input,
     encoding: 'utf8',
     cwd: opts.cwd ?? ROOT,
@@ -27,17 +39,9 @@ export function runCli(args: string[], opts: { input?: string; env?: Record<stri
 }
 
 /**
- * Run the CLI with its file writes limited to `kib` KiB (the shell's `ulimit -f`): a write past it
- * fails with EFBIG, as a write to a full disk fails with ENOSPC.
+ * Run the CLI with its file writes limited to `kib` KiB: a write past it fails with EFBIG, as a write
+ * to a full disk fails with ENOSPC.
  */
-export function runCliWithFileLimit(kib: number, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): CliResult {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does) before the end-to-end tests`);
-  const r = spawnSync('bash', ['-c', `ulimit -f ${kib} && exec "$0" "$@"`, process.execPath, CLI, ...args], {
-    encoding: 'utf8',
-    cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, CI: 'true', NO_COLOR: '1', ...opts.env },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const why = r.status === null ? `\n[runCliWithFileLimit: ${r.signal ? `ended by ${r.signal}` : `not started: ${r.error?.message}`}]` : '';
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: (r.stderr ?? '') + why };
+export function runCliWithFileLimit(kib: number, args: string[], opts: Omit<CliOptions, 'fileLimitKib'> = {}): CliResult {
+  return runCli(args, { ...opts, fileLimitKib: kib });
 }
