@@ -1,7 +1,7 @@
 /**
  * `record`: run an older-engine command and translate its `--log-format json` stdout live. JSONL
  * is flushed as events arrive (the sink writes within ~200 ms), Parquet is written when the command
- * ends, OTLP streams through its batch processors. The engine's human text goes to stderr as each
+ * ends, OTLP is exported in the background (never holding up the command). The engine's human text goes to stderr as each
  * chunk of output arrives, before that chunk is translated; the child's exit code is returned; on
  * Ctrl-C, SIGTERM or SIGHUP the child is asked to stop and its in-flight nodes end as canceled.
  */
@@ -137,8 +137,8 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   return result;
 
   function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
-    const by = stoppedBy ?? signal;
-    const exitCode = stoppedBy ? 128 + constants.signals[stoppedBy] : (code ?? (by ? 128 + (constants.signals[by] ?? 0) : 1));
+    const by = stoppedBy ?? (code === null ? signal : null);
+    const exitCode = by ? 128 + (constants.signals[by] ?? 0) : (code ?? 1);
     return { exitCode, signal, interrupted: stoppedBy !== null || signal === 'SIGINT', lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
   }
 }
