@@ -13,6 +13,7 @@ import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-plac
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { LISTED_BAD_LINES, blankLinesAsObjects, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
 import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest/parquet.js';
+import { shellWords } from '../render/shell-words.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
 import { hideRecordsAlreadyPresent } from './dedupe.js';
@@ -113,7 +114,7 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   // A --db file keeps a mark of the load until its end: a reader then knows of one that failed to
   // commit (a full disk) or was killed, instead of answering from a model without its files.
   // A mark left by another load stays: this one does not give the model what that one was given.
-  const thisLoad = ['load', ...args].join(' ');
+  const thisLoad = shellWords(['load', ...args]);
   const earlier = db.inMemory ? null : await db.scalar<string | null>(`SELECT value FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
   const marked = !db.inMemory && (earlier === null || earlier === thisLoad);
   const unmark = () => db.run(`DELETE FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);

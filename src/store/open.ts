@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { InputError, UsageError } from '../errors.js';
 import { Db, sqlString } from './db.js';
+import { shellWords } from '../render/shell-words.js';
 import { ensureSchema, LOAD_UNFINISHED, modelState, type ModelState } from './schema.js';
 
 const MAKES_MODELS = '`runlens load PATH --db FILE` makes models';
@@ -50,7 +51,7 @@ export async function openModelToRead(dbPath: string, opts: { copy?: boolean } =
     refuse(state, dbPath, true);
     if (state === 'load-unfinished') {
       const load = await db.scalar<string>(`SELECT value FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
-      throw new InputError(`a load into the model did not finish (${load}): it may lack files that load was given; run the load again (\`runlens ${load} --db ${dbPath}\`)`, dbPath);
+      throw new InputError(`a load into the model did not finish (${load}): it may lack files that load was given; run the load again (\`runlens ${load} --db ${shellWords([dbPath])}\`)`, dbPath);
     }
   } catch (e) {
     db.close();

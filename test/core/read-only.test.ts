@@ -2,7 +2,7 @@
  * Reading never writes (DESIGN.md): commands other than `load` and `receive` open a --db model
  * read-only and refuse a path that is not an existing runlens model.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -265,6 +265,20 @@ describe('a --db load that cannot write the model (a full disk; here a file size
     // loaded again where there is room, the model is whole and read again
     expect(runCli(['load', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir }).code).toBe(0);
     expect(JSON.parse(runCli(['runs', '--db', 'm.duckdb', '--format', 'json'], { cwd: dir }).stdout)).toHaveLength(301);
+  });
+
+  it('names the load to run again as a command that a shell runs as it is, quoting paths with spaces or quotes', () => {
+    const dir = tempDir();
+    expect(runCli(['generate', '-o', "Bob's run.jsonl", '--nodes', '5', '--runs', '300', '--no-detail'], { cwd: dir }).code).toBe(0);
+    expect(runCliWithFileLimit(2048, ['load', "Bob's run.jsonl", '--db', 'my model.duckdb'], { cwd: dir }).code).toBe(2);
+    const read = runCli(['gate', '--db', 'my model.duckdb'], { cwd: dir });
+    expect(read.code).toBe(2);
+    const again = /run the load again \(`runlens (.*)`\)/.exec(read.stderr)?.[1];
+    expect(again, read.stderr).toBe(`load 'Bob'\\''s run.jsonl' --db 'my model.duckdb'`);
+    // the shell hands the suggested command's words over as they were given
+    const sh = spawnSync('sh', ['-c', `"$0" "$1" ${again}`, process.execPath, CLI], { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
+    expect(sh.status, sh.stderr).toBe(0);
+    expect(JSON.parse(runCli(['runs', '--db', 'my model.duckdb', '--format', 'json'], { cwd: dir }).stdout)).toHaveLength(300);
   });
 });
 
