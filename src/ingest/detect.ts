@@ -2,7 +2,7 @@
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
-import { InputError } from '../errors.js';
+import { InputError, systemReason } from '../errors.js';
 import { sniffLegacy, type LegacyKind } from '../legacy/sniff.js';
 
 /** Telemetry (JSONL, Parquet), or a file of the older engine (translated on the fly: src/legacy). */
@@ -59,7 +59,7 @@ export async function expandPaths(args: string[]): Promise<string[]> {
       if (found.length === 0) throw new InputError('no file matches this pattern', arg);
       for (const f of found) out.push(f);
     } else {
-      throw new InputError('no such file or directory', arg);
+      throw new InputError(systemReason({ code: 'ENOENT' }), arg);
     }
   }
   return [...new Set(out)];

@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { InputError, OutputError } from '../errors.js';
+import { InputError, OutputError, systemReason } from '../errors.js';
 import { expandPaths } from '../ingest/detect.js';
 import { TelemetryWriter } from '../produce/writer.js';
 import type { IdSource } from '../produce/ids.js';
@@ -177,7 +177,9 @@ function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], erro
   const own = sinks[0]?.error;
   if (own && o.out !== STDOUT) {
     const told = notWritten(own, o.out);
+    // (opening it failed: said as the system error on its path, as the other writers say it)
     if (told instanceof OutputError) throw told;
+    if ((told as NodeJS.ErrnoException).path !== undefined) throw new InputError(systemReason(told), o.out);
   }
   const failed = [...new Set([...errors(), ...sinks.filter((s) => s.error).map((s) => `${s.name}: ${s.error!.message}`)])];
   const output = sinks[0]!.name;

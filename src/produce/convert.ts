@@ -1,6 +1,6 @@
 /** JSONL <-> Parquet conversion, streaming both ways: the input's format told by content, the output's by its extension. */
 import { access } from 'node:fs/promises';
-import { InputError, RunlensError, UsageError } from '../errors.js';
+import { InputError, RunlensError, UsageError, systemReason } from '../errors.js';
 import { detectFile } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile, writeJsonlRecords } from './jsonl-io.js';
@@ -39,8 +39,8 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   if (output === STDOUT && to === 'parquet') throw new UsageError('Parquet cannot be written to stdout (its footer comes last); name a .parquet file');
   try {
     await access(input);
-  } catch {
-    throw new InputError('cannot read file', input);
+  } catch (e) {
+    throw new InputError(systemReason(e), input);
   }
   refuseOutputOverInput(output, [input]);
   refuseOlderEngineFile(input, 'convert converts telemetry between JSONL and Parquet');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
+import { LEGACY, ROOT, sample, samplesNote } from '../helpers/samples.js';
 
 const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { record_type: string });
 
@@ -49,10 +49,31 @@ describe('generate -o', () => {
     const cwd = tempDir();
     mkdirSync(path.join(cwd, 'taken.jsonl'));
     writeFileSync(path.join(cwd, 'afile'), '');
-    for (const out of ['taken.jsonl', 'afile/x.jsonl']) {
-      const r = runCli(['generate', '-o', out, '--nodes', '6'], { cwd });
-      expect(r.code, out).toBe(2);
-      expect(r.stderr, out).toMatch(/^runlens: \S*(taken\.jsonl|afile)\S*: (it is a folder, not a file|it is a file, not a folder)/);
+    const writers = (out: string) => [
+      ['generate', '-o', out, '--nodes', '6'],
+      ['convert', path.join(ROOT, 'samples/clean-build.jsonl'), out],
+      ['migrate', path.join(ROOT, 'samples/older-engine/target/run_results.json'), '-o', out],
+    ];
+    for (const out of ['taken.jsonl', 'afile/x.jsonl'])
+      for (const args of writers(out)) {
+        const r = runCli(args, { cwd });
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toMatch(/^runlens: \S*(taken\.jsonl|afile)\S*: (it is a folder, not a file|it is a file, not a folder|a part of the path is a file, not a folder)\n$/);
+      }
+    // a place that cannot hold a file at all (/proc takes no new files)
+    for (const args of writers('/proc/runlens-x.jsonl')) {
+      const r = runCli(args, { cwd });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/^runlens: \/proc\/runlens-x\.jsonl: no such file or folder\n$/);
+    }
+  });
+
+  it('a missing input is said in the same words by every command that reads one', () => {
+    for (const cmd of [['load'], ['gate'], ['validate'], ['migrate', '-o', '-'], ['convert', '-']]) {
+      const args = [cmd[0]!, 'missing.jsonl', ...cmd.slice(1)];
+      const r = runCli(args, { cwd: tempDir() });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toBe('runlens: missing.jsonl: no such file or folder\n');
     }
   });
 
