@@ -1,6 +1,6 @@
 /**
- * Gate rules: a run passes only when its invocation ended, ended without status ERROR, and none of its
- * node results matches --fail-on. Offenders and counts are selected in DuckDB; only offenders (and, for
+ * Gate rules: a run passes only when its invocations and node spans ended, no invocation ended with status
+ * ERROR, and none of its node results matches --fail-on. Offenders and counts are selected in DuckDB; only offenders (and, for
  * reporters that list every test, the tests) come into JavaScript.
  */
 import type { Db } from '../store/db.js';
@@ -67,7 +67,13 @@ export interface GateRun {
   duration_ms: number | null;
   /** the run has an invocation span */
   has_invocation: boolean;
-  /** its invocation span ended */
+  /** its invocation spans (a trace can hold several: one invocation id given to several commands) */
+  invocations: number;
+  /** of them, those that never ended */
+  open_invocations: number;
+  /** node spans that never ended */
+  open_nodes: number;
+  /** every invocation span of it ended */
   ended: boolean;
   status_code: number | null;
   status_message: string | null;
@@ -113,13 +119,17 @@ function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly str
   const recorded = r.nodes === 0 ? 'no node result was recorded' : `${r.nodes} node result${r.nodes === 1 ? ' was' : 's were'} recorded`;
   if (failOn.includes('incomplete')) {
     if (!r.has_invocation) return { rule: 'incomplete', reason: withLogs(`the run has no invocation span (the input holds only part of it); ${recorded}`) };
-    if (!r.ended) return { rule: 'incomplete', reason: withLogs(`the invocation never ended (the engine stopped mid-run, or the input was cut short); ${recorded}`) };
+    const cut = 'the engine stopped mid-run, or the input was cut short';
+    if (!r.ended && r.invocations > 1) return { rule: 'incomplete', reason: withLogs(`${r.open_invocations} of the run's ${r.invocations} invocations never ended (${cut}); ${recorded}`) };
+    if (!r.ended) return { rule: 'incomplete', reason: withLogs(`the invocation never ended (${cut}); ${recorded}`) };
+    if (r.open_nodes > 0) return { rule: 'incomplete', reason: withLogs(`${plural(r.open_nodes, 'node span')} never ended although the invocation did (the input lacks their ends); ${recorded}`) };
   }
   if (failOn.includes('run-error') && r.ended && r.status_code === 2) {
     // the engine's text, cleaned as a node's messages are
     const message = r.status_message ? cleanMessage(r.status_message) : '';
     const status = message ? `: ${message}` : '';
-    return { rule: 'run-error', reason: withLogs(`the invocation ended with status ERROR${status}${r.nodes === 0 ? `; ${recorded}` : ''}`) };
+    const which = r.invocations > 1 ? `one of the run's ${r.invocations} invocations` : 'the invocation';
+    return { rule: 'run-error', reason: withLogs(`${which} ended with status ERROR${status}${r.nodes === 0 ? `; ${recorded}` : ''}`) };
   }
   return null;
 }
@@ -229,8 +239,15 @@ export async function evaluateGate(db: Db, opts: GateOptions): Promise<GateResul
   const inTrace = opts.traceId ? 'trace_id = $t' : 'true';
   const runRows = await db.all<RunRow>(
     `SELECT r.trace_id, r.invocation_id, r.command, r.nodes::INTEGER AS nodes, round(r.duration_ms, 3) AS duration_ms,
-       i.trace_id IS NOT NULL AS has_invocation, r.ended, r.status_code, r.status_message
-     FROM runs r LEFT JOIN (SELECT DISTINCT trace_id FROM spans WHERE kind = 'invocation' AND ${inTrace}) i USING (trace_id)
+       coalesce(i.invocations, 0) > 0 AS has_invocation, coalesce(i.invocations, 0)::INTEGER AS invocations,
+       coalesce(i.open_invocations, 0)::INTEGER AS open_invocations, coalesce(i.open_nodes, 0)::INTEGER AS open_nodes,
+       r.ended, r.status_code, r.status_message
+     FROM runs r LEFT JOIN (
+       SELECT trace_id, count(*) FILTER (WHERE kind = 'invocation') AS invocations,
+         count(*) FILTER (WHERE kind = 'invocation' AND NOT ended) AS open_invocations,
+         count(*) FILTER (WHERE kind <> 'invocation' AND NOT ended) AS open_nodes
+       FROM spans WHERE kind IN ('invocation', 'node_evaluated', 'node_processed') AND ${inTrace} GROUP BY ALL
+     ) i USING (trace_id)
      WHERE ${opts.traceId ? 'r.trace_id = $t' : 'true'}
      ORDER BY r.start_ns, r.trace_id`,
     params,

@@ -7,7 +7,9 @@ import { commandOfSql } from '../telemetry/command-line.js';
 import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
 import { sourceFreshness } from './freshness-sql.js';
+import { ExecutionPhase } from '../telemetry/enums.js';
 import { NODE_RESULT, normalizeSelect, usualDepth } from './normalize-sql.js';
+import { sqlString } from './sql-text.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
 
@@ -15,7 +17,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 6;
+export const DERIVE_RULES = 7;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -68,7 +70,7 @@ UPDATE record_rows r SET unique_id = n.unique_id, phase = n.phase, node_outcome 
   upstream_unique_id = n.upstream_unique_id, test_outcome = n.test_outcome, failing_rows = n.failing_rows,
   resource_type = n.resource_type, name = n.name, relative_path = n.relative_path, materialization = n.materialization,
   rows_affected = n.rows_affected, in_selection = n.in_selection, attr_duration_ms = n.attr_duration_ms
-FROM (${normalizeSelect(`SELECT r.rowid AS record_rowid, record_type, span_id, event_type, span_name, links, a.attributes
+FROM (${normalizeSelect(`SELECT r.rowid AS record_rowid, record_type, span_id, event_type, span_name, status_code, links, a.attributes
   FROM record_rows r JOIN ${attributesOfRows(`SELECT r FROM _unended`)} a
     ON a.record_rowid = r.rowid`, { spanStarts: true })}) n
 WHERE r.rowid = n.record_rowid`;
@@ -140,15 +142,25 @@ CREATE OR REPLACE TEMP TABLE _node_groups AS SELECT trace_id, unique_id FROM rec
 WHERE span_row AND ${NODE_KINDS} AND unique_id IS NOT NULL ${filter}
 GROUP BY ALL HAVING count(*) FILTER (WHERE node_result) <> 1`];
 
-/** arg_max picks the span's row id only: carrying whole rows through the aggregate costs more. */
+/** The order of the engine's phases (their enum numbers), for evaluations of one node. */
+const PHASE_ORDER = `CASE phase ${ExecutionPhase.entries.map((e) => `WHEN ${sqlString(e.short)} THEN ${e.number}`).join(' ')} END`;
+
+/**
+ * arg_max picks the span's row id only: carrying whole rows through the aggregate costs more. Of
+ * evaluations, the later phase decides before the later clock (a clock that stepped back must not
+ * put a RENDER evaluation after the RUN one); spans that end at the same time are told by what they
+ * say, worst first, so that the line order never decides.
+ */
 const NODE_PICK: Step[] = [
   ['derive node results', `
 UPDATE record_rows SET node_result = false
 WHERE node_result AND (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM _node_groups)`],
   ['derive node results', `
 UPDATE record_rows SET node_result = true WHERE rowid IN (
-  SELECT arg_max(record_rowid, (kind = 'node_processed' AND ended, kind = 'node_evaluated' AND ended AND node_outcome = 'error',
-    kind = 'node_processed', skip_reason IS DISTINCT FROM 'phase_skipped', coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808)))
+  SELECT arg_max(record_rowid, (kind = 'node_processed' AND ended, kind = 'node_evaluated' AND ended AND node_outcome IS NOT DISTINCT FROM 'error',
+    kind = 'node_processed', skip_reason IS DISTINCT FROM 'phase_skipped', coalesce(CASE WHEN kind = 'node_evaluated' THEN ${PHASE_ORDER} END, -1),
+    coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808),
+    node_outcome IS NOT DISTINCT FROM 'error', test_outcome IS NOT DISTINCT FROM 'failed', coalesce(node_outcome, ''), coalesce(test_outcome, ''), span_id))
   FROM spans JOIN _node_groups USING (trace_id, unique_id) WHERE ${NODE_KINDS}
   GROUP BY trace_id, unique_id)`],
 ];
@@ -157,14 +169,21 @@ UPDATE record_rows SET node_result = true WHERE rowid IN (
 const runs = (filter: string) => `
 INSERT INTO runs
 WITH inv AS (
-  SELECT trace_id, arg_min(record_rowid, start_ns) AS record_rowid FROM spans WHERE kind = 'invocation' ${filter} GROUP BY ALL
+  -- The run is its first invocation; a trace can hold more (one invocation id given to several
+  -- commands): the run ended when every one did, and failed when any ended in ERROR (the first such
+  -- gives its status).
+  SELECT trace_id, arg_min(record_rowid, start_ns) AS record_rowid, bool_and(ended) AS ended,
+    CASE WHEN bool_and(ended) THEN max(end_ns) END AS end_ns,
+    arg_min(record_rowid, (NOT (ended AND coalesce(status_code = 2, false)), start_ns)) AS status_rowid
+  FROM spans WHERE kind = 'invocation' ${filter} GROUP BY ALL
 ),
 proc AS (
   SELECT trace_id, arg_min(record_rowid, start_ns) AS record_rowid FROM spans WHERE kind = 'process' ${filter} GROUP BY ALL
 ),
 s AS (
-  SELECT i.trace_id, a.attributes, sp.start_ns, sp.end_ns, sp.ended, sp.status_code, sp.status_message
+  SELECT i.trace_id, a.attributes, sp.start_ns, i.end_ns, i.ended, st.status_code, st.status_message
   FROM inv i JOIN ${attributesOfRows('SELECT record_rowid FROM inv')} a USING (record_rowid) JOIN spans sp ON sp.record_rowid = i.record_rowid
+    JOIN spans st ON st.record_rowid = i.status_rowid
 ),
 pv AS (
   SELECT p.trace_id, json_extract_string(a.attributes, '$.version') AS version

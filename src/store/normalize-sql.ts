@@ -140,7 +140,8 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
          WHEN kind0 IN ('node_evaluated', 'node_processed', 'query') AND ${parsed}
          THEN nullif(regexp_extract(span_name, '^Node(?: evaluated| processed)? ?\\((.*)\\)$', 1), '') END AS unique_id,
     rl_phase(coalesce(a.phase, a.last_phase)) AS phase,
-    rl_outcome(a.node_outcome) AS node_outcome,
+    -- a node's result that ended in ERROR without saying its outcome failed all the same (status Error is outcome ERROR)
+    coalesce(rl_outcome(a.node_outcome), CASE WHEN kind0 = 'node_processed' AND record_type = 'SpanEnd' AND status_code = 2 THEN 'error' END) AS node_outcome,
     rl_skip_reason(coalesce(a.node_skip_reason, a.skip_reason)) AS skip_reason,
     coalesce(a.node_skip_upstream_detail.upstream_unique_id, a.upstream_unique_id) AS upstream_unique_id,
     CASE WHEN a.node_test_detail IS NOT NULL
