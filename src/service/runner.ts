@@ -22,7 +22,7 @@ import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { storableText } from './storable-text.js';
 import { telemetryNotStoredNote } from './telemetry-note.js';
-import { artifactName, findStepTelemetry, telemetryArtifact, telemetryBefore } from './step-telemetry.js';
+import { artifactName, findStepTelemetry, keepStepTelemetry, telemetryArtifact, telemetryBefore, type TelemetryFile } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 
 const LOG_CAP = 64 * 1024;
@@ -209,7 +209,7 @@ export class JobRunner {
     const runDir = await mkdtemp(join(this.o.workDir, `${run.id}-`));
 
     const steps: RunStep[] = [];
-    const telemetry = new Map<number, Awaited<ReturnType<typeof findStepTelemetry>>>();
+    const telemetry = new Map<number, KeptTelemetry>();
     let failed: RunStep | null = null;
     let failedSignal: NodeJS.Signals | null = null;
     for (const [i, command] of job.executeSteps.entries()) {
@@ -226,7 +226,9 @@ export class JobRunner {
       Object.assign(step, { exitCode: result.exitCode, logs: result.logs, finishedAt: toMicros(this.o.clock.now()),
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });
       await this.o.store.saveRunStep(step);
-      telemetry.set(step.index, await findStepTelemetry(argv, runDir, telemetryDir, before));
+      const file = await findStepTelemetry(argv, runDir, telemetryDir, before);
+      // kept now: a later step may write the same file again or delete it
+      if (file) telemetry.set(step.index, await keep(file, runDir, step.index));
       if (result.exitCode !== 0) {
         failed = step;
         failedSignal = result.signal;
@@ -243,14 +245,18 @@ export class JobRunner {
     }
 
     for (const step of steps) {
-      const file = telemetry.get(step.index);
-      if (!file) continue;
+      const t = telemetry.get(step.index);
+      if (!t) continue;
       try {
-        const bytes = await telemetryArtifact(file, runDir, step.index);
+        if ('error' in t) throw t.error;
+        const bytes = await telemetryArtifact(t.kept, t.dir, step.index);
         await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()));
         step.artifact = artifactName(step.index);
       } catch (e) {
-        step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(file.path, (e as Error).message)}`);
+        // the reason names the file the step wrote, not the runner's copy of it
+        let reason = (e as Error).message.split('kept' in t ? t.kept.path : '\0').join(t.file.path);
+        if (t.file.appendedFrom) reason += ` (in the part this step appended, from byte ${t.file.appendedFrom})`;
+        step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(t.file.path, reason)}`);
       }
       await this.o.store.saveRunStep(step);
     }
@@ -293,6 +299,19 @@ export class JobRunner {
         resolvePromise({ exitCode: 128 + (constants.signals[signal] ?? 0), signal, logs: withNote(logs, `[runlens] step killed by ${signal}\n`) });
       });
     });
+  }
+}
+
+/** A step's telemetry file and the runner's copy of it (or why there is none). */
+type KeptTelemetry = { file: TelemetryFile } & ({ kept: TelemetryFile; dir: string } | { error: Error });
+
+/** Copies a finished step's telemetry into a new folder of the run's that no step is told of. */
+async function keep(file: TelemetryFile, runDir: string, index: number): Promise<KeptTelemetry> {
+  try {
+    const dir = await mkdtemp(join(runDir, `.step-${index}-kept-`));
+    return { file, kept: await keepStepTelemetry(file, dir), dir };
+  } catch (e) {
+    return { file, error: e as Error };
   }
 }
 

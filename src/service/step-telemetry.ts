@@ -5,9 +5,16 @@
  * `--otel-file-name` under logs); the engine's default Parquet path, target/metadata/otel.parquet; or
  * the output of a `runlens` step (generate, migrate, record: -o FILE or --project-dir DIR).
  * Parquet is stored as written; JSONL is converted by the producer's convertFile (src/produce).
+ *
+ * Steps of a run share its folder, so a later step may write the same file again (the engine's Parquet
+ * sink truncates it per run, its JSONL sink appends) or delete it (`dbt clean`): each step's telemetry
+ * is copied to a folder of the runner's as soon as the step ends (keepStepTelemetry), and stored from
+ * there once the run is over.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { copyFile, open, readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 // The one place this service calls the producer's converter (src/produce, issue 3).
 import { convertFile } from '../produce/convert.js';
 import { outputPath, STDOUT } from '../produce/output-path.js';
@@ -15,7 +22,20 @@ import { outputPath, STDOUT } from '../produce/output-path.js';
 export interface TelemetryFile {
   path: string;
   format: 'parquet' | 'jsonl';
+  /** JSONL a step appended to a file that was there before it: where its own bytes start */
+  appendedFrom?: number;
 }
+
+/** A file at a named place as it was before a step: its identity and last change, and for JSONL its last bytes. */
+interface FileState {
+  key: string;
+  ino: number;
+  size: number;
+  /** up to TAIL bytes before `size`: the same bytes there afterwards mean the step appended */
+  tail: Buffer | null;
+}
+
+const TAIL = 64 * 1024;
 
 export const artifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
 
@@ -30,14 +50,38 @@ function flagValue(argv: string[], flag: string): string | undefined {
   return undefined;
 }
 
-/** A file's identity and last change, or null when there is no file. */
-async function signature(path: string): Promise<string | null> {
+/** A file's identity and last change (JSONL: with its last bytes), or null when there is no file. */
+async function fileState(path: string, format: TelemetryFile['format'] | null): Promise<FileState | null> {
   try {
     const s = await stat(path);
-    return s.isFile() ? `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}` : null;
+    if (!s.isFile()) return null;
+    const state: FileState = { key: `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`, ino: s.ino, size: s.size, tail: null };
+    if (format === 'jsonl' && s.size > 0) state.tail = await readRange(path, Math.max(0, s.size - TAIL), s.size);
+    return state;
   } catch {
     return null;
   }
+}
+
+async function readRange(path: string, from: number, to: number): Promise<Buffer> {
+  const f = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(to - from);
+    const { bytesRead } = await f.read(buf, 0, buf.length, from);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await f.close();
+  }
+}
+
+/**
+ * Where a step's own bytes start in a JSONL file that was there before it: the same file (inode),
+ * grown, with the bytes it ended with still in place. Otherwise (a new file, one written anew) 0.
+ */
+async function appendedFrom(path: string, was: FileState | null | undefined, now: FileState): Promise<number> {
+  if (!was?.tail || was.ino !== now.ino || now.size <= was.size) return 0;
+  const same = (await readRange(path, was.size - was.tail.length, was.size)).equals(was.tail);
+  return same ? was.size : 0;
 }
 
 function runlensOutput(argv: string[], cwd: string): string | undefined {
@@ -72,28 +116,43 @@ function namedPlaces(argv: string[], cwd: string): TelemetryFile[] {
  * The files at a step's named places before it runs. Steps of a run share its folder: a file an
  * earlier step wrote there is the step's telemetry only if the step writes it again.
  */
-export async function telemetryBefore(argv: string[], cwd: string): Promise<Map<string, string | null>> {
-  const before = new Map<string, string | null>();
-  for (const p of namedPlaces(argv, cwd)) before.set(p.path, await signature(p.path));
+export async function telemetryBefore(argv: string[], cwd: string): Promise<Map<string, FileState | null>> {
+  const before = new Map<string, FileState | null>();
+  for (const p of namedPlaces(argv, cwd)) before.set(p.path, await fileState(p.path, p.format));
   return before;
 }
 
 /** The telemetry file of one finished step, Parquet preferred, or null when it wrote none. */
-export async function findStepTelemetry(argv: string[], cwd: string, telemetryDir: string, before: Map<string, string | null>): Promise<TelemetryFile | null> {
+export async function findStepTelemetry(argv: string[], cwd: string, telemetryDir: string, before: Map<string, FileState | null>): Promise<TelemetryFile | null> {
   const found: TelemetryFile[] = [];
   try {
     for (const name of (await readdir(telemetryDir)).sort()) {
       const format = formatOf(name);
-      if (format && (await signature(join(telemetryDir, name)))) found.push({ path: join(telemetryDir, name), format });
+      if (format && (await fileState(join(telemetryDir, name), null))) found.push({ path: join(telemetryDir, name), format });
     }
   } catch {
     /* the step removed the folder (or put a file in its place) */
   }
   for (const p of namedPlaces(argv, cwd)) {
-    const now = await signature(p.path);
-    if (now !== null && now !== before.get(p.path)) found.push(p);
+    const now = await fileState(p.path, null);
+    const was = before.get(p.path);
+    if (now === null || now.key === was?.key) continue;
+    const from = p.format === 'jsonl' ? await appendedFrom(p.path, was, now) : 0;
+    found.push(from ? { ...p, appendedFrom: from } : p);
   }
   return found.find((f) => f.format === 'parquet') ?? found[0] ?? null;
+}
+
+/**
+ * A copy of a step's telemetry in `keepDir` (a folder of the step's own, which no step writes), made
+ * as soon as the step ends: of JSONL it appended, only the appended bytes. A copy, not a link: the
+ * engine's Parquet sink truncates the same inode.
+ */
+export async function keepStepTelemetry(file: TelemetryFile, keepDir: string): Promise<TelemetryFile> {
+  const kept = join(keepDir, basename(file.path));
+  if (file.appendedFrom) await pipeline(createReadStream(file.path, { start: file.appendedFrom }), createWriteStream(kept, { flags: 'wx' }));
+  else await copyFile(file.path, kept);
+  return { path: kept, format: file.format };
 }
 
 /** The artifact bytes for a step's telemetry file (JSONL converted to Parquet in `scratchDir`). */

@@ -14,6 +14,7 @@ import { WebhooksClient } from '../../src/client/webhooks.js';
 import { receiptView } from '../../src/service/http/views.js';
 import { ArtifactsClient } from '../../src/client/artifacts.js';
 import { ApiClientError } from '../../src/client/http.js';
+import { runInProcess } from '../helpers/in-process.js';
 import { makeToken, startReceiver, startService, until, type Harness, type StoreFactory } from './helpers.js';
 
 const SUBS = '/api/v3/accounts/{acct}/webhooks/subscriptions';
@@ -780,6 +781,118 @@ export function serviceSuite(factory: StoreFactory): void {
         let n = 0;
         for await (const _ of readRecords(out)) n++;
         expect(n).toBe(readFileSync(src, 'utf8').split('\n').filter((l) => l.trim()).length);
+      });
+
+      describe('steps that write the same telemetry file', () => {
+        /**
+         * A stand-in engine: `node fake-engine.mjs SRC [flags]` puts SRC's bytes where the engine would
+         * (Parquet truncated in place as the engine's sink does, JSONL appended as its file sink does, or
+         * truncated in place with --truncate).
+         */
+        const FAKE_ENGINE = `import fs from 'node:fs';
+const [src, ...rest] = process.argv.slice(2);
+const flag = (f) => { const i = rest.indexOf(f); return i < 0 ? undefined : rest[i + 1]; };
+const bytes = fs.readFileSync(src);
+const jsonl = flag('--otel-file-name');
+const dir = jsonl ? 'logs' : 'target/metadata';
+const file = dir + '/' + (jsonl ?? flag('--otel-parquet-file-name') ?? 'otel.parquet');
+fs.mkdirSync(dir, { recursive: true });
+const fd = fs.openSync(file, jsonl && !rest.includes('--truncate') ? 'a' : 'w');
+fs.writeSync(fd, bytes);
+fs.closeSync(fd);
+`;
+        let dir: string;
+        let engine: string;
+        const refs = new Map<string, string>();
+        /** A file runlens's own producer writes: `nodes` nodes, seed `seed`, as `ext`. */
+        async function produced(nodes: number, seed: number, ext: 'parquet' | 'jsonl'): Promise<string> {
+          const key = `${nodes}-${seed}.${ext}`;
+          if (!refs.has(key)) {
+            const out = join(dir, key);
+            const r = await runInProcess(['generate', '-o', out, '--nodes', String(nodes), '--seed', String(seed)]);
+            expect(r.code, r.stderr).toBe(0);
+            refs.set(key, out);
+          }
+          return refs.get(key)!;
+        }
+        /** The runs runlens's reader finds in a file. */
+        async function runsIn(file: string): Promise<unknown[]> {
+          const r = await runInProcess(['runs', file, '--format', 'json']);
+          expect(r.code, r.stderr).toBe(0);
+          // which file a run came from differs between the reference and the artifact
+          return JSON.parse(r.stdout).map(({ files: _, ...run }: Record<string, unknown>) => run);
+        }
+        /** The runs in each step's artifact, null for a step without one. */
+        async function artifactRuns(run: any): Promise<(unknown[] | null)[]> {
+          const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
+          const out: (unknown[] | null)[] = [];
+          for (const s of run.run_steps) {
+            if (!s.telemetry_artifact) {
+              out.push(null);
+              continue;
+            }
+            const file = join(dir, `run${run.id}-step${s.index}.parquet`);
+            writeFileSync(file, await c.fetchTelemetry(run.id, s.index));
+            out.push(await runsIn(file));
+          }
+          return out;
+        }
+        beforeEach(() => {
+          dir = join(db.dir, 'engine');
+          mkdirSync(dir, { recursive: true });
+          engine = join(dir, 'fake-engine.mjs');
+          writeFileSync(engine, FAKE_ENGINE);
+          refs.clear();
+        });
+
+        for (const flags of ['', ' --otel-parquet-file-name same.parquet']) {
+          it(`each step's artifact holds its own run when both write the same Parquet file (${flags ? 'named' : 'default path'})`, async () => {
+            const [a, b] = [await produced(8, 11, 'parquet'), await produced(6, 12, 'parquet')];
+            const id = await job([`node ${engine} ${a}${flags}`, `node ${engine} ${b}${flags}`]);
+            const run = await runAndWait(id);
+            expect(run).toMatchObject({ status: 10, is_success: true });
+            expect(await artifactRuns(run)).toEqual([await runsIn(a), await runsIn(b)]);
+          });
+        }
+
+        it("each step's artifact holds only the invocations it appended to a JSONL file both steps append to", async () => {
+          const [a, b] = [await produced(8, 11, 'jsonl'), await produced(6, 12, 'jsonl')];
+          const id = await job([`node ${engine} ${a} --otel-file-name otel.jsonl`, `node ${engine} ${b} --otel-file-name otel.jsonl`]);
+          const run = await runAndWait(id);
+          expect(run).toMatchObject({ status: 10, is_success: true });
+          const [first, second] = [await runsIn(a), await runsIn(b)];
+          expect(first).toHaveLength(1);
+          expect(await artifactRuns(run)).toEqual([first, second]);
+        });
+
+        it("a JSONL file a later step writes anew, larger, in place is that step's whole file, not an append", async () => {
+          const [a, b] = [await produced(6, 12, 'jsonl'), await produced(8, 11, 'jsonl')];
+          const id = await job([`node ${engine} ${a} --otel-file-name otel.jsonl --truncate`, `node ${engine} ${b} --otel-file-name otel.jsonl --truncate`]);
+          const run = await runAndWait(id);
+          expect(await artifactRuns(run)).toEqual([await runsIn(a), await runsIn(b)]);
+        });
+
+        it("the note on telemetry appended that does not convert names the step's file and says only its part was read", async () => {
+          const a = await produced(8, 11, 'jsonl');
+          const cut = join(dir, 'cut.jsonl');
+          writeFileSync(cut, readFileSync(await produced(6, 12, 'jsonl'), 'utf8').trimEnd().slice(0, -20));
+          const id = await job([`node ${engine} ${a} --otel-file-name otel.jsonl`, `node ${engine} ${cut} --otel-file-name otel.jsonl`]);
+          const run = await runAndWait(id);
+          expect(await artifactRuns(run)).toEqual([await runsIn(a), null]);
+          const note = /^\[runlens\] telemetry (.*) not stored: (.*)$/m.exec(run.run_steps[1].logs);
+          expect(note?.[1]).toMatch(/\/logs\/otel\.jsonl$/);
+          expect(note?.[2]).toContain(`${note?.[1]}:`);
+          expect(note?.[2]).toMatch(/\(in the part this step appended, from byte \d+\)$/);
+          expect(note?.[2]).not.toContain('kept');
+        });
+
+        it("a step's telemetry is kept when a later step deletes the file (dbt clean)", async () => {
+          const a = await produced(8, 11, 'parquet');
+          const id = await job([`node ${engine} ${a}`, `node -e "require('fs').rmSync('target',{recursive:true})"`]);
+          const run = await runAndWait(id);
+          expect(run).toMatchObject({ status: 10, is_success: true });
+          expect(await artifactRuns(run)).toEqual([await runsIn(a), null]);
+        });
       });
 
       it('filters deliveries by job_ids and event_types', async () => {
