@@ -142,6 +142,23 @@ describe('service CLI end to end', () => {
     expect(readdirSync(join(data, 'cut'))).toEqual([]);
   });
 
+  it('two `runlens generate -o otel.jsonl` steps: each artifact holds its own step\'s run', async () => {
+    const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
+    const steps = ['runlens generate -o otel.jsonl --nodes 8 --seed 11', 'runlens generate -o otel.jsonl --nodes 6 --seed 12'];
+    const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ name: 'same-out', project_id: 1, environment_id: 1, execute_steps: steps }) })).json() as any;
+    const run = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'gen' }) })).json() as any;
+    await until(async () => {
+      const r = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/runs/${run.data.id}/?include_related=["run_steps"]`, { headers: auth })).json() as any;
+      return r.data.is_complete ? r.data : null;
+    }, 'run complete');
+    const out = join(data, 'same-out');
+    const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', `${out}/`]);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    const nodes = [1, 2].map((step) => JSON.parse(cli(['runs', join(out, `telemetry-${step}-otel.parquet`), '--format', 'json']).stdout).map((r: any) => r.nodes));
+    expect(nodes).toEqual([[8], [6]]);
+  });
+
   it('verify exits 0 for a matching signature and 1 for a wrong one', () => {
     const body = '{"eventId":"wev_x"}';
     const sig = hmacHex(body, 'sekrit');
