@@ -49,7 +49,7 @@ export const jobsCommand: CommandBody<object> = {
           .option('step', { ...listOption('a step command, in order', null), demandOption: true })
           .option('project-id', { type: 'number', default: 1 })
           .option('environment-id', { type: 'number', default: 1 })
-          .option('dbt-version', { type: 'string', describe: 'the engine version the job declares (toolVersion in events)' })
+          .option('dbt-version', { type: 'string', describe: 'the engine version the job declares (toolVersion and dbtVersion in events)' })
           .example('$0 jobs create --name nightly --step "runlens generate -o telemetry.jsonl"', 'prints the new job and its id'),
         async (a) => withApiErrors(async () => {
           const job = await client(a).create({

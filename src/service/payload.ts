@@ -1,4 +1,7 @@
-/** The body sent to subscribers, field for field as interface section 2C (key order kept stable). */
+/**
+ * The body sent to subscribers, field for field as interface section 2C (key order kept stable), with
+ * `dbtVersion` beside `toolVersion`: the same value under the hosted service's name.
+ */
 import { isoFractional, isoSeconds } from './clock.js';
 import type { EventType, Job, Run, Subscription } from './store/types.js';
 
@@ -16,6 +19,8 @@ export function buildPayload(sub: Subscription, eventId: string, eventType: Even
     environmentId: String(job.environmentId),
     environmentName: job.environmentName,
     toolVersion: job.toolVersion,
+    // the hosted service's name for it, which real receivers read (reference webhooks 1.4)
+    dbtVersion: job.toolVersion,
     projectName: job.projectName,
     projectId: String(job.projectId),
     runStatus: runStatusName(run.status),

@@ -357,6 +357,8 @@ export function serviceSuite(factory: StoreFactory): void {
           // receivers that reject ids which are not positive integers accept the test event too
           for (const k of ['jobId', 'runId', 'projectId', 'environmentId']) expect(body.data[k], `${types.join()} ${k}`).toMatch(/^[1-9]\d*$/);
           expect(body.data.runReason).toBe('Test webhook delivery');
+          expect(body.data, types.join()).toMatchObject({ toolVersion: '', dbtVersion: '' });
+          expect(rx.deliveries[0]!.verified, types.join()).toBe(true);
         }
       });
 
@@ -662,9 +664,12 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(started!.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$/);
         expect(started!.data).toEqual({
           jobId: String(id), jobName: 'nightly', runId: String(run.id), environmentId: '8', environmentName: 'Environment 8', toolVersion: '2.0.0',
-          projectName: 'Project 7', projectId: '7', runStatus: 'Running', runStatusCode: 3, runStatusMessage: 'None', runReason: 'nightly schedule',
+          dbtVersion: '2.0.0', projectName: 'Project 7', projectId: '7', runStatus: 'Running', runStatusCode: 3, runStatusMessage: 'None', runReason: 'nightly schedule',
           runStartedAt: started!.data.runStartedAt,
         });
+        // the interface's name and the hosted service's (reference webhooks 1.4), in the signed body
+        expect(Object.keys(started!.data).slice(5, 7)).toEqual(['toolVersion', 'dbtVersion']);
+        expect(completed!.data).toMatchObject({ toolVersion: '2.0.0', dbtVersion: '2.0.0' });
         expect(started!.data.runStartedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
         expect(completed!.data).toMatchObject({ runStatus: 'Success', runStatusCode: 10 });
         expect(completed!.data.runFinishedAt).toMatch(/Z$/);
