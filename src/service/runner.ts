@@ -253,10 +253,7 @@ export class JobRunner {
         await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()));
         step.artifact = artifactName(step.index);
       } catch (e) {
-        // the reason names the file the step wrote, not the runner's copy of it
-        let reason = (e as Error).message.split('kept' in t ? t.kept.path : '\0').join(t.file.path);
-        if (t.file.appendedFrom) reason += ` (in the part this step appended, from byte ${t.file.appendedFrom})`;
-        step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(t.file.path, reason)}`);
+        step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(t.file.path, notStoredReason(t, e as Error))}`);
       }
       await this.o.store.saveRunStep(step);
     }
@@ -313,6 +310,12 @@ async function keep(file: TelemetryFile, runDir: string, index: number): Promise
   } catch (e) {
     return { file, error: e as Error };
   }
+}
+
+/** Why a step's telemetry was not stored, naming the file the step wrote rather than the runner's copy. */
+function notStoredReason(t: KeptTelemetry, e: Error): string {
+  const reason = 'kept' in t ? e.message.split(t.kept.path).join(t.file.path) : e.message;
+  return t.file.appendedFrom ? `${reason} (in the part this step appended, from byte ${t.file.appendedFrom})` : reason;
 }
 
 interface StepResult {
