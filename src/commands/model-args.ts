@@ -34,8 +34,13 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; 
   const paths = a.paths ?? [];
   if (paths.length === 0 && !a.db && opts.requireInput !== false) throw new UsageError('give at least one PATH or --db FILE');
   // DuckDB: loaded when a command runs, not for --help
-  const [{ loadPaths }, { openModelFor }] = await Promise.all([import('../store/load.js'), import('../store/open.js')]);
-  const db = await openModelFor({ db: a.db, writes: opts.writes === true || a.receive === true, adding: paths.length > 0 });
+  const [{ loadCommand, loadPaths }, { openModelFor }] = await Promise.all([import('../store/load.js'), import('../store/open.js')]);
+  const db = await openModelFor({
+    db: a.db, writes: opts.writes === true || a.receive === true, adding: paths.length > 0,
+    // gate --receive judges the model it receives into
+    shows: opts.writes !== true,
+    load: paths.length > 0 ? loadCommand(paths, a) : undefined,
+  });
   if (paths.length === 0) return { db, report: NOTHING_LOADED };
   try {
     const bar = createProgress('loading');

@@ -27,7 +27,8 @@ export const receiveCommand: CommandBody<Args> = {
     ]);
     refuseSharedOutputs([['--db', a.db], ['--jsonl', a.jsonl], ['--parquet', a.parquet]]);
     for (const file of [a.jsonl, a.parquet]) if (file) checkOutputPlace(path.resolve(file));
-    const db = await openModel(a.db);
+    // receiving only adds runs: a load that did not complete is said, and readers still refuse the model
+    const db = await openModel(a.db, { unfinished: 'warn' });
     const sinks: TelemetrySink[] = [];
     // Paths as given (resolved), not the engine's logs/ and target/metadata/ defaults for bare names.
     if (a.jsonl) sinks.push(new JsonlSink({ path: path.resolve(a.jsonl), append: false, level: 'trace' }));

@@ -53,6 +53,9 @@ export class Db {
     readonly readOnly = false,
   ) {}
 
+  /** the load (its command line) this model file was made for, its mark written with the tables (src/store/open.ts) */
+  madeForLoad?: string;
+
   /** A model that lives for one process (no --db file). */
   get inMemory(): boolean {
     return this.path === IN_MEMORY;
@@ -68,7 +71,7 @@ export class Db {
         ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
       });
     } catch (e) {
-      throw openError(errorMessage(e), path);
+      throw openError(errorMessage(e), path, opts.readOnly ?? false);
     }
     const conn = await instance.connect();
     if (path !== IN_MEMORY) {
@@ -222,14 +225,19 @@ export class Db {
 
 /**
  * DuckDB's refusal to open a database file, in the user's terms. A file is locked by the one process
- * that writes it (DuckDB allows one writer, and no reader beside it): a running `load --db` or `receive --db`.
+ * that writes it (DuckDB allows one writer, and no reader beside it): a running `load --db` or
+ * `receive --db`; or, to a writer, by the commands reading it (any number of them at once).
  */
-function openError(message: string, path: string): InputError {
+function openError(message: string, path: string, readOnly: boolean): InputError {
   const lock = /Could not set lock on file[^]*?\(PID (\d+)\)/.exec(message);
   if (lock || /Conflicting lock/.test(message)) {
+    const holders = readOnly
+      ? 'such as a `runlens load --db` or `runlens receive --db`'
+      : 'such as a `runlens load --db` or `runlens receive --db`, or a command reading it (`runlens explore --db`, a long `runlens query --db`)';
+    const wait = readOnly ? 'Wait for a load to finish' : 'Wait for a load or a reading command to finish (quit explore)';
     return new InputError(
-      `the model is in use by another process${lock ? ` (PID ${lock[1]})` : ''}, such as a \`runlens load --db\` or \`runlens receive --db\`: ` +
-        'DuckDB lets one process write a model, and no other open it meanwhile. Wait for a load to finish; to watch runs as they ' +
+      `the model is in use by another process${lock ? ` (PID ${lock[1]})` : ''}, ${holders}: ` +
+        `DuckDB lets one process write a model, and no other open it meanwhile. ${wait}; to watch runs as they ` +
         `arrive, receive with \`runlens explore --receive --db ${path}\` instead, or stop the receiver to read the model`,
       path,
     );

@@ -17,7 +17,7 @@ import { shellWords } from '../render/shell-words.js';
 import { AttributesWriter } from './attributes-writer.js';
 import { Db, sqlString } from './db.js';
 import { hideRecordsAlreadyPresent } from './dedupe.js';
-import { ensureSchema, finishPendingLoads, LOAD_UNFINISHED } from './schema.js';
+import { ensureSchema, finishPendingLoads, markLoadSql, unfinishedLoads, unmarkLoad } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
 import { timed } from './timing.js';
 
@@ -98,6 +98,11 @@ async function contentHash(path: string): Promise<string> {
   return `xxh64:${h.digest().toString(16).padStart(16, '0')}`;
 }
 
+/** A load's command line, with the options that change what it loads: what a mark records and a reader suggests running again. */
+export function loadCommand(args: string[], opts: Pick<LoadOptions, 'lenient' | 'manifest'> = {}): string {
+  return shellWords(['load', ...(opts.lenient ? ['--lenient'] : []), ...(opts.manifest !== undefined ? ['--manifest', opts.manifest] : []), ...args]);
+}
+
 /** Load every file named by PATH arguments (files, folders, globs). */
 export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}): Promise<LoadReport> {
   const namedBy = new Map<string, string[]>();
@@ -112,13 +117,13 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
   if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
   // A --db file keeps a mark of the load until its end: a reader then knows of one that failed to
-  // commit (a full disk) or was killed, instead of answering from a model without its files.
-  // A mark left by another load stays: this one does not give the model what that one was given.
-  const thisLoad = shellWords(['load', ...args]);
-  const earlier = db.inMemory ? null : await db.scalar<string | null>(`SELECT value FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
-  const marked = !db.inMemory && (earlier === null || earlier === thisLoad);
-  const unmark = () => db.run(`DELETE FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
-  if (marked) await db.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('${LOAD_UNFINISHED}', $load)`, { load: thisLoad });
+  // commit (a full disk) or was killed, instead of answering from a model without its files. Marks
+  // of other loads stay: this one does not give the model what those were given.
+  const thisLoad = loadCommand(args, opts);
+  const earlier = db.inMemory ? [] : await unfinishedLoads(db);
+  // a run again of a load that did not complete (its mark written before this process, not with a model made for it)
+  const again = earlier.includes(thisLoad) && db.madeForLoad !== thisLoad;
+  if (!db.inMemory && !earlier.includes(thisLoad)) await db.run(markLoadSql(thisLoad));
   try {
     for (const [index, input] of inputs.entries()) {
       // Records can only be present already when the model had some, or an earlier file added some.
@@ -130,12 +135,13 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
     // The files committed before the one that failed are finished all the same (derived), as they
     // would be at the model's next opening.
     await finishPendingLoads(db, { touched: true }).catch(() => undefined);
-    // input it refuses stops a load as meant (that file rolled back, the ones before it whole)
-    if (marked && e instanceof RunlensError) await unmark().catch(() => undefined);
+    // Input it refuses stops a load as meant (that file rolled back, the ones before it whole): the
+    // model holds what it held before plus whole files. Run again, the load still did not complete.
+    if (!db.inMemory && !again && e instanceof RunlensError) await unmarkLoad(db, thisLoad).catch(() => undefined);
     throw e;
   }
   await finishPendingLoads(db, { fresh, touched: true });
-  if (marked) await unmark();
+  if (!db.inMemory) await unmarkLoad(db, thisLoad);
   return {
     files,
     skipped,

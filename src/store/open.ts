@@ -8,12 +8,16 @@ import { existsSync } from 'node:fs';
 import { InputError, UsageError } from '../errors.js';
 import { Db, sqlString } from './db.js';
 import { shellWords } from '../render/shell-words.js';
-import { ensureSchema, LOAD_UNFINISHED, modelState, type ModelState } from './schema.js';
+import { ensureSchema, modelState, unfinishedLoads, type ModelState } from './schema.js';
 
 const MAKES_MODELS = '`runlens load PATH --db FILE` makes models';
 
 function refuse(state: ModelState, path: string, reading: boolean): void {
-  if (state === 'not-a-model' || (reading && state === 'empty')) {
+  // what a first load leaves when it stops before it made the model's tables
+  if (reading && state === 'empty') {
+    throw new InputError(`not a runlens model (an empty DuckDB database: a load into it may have stopped before it began; ${MAKES_MODELS})`, path);
+  }
+  if (state === 'not-a-model') {
     throw new InputError(`not a runlens model (a DuckDB database without runlens's tables; ${MAKES_MODELS})`, path);
   }
   if (state === 'newer') throw new InputError('the model was made by a newer runlens; upgrade runlens to read it', path);
@@ -22,15 +26,37 @@ function refuse(state: ModelState, path: string, reading: boolean): void {
   }
 }
 
-/** Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. */
-export async function openModel(dbPath?: string): Promise<Db> {
+/** Loads into the model that did not complete, said with the commands that run them again. */
+async function unfinishedLoadsError(db: Db, path: string): Promise<InputError> {
+  const loads = await unfinishedLoads(db);
+  const again = loads.map((l) => `\`runlens ${l} --db ${shellWords([path])}\``).join(', ');
+  if (loads.length === 1) {
+    return new InputError(`a load into the model did not finish (${loads[0]}): it may lack files that load was given; run the load again (${again})`, path);
+  }
+  return new InputError(`${loads.length} loads into the model did not finish (${loads.join('; ')}): it may lack files those loads were given; run each again (${again})`, path);
+}
+
+/**
+ * Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. `load`: the
+ * command line of the load about to run (a new model is made with its mark). `unfinished`, for a model
+ * a load into which did not complete: `refuse` it as readers do (a command that judges or shows the
+ * model), or `warn` and go on (one that only adds to it); a load goes on silently.
+ */
+export async function openModel(dbPath?: string, opts: { load?: string; unfinished?: 'refuse' | 'warn' } = {}): Promise<Db> {
   // DuckDB's name for an in-memory database: a "saved" model that is gone when the command ends
   if (dbPath?.startsWith(':memory:')) throw new UsageError(`--db takes a file path, not ${dbPath} (without --db the model lives in memory)`);
   const db = await Db.open(dbPath);
   try {
     const state = dbPath === undefined ? 'empty' : await modelState(db);
     if (dbPath !== undefined) refuse(state, dbPath, false);
-    await ensureSchema(db, { fresh: state === 'empty' });
+    if (dbPath !== undefined && state === 'load-unfinished' && opts.unfinished) {
+      const e = await unfinishedLoadsError(db, dbPath);
+      if (opts.unfinished === 'refuse') throw e;
+      process.stderr.write(`runlens: ${e.message}\n`);
+    }
+    const fresh = state === 'empty';
+    await ensureSchema(db, { fresh, load: opts.load });
+    if (fresh && dbPath !== undefined) db.madeForLoad = opts.load;
     return db;
   } catch (e) {
     db.close();
@@ -49,10 +75,7 @@ export async function openModelToRead(dbPath: string, opts: { copy?: boolean } =
   try {
     state = await modelState(db);
     refuse(state, dbPath, true);
-    if (state === 'load-unfinished') {
-      const load = await db.scalar<string>(`SELECT value FROM runlens_meta WHERE key = '${LOAD_UNFINISHED}'`);
-      throw new InputError(`a load into the model did not finish (${load}): it may lack files that load was given; run the load again (\`runlens ${load} --db ${shellWords([dbPath])}\`)`, dbPath);
-    }
+    if (state === 'load-unfinished') throw await unfinishedLoadsError(db, dbPath);
   } catch (e) {
     db.close();
     throw e;
@@ -87,8 +110,12 @@ async function copyIntoMemory(dbPath: string): Promise<Db> {
   }
 }
 
-/** The model a command works on: `writes` for load and receive; otherwise read (`adding`: PATHs go into it too). */
-export async function openModelFor(o: { db?: string; writes: boolean; adding: boolean }): Promise<Db> {
-  if (o.writes || o.db === undefined) return openModel(o.db);
+/**
+ * The model a command works on: `writes` for load and receive; otherwise read (`adding`: PATHs go
+ * into it too). `shows`: a writing command that also judges or shows the model (gate and explore
+ * --receive) refuses one a load into which did not complete, as readers do. `load`: see openModel.
+ */
+export async function openModelFor(o: { db?: string; writes: boolean; adding: boolean; shows?: boolean; load?: string }): Promise<Db> {
+  if (o.writes || o.db === undefined) return openModel(o.db, { load: o.load, unfinished: o.shows ? 'refuse' : undefined });
   return openModelToRead(o.db, { copy: o.adding });
 }

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
+import { sqlString } from './sql-text.js';
 import { sourceFreshness } from './freshness-sql.js';
 import { DERIVE_RULES, deriveTouched } from './derive.js';
 import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
@@ -138,16 +139,32 @@ export const DDL_FINGERPRINT = createHash('sha256')
 /**
  * `unfinished`: runlens began making the model and stopped before its runlens_meta was written.
  * `load-unfinished`: a load began and did not end (its commit failed on a full disk, or it was
- * killed): the model may lack files the load was given (its runlens_meta holds LOAD_UNFINISHED).
+ * killed): the model may lack files the load was given (its runlens_meta holds a LOAD_UNFINISHED mark).
  */
 export type ModelState = 'current' | 'other-version' | 'newer' | 'not-a-model' | 'empty' | 'unfinished' | 'load-unfinished';
 
 /**
- * The runlens_meta key a --db load writes (committed) before its files and removes at its end, or
- * when it stops on input it refuses (its files' transactions then rolled back as meant); its value
- * is the load's command line.
+ * The start of the runlens_meta keys of the marks of --db loads: each load writes its own (committed)
+ * before its files, its value the load's command line (`load [OPTIONS] PATH...`), and removes it at
+ * its end. A mark stays while the load it names has not completed, whatever other loads run
+ * meanwhile. Models made before one key per load hold a single key, LOAD_UNFINISHED itself.
  */
 export const LOAD_UNFINISHED = 'load_unfinished';
+
+const IS_LOAD_MARK = `starts_with(key, '${LOAD_UNFINISHED}')`;
+
+/** The command lines of the loads into the model that did not complete. */
+export async function unfinishedLoads(db: Db): Promise<string[]> {
+  return (await db.all<{ value: string }>(`SELECT DISTINCT value FROM runlens_meta WHERE ${IS_LOAD_MARK} ORDER BY value`)).map((r) => r.value);
+}
+
+/** The statement that writes the mark of load `load` (its command line). */
+export const markLoadSql = (load: string) => `INSERT OR REPLACE INTO runlens_meta VALUES (${sqlString(`${LOAD_UNFINISHED}:${load}`)}, ${sqlString(load)})`;
+
+/** Remove the marks of load `load`: it completed. */
+export async function unmarkLoad(db: Db, load: string): Promise<void> {
+  await db.run(`DELETE FROM runlens_meta WHERE ${IS_LOAD_MARK} AND value = $load`, { load });
+}
 
 /** Whether a database is a runlens model, and of this runlens's DDL. */
 export async function modelState(db: Db): Promise<ModelState> {
@@ -159,19 +176,24 @@ export async function modelState(db: Db): Promise<ModelState> {
   const version = Number(meta.get('schema_version'));
   if (!Number.isInteger(version)) return 'not-a-model';
   if (version > SCHEMA_VERSION) return 'newer';
-  if (meta.has(LOAD_UNFINISHED)) return 'load-unfinished';
+  if ([...meta.keys()].some((k) => k.startsWith(LOAD_UNFINISHED))) return 'load-unfinished';
   if (version !== SCHEMA_VERSION || meta.get('ddl') !== DDL_FINGERPRINT) return 'other-version';
   // a load stopped before its end: finished in a copy (reading never writes)
   return (await db.scalar<number>('SELECT count(*)::INTEGER FROM load_pending')) > 0 ? 'other-version' : 'current';
 }
 
-/** `madeBy`: the fingerprint of the model's maker, when its runlens_meta is not in `db` (an in-memory copy). */
-export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: string | null; fresh?: boolean } = {}): Promise<void> {
+/**
+ * `madeBy`: the fingerprint of the model's maker, when its runlens_meta is not in `db` (an in-memory
+ * copy). `load`: the command line of the load a fresh model is made for: its mark is written with the
+ * tables, so that no reader finds the model made and its first load's files missing unsaid.
+ */
+export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: string | null; fresh?: boolean; load?: string } = {}): Promise<void> {
   const meta = `INSERT OR REPLACE INTO runlens_meta VALUES ('schema_version', '${SCHEMA_VERSION}'), ('ddl', '${DDL_FINGERPRINT}')`;
   if ((db.inMemory || opts.fresh) && !opts.migrate) {
     // A new database, with nothing to migrate: one call, not a round trip per statement; one
     // transaction, so that a new model file is either made whole or left empty.
-    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta].map((sql): [string, string] => ['schema', sql]), { transaction: !db.inMemory });
+    const mark = opts.load !== undefined && !db.inMemory ? [markLoadSql(opts.load)] : [];
+    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta, ...mark].map((sql): [string, string] => ['schema', sql]), { transaction: !db.inMemory });
     return;
   }
   for (const s of TABLES) await db.run(s);

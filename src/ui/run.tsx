@@ -8,7 +8,7 @@ import { assertFollowable, Follower, followNote } from '../analyze/explore/follo
 import { receiveLive } from '../analyze/explore/receive.js';
 import { closeReader, readerFor } from '../analyze/explore/reader.js';
 import type { OtlpReceiver, ReceiverOptions } from '../ingest/otlp-receiver.js';
-import { loadPaths } from '../store/load.js';
+import { loadCommand, loadPaths } from '../store/load.js';
 import { openModelFor } from '../store/open.js';
 import { App, type LoaderHooks } from './App.js';
 import { MOUSE_ON } from './mouse.js';
@@ -32,7 +32,11 @@ export interface ExploreOptions {
 export async function runExplorer(o: ExploreOptions): Promise<void> {
   const followFile = o.follow ? assertFollowable(o.paths) : undefined;
   // reading never writes: only a receiving explorer writes its --db model
-  const db = await openModelFor({ db: o.db, writes: o.receive !== undefined, adding: o.paths.length > 0 });
+  // a receiving explorer shows the model's runs: one that lacks an unfinished load's files is refused as readers refuse it
+  const db = await openModelFor({
+    db: o.db, writes: o.receive !== undefined, adding: o.paths.length > 0, shows: true,
+    load: o.paths.length > 0 ? loadCommand(o.paths, o) : undefined,
+  });
   const reader = await readerFor(db);
   let follower: Follower | undefined;
   let receiver: OtlpReceiver | undefined;

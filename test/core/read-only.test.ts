@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
-import { openModelToRead } from '../../src/store/open.js';
+import { openModelFor, openModelToRead } from '../../src/store/open.js';
 import { TABLES } from '../../src/store/schema.js';
 import { CLI, runCli, runCliWithFileLimit } from '../helpers/cli.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -333,3 +333,133 @@ describe('a damaged --db model', () => {
     expect([...seen].sort()).toEqual([1, 2]);
   }, 180_000);
 });
+
+describe('the marks of unfinished --db loads', () => {
+  /** A mark as a killed load leaves it, written by hand: `key` as runlens writes it (the single key of earlier models by default). */
+  async function mark(db: string, load: string, key = 'load_unfinished'): Promise<void> {
+    const inst = await DuckDBInstance.create(db);
+    const c = await inst.connect();
+    await c.run(`INSERT OR REPLACE INTO runlens_meta VALUES ('${key}', '${load.replaceAll("'", "''")}')`);
+    c.closeSync();
+    inst.closeSync();
+  }
+  const unfinished = (db: string, cwd?: string) => runCli(['gate', '--db', db], { cwd });
+
+  it("record the load's options: a killed `load --lenient` is suggested again with --lenient, and a load without it leaves the mark", () => {
+    const dir = tempDir();
+    expect(runCli(['generate', '-o', 'big.jsonl', '--nodes', '5', '--runs', '300', '--no-detail'], { cwd: dir }).code).toBe(0);
+    writeFileSync(path.join(dir, 'big.jsonl'), readFileSync(path.join(dir, 'big.jsonl'), 'utf8') + '{"record_type": bad\n');
+    expect(runCliWithFileLimit(2048, ['load', '--lenient', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir }).code).toBe(2);
+    const read = unfinished('m.duckdb', dir);
+    expect(read.code).toBe(2);
+    expect(read.stderr).toContain('a load into the model did not finish (load --lenient big.jsonl)');
+    expect(read.stderr).toContain('`runlens load --lenient big.jsonl --db m.duckdb`');
+    // the same files without --lenient are refused (the bad line): the model still lacks the lenient load's files
+    expect(runCli(['load', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir }).code).toBe(2);
+    expect(unfinished('m.duckdb', dir).stderr).toContain('(load --lenient big.jsonl)');
+    expect(runCli(['load', '--lenient', 'big.jsonl', '--db', 'm.duckdb'], { cwd: dir }).code).toBe(0);
+    expect(JSON.parse(runCli(['runs', '--db', 'm.duckdb', '--format', 'json'], { cwd: dir }).stdout)).toHaveLength(300);
+  });
+
+  it('stay when the load they name is run again and refused: only a load that completes removes its mark', async () => {
+    const dir = tempDir();
+    const db = model2(dir);
+    const bad = path.join(dir, 'bad.jsonl');
+    writeFileSync(bad, '{"record_type": bad\n');
+    await mark(db, `load ${bad}`);
+    expect(runCli(['load', bad, '--db', db]).code).toBe(2);
+    const read = unfinished(db);
+    expect(read.code).toBe(2);
+    expect(read.stderr).toContain(`a load into the model did not finish (load ${bad})`);
+    // a load of its own refused as meant leaves no mark of its own
+    const other = writeLines(dir, 'other.jsonl', ['{"record_type": bad']);
+    expect(runCli(['load', other, '--db', db]).code).toBe(2);
+    expect(unfinished(db).stderr).not.toContain('other.jsonl');
+  });
+
+  it('are one per unfinished load: a second killed load is listed too, and each completed load removes only its own', async () => {
+    const dir = tempDir();
+    const db = model2(dir);
+    const a = path.join(dir, 'a.jsonl');
+    writeFileSync(a, readFileSync(FAILED));
+    await mark(db, `load ${a}`);
+    expect(runCli(['generate', '-o', 'big.jsonl', '--nodes', '5', '--runs', '300', '--no-detail'], { cwd: dir }).code).toBe(0);
+    const limit = Math.ceil(statSync(db).size / 1024) + 1024;
+    expect(runCliWithFileLimit(limit, ['load', 'big.jsonl', '--db', db], { cwd: dir }).code).toBe(2);
+    const both = unfinished(db);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain(`load ${a}`);
+    expect(both.stderr).toContain('load big.jsonl');
+    expect(runCli(['load', a, '--db', db]).code).toBe(0);
+    const one = unfinished(db, dir);
+    expect(one.code).toBe(2);
+    expect(one.stderr).toContain('a load into the model did not finish (load big.jsonl)');
+    expect(one.stderr).not.toContain('a.jsonl');
+    expect(runCli(['load', 'big.jsonl', '--db', db], { cwd: dir }).code).toBe(0);
+    expect(unfinished(db).code).toBe(1); // the failed run of a.jsonl
+  });
+
+  it('refuse the receiving gate as the gate, and explore --receive; receive warns and receives', async () => {
+    const dir = tempDir();
+    const db = model2(dir);
+    await mark(db, 'load lost.jsonl', 'load_unfinished:load lost.jsonl');
+    const gate = runCli(['gate', '--receive', '--port', '0', '--timeout', '2s', '--db', db]);
+    expect(gate.code).toBe(2);
+    expect(gate.stderr).toBe(unfinished(db).stderr);
+    await expect(openModelFor({ db, writes: true, adding: false, shows: true })).rejects.toThrow('a load into the model did not finish (load lost.jsonl)');
+    const child = spawn(process.execPath, [CLI, 'receive', '--port', '0', '--db', db], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const done = new Promise<number | null>((res) => child.on('close', res));
+    let err = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`receive did not start: ${err}`)), 30_000);
+        child.stderr.on('data', (d) => {
+          err += d;
+          if (/receiving OTLP/.test(err)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+    } finally {
+      child.kill('SIGTERM');
+      await done;
+    }
+    expect(err).toContain('a load into the model did not finish (load lost.jsonl)');
+  });
+
+  it('a model is never made without the mark of the load making it; an empty database says a load may have stopped before it began', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'new.duckdb');
+    const w = await openModel(file, { load: 'load first.jsonl' });
+    w.close(); // a kill before the load's first file
+    const read = runCli(['gate', '--db', file]);
+    expect(read.code).toBe(2);
+    expect(read.stderr).toContain('a load into the model did not finish (load first.jsonl)');
+    const empty = path.join(dir, 'empty.duckdb');
+    (await DuckDBInstance.create(empty)).closeSync();
+    const r = runCli(['runs', '--db', empty]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('a load into it may have stopped before it began');
+  });
+
+  it('a load refused by a model a reader holds names readers among those that may hold it', async () => {
+    const dir = tempDir();
+    const db = model2(dir);
+    const inst = await DuckDBInstance.create(db, { access_mode: 'READ_ONLY' });
+    try {
+      const r = runCli(['load', FAILED, '--db', db]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${db}: the model is in use by another process`);
+      expect(r.stderr).toContain("or a command reading it");
+    } finally {
+      inst.closeSync();
+    }
+  });
+});
+
+function model2(dir: string): string {
+  const db = path.join(dir, 'm.duckdb');
+  expect(runCli(['load', CLEAN, '--db', db]).code).toBe(0);
+  return db;
+}
