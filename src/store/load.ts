@@ -105,17 +105,6 @@ export function loadCommand(args: string[], opts: Pick<LoadOptions, 'lenient' | 
 
 /** Load every file named by PATH arguments (files, folders, globs). */
 export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}): Promise<LoadReport> {
-  const namedBy = new Map<string, string[]>();
-  for (const arg of args) for (const p of await expandPaths([arg])) namedBy.set(p, [...(namedBy.get(p) ?? []), arg]);
-  const paths = [...namedBy.keys()];
-  const files: FileReport[] = [];
-  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
-  await db.run('DELETE FROM _touched');
-  const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
-  const { inputs, skipped } = await detectInputs(paths, args);
-  const legacy = new LegacyReader(opts.manifest, opts.lenient ?? false);
-  // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
-  if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
   // A --db file keeps a mark of the load until its end: a reader then knows of one that failed to
   // commit (a full disk) or was killed, instead of answering from a model without its files. Marks
   // of other loads stay: this one does not give the model what those were given.
@@ -124,7 +113,20 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   // a run again of a load that did not complete (its mark written before this process, not with a model made for it)
   const again = earlier.includes(thisLoad) && db.madeForLoad !== thisLoad;
   if (!db.inMemory && !earlier.includes(thisLoad)) await db.run(markLoadSql(thisLoad));
+  const files: FileReport[] = [];
+  await db.run('CREATE TEMP TABLE IF NOT EXISTS _touched (trace_id VARCHAR)');
+  await db.run('DELETE FROM _touched');
+  const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
+  let skipped: LoadReport['skipped'] = [];
   try {
+    const namedBy = new Map<string, string[]>();
+    for (const arg of args) for (const p of await expandPaths([arg])) namedBy.set(p, [...(namedBy.get(p) ?? []), arg]);
+    const detected = await detectInputs([...namedBy.keys()], args);
+    const inputs = detected.inputs;
+    skipped = detected.skipped;
+    const legacy = new LegacyReader(opts.manifest, opts.lenient ?? false);
+    // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
+    if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
     for (const [index, input] of inputs.entries()) {
       // Records can only be present already when the model had some, or an earlier file added some.
       const place: FilePlace = { index, count: inputs.length, compare: !fresh || files.some((f) => f.records > 0) };

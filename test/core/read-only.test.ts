@@ -438,6 +438,10 @@ describe('the marks of unfinished --db loads', () => {
     const read = runCli(['gate', '--db', file]);
     expect(read.code).toBe(2);
     expect(read.stderr).toContain('a load into the model did not finish (load first.jsonl)');
+    // a first load refused as meant (here before it read anything) leaves the model it made without its mark
+    const refused = path.join(dir, 'refused.duckdb');
+    expect(runCli(['load', path.join(dir, 'missing.jsonl'), '--db', refused]).code).toBe(2);
+    expect(runCli(['gate', '--db', refused]).stderr).not.toContain('did not finish');
     const empty = path.join(dir, 'empty.duckdb');
     (await DuckDBInstance.create(empty)).closeSync();
     const r = runCli(['runs', '--db', empty]);
