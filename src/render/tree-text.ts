@@ -31,12 +31,20 @@ export function renderTreeText(tree: TreeText): string {
   return out;
 }
 
-/** JSON rendering: nested spans; ids and times as strings (19-digit nanoseconds do not fit a JS number). */
+/**
+ * JSON rendering: nested spans; ids and times as strings (19-digit nanoseconds do not fit a JS
+ * number). Copied with an explicit stack: a chain of spans may be deeper than the call stack.
+ */
 export function treeJson(tree: TraceTree, maxDepth?: number): unknown {
-  const strip = (n: TreeNode, depth: number): unknown => ({
-    ...n,
-    children: maxDepth !== undefined && depth >= maxDepth ? [] : n.children.map((c) => strip(c, depth + 1)),
-    ...(maxDepth !== undefined && depth >= maxDepth && n.children.length ? { children_omitted: n.children.length } : {}),
-  });
-  return { trace_id: tree.trace_id, command: tree.command, spans: tree.spans, roots: tree.roots.map((r) => strip(r, 0)) };
+  const roots: unknown[] = [];
+  const stack: [node: TreeNode, depth: number, into: unknown[]][] = [];
+  for (let i = tree.roots.length - 1; i >= 0; i--) stack.push([tree.roots[i]!, 0, roots]);
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const [n, depth, into] = top;
+    const cut = maxDepth !== undefined && depth >= maxDepth;
+    const children: unknown[] = [];
+    into.push({ ...n, children, ...(cut && n.children.length ? { children_omitted: n.children.length } : {}) });
+    if (!cut) for (let i = n.children.length - 1; i >= 0; i--) stack.push([n.children[i]!, depth + 1, children]);
+  }
+  return { trace_id: tree.trace_id, command: tree.command, spans: tree.spans, roots };
 }
