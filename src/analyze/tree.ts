@@ -1,6 +1,8 @@
 /**
  * Span trees rebuilt from parent_span_id. Roots are the Process and Invocation spans (and any
  * span whose parent is not in the data: orphans stay in their trace, marked, never dropped).
+ * Spans whose parent ids loop (a span its own parent, or spans each other's) are marked CYCLE;
+ * each loop is cut at its earliest span, which is listed as a root after the others.
  */
 import { UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
@@ -17,6 +19,8 @@ export interface TreeNode extends OutcomeColumns {
   duration_ms: number | null;
   ended: boolean;
   orphan: boolean;
+  /** its parent ids loop back to it (see cycleCuts) */
+  cycle: boolean;
   status_code: number | null;
   status_message: string | null;
   unique_id: string | null;
@@ -98,30 +102,67 @@ export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
     { t: traceId },
     (f) => ({
       span_id: f[0]!, parent_span_id: f[1], name: f[2] ?? '(unnamed span)', kind: f[3]!, start_ns: f[4]!, end_ns: f[5],
-      duration_ms: num(f[6]!), ended: f[7] === 'true', orphan: f[8] === 'true', status_code: num(f[9]!), status_message: f[10],
+      duration_ms: num(f[6]!), ended: f[7] === 'true', orphan: f[8] === 'true', cycle: false, status_code: num(f[9]!), status_message: f[10],
       unique_id: f[11], phase: f[12], node_outcome: f[13], skip_reason: f[14], upstream_unique_id: f[15], test_outcome: f[16],
       failing_rows: num(f[17]!), linked_span_id: f[18], children: [],
     }),
   );
-  const byId = new Map<string, TreeNode>();
-  for (const n of nodes) byId.set(n.span_id, n);
+  // parents as places in start order (1-based, 0: none in the trace); a span id names the last span that has it
+  const place = new Map<string, number>();
+  nodes.forEach((n, i) => place.set(n.span_id, i + 1));
+  const parent = new Int32Array(nodes.length + 1);
+  nodes.forEach((n, i) => (parent[i + 1] = (n.parent_span_id && place.get(n.parent_span_id)) || 0));
+  const { inCycle, cuts } = cycleCuts(parent);
   const roots: TreeNode[] = [];
-  for (const n of nodes) {
-    const p = n.parent_span_id ? byId.get(n.parent_span_id) : undefined;
-    if (p && p !== n) p.children.push(n);
-    else roots.push(n);
-  }
-  // Spans in a parent cycle, which no root reaches, become roots at the end (as in the text tree).
-  const reached = new Set<TreeNode>();
-  const stack = [...roots];
-  for (let n = stack.pop(); n; n = stack.pop()) {
-    reached.add(n);
-    for (const c of n.children) stack.push(c);
-  }
-  for (const n of nodes) if (!reached.has(n)) roots.push({ ...n, children: [] });
+  nodes.forEach((n, i) => {
+    n.cycle = inCycle[i + 1] === 1;
+    if (parent[i + 1] === 0) roots.push(n);
+    else if (!cuts.includes(i + 1)) nodes[parent[i + 1]! - 1]!.children.push(n);
+  });
+  for (const c of cuts) roots.push(nodes[c - 1]!);
   const cmd = await db.scalar<string | null>('SELECT command FROM runs WHERE trace_id = $t', { t: traceId });
   return { trace_id: traceId, command: cmd, roots, spans: nodes.length };
 }
+
+/**
+ * The parent cycles of a tree given as each span's parent place (`parent[i]`, 1-based, 0 for a
+ * root): the spans on a loop of parent ids (which no root reaches), and per loop its earliest span
+ * (least place), where the loop is cut to show it as a tree. Spans under a loop but not on it are
+ * not in a cycle: they hang below it as usual. An explicit walk: a chain may be deeper than the
+ * call stack.
+ */
+export function cycleCuts(parent: Int32Array): { inCycle: Uint8Array; cuts: number[] } {
+  const n = parent.length - 1;
+  // 1: on the path being followed, 2: done
+  const state = new Uint8Array(n + 1);
+  const inCycle = new Uint8Array(n + 1);
+  const cuts: number[] = [];
+  const path: number[] = [];
+  for (let i = 1; i <= n; i++) {
+    let j = i;
+    while (j !== 0 && state[j] === 0) {
+      state[j] = 1;
+      path.push(j);
+      j = parent[j]!;
+    }
+    if (j !== 0 && state[j] === 1) {
+      let least = j;
+      let k = j;
+      do {
+        inCycle[k] = 1;
+        least = Math.min(least, k);
+        k = parent[k]!;
+      } while (k !== j);
+      cuts.push(least);
+    }
+    for (const p of path) state[p] = 2;
+    path.length = 0;
+  }
+  return { inCycle, cuts: cuts.sort((a, b) => a - b) };
+}
+
+/** The fact of a span in a parent cycle, after its other facts. */
+export const CYCLE_FACT = 'CYCLE (its parent ids loop)';
 
 /** One trace's tree as text lines, built in DuckDB: what renderTreeText prints. */
 export interface TreeText {
@@ -133,26 +174,25 @@ export interface TreeText {
 }
 
 /**
- * A span's line without its duration: name, then [facts] (outcome, skip, test, error, NOT ENDED,
+ * A span's facts, the [...] of its line after the name (outcome, skip, test, error, NOT ENDED,
  * ORPHAN, the NodeProcessed link, a mark such as the place on the critical path). The duration is
  * formatted in JS (formatDuration), whose rounding SQL's printf does not share.
  */
-const label = (mark = '') => `coalesce(span_name, '(unnamed span)') || coalesce('  [' || nullif(concat_ws(', ',
+const facts = (mark = '') => `nullif(concat_ws(', ',
     nullif(node_outcome, ''),
     CASE WHEN skip_reason <> '' THEN 'skip=' || skip_reason || CASE WHEN upstream_unique_id <> '' THEN ' (upstream ' || upstream_unique_id || ')' ELSE '' END END,
     CASE WHEN test_outcome <> '' THEN 'test=' || test_outcome || CASE WHEN coalesce(failing_rows, 0) <> 0 THEN ' (' || failing_rows || ' failing rows)' ELSE '' END END,
     CASE WHEN coalesce(node_outcome, '') = '' AND status_code = 2 THEN 'error' || CASE WHEN status_message <> '' THEN ': ' || status_message ELSE '' END END,
     CASE WHEN ended IS NOT TRUE THEN 'NOT ENDED' END,
     CASE WHEN orphan IS TRUE THEN 'ORPHAN (parent ' || coalesce(parent_span_id, 'null') || ' not in the data)' END,
-    CASE WHEN kind = 'node_evaluated' AND linked_span_id <> '' THEN '-> processed ' || linked_span_id END${mark}), '') || ']', '')`;
+    CASE WHEN kind = 'node_evaluated' AND linked_span_id <> '' THEN '-> processed ' || linked_span_id END${mark}), '')`;
 
 /**
  * The tree as lines. DuckDB gives each span of the trace, in start order, its line label, duration
- * and parent (as the span's place in that order: a span id names the last span that has it, and a
- * span that is its own parent is a root), read through Db.rowsText; JS walks the tree on integer
- * arrays from the roots (spans whose parent is not in the trace, and self-parents), siblings in
- * start order, and puts the prefixes (`├─ `, `│  `) in front of the labels. Spans in a parent cycle,
- * which no root reaches, are listed as roots at the end (as the explorer does). With `maxDepth`,
+ * and parent (as the span's place in that order: a span id names the last span that has it), read through
+ * Db.rowsText; JS walks the tree on integer arrays from the roots (spans whose parent is not in
+ * the trace, then the cut of each parent cycle: cycleCuts), siblings in start order, and puts the
+ * prefixes (`├─ `, `│  `) in front of the labels. With `maxDepth`,
  * spans deeper than that are counted on one line under their parent, as `… N child spans`.
  * `marks`: a relation (span_id, fact) of this trace's spans whose fact joins the label's facts.
  * Not node objects in JS (splitting every field, garbage collection) nor a recursive walk in SQL
@@ -163,16 +203,18 @@ export async function buildTreeText(db: Db, traceId: string, maxDepth?: number, 
   const cutAt = maxDepth === undefined || !Number.isFinite(maxDepth) ? Infinity : Math.max(0, Math.ceil(maxDepth));
   // one row per span in start order: its parent's place in that order (none for a root), label, duration
   const sql = `WITH s AS (
-      SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, ${label(marks ? ', m.fact' : '')} AS label,
+      SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, coalesce(span_name, '(unnamed span)') AS name,
+        ${facts(marks ? ', m.fact' : '')} AS facts,
         row_number() OVER (ORDER BY start_ns, span_id) AS n
       FROM spans ${marks ? `LEFT JOIN ${marks} m USING (span_id)` : ''} WHERE trace_id = $t
     ),
     ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id)
-    SELECT s.n, CASE WHEN s.parent_span_id <> '' AND ids.n <> s.n THEN ids.n END AS parent_n, s.label, s.d
+    SELECT s.n, CASE WHEN s.parent_span_id <> '' THEN ids.n END AS parent_n, s.name, s.facts, s.d
     FROM s LEFT JOIN ids ON ids.span_id = s.parent_span_id`;
-  const spans = await db.rowsText(sql, ['parent_n', 'label', 'd'], 'n', { t: traceId }, ([p, l, d]): TreeSpan => [
+  const spans = await db.rowsText(sql, ['parent_n', 'name', 'facts', 'd'], 'n', { t: traceId }, ([p, l, f, d]): TreeSpan => [
     p ? Number(p) : 0,
     l ?? '',
+    f,
     d ? Number(d) : null,
   ]);
   const lines = layOutTree(spans, cutAt);
@@ -183,43 +225,48 @@ export async function buildTreeText(db: Db, traceId: string, maxDepth?: number, 
   return { trace_id: traceId, command: head?.command ?? null, spans: head?.spans ?? 0, lines };
 }
 
-/** A span of the text tree: its parent's place in start order (1-based; 0 for a root), label, duration. */
-type TreeSpan = [parent: number, label: string, durationMs: number | null];
+/** A span of the text tree: its parent's place in start order (1-based; 0 for a root), name, facts, duration. */
+type TreeSpan = [parent: number, name: string, facts: string | null, durationMs: number | null];
 
 /**
  * Lines of a tree whose spans are given in start order (span i, 1-based, is spans[i - 1]).
- * Depth-first from the roots, children in start order.
+ * Depth-first from the roots, children in start order; then from the cut of each parent cycle.
  */
 function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
   const n = spans.length;
-  const parent = (i: number) => spans[i - 1]![0];
+  const parent = new Int32Array(n + 1);
+  for (let i = 1; i <= n; i++) parent[i] = spans[i - 1]![0];
+  const { inCycle, cuts } = cycleCuts(parent);
+  // the cut of a loop is a root after the others: the children of place n + 1
+  for (const c of cuts) parent[c] = n + 1;
   // children of each span in start order, as slices of one array (counting sort by parent)
-  const first = new Int32Array(n + 2);
-  for (let i = 1; i <= n; i++) first[parent(i) + 1]!++;
-  for (let p = 1; p <= n + 1; p++) first[p]! += first[p - 1]!;
+  const first = new Int32Array(n + 3);
+  for (let i = 1; i <= n; i++) first[parent[i]! + 1]!++;
+  for (let p = 1; p <= n + 2; p++) first[p]! += first[p - 1]!;
   const kids = new Int32Array(n);
-  const fill = first.slice(0, n + 1);
-  for (let i = 1; i <= n; i++) kids[fill[parent(i)]!++] = i;
+  const fill = first.slice(0, n + 2);
+  for (let i = 1; i <= n; i++) kids[fill[parent[i]!]!++] = i;
   const childCount = (p: number) => first[p + 1]! - first[p]!;
-  const line = (i: number, prefix: string): TreeText['lines'][number] => [prefix + spans[i - 1]![1], spans[i - 1]![2]];
+  const line = (i: number, prefix: string): TreeText['lines'][number] => {
+    const [, name, f, ms] = spans[i - 1]!;
+    const all = inCycle[i] ? (f ? `${f}, ${CYCLE_FACT}` : CYCLE_FACT) : f;
+    return [prefix + name + (all ? `  [${all}]` : ''), ms];
+  };
 
   const lines: TreeText['lines'] = [];
-  const seen = new Uint8Array(n + 1);
   // explicit stack (a deep chain must not overflow the JS stack): span, depth, line prefix, prefix of its children
   const stack: [number, number, string, string][] = [];
-  for (let r = childCount(0) - 1; r >= 0; r--) stack.push([kids[r]!, 0, '', '']); // the roots: children of place 0
+  for (const root of [n + 1, 0]) for (let k = first[root + 1]! - 1; k >= first[root]!; k--) stack.push([kids[k]!, 0, '', '']);
   while (stack.length > 0) {
     const [span, depth, prefix, childPrefix] = stack.pop()!;
-    seen[span] = 1;
     if (depth <= cutAt) lines.push(line(span, prefix));
     const count = childCount(span);
     if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${plural(count, 'child span')}`, null]);
-    // the whole tree is walked (what it does not reach is a cycle); only lines above the cut are kept
+    if (depth >= cutAt) continue;
     for (let k = first[span + 1]! - 1; k >= first[span]!; k--) {
       const last = k === first[span + 1]! - 1;
       stack.push([kids[k]!, depth + 1, childPrefix + (last ? '└─ ' : '├─ '), childPrefix + (last ? '   ' : '│  ')]);
     }
   }
-  for (let i = 1; i <= n; i++) if (!seen[i]) lines.push(line(i, ''));
   return lines;
 }

@@ -466,9 +466,9 @@ dbt invocation (x)  10ms
 └─ error no outcome  [error]  2.9ms
 Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms
 └─ Query executed (model.p.lost)  [error: boom]  800µs
-self parent  1µs
-cycle a  1.0ms
-cycle b  1.0ms
+self parent  [CYCLE (its parent ids loop)]  1µs
+cycle a  [CYCLE (its parent ids loop)]  1.0ms
+└─ cycle b  [CYCLE (its parent ids loop)]  1.0ms
 `;
   const text = async (depth?: number) => {
     const db = await model([writeLines(dir, 'tree-text.jsonl', recs)]);
@@ -479,15 +479,52 @@ cycle b  1.0ms
     }
   };
 
-  it('roots (parent missing, self-parent, then the spans of a parent cycle), siblings in start order, facts, durations as formatDuration rounds them', async () => {
+  it('roots (parent missing, then each parent cycle cut at its earliest span, marked), siblings in start order, facts, durations as formatDuration rounds them', async () => {
     expect(await text()).toBe(FULL);
   });
 
-  it('the JSON tree keeps the spans of a parent cycle too, as roots', async () => {
+  it('the JSON tree keeps the spans of a parent cycle too, marked, each loop cut at its earliest span', async () => {
     await withRecords('tree-json.jsonl', recs, async (db) => {
       const t = await buildTree(db, TRACE);
-      expect(t.roots.map((r) => r.name)).toEqual(['dbt invocation (x)', 'Node evaluated (model.p.lost)', 'self parent', 'cycle a', 'cycle b']);
+      expect(t.roots.map((r) => [r.name, r.cycle, r.children.map((c) => [c.name, c.cycle])])).toEqual([
+        ['dbt invocation (x)', false, expect.anything()],
+        ['Node evaluated (model.p.lost)', false, [['Query executed (model.p.lost)', false]]],
+        ['self parent', true, []],
+        ['cycle a', true, [['cycle b', true]]],
+      ]);
     });
+  });
+
+  it('a loop through the invocation: its spans marked, the run below it a tree as usual', async () => {
+    const ET = FUSION_ET;
+    const loop = [
+      ...span({ id: '00000000000000c1', name: 'dbt process', eventType: ET('process.Process'), start: 0, end: 10 }),
+      // the invocation's parent is a node below it
+      ...span({ id: '00000000000000c2', parent: '00000000000000c4', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 10 }),
+      ...span({ id: '00000000000000c3', parent: '00000000000000c2', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 1, end: 9 }),
+      ...span({ id: '00000000000000c4', parent: '00000000000000c3', name: 'Node processed (model.p.a)', eventType: ET('node.NodeProcessed'), start: 2, end: 3 }),
+      ...span({ id: '00000000000000c5', parent: '00000000000000c3', name: 'Node processed (model.p.b)', eventType: ET('node.NodeProcessed'), start: 4, end: 5 }),
+    ];
+    const db = await model([writeLines(dir, 'tree-loop.jsonl', loop)]);
+    try {
+      const mark = '[CYCLE (its parent ids loop)]';
+      expect(renderTreeText(await buildTreeText(db, TRACE)).split('\n').slice(1)).toEqual([
+        'dbt process  10ms',
+        `dbt invocation (x)  ${mark}  10ms`,
+        `└─ Phase: RUN  ${mark}  8.0ms`,
+        `   ├─ Node processed (model.p.a)  ${mark}  1.0ms`,
+        '   └─ Node processed (model.p.b)  1.0ms',
+        '',
+      ]);
+      const json = await buildTree(db, TRACE);
+      expect(json.roots.map((r) => [r.name, r.cycle])).toEqual([['dbt process', false], ['dbt invocation (x)', true]]);
+      expect(json.roots[1]!.children[0]!.children.map((c) => [c.name, c.cycle, c.children.length])).toEqual([
+        ['Node processed (model.p.a)', true, 0],
+        ['Node processed (model.p.b)', false, 0],
+      ]);
+    } finally {
+      db.close();
+    }
   });
 
   it('--depth counts what it cuts under each span', async () => {
