@@ -1,4 +1,4 @@
-/** The explorer's span tree (tree-index.ts) is the tree `runlens tree` prints, orphans included. */
+/** The explorer's span tree (tree-index.ts) is the tree `runlens tree` prints, orphans and parent cycles included. */
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,15 +34,17 @@ describe('the explorer tree', () => {
       const [trace] = await traceIds(db);
       const text = await buildTreeText(db, trace!);
       const shape = await buildTreeShape(db, trace!);
-      const rows = await db.all<{ name: string; depth: number; orphan: boolean }>(`SELECT name, depth, orphan FROM ${shape.table} ORDER BY pos`);
+      const rows = await db.all<{ name: string; depth: number; orphan: boolean; cycle: boolean }>(`SELECT name, depth, orphan, cycle FROM ${shape.table} ORDER BY pos`);
       expect(rows.length).toBe(text.lines.length);
       if (what === 'a run with orphan spans') expect(rows.filter((r) => r.orphan).length).toBeGreaterThan(0);
+      expect(rows.filter((r) => r.cycle).length).toBe(what === 'a run with a parent cycle' ? 2 : 0);
       for (const [i, [line]] of text.lines.entries()) {
         // `tree` indents with three columns a level (`├─ `, `│  `, `   `)
         const prefix = /^(?:[│├└ ][─ ] )*/.exec(line)![0];
-        expect({ depth: rows[i]!.depth, line: line.slice(prefix.length).startsWith(rows[i]!.name) }, `line ${i + 1} of tree: ${line}; explorer: ${rows[i]!.name}`).toEqual({
+        expect({ depth: rows[i]!.depth, line: line.slice(prefix.length).startsWith(rows[i]!.name), cycle: rows[i]!.cycle }, `line ${i + 1} of tree: ${line}; explorer: ${rows[i]!.name}`).toEqual({
           depth: prefix.length / 3,
           line: true,
+          cycle: line.includes('CYCLE ('),
         });
       }
       db.close();

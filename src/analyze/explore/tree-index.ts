@@ -6,6 +6,8 @@
  */
 import type { Db } from '../../store/db.js';
 import type { OutcomeColumns } from '../../store/outcome-columns.js';
+import { sqlIn } from '../../store/sql-text.js';
+import { cycleCuts } from '../tree.js';
 
 export const KINDS = ['process', 'invocation', 'phase', 'node_processed', 'node_evaluated', 'query', 'other'] as const;
 export type SpanKind = (typeof KINDS)[number];
@@ -35,6 +37,8 @@ export interface TreeRow extends OutcomeColumns {
   dur_ms: number | null;
   ended: boolean;
   orphan: boolean;
+  /** on a loop of parent ids (as `runlens tree` marks CYCLE) */
+  cycle: boolean;
   status_code: number | null;
   status_message: string | null;
   unique_id: string | null;
@@ -45,19 +49,43 @@ export interface TreeRow extends OutcomeColumns {
 let generation = 0;
 
 /**
- * Build the preorder table of a trace. Children are ordered by start time; orphans and spans in
- * parent cycles become roots (never dropped): orphans in start order among the other roots, as
- * `runlens tree` shows them. Depth is capped at 250 (typed array, and id cycles).
+ * The spans of a trace's parent cycles, by id: those on a loop, and each loop's cut (its earliest
+ * span), found by cycleCuts as `runlens tree` does. Parent places come from DuckDB as one string.
+ */
+async function traceCycles(db: Db, traceId: string): Promise<{ members: string[]; cuts: string[] }> {
+  const rows = await db.rowsText(
+    `WITH s AS (SELECT span_id, parent_span_id, row_number() OVER (ORDER BY start_ns, span_id) AS n FROM spans WHERE trace_id = $t),
+       ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id)
+     SELECT s.n, s.span_id, CASE WHEN s.parent_span_id <> '' THEN ids.n END AS parent_n FROM s LEFT JOIN ids ON ids.span_id = s.parent_span_id`,
+    ['span_id', 'parent_n'],
+    'n',
+    { t: traceId },
+    ([id, p]): [string, number] => [id!, p ? Number(p) : 0],
+  );
+  const parent = new Int32Array(rows.length + 1);
+  rows.forEach(([, p], i) => (parent[i + 1] = p));
+  const { inCycle, cuts } = cycleCuts(parent);
+  const members: string[] = [];
+  for (let i = 1; i <= rows.length; i++) if (inCycle[i]) members.push(rows[i - 1]![0]);
+  return { members, cuts: cuts.map((c) => rows[c - 1]![0]) };
+}
+
+/**
+ * Build the preorder table of a trace. Children are ordered by start time; orphans in start order
+ * among the other roots, then each parent cycle cut at its earliest span (as `runlens tree` shows
+ * them). Depth is capped at 250 (typed array): spans deeper are listed as roots at the end.
  */
 export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape> {
   const table = `_rl_tree_${++generation}`;
+  const { members, cuts } = await traceCycles(db, traceId);
+  const isCut = cuts.length ? sqlIn('span_id', cuts) : 'false';
   await db.run(
     `CREATE OR REPLACE TEMP TABLE ${table} AS
      WITH RECURSIVE r AS (
-       SELECT span_id, parent_span_id, start_ns, end_ns, orphan OR parent_span_id IS NULL OR parent_span_id = span_id AS is_root
+       SELECT span_id, parent_span_id, start_ns, end_ns, ${isCut} AS is_cut, orphan OR parent_span_id IS NULL OR ${isCut} AS is_root
        FROM spans WHERE trace_id = $t),
-     -- roots and orphans are siblings at the top (one partition), as runlens tree shows them
-     s AS (SELECT *, row_number() OVER (PARTITION BY CASE WHEN NOT is_root THEN parent_span_id END ORDER BY start_ns, span_id) AS rk,
+     -- roots and orphans are siblings at the top (one partition), as runlens tree shows them; the cuts of cycles after them
+     s AS (SELECT *, row_number() OVER (PARTITION BY CASE WHEN NOT is_root THEN parent_span_id END ORDER BY is_cut, start_ns, span_id) AS rk,
        row_number() OVER (ORDER BY start_ns, span_id) AS n FROM r),
      walk(span_id, path) AS (
        SELECT span_id, [rk] FROM s WHERE is_root
@@ -67,14 +95,14 @@ export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape
      ),
      placed AS (
        SELECT span_id, min(path) AS path FROM walk GROUP BY span_id
-       -- spans in a parent cycle with no root: shown as roots at the end, in start order
+       -- spans deeper than the cap: shown as roots at the end, in start order
        UNION ALL SELECT span_id, [1000000000 + n] FROM s WHERE span_id NOT IN (SELECT span_id FROM walk)
      ),
      t0 AS (SELECT min(start_ns) AS t0 FROM spans WHERE trace_id = $t)
      SELECT (row_number() OVER (ORDER BY p.path) - 1)::INTEGER AS pos, (len(p.path) - 1)::INTEGER AS depth,
        sp.span_id, coalesce(sp.span_name, '(unnamed span)') AS name, sp.kind,
-       (sp.start_ns - t0.t0) / 1e6 AS off_ms, sp.duration_ms AS dur_ms, sp.ended, sp.orphan, sp.status_code, sp.status_message,
-       sp.unique_id, sp.phase, sp.node_outcome, sp.skip_reason, sp.upstream_unique_id, sp.test_outcome, sp.failing_rows,
+       (sp.start_ns - t0.t0) / 1e6 AS off_ms, sp.duration_ms AS dur_ms, sp.ended, sp.orphan, ${members.length ? sqlIn('sp.span_id', members) : 'false'} AS cycle,
+       sp.status_code, sp.status_message, sp.unique_id, sp.phase, sp.node_outcome, sp.skip_reason, sp.upstream_unique_id, sp.test_outcome, sp.failing_rows,
        sp.resource_type, sp.relative_path, sp.start_ns, sp.end_ns
      FROM placed p JOIN spans sp ON sp.trace_id = $t AND sp.span_id = p.span_id, t0
      ORDER BY pos`,
@@ -125,7 +153,7 @@ export async function dropTreeShape(db: Db, shape: TreeShape): Promise<void> {
   await db.run(`DROP TABLE IF EXISTS ${shape.table}`);
 }
 
-const ROW_COLUMNS = `pos, span_id, name, kind, off_ms, dur_ms, ended, orphan, status_code, status_message, unique_id, phase,
+const ROW_COLUMNS = `pos, span_id, name, kind, off_ms, dur_ms, ended, orphan, cycle, status_code, status_message, unique_id, phase,
   node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, relative_path`;
 
 /** Row content for the given positions (the window on screen plus a margin). */

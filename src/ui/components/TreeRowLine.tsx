@@ -34,6 +34,7 @@ export function facts(r: TreeRow, live: boolean): string {
   if (!r.node_outcome && r.status_code === 2) out.push('error');
   if (!r.ended) out.push(unended(live));
   if (r.orphan) out.push('orphan');
+  if (r.cycle) out.push('cycle');
   return out.join(' ');
 }
 
