@@ -51,7 +51,7 @@ path AS (
 SELECT p.trace_id, ph.phase, p.position::INTEGER AS position, p.unique_id, p.resource_type, p.node_outcome, p.skip_reason, p.test_outcome,
   round((p.start_ns - ph.start_ns) / 1e6, 3) AS start_ms,
   round(greatest(0, p.start_ns - coalesce(p.previous_end, ph.start_ns)) / 1e6, 3) AS wait_ms,
-  round((p.end_ns - p.start_ns) / 1e6, 3) AS duration_ms,
+  round((p.end_ns - p.start_ns) / 1e6, 6) AS duration_ms,
   round((ph.end_ns - ph.start_ns) / 1e6, 3) AS phase_ms,
   'spans' AS method, p.span_id
 FROM path p JOIN phases ph ON ph.trace_id = p.trace_id AND ph.span_id = p.phase_span

@@ -175,7 +175,7 @@ export interface TreeText {
 
 /**
  * A span's facts, the [...] of its line after the name (outcome, skip, test, error, NOT ENDED,
- * ORPHAN, the NodeProcessed link, a mark such as the place on the critical path). The duration is
+ * ORPHAN, ends before it starts, the NodeProcessed link, a mark such as the place on the critical path). The duration is
  * formatted in JS (formatDuration), whose rounding SQL's printf does not share.
  */
 const facts = (mark = '') => `nullif(concat_ws(', ',
@@ -185,6 +185,7 @@ const facts = (mark = '') => `nullif(concat_ws(', ',
     CASE WHEN coalesce(node_outcome, '') = '' AND status_code = 2 THEN 'error' || CASE WHEN status_message <> '' THEN ': ' || status_message ELSE '' END END,
     CASE WHEN ended IS NOT TRUE THEN 'NOT ENDED' END,
     CASE WHEN orphan IS TRUE THEN 'ORPHAN (parent ' || coalesce(parent_span_id, 'null') || ' not in the data)' END,
+    CASE WHEN end_ns < start_ns THEN 'ends before it starts' END,
     CASE WHEN kind = 'node_evaluated' AND linked_span_id <> '' THEN '-> processed ' || linked_span_id END${mark}), '')`;
 
 /**

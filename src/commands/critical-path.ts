@@ -68,6 +68,8 @@ async function commandOf(db: Db, traceId: string): Promise<string | null> {
 }
 
 const ms = (x: number | null) => formatDuration(x ?? null);
+/** What follows a negative duration: the times say the span ended before it started. */
+const backwards = (x: number | null) => (x !== null && x < 0 ? ' (ends before it starts)' : '');
 
 function outcome(l: { node_outcome: string | null; skip_reason?: string | null; test_outcome?: string | null }): string {
   const extra = [l.skip_reason, l.test_outcome && l.test_outcome !== 'passed' ? `test ${l.test_outcome}` : null].filter(Boolean);
@@ -79,12 +81,13 @@ function renderRun(r: RunCriticalPath, layout: TableLayout): string {
   out += 'critical path from the spans: per phase, walked back from its end through the evaluation that ended last\n';
   if (r.phases.length === 0) out += '  (no node evaluations under a phase)\n';
   for (const p of r.phases) {
-    const work = p.links.reduce((s, l) => s + l.duration_ms, 0);
+    // an evaluation that ends before it starts (a clock stepped back) adds no working time
+    const work = p.links.reduce((s, l) => s + Math.max(0, l.duration_ms), 0);
     const wait = p.links.reduce((s, l) => s + l.wait_ms, 0);
     out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
-      rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) })),
+      rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) + backwards(l.duration_ms) })),
     }, 'table', layout);
   }
   const m = r.manifest;

@@ -4,11 +4,15 @@ import { plural } from './plural.js';
 import { printableLine } from './printable.js';
 
 /**
- * A duration with its unit: µs, ms (tenths below 10), s (hundredths), then minutes and seconds.
- * Rounded to each unit's precision before the unit is chosen: 999.6 ms is 1.00s, not 1000ms.
+ * A duration with its unit: µs (`<1µs` for a time under one), ms (tenths below 10), s
+ * (hundredths), then minutes and seconds. Rounded to each unit's precision before the unit is
+ * chosen: 999.6 ms is 1.00s, not 1000ms. A negative one (a span that ends before it starts) keeps
+ * its sign: `-5.00s`.
  */
 export function formatDuration(ms: number | null): string {
   if (ms === null || ms === undefined) return '';
+  if (ms < 0) return '-' + formatDuration(-ms);
+  if (ms > 0 && ms < 0.001) return '<1µs';
   const us = Math.round(ms * 1000);
   if (us < 1000) return `${us}µs`;
   const tenthsMs = Math.round(ms * 10);

@@ -7,7 +7,7 @@ import { generate } from '../../src/produce/generate/index.js';
 import type { Db } from '../../src/store/db.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { span, tempDir, writeLines } from '../helpers/fixtures.js';
 import { writeRuns, type RunSpec } from './make-runs.js';
 
 /** Hand-made runs whose critical paths are known (times in ms from the run's start). */
@@ -181,6 +181,39 @@ function naiveWalk(evs: { span_id: string; unique_id: string; start: bigint; end
   }
   return chain;
 }
+
+describe('critical path through an evaluation that ends before it starts', () => {
+  it('shows its time as it is, says so, and leaves it out of the working time', async () => {
+    const dir = tempDir('runlens-critical-neg-');
+    try {
+      // back ends 5 ms before it starts (a clock stepped back); sub ends 0.4 µs after it starts
+      const ET = (x: string) => `v1.public.events.fusion.${x}`;
+      const ev = (id: string, node: string, start: number, end: number) => span({
+        id, parent: '00000000000000d2', name: `Node evaluated (model.p.${node})`, eventType: ET('node.NodeEvaluated'), start, end,
+        attrs: { unique_id: `model.p.${node}`, phase: 'EXECUTION_PHASE_RUN' }, endAttrs: { node_outcome: 'NODE_OUTCOME_SUCCESS' },
+      });
+      const file = writeLines(dir, 'neg.jsonl', [
+        ...span({ id: '00000000000000d1', name: 'dbt invocation (x)', eventType: ET('invocation.Invocation'), start: 0, end: 101 }),
+        ...span({ id: '00000000000000d2', parent: '00000000000000d1', name: 'Phase: RUN', eventType: ET('phase.PhaseExecuted'), start: 0, end: 100, attrs: { phase: 'EXECUTION_PHASE_RUN' } }),
+        ...ev('00000000000000e1', 'a', 0, 30),
+        ...ev('00000000000000e2', 'back', 40, 35),
+        ...ev('00000000000000e3', 'sub', 41, 41.0004),
+        ...ev('00000000000000e4', 'b', 42, 90),
+      ]);
+      const t = runCli(['critical-path', file]);
+      expect(t.code, t.stderr).toBe(0);
+      const row = (id: string) => t.stdout.split('\n').find((l) => l.includes(`model.p.${id} `))!;
+      expect(row('back')).toMatch(/-5\.0ms \(ends before it starts\)$/);
+      expect(row('sub')).toMatch(/ <1µs$/);
+      // a 30 + sub + b 48 ms: the 5 ms back is not taken from the working time
+      expect(t.stdout).toMatch(/4 nodes on the path: 78ms working/);
+      const tree = runCli(['tree', file]);
+      expect(tree.stdout).toMatch(/Node evaluated \(model\.p\.back\)  \[[^\]]*ends before it starts[^\]]*\]  -5\.0ms\n/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('critical path of generated runs', () => {
   it('matches a naive one-link-at-a-time walk in every phase', async () => {

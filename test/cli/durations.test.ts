@@ -17,6 +17,14 @@ describe('formatDuration', () => {
     expect(formatDuration(3_599_600)).toBe('60m00s');
   });
 
+  it('says <1µs for a time too short to round to a microsecond, and keeps the sign of a negative one', () => {
+    expect(formatDuration(0.0004)).toBe('<1µs');
+    expect(formatDuration(0.000001)).toBe('<1µs');
+    expect(formatDuration(-5000)).toBe('-5.00s');
+    expect(formatDuration(-0.25)).toBe('-250µs');
+    expect(formatDuration(-0.0004)).toBe('-<1µs');
+  });
+
   it('keeps its units elsewhere', () => {
     expect(formatDuration(null)).toBe('');
     expect(formatDuration(0)).toBe('0µs');

@@ -466,7 +466,7 @@ dbt invocation (x)  10ms
 └─ error no outcome  [error]  2.9ms
 Node evaluated (model.p.lost)  [success, ORPHAN (parent 00000000000000ff not in the data)]  1.3ms
 └─ Query executed (model.p.lost)  [error: boom]  800µs
-self parent  [CYCLE (its parent ids loop)]  1µs
+self parent  [CYCLE (its parent ids loop)]  <1µs
 cycle a  [CYCLE (its parent ids loop)]  1.0ms
 └─ cycle b  [CYCLE (its parent ids loop)]  1.0ms
 `;
