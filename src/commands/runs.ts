@@ -30,8 +30,14 @@ export const runsCommand: CommandBody<Args> = {
         process.stdout.write(renderTable({ columns: [...RUN_FIELDS], rows }, a.format));
         return;
       }
-      // For people: a readable time, and FAILED where a run failed.
-      const view = rows.map((r) => ({ ...r, started_at: String(r.started_at ?? '').replace('T', ' ').replace(/\.\d+Z$/, ''), failed: r.failed ? 'FAILED' : '' }));
+      // For people: a readable time, FAILED where a run failed, and a duration that cannot be (the
+      // invocation ends before it starts) kept as it is and said to be so.
+      const view = rows.map((r) => ({
+        ...r,
+        started_at: String(r.started_at ?? '').replace('T', ' ').replace(/\.\d+Z$/, ''),
+        failed: r.failed ? 'FAILED' : '',
+        ...(typeof r.duration_s === 'number' && r.duration_s < 0 ? { duration_s: `${r.duration_s} (ends before it starts)` } : {}),
+      }));
       process.stdout.write(renderTable({ columns: [...RUN_COLUMNS], rows: view }, 'table', RUNS_LAYOUT));
     }),
 };

@@ -1,6 +1,8 @@
 /** Durations as every command and the explorer print them: rounded first, then given a unit. */
 import { describe, expect, it } from 'vitest';
 import { formatDuration } from '../../src/render/tree-text.js';
+import { span, tempDir, writeLines } from '../helpers/fixtures.js';
+import { runInProcess } from '../helpers/in-process.js';
 
 describe('formatDuration', () => {
   it('picks the unit after rounding, so a value never reads as the next unit up', () => {
@@ -32,5 +34,20 @@ describe('formatDuration', () => {
     expect(formatDuration(1.25)).toBe('1.3ms');
     expect(formatDuration(52_950)).toBe('52.95s');
     expect(formatDuration(70_000)).toBe('1m10s');
+  });
+});
+
+describe('a run that ends before it starts', () => {
+  it('keeps its negative duration and says the times are odd in runs and tree', async () => {
+    const file = writeLines(tempDir(), 'backwards.jsonl', [
+      ...span({ id: '00000000000000f1', name: 'dbt invocation (x)', eventType: 'v1.public.events.fusion.invocation.Invocation', start: 5000, end: 0 }),
+    ]);
+    const runs = await runInProcess(['runs', file]);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(runs.stdout).toMatch(/ -5 \(ends before it starts\) /);
+    const json = await runInProcess(['runs', file, '--format', 'json']);
+    expect((JSON.parse(json.stdout) as { duration_s: number }[])[0]!.duration_s).toBe(-5);
+    const tree = await runInProcess(['tree', file]);
+    expect(tree.stdout).toContain('dbt invocation (x)  [ends before it starts]  -5.00s\n');
   });
 });
