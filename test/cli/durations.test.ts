@@ -1,4 +1,6 @@
 /** Durations as every command and the explorer print them: rounded first, then given a unit. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDuration } from '../../src/render/tree-text.js';
 import { span, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -38,7 +40,7 @@ describe('formatDuration', () => {
 });
 
 describe('a run that ends before it starts', () => {
-  it('keeps its negative duration and says the times are odd in runs and tree', async () => {
+  it('keeps its negative duration and says the times are odd in runs, tree and the report', async () => {
     const file = writeLines(tempDir(), 'backwards.jsonl', [
       ...span({ id: '00000000000000f1', name: 'dbt invocation (x)', eventType: 'v1.public.events.fusion.invocation.Invocation', start: 5000, end: 0 }),
     ]);
@@ -49,5 +51,9 @@ describe('a run that ends before it starts', () => {
     expect((JSON.parse(json.stdout) as { duration_s: number }[])[0]!.duration_s).toBe(-5);
     const tree = await runInProcess(['tree', file]);
     expect(tree.stdout).toContain('dbt invocation (x)  [ends before it starts]  -5.00s\n');
+    const html = path.join(path.dirname(file), 'report.html');
+    const report = await runInProcess(['report', file, '-o', html]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(readFileSync(html, 'utf8')).toContain(' · -5.00s (ends before it starts)');
   });
 });

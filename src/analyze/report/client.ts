@@ -59,8 +59,11 @@ export const GANTT_SCRIPT = String.raw`
   var onlyCritical = false;
   var width = 0;
 
+  // as formatDuration (render/tree-text.ts), which this page cannot import
   function fmt(ms) {
     if (ms === 0) return '0';
+    if (ms < 0) return '-' + fmt(-ms);
+    if (ms < 0.001) return '<1µs';
     if (ms < 1) return (ms * 1000).toFixed(0) + 'µs';
     if (ms < 1000) return ms.toFixed(ms < 10 ? 1 : 0) + 'ms';
     if (ms < 60000) return (ms / 1000).toFixed(2) + 's';

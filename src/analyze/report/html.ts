@@ -44,7 +44,7 @@ function header(d: ReportData): string {
   return `<header>
 <h1>runlens report: <span id="run-command">${esc(r.raw_command ?? r.command ?? 'run')}</span></h1>
 <p class="meta">trace <code id="run-trace">${esc(r.trace_id)}</code> · invocation <code>${esc(r.invocation_id)}</code> · started ${esc(r.started_at)}
- · ${esc(r.duration_s === null ? '' : formatDuration(r.duration_s * 1000))}${r.ended ? '' : ' · <b>never ended</b>'} · engine ${esc(r.engine_version ?? '?')}</p>
+ · ${esc(r.duration_s === null ? '' : formatDuration(r.duration_s * 1000) + (r.duration_s < 0 ? ' (ends before it starts)' : ''))}${r.ended ? '' : ' · <b>never ended</b>'} · engine ${esc(r.engine_version ?? '?')}</p>
 <div id="verdict" class="verdict ${d.gate.passed ? 'passed' : 'failed'}" data-passed="${d.gate.passed}">
 <div class="badge">${d.gate.passed ? 'PASSED' : 'FAILED'}</div>
 <div><pre id="gate-summary">${esc(d.gate.lines[0] ?? '')}</pre>${offenders(d.gate.lines.slice(1), d.gate.offenders)}</div>
