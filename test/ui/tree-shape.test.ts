@@ -2,7 +2,8 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildTreeShape } from '../../src/analyze/explore/tree-index.js';
+import { buildTreeShape, type TreeRow } from '../../src/analyze/explore/tree-index.js';
+import { facts } from '../../src/ui/components/TreeRowLine.js';
 import { buildTreeText, traceIds } from '../../src/analyze/tree.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { tempDir, writeLines } from '../helpers/fixtures.js';
@@ -50,4 +51,12 @@ describe('the explorer tree', () => {
       db.close();
     });
   }
+});
+
+describe("the explorer row's facts", () => {
+  it('say a span is on a parent cycle, and that it ends before it starts', () => {
+    const row = { ended: true, orphan: false, cycle: true, dur_ms: -5000, status_code: 1, node_outcome: null, test_outcome: null } as unknown as TreeRow;
+    expect(facts(row, false)).toBe('cycle ends before it starts');
+    expect(facts({ ...row, cycle: false, dur_ms: 0.0004 }, false)).toBe('');
+  });
 });

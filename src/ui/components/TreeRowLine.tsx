@@ -35,6 +35,7 @@ export function facts(r: TreeRow, live: boolean): string {
   if (!r.ended) out.push(unended(live));
   if (r.orphan) out.push('orphan');
   if (r.cycle) out.push('cycle');
+  if (r.dur_ms !== null && r.dur_ms < 0) out.push('ends before it starts');
   return out.join(' ');
 }
 
