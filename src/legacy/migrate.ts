@@ -5,7 +5,6 @@
  * goes into its process span) over one shared set of sinks. Inputs are written in the order a load
  * reads them (logs last), and a run several inputs hold is written once (same-run.ts).
  */
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, OutputError, systemReason } from '../errors.js';
 import { expandPaths } from '../ingest/detect.js';
@@ -129,7 +128,10 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
       if (jobs > 1) helpers.set(i, new RunHelpers(f, jobs, { out: path.resolve(o.out), manifest: uses[i]!.path }));
     }
     const runs = kinds.map(([f, kind]) => (kind === 'log' ? null : readRunResults(f)));
-    const sinks = await openSinks(o.out, { otlp: o.otlp });
+    // written beside the output and put in its place when complete: a migrate that stops (bad input,
+    // a full disk, a signal) leaves a file there as it was
+    const sinks = await openSinks(o.out, { otlp: o.otlp, beside: true });
+    const claim = sinks[0]!.claim;
     const made: ReturnType<typeof writers>[] = [];
     const errors = () => made.flatMap((m) => m.errors());
     const drain = () => Promise.all(sinks.map((s) => s.drain())).then(() => undefined);
@@ -161,9 +163,15 @@ export async function migrateFiles(args: string[], o: MigrateOptions): Promise<M
       complete = true;
     } finally {
       await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
-      // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
-      // Nor does an output that could not be written to its end (a full disk).
-      if ((!complete || sinks[0]?.error) && o.out !== STDOUT) rmSync(path.resolve(o.out), { force: true });
+      try {
+        // A translation that stopped on bad input leaves no half-written output to be mistaken for a result.
+        // Nor does an output that could not be written to its end (a full disk).
+        if (complete && !sinks[0]?.error) claim?.commit();
+      } catch (e) {
+        throw notWritten(e, o.out, claim?.tmp);
+      } finally {
+        claim?.release();
+      }
     }
     const r = report(o, sinks, out, errors);
     return { ...r, sameRun: sameRuns(order.map((i) => out[i]!)), skipped };
@@ -176,7 +184,7 @@ function report(o: MigrateOptions, sinks: SharedSink[], out: FileSummary[], erro
   // the output itself failed (a full disk): said as any output that cannot be written
   const own = sinks[0]?.error;
   if (own && o.out !== STDOUT) {
-    const told = notWritten(own, o.out);
+    const told = notWritten(own, o.out, sinks[0]!.claim?.tmp);
     // (opening it failed: said as the system error on its path, as the other writers say it)
     if (told instanceof OutputError) throw told;
     if ((told as NodeJS.ErrnoException).path !== undefined) throw new InputError(systemReason(told), o.out);

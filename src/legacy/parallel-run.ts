@@ -12,6 +12,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { removeOnStop } from '../produce/output-claim.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import type { CountingSink } from '../produce/sinks/counting.js';
 import { timed } from '../store/timing.js';
@@ -53,6 +54,8 @@ export function jobsFor(file: string, jobs?: number): number {
 interface Helper {
   worker: Worker;
   tmp: string;
+  /** no longer removed by a signal that stops the process */
+  untrack: () => void;
   done: Promise<PartDone>;
 }
 
@@ -79,7 +82,7 @@ export class RunHelpers {
         worker.once('exit', (code) => reject(new Error(`helper thread for part ${part} of ${file} exited (code ${code}) before finishing`)));
       });
       done.catch(() => undefined); // awaited in finish(); an early failure must not be unhandled
-      this.helpers.push({ worker, tmp, done });
+      this.helpers.push({ worker, tmp, done, untrack: removeOnStop(tmp) });
     }
   }
 
@@ -112,6 +115,9 @@ export class RunHelpers {
 
   async abort(): Promise<void> {
     await Promise.all(this.helpers.map((h) => h.worker.terminate()));
-    for (const h of this.helpers) rmSync(h.tmp, { force: true });
+    for (const h of this.helpers) {
+      rmSync(h.tmp, { force: true });
+      h.untrack();
+    }
   }
 }

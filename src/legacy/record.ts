@@ -124,6 +124,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
     else t.end(undefined, { exited: true, exitedWell: code === 0 });
   } finally {
     await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
+    sinks[0]!.claim?.release();
     unlisten();
   }
   const { code, signal } = await exited;

@@ -9,6 +9,7 @@ import { CountingSink } from '../produce/sinks/counting.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { UsageError } from '../errors.js';
+import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
 import { STDOUT } from '../produce/output-path.js';
 
 export type OutFormat = 'jsonl' | 'parquet';
@@ -20,8 +21,17 @@ export function outFormat(out: string): OutFormat {
   throw new UsageError(`output ${out}: name it *.jsonl or *.parquet (the extension picks the format)`);
 }
 
-/** One output shared by the writers of several runs: writers close their sinks, so only finish() closes it. */
+/**
+ * One output shared by the writers of several runs: writers close their sinks, so only finish()
+ * closes it. The output file's sink holds its claim (lock, file written beside) until release().
+ */
 export class SharedSink extends CountingSink {
+  constructor(
+    inner: TelemetrySink,
+    readonly claim?: OutputClaim,
+  ) {
+    super(inner);
+  }
   override close(): Promise<void> {
     return this.drain();
   }
@@ -42,6 +52,11 @@ export interface SinkOptions {
   live?: boolean;
   /** lowest level kept (default debug: NodeEvaluated spans are DEBUG and the model needs them) */
   level?: 'trace' | 'debug' | 'info';
+  /**
+   * write beside the output, to be put in its place by `claim.commit()` (migrate); else the file is
+   * written in place from empty, read live as it grows (record)
+   */
+  beside?: boolean;
 }
 
 /**
@@ -53,13 +68,20 @@ export async function openSinks(out: string, o: SinkOptions = {}): Promise<Share
   const level = o.level ?? 'debug';
   const otlp = o.otlp ? (await import('../produce/sinks/otlp.js')).otlpSink : undefined;
   let main: TelemetrySink;
+  let claim: OutputClaim | undefined;
   if (out === STDOUT) main = new JsonlSink({ stream: process.stdout, level });
   else {
     // Absolute path: the sinks place bare names under logs/ or target/metadata/ like the engine.
-    const abs = path.resolve(out);
-    rmSync(abs, { force: true });
-    main = format === 'parquet' ? new (await import('../produce/sinks/parquet.js')).ParquetSink({ path: abs, level }) : new JsonlSink({ path: abs, append: false, level });
+    claim = claimOutput(path.resolve(out), { beside: o.beside });
+    try {
+      if (!o.beside) rmSync(claim.file, { force: true });
+      const file = claim.writePath;
+      main = format === 'parquet' ? new (await import('../produce/sinks/parquet.js')).ParquetSink({ path: file, level }) : new JsonlSink({ path: file, append: false, level });
+    } catch (e) {
+      claim.release();
+      throw e;
+    }
   }
   const sinks = otlp ? [main, otlp({ level: 'info', live: o.live })] : [main];
-  return sinks.map((s) => new SharedSink(s));
+  return sinks.map((s, i) => new SharedSink(s, i === 0 ? claim : undefined));
 }

@@ -1,11 +1,13 @@
 /** JSONL <-> Parquet conversion, streaming both ways: the input's format told by content, the output's by its extension. */
 import { access } from 'node:fs/promises';
+import path from 'node:path';
 import { InputError, RunlensError, UsageError, systemReason } from '../errors.js';
 import { detectFile } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile, writeJsonlRecords } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
 import { RecordFitError, writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
+import { claimOutput } from './output-claim.js';
 import { notWritten, refuseOutputOverInput, STDOUT } from './output-path.js';
 import type { JsonlRecord } from './record.js';
 
@@ -47,6 +49,8 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   // told by content, as a load tells it (a gzip file named .jsonl, a Parquet file of any name)
   const from = opts.from ?? ((await detectFile(input)).format === 'parquet' ? 'parquet' : 'jsonl');
   const records = readRecords(input, from, opts.onRead);
+  // (locked against other runlens writers; the writers write beside it and rename)
+  const claim = output === STDOUT ? undefined : claimOutput(path.resolve(output));
   try {
     if (output === STDOUT) return { records: await writeJsonlRecords(records, process.stdout, (p) => Promise.resolve(p).catch((e: unknown) => Promise.reject(notWritten(e, output)))) };
     return to === 'parquet' ? await writeParquetFile(records, output, opts) : await writeJsonlFile(records, output);
@@ -55,5 +59,7 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
     if (e instanceof RunlensError || (e as NodeJS.ErrnoException).path) throw e;
     if (e instanceof RecordFitError && e.line !== undefined) throw new InputError(e.reason, input, e.line);
     throw new InputError((e as Error).message, input);
+  } finally {
+    claim?.release();
   }
 }

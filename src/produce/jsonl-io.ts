@@ -8,6 +8,7 @@ import { InputError } from '../errors.js';
 import { detectFile } from '../ingest/detect.js';
 import { snakeEnvelope, recordProblem } from '../ingest/jsonl.js';
 import { parseLine, rawLines } from '../ingest/jsonl-lines.js';
+import { besideFile, removeOnStop } from './output-claim.js';
 import { notWritten } from './output-path.js';
 import { writeChunk } from '../render/write-chunk.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
@@ -71,8 +72,12 @@ function finishedWriting(file: Writable): Promise<void> {
  * no half-written file, and a file of the same name as it was.
  */
 export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncIterable<JsonlRecord>, path: string): Promise<{ records: number }> {
-  const tmp = `${path}.${process.pid}.tmp${path.endsWith('.gz') ? '.gz' : ''}`;
-  const { stream, close } = await openJsonlOut(tmp).catch((e: unknown) => Promise.reject(notWritten(e, path, tmp)));
+  const tmp = besideFile(path);
+  const untrack = removeOnStop(tmp);
+  const { stream, close } = await openJsonlOut(tmp).catch((e: unknown) => {
+    untrack();
+    return Promise.reject(notWritten(e, path, tmp));
+  });
   let n: number;
   let closed = false;
   // errors of the writing (not of the records read) are the output's
@@ -86,6 +91,8 @@ export async function writeJsonlFile(records: Iterable<JsonlRecord> | AsyncItera
     if (!closed) await close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw e;
+  } finally {
+    untrack();
   }
   return { records: n };
 }

@@ -8,6 +8,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
+import { besideFile, removeOnStop } from './output-claim.js';
 
 export const STDOUT = '-';
 
@@ -110,7 +111,8 @@ export function notWritten(e: unknown, output: string, tmp?: string): unknown {
  * write that fails leaves no part of it under its name (nor the file written beside); its folder is created.
  */
 export async function writeOutputFile(file: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = besideFile(file);
+  const untrack = removeOnStop(tmp);
   try {
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
     await writeFile(tmp, data);
@@ -118,6 +120,8 @@ export async function writeOutputFile(file: string, data: string | Uint8Array): 
   } catch (e) {
     await rm(tmp, { force: true });
     throw notWritten(e, file, tmp);
+  } finally {
+    untrack();
   }
 }
 

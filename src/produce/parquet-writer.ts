@@ -15,6 +15,7 @@ import { eventKey } from '../telemetry/event-types.js';
 import { arrowType, columnBuilder, Field, List, listData, Struct, structData, U64Column, type ColumnBuilder } from './arrow-columns.js';
 import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColSpec } from './parquet-layout.js';
 import { SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
+import { besideFile, removeOnStop } from './output-claim.js';
 import { notWritten } from './output-path.js';
 
 /** A record the layout cannot hold: why (`field: reason`), and where: its line in the file it was read from, when known, else its count. */
@@ -241,7 +242,8 @@ export async function writeParquetFile(
     },
   });
   await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = besideFile(path);
+  const untrack = removeOnStop(tmp);
   try {
     const out = await wasm.transformParquetStream(batches, writerProperties(opts));
     await pipeline(Readable.fromWeb(out as never), createWriteStream(tmp));
@@ -252,6 +254,8 @@ export async function writeParquetFile(
   } catch (e) {
     await rm(tmp, { force: true });
     throw sourceError ?? notWritten(e, path, tmp);
+  } finally {
+    untrack();
   }
   return { records: count };
 }

@@ -1,5 +1,5 @@
 /** Spawn the built CLI (npm test builds first) and capture its output and exit code. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './samples.js';
@@ -44,4 +44,33 @@ export function runCli(args: string[], opts: CliOptions = {}): CliResult {
  */
 export function runCliWithFileLimit(kib: number, args: string[], opts: Omit<CliOptions, 'fileLimitKib'> = {}): CliResult {
   return runCli(args, { ...opts, fileLimitKib: kib });
+}
+
+export interface StartedCli {
+  pid: number;
+  /** stderr so far */
+  stderr: () => string;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+  kill: (s: NodeJS.Signals) => void;
+}
+
+/** The built CLI, started and left running (a signal or its own end stops it). */
+export function startCli(args: string[], opts: { cwd?: string } = {}): StartedCli {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm test does) before the end-to-end tests`);
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, CI: 'true', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((res) =>
+    child.on('close', (code, signal) => res({ code, signal, stdout, stderr })),
+  );
+  return { pid: child.pid!, stderr: () => stderr, done, kill: (s) => child.kill(s) };
+}
+
+/** Wait until `ok()` holds, or until the started process has ended (the caller's assertions then say what went wrong). */
+export async function until(ok: () => boolean, p?: StartedCli): Promise<void> {
+  let ended = false;
+  void p?.done.then(() => (ended = true));
+  while (!ok() && !ended) await new Promise((r) => setTimeout(r, 20));
 }

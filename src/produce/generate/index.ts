@@ -2,12 +2,13 @@
  * `generate`: realistic runs of a synthetic project through TelemetryWriter into JSONL or Parquet,
  * streamed to disk, deterministic for a seed.
  */
-import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { keyedIds } from '../ids.js';
+import { claimOutput, type OutputClaim } from '../output-claim.js';
 import { notWritten, STDOUT } from '../output-path.js';
-import { JsonlSink } from '../sinks/jsonl.js';
-import { ParquetSink } from '../sinks/parquet.js';
+import { JsonlSink, jsonlSinkPath } from '../sinks/jsonl.js';
+import { ParquetSink, parquetSinkPath } from '../sinks/parquet.js';
 import type { TelemetrySink } from '../sinks/types.js';
 import { CountingSink } from '../sinks/counting.js';
 import { TelemetryWriter } from '../writer.js';
@@ -46,6 +47,19 @@ export const DEFAULT_START = 1_772_442_000_000_000_000n; // 2026-03-02T09:00:00Z
 
 export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   const format = o.format ?? (o.output.toLowerCase().endsWith('.parquet') ? 'parquet' : 'jsonl');
+  if (o.output === STDOUT && format === 'parquet') throw new UsageError('Parquet cannot be written to stdout; name a .parquet file');
+  // A file is locked against other writers; JSONL is written beside it and renamed when complete
+  // (the Parquet writer does that itself), so a stopped or failed generate leaves a file there as it was.
+  const claim: OutputClaim | undefined =
+    o.output === STDOUT ? undefined : claimOutput(path.resolve(format === 'parquet' ? parquetSinkPath(o.output) : jsonlSinkPath(o.output)), { beside: format === 'jsonl' });
+  try {
+    return await generateTo(claim, o, format);
+  } finally {
+    claim?.release();
+  }
+}
+
+async function generateTo(claim: OutputClaim | undefined, o: GenerateOptions, format: 'jsonl' | 'parquet'): Promise<GenerateResult> {
   const seed = o.seed ?? 1;
   const runs = Math.max(1, o.runs ?? 1);
   const version = '2.0.0-preview.120';
@@ -59,11 +73,10 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
   let start = o.start ?? DEFAULT_START;
   const project = buildProject(nodes, seed, projectName);
   // Generated files hold everything (trace level), like --log-level-file trace.
-  if (o.output === STDOUT && format === 'parquet') throw new UsageError('Parquet cannot be written to stdout; name a .parquet file');
   const inner: TelemetrySink =
-    format === 'parquet' ? new ParquetSink({ path: o.output, level: 'trace' })
-    : o.output === STDOUT ? new JsonlSink({ stream: process.stdout, level: 'trace' })
-    : new JsonlSink({ path: o.output, append: false, level: 'trace' });
+    !claim ? new JsonlSink({ stream: process.stdout, level: 'trace' })
+    : format === 'parquet' ? new ParquetSink({ path: claim.writePath, level: 'trace' })
+    : new JsonlSink({ path: claim.writePath, append: false, level: 'trace' });
   const sink = new CountingSink(inner);
   let sinkError: Error | undefined;
   const writer = new TelemetryWriter({
@@ -84,10 +97,8 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
     if (sinkError) break;
   }
   await writer.close();
-  if (sinkError) {
-    if (o.output !== STDOUT) rmSync(o.output, { force: true });
-    throw notWritten(sinkError, o.output);
-  }
+  if (sinkError) throw notWritten(sinkError, o.output, claim?.tmp);
+  claim?.commit();
   return { output: o.output, format, runs: summaries, records: sink.records };
 }
 

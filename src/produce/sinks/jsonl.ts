@@ -62,7 +62,7 @@ export class JsonlSink implements TelemetrySink {
       this.minSeverity = levelSeverity(opts.level, 'info');
     } else {
       if (!opts.path) throw new Error('JsonlSink needs a path or a stream');
-      const path = isAbsolute(opts.path) || opts.path.includes('/') || opts.path.includes('\\') ? opts.path : join(opts.logPath ?? 'logs', opts.path);
+      const path = jsonlSinkPath(opts.path, opts.logPath);
       mkdirSync(dirname(path), { recursive: true });
       const file = createWriteStream(path, { flags: opts.append === false ? 'w' : 'a' });
       this.file = file;
@@ -202,6 +202,11 @@ export class JsonlSink implements TelemetrySink {
     await this.finished;
     if (this.error) throw this.error;
   }
+}
+
+/** Where a JSONL sink writes `p`: a bare name under `logPath` (default logs/), like the engine's --otel-file-name. */
+export function jsonlSinkPath(p: string, logPath = 'logs'): string {
+  return isAbsolute(p) || p.includes('/') || p.includes('\\') ? p : join(logPath, p);
 }
 
 export function jsonlSink(opts: JsonlSinkOptions): JsonlSink {

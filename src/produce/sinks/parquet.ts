@@ -71,7 +71,7 @@ export class ParquetSink implements TelemetrySink {
   private done: Promise<{ records: number }>;
 
   constructor(opts: ParquetSinkOptions) {
-    this.path = isAbsolute(opts.path) || opts.path.includes('/') ? opts.path : join(opts.targetPath ?? 'target', 'metadata', opts.path);
+    this.path = parquetSinkPath(opts.path, opts.targetPath);
     this.name = `parquet ${this.path}`;
     this.minSeverity = levelSeverity(opts.level, 'info');
     this.done = writeParquetFile(this.queue, this.path, opts);
@@ -93,6 +93,11 @@ export class ParquetSink implements TelemetrySink {
     this.queue.end();
     await this.done;
   }
+}
+
+/** Where a Parquet sink writes `p`: a bare name under `<targetPath>/metadata/` (default target/), like the engine. */
+export function parquetSinkPath(p: string, targetPath = 'target'): string {
+  return isAbsolute(p) || p.includes('/') ? p : join(targetPath, 'metadata', p);
 }
 
 export function parquetSink(opts: ParquetSinkOptions): ParquetSink {

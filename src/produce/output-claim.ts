@@ -1,0 +1,149 @@
+/**
+ * An output file has one writer at a time, and a writer stopped by a signal leaves nothing beside it.
+ *
+ * - `claimOutput(FILE)` makes FILE.lock holding this process's pid (created whole with a link, so
+ *   no reader sees it empty), and refuses (exit 2, naming the pid) while a live process holds it:
+ *   two writers of one file would both report success while one's records are lost. A lock whose
+ *   process is gone is stale and taken over. `release()` removes it.
+ * - Files written beside an output (FILE.PID.tmp, renamed over FILE when complete) are removed when
+ *   the process is stopped by SIGINT, SIGTERM or SIGHUP, as are the locks, unless the command
+ *   handles that signal itself (record, receive): it then ends its writing and releases them.
+ */
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { outputLabel } from './output-path.js';
+
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** A file written beside FILE, to be renamed over it (a .gz output's stays .gz: the writer compresses by name). */
+export function besideFile(file: string): string {
+  return `${file}.${process.pid}.tmp${file.endsWith('.gz') ? '.gz' : ''}`;
+}
+
+/** Files this process removes if a signal ends it: locks it holds and files written beside outputs. */
+const pending = new Set<string>();
+
+function removePending(): void {
+  for (const f of pending) rmSync(f, { force: true });
+  pending.clear();
+}
+
+function onStop(sig: NodeJS.Signals): void {
+  // A command with its own handler for this signal finishes its outputs and releases them itself.
+  if (process.listenerCount(sig) > 1) return;
+  removePending();
+  listen(false);
+  // ended by the signal, as without a handler (a shell sees 128 + its number)
+  process.kill(process.pid, sig);
+}
+
+let listening = false;
+function listen(on: boolean): void {
+  if (on === listening) return;
+  listening = on;
+  for (const s of STOP_SIGNALS) (on ? process.on : process.off).call(process, s, onStop);
+  (on ? process.on : process.off).call(process, 'exit', removePending);
+}
+
+/** Remove `file` if a signal stops the process before the returned function is called. */
+export function removeOnStop(file: string): () => void {
+  pending.add(file);
+  listen(true);
+  return () => {
+    pending.delete(file);
+    if (pending.size === 0) listen(false);
+  };
+}
+
+export interface OutputClaim {
+  readonly file: string;
+  /** where the writer writes: the file itself, or (beside) a file renamed over it by commit() */
+  readonly writePath: string;
+  /** the file written beside, if any */
+  readonly tmp?: string;
+  /** put what was written beside in the file's place */
+  commit(): void;
+  /** remove the lock, and what was written beside unless committed */
+  release(): void;
+}
+
+/** A pid's process runs (EPERM: it runs as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const readPid = (lock: string): number | undefined => {
+  try {
+    const n = Number(readFileSync(lock, 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Make FILE.lock; false when it could not be made for a reason the writer meets and reports itself. */
+function takeLock(lock: string): boolean {
+  const mine = `${lock}.${process.pid}`;
+  mkdirSync(path.dirname(lock), { recursive: true });
+  writeFileSync(mine, String(process.pid));
+  try {
+    for (let tries = 0; ; tries++) {
+      try {
+        linkSync(mine, lock);
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || tries > 5) throw e;
+      }
+      const holder = readPid(lock);
+      if (holder !== undefined && alive(holder)) {
+        const file = lock.slice(0, -'.lock'.length);
+        throw new UsageError(`${outputLabel(file)} is being written by another runlens process (pid ${holder}): wait for it to end, or name another output (${outputLabel(lock)} is its lock)`);
+      }
+      // stale: its process is gone (removed only if it is still that one's)
+      if (readPid(lock) === holder) rmSync(lock, { force: true });
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
+}
+
+/**
+ * Claim FILE (absolute, not stdout) for writing: lock it against other runlens processes; with
+ * `beside`, the writer writes FILE.PID.tmp, removed if the process is stopped.
+ */
+export function claimOutput(file: string, o: { beside?: boolean } = {}): OutputClaim {
+  const lock = `${file}.lock`;
+  let locked = false;
+  try {
+    locked = takeLock(lock);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    // a folder in the way, no permission: the writer meets it opening the file and says so in its words
+  }
+  const unlock = locked ? removeOnStop(lock) : () => undefined;
+  const tmp = o.beside ? besideFile(file) : undefined;
+  const untrack = tmp ? removeOnStop(tmp) : () => undefined;
+  let done = false;
+  return {
+    file,
+    writePath: tmp ?? file,
+    tmp,
+    commit() {
+      if (tmp) renameSync(tmp, file);
+    },
+    release() {
+      if (done) return;
+      done = true;
+      if (tmp) rmSync(tmp, { force: true });
+      untrack();
+      if (locked && readPid(lock) === process.pid) rmSync(lock, { force: true });
+      unlock();
+    },
+  };
+}
