@@ -24,8 +24,17 @@ export function besideFile(file: string): string {
 /** Files this process removes if a signal ends it: locks it holds and files written beside outputs. */
 const pending = new Set<string>();
 
+/** Remove a file if it is there; a path that cannot hold it (a file where a folder should be) holds nothing to remove. */
+function removeQuietly(f: string): void {
+  try {
+    rmSync(f, { force: true });
+  } catch {
+    // (the writer reports the path's problem itself)
+  }
+}
+
 function removePending(): void {
-  for (const f of pending) rmSync(f, { force: true });
+  for (const f of pending) removeQuietly(f);
   pending.clear();
 }
 
@@ -140,9 +149,9 @@ export function claimOutput(file: string, o: { beside?: boolean } = {}): OutputC
     release() {
       if (done) return;
       done = true;
-      if (tmp) rmSync(tmp, { force: true });
+      if (tmp) removeQuietly(tmp);
       untrack();
-      if (locked && readPid(lock) === process.pid) rmSync(lock, { force: true });
+      if (locked && readPid(lock) === process.pid) removeQuietly(lock);
       unlock();
     },
   };
