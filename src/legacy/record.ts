@@ -10,7 +10,8 @@ import path from 'node:path';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { CommandStartError, UsageError } from '../errors.js';
-import { refuseOutputOverInput } from '../produce/output-path.js';
+import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
+import { refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
 import { feedLines, textOf } from './log-file.js';
@@ -74,6 +75,16 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const argv = engineArgv(o.argv);
   // a replay (`cat FILE`) of the file the output would empty
   refuseOutputOverInput(o.out, argv.slice(1));
+  // Locked before the command starts: one refused (another runlens process writes the output) never runs it.
+  const claim = o.out === STDOUT ? undefined : claimOutput(path.resolve(o.out));
+  try {
+    return await record(o, argv, claim);
+  } finally {
+    claim?.release();
+  }
+}
+
+async function record(o: RecordOptions, argv: string[], claim: OutputClaim | undefined): Promise<RecordResult> {
   const human = o.human ?? process.stderr;
   const manifest = o.manifest ? readManifest(o.manifest) : undefined;
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['inherit', 'pipe', 'inherit'] });
@@ -103,7 +114,7 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   const unlisten = () => STOP_SIGNALS.forEach((sig) => process.off(sig, onSignal));
   let sinks: SharedSink[];
   try {
-    sinks = await openSinks(o.out, { otlp: o.otlp, live: true });
+    sinks = await openSinks(o.out, { otlp: o.otlp, live: true, claim });
   } catch (e) {
     unlisten();
     child.kill();

@@ -57,6 +57,8 @@ export interface SinkOptions {
    * written in place from empty, read live as it grows (record)
    */
   beside?: boolean;
+  /** the output, claimed already (else it is claimed here) */
+  claim?: OutputClaim;
 }
 
 /**
@@ -72,7 +74,7 @@ export async function openSinks(out: string, o: SinkOptions = {}): Promise<Share
   if (out === STDOUT) main = new JsonlSink({ stream: process.stdout, level });
   else {
     // Absolute path: the sinks place bare names under logs/ or target/metadata/ like the engine.
-    claim = claimOutput(path.resolve(out), { beside: o.beside });
+    claim = o.claim ?? claimOutput(path.resolve(out), { beside: o.beside });
     try {
       if (!o.beside) rmSync(claim.file, { force: true });
       const file = claim.writePath;

@@ -32,18 +32,20 @@ function deadPid(): number {
 const invocations = (file: string) => JSON.parse(runCli(['runs', file, '--format', 'json']).stdout) as unknown[];
 
 describe.skipIf(note.missing)(note.title('one writer per output file'), () => {
-  it('record: a second record to the output being recorded is refused, and the first run is all there', async () => {
+  it('record: a second record to the output being recorded is refused before its command starts, and the first run is all there', async () => {
     const dir = path.join(tmp.dir, 'record');
     const out = path.join(dir, 'out.jsonl');
     const go = path.join(dir, 'go');
     const first = startCli(['record', '-o', out, '--', 'sh', '-c', `cat '${LOG1}'; while [ ! -e '${go}' ]; do sleep 0.05; done`]);
     await until(() => existsSync(out), first);
-    const second = runSecond(['record', '-o', out, '--', 'sh', '-c', `cat '${LOG2}'`]);
+    const ran = path.join(dir, 'ran');
+    const second = runSecond(['record', '-o', out, '--', 'sh', '-c', `touch '${ran}'; cat '${LOG2}'`]);
     writeFileSync(go, '');
     const r = await first.done;
     expect(second.code, second.stderr).toBe(2);
     expect(second.stderr).toContain(`being written by another runlens process (pid ${first.pid})`);
     expect(second.stderr).toContain('out.jsonl');
+    expect(existsSync(ran), 'the refused record ran its command').toBe(false);
     expect(r.code, r.stderr).toBe(0);
     expect(runCli(['validate', out]).code).toBe(0);
     expect(invocations(out)).toHaveLength(1);
