@@ -2,7 +2,7 @@
  * Reading never writes (DESIGN.md): commands other than `load` and `receive` open a --db model
  * read-only and refuse a path that is not an existing runlens model.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { openModelToRead } from '../../src/store/open.js';
 import { TABLES } from '../../src/store/schema.js';
-import { CLI, runCli, runCliWithFileLimit } from '../helpers/cli.js';
+import { CLI, runCli, runCliWithFileLimit, startCli, until } from '../helpers/cli.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
 
@@ -173,20 +173,10 @@ describe('reading never writes', () => {
 
   it('a model held by a running receive answers a reader with what to do, not a lock error', async () => {
     const db = path.join(dir, 'live.duckdb');
-    const child = spawn(process.execPath, [CLI, 'receive', '--port', '0', '--db', db], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const done = new Promise<number | null>((res) => child.on('close', res));
+    const rx = startCli(['receive', '--port', '0', '--db', db]);
     try {
-      await new Promise<void>((resolve, reject) => {
-        let err = '';
-        const timer = setTimeout(() => reject(new Error(`receive did not start: ${err}`)), 30_000);
-        child.stderr.on('data', (d) => {
-          err += d;
-          if (/receiving OTLP/.test(err)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      });
+      await until(() => /receiving OTLP/.test(rx.stderr()), rx);
+      expect(rx.stderr()).toMatch(/receiving OTLP/);
       for (const args of [['runs', '--db', db], ['query', 'errors', '--db', db], ['load', CLEAN, '--db', db]]) {
         const r = runCli(args);
         expect(r.code, args.join(' ')).toBe(2);
@@ -195,8 +185,8 @@ describe('reading never writes', () => {
         expect(r.stderr).not.toMatch(/internal error|Could not set lock/);
       }
     } finally {
-      child.kill('SIGTERM');
-      await done;
+      rx.kill('SIGTERM');
+      await rx.done;
     }
   });
 });
@@ -409,25 +399,15 @@ describe('the marks of unfinished --db loads', () => {
     // the explorer opens the model before it draws anything
     const { runExplorer } = await import('../../src/ui/run.js');
     await expect(runExplorer({ paths: [], db, receive: { host: '127.0.0.1', port: 0 } })).rejects.toThrow(gate.stderr.replace(/^runlens: /, '').trim());
-    const child = spawn(process.execPath, [CLI, 'receive', '--port', '0', '--db', db], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const done = new Promise<number | null>((res) => child.on('close', res));
-    let err = '';
+    const rx = startCli(['receive', '--port', '0', '--db', db]);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receive did not start: ${err}`)), 30_000);
-        child.stderr.on('data', (d) => {
-          err += d;
-          if (/receiving OTLP/.test(err)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      });
+      await until(() => /receiving OTLP/.test(rx.stderr()), rx);
+      expect(rx.stderr()).toMatch(/receiving OTLP/);
     } finally {
-      child.kill('SIGTERM');
-      await done;
+      rx.kill('SIGTERM');
+      await rx.done;
     }
-    expect(err).toContain('a load into the model did not finish (load lost.jsonl)');
+    expect(rx.stderr()).toContain('a load into the model did not finish (load lost.jsonl)');
   });
 
   it('a model is never made without the mark of the load making it; an empty database says a load may have stopped before it began', async () => {
