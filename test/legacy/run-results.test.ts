@@ -1,5 +1,5 @@
 /** Hand-written run_results.json for what no real sample shows (legacy.md §1.4-1.5). */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateFiles } from '../../src/legacy/migrate.js';
@@ -251,13 +251,15 @@ describe('run_results.json statuses the samples do not show', () => {
     await expect(migrate(runResults({ results: [{ id: 'model.p.a', status: 'exploded', at: [1, 2] }] }))).rejects.toThrow(/unknown run-results status "exploded"/);
   });
 
-  it('a migrate that stops on bad input leaves no partial output (JSONL or Parquet)', async () => {
+  it('a migrate that stops on bad input leaves no partial output (JSONL or Parquet): the file there stays as it was', async () => {
     const bad = writeJson('run_results.json', runResults({ results: [{ id: 'model.p.ok', status: 'success', at: [1, 2] }, { id: 'model.p.a', status: 'exploded', at: [1, 2] }] }));
     for (const ext of ['jsonl', 'parquet']) {
-      const out = path.join(tempDir('runlens-legacy-'), `out.${ext}`);
+      const dir = tempDir('runlens-legacy-');
+      const out = path.join(dir, `out.${ext}`);
       writeFileSync(out, 'an older output');
       await expect(migrateFiles([bad], { out })).rejects.toThrow(/results\[1\]\.status: unknown run-results status "exploded"/);
-      expect(existsSync(out)).toBe(false);
+      expect(readFileSync(out, 'utf8')).toBe('an older output');
+      expect(readdirSync(dir)).toEqual([`out.${ext}`]);
     }
   });
 });
