@@ -20,7 +20,7 @@ export interface RawLine {
   bytes: Buffer;
 }
 
-/** How far a read of a file's text got: whole lines and bytes of (decompressed) text. */
+/** How far a file's text goes: whole lines and bytes of (decompressed) text. */
 interface Progress {
   lines: number;
   bytes: number;
@@ -38,7 +38,7 @@ function gzipError(e: unknown, path: string, got: Progress): InputError {
  * The file's text as chunks (gunzipped when `gzip`); zlib errors become InputErrors saying how far it
  * got. `onRead`: the part of the file read so far (0..1), for a progress bar.
  */
-async function* textChunks(path: string, gzip: boolean, got: Progress, onRead?: (fraction: number) => void): AsyncGenerator<Buffer> {
+async function* textChunks(path: string, gzip: boolean, onRead?: (fraction: number) => void): AsyncGenerator<Buffer> {
   const raw = createReadStream(path, { highWaterMark: 1 << 20 });
   const size = onRead ? statSync(path).size : 0;
   const read = onRead && size > 0 ? () => onRead(raw.bytesRead / size) : () => undefined;
@@ -58,31 +58,58 @@ async function* textChunks(path: string, gzip: boolean, got: Progress, onRead?: 
       yield chunk as Buffer;
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) throw gzipError(e, path, got);
+    if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) throw gzipError(e, path, await readableText(path));
     throw e;
   } finally {
     raw.destroy();
   }
 }
 
+/**
+ * How much whole-line text a damaged gzip file holds before its fault. Not what the reader above got
+ * when zlib failed: that drops the text still waiting in its buffer, which varies from run to run.
+ * A flowing stream hands every decompressed chunk over before the error.
+ */
+function readableText(path: string): Promise<Progress> {
+  return new Promise((resolve) => {
+    const got: Progress = { lines: 0, bytes: 0 };
+    let seen = 0;
+    const gunzip = createGunzip();
+    const raw = createReadStream(path);
+    const done = () => {
+      raw.destroy();
+      resolve(got);
+    };
+    gunzip.on('data', (chunk: Buffer) => {
+      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) {
+        got.lines++;
+        got.bytes = seen + nl + 1;
+      }
+      seen += chunk.length;
+    });
+    gunzip.on('end', done);
+    gunzip.on('error', done);
+    raw.on('error', done);
+    raw.pipe(gunzip);
+  });
+}
+
 /** Every line of a JSONL file, numbered from 1; the last one may lack its newline. `onRead`: as textChunks. */
 export async function* rawLines(path: string, gzip: boolean, onRead?: (fraction: number) => void): AsyncGenerator<RawLine> {
-  const got: Progress = { lines: 0, bytes: 0 };
+  let lines = 0;
   let carry: Buffer[] = [];
-  for await (const chunk of textChunks(path, gzip, got, onRead)) {
+  for await (const chunk of textChunks(path, gzip, onRead)) {
     let from = 0;
     for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
       const piece = chunk.subarray(from, nl);
       const bytes = carry.length ? Buffer.concat([...carry, piece]) : piece;
       carry = [];
-      got.lines++;
-      got.bytes += bytes.length + 1;
-      yield { line: got.lines, bytes };
+      yield { line: ++lines, bytes };
       from = nl + 1;
     }
     if (from < chunk.length) carry.push(chunk.subarray(from));
   }
-  if (carry.length) yield { line: got.lines + 1, bytes: Buffer.concat(carry) };
+  if (carry.length) yield { line: lines + 1, bytes: Buffer.concat(carry) };
 }
 
 /**
@@ -96,27 +123,16 @@ export async function* rawLines(path: string, gzip: boolean, onRead?: (fraction:
  * InputError.
  */
 export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean; blankLines: boolean; notJsonSpace: boolean }> {
-  const got: Progress = { lines: 0, bytes: 0 };
-  let read = 0;
   let before = 0; // the last byte that is not white space, from the chunks before
   let trailingComma = false;
   let notJsonSpace = false;
   const line = { blankSoFar: true, sawBlank: false };
   let blankLines = false;
-  for await (const chunk of gzip ? textChunks(path, true, got) : reusedChunks(path)) {
+  for await (const chunk of gzip ? textChunks(path, true) : reusedChunks(path)) {
     if (!trailingComma) trailingComma = commaBeforeClose(chunk, before);
     // a raw vertical tab or form feed is not JSON anywhere (white space to the reader, which skips a line of them)
     if (!notJsonSpace) notJsonSpace = chunk.includes(0x0b) || chunk.includes(0x0c);
     if (!blankLines) blankLines = blankLineIn(chunk, line);
-    if (gzip) {
-      let last = -1;
-      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, nl + 1)) {
-        got.lines++;
-        last = nl;
-      }
-      if (last >= 0) got.bytes = read + last + 1;
-      read += chunk.length;
-    }
     for (let i = chunk.length - 1; i >= 0; i--) {
       if (!isSpace(chunk[i]!)) {
         before = chunk[i]!;

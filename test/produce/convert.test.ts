@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { constants as zlibConstants, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { rawLines } from '../../src/ingest/jsonl-lines.js';
 import { convertFile } from '../../src/produce/convert.js';
 import { serializeRecord, type JsonlRecord } from '../../src/produce/record.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
@@ -224,6 +225,27 @@ describe('convert reads a JSONL file as load does: its lines, their numbers, gzi
     expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     // the JSONL output refuses the same input
     await expect(convertFile(p, join(tmp.dir, `${name}.out.jsonl`))).rejects.toThrow(err!.message);
+  });
+
+  it('a truncated gzip is said with the whole lines it holds, the same count every time and by every reader', async () => {
+    // (big enough that zlib still holds text when it finds the end missing)
+    const text = Array.from({ length: 40 }, () => LINES.join('\n') + '\n').join('');
+    const gz = gzipSync(text).subarray(0, -2000);
+    // what the damaged file holds, decompressed as far as it goes
+    const held = gunzipSync(gz, { finishFlush: zlibConstants.Z_SYNC_FLUSH }).toString('utf8');
+    const lines = held.split('\n').length - 1;
+    const said = `truncated gzip: the data ends after ${lines} whole lines (${Buffer.byteLength(held.slice(0, held.lastIndexOf('\n') + 1))} bytes of text)`;
+    const p = write('cut-short-count.jsonl', gz);
+    for (let i = 0; i < 3; i++) {
+      await expect(convertFile(p, join(tmp.dir, `cut-${i}.parquet`), { batchRows: 4 })).rejects.toThrow(said);
+      await expect(convertFile(p, join(tmp.dir, `cut-${i}.jsonl`))).rejects.toThrow(said);
+    }
+    expect(await loadSays(p)).toContain(said);
+    // a reader that takes its time with each line (a busy machine) is told the same
+    const slow = async () => {
+      for await (const _ of rawLines(p, true)) await new Promise((r) => setImmediate(r));
+    };
+    await expect(slow()).rejects.toThrow(said);
   });
 
   it('gzip is told by content, not by the name', async () => {
