@@ -30,10 +30,12 @@ function refuse(state: ModelState, path: string, reading: boolean): void {
 async function unfinishedLoadsError(db: Db, path: string): Promise<InputError> {
   const loads = await unfinishedLoads(db);
   const again = loads.map((l) => `\`runlens ${l} --db ${shellWords([path])}\``).join(', ');
+  // only that load completing clears its mark: one that never can leaves the model to be made anew
+  const anew = (it: string) => `; if ${it} cannot complete (a file it was given is damaged), make the model again: remove ${path} and load what it should hold`;
   if (loads.length === 1) {
-    return new InputError(`a load into the model did not finish (${loads[0]}): it may lack files that load was given; run the load again (${again})`, path);
+    return new InputError(`a load into the model did not finish (${loads[0]}): it may lack files that load was given; run the load again (${again})${anew('it')}`, path);
   }
-  return new InputError(`${loads.length} loads into the model did not finish (${loads.join('; ')}): it may lack files those loads were given; run each again (${again})`, path);
+  return new InputError(`${loads.length} loads into the model did not finish (${loads.join('; ')}): it may lack files those loads were given; run each again (${again})${anew('one')}`, path);
 }
 
 /**

@@ -265,6 +265,8 @@ describe('a --db load that cannot write the model (a full disk; here a file size
     expect(read.code).toBe(2);
     const again = /run the load again \(`runlens (.*)`\)/.exec(read.stderr)?.[1];
     expect(again, read.stderr).toBe(`load 'Bob'\\''s run.jsonl' --db 'my model.duckdb'`);
+    // a load that can never complete (a file of it damaged for good) must not leave the model refused without a way out
+    expect(read.stderr).toMatch(/if it cannot complete \(a file it was given is damaged\), make the model again: remove my model\.duckdb and load what it should hold/);
     // the shell hands the suggested command's words over as they were given
     const sh = spawnSync('sh', ['-c', `"$0" "$1" ${again}`, process.execPath, CLI], { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
     expect(sh.status, sh.stderr).toBe(0);
