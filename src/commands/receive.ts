@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { CommandBody } from './command.js';
 import { InputError, RunlensError } from '../errors.js';
 import { plural } from '../render/plural.js';
-import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
+import { besideFile, claimOutput, type OutputClaim } from '../produce/output-claim.js';
 import { refuseSharedOutputs } from '../produce/output-path.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
@@ -113,7 +113,7 @@ async function receive(a: Args, { jsonl, parquet }: Claims): Promise<void> {
 function checkOutputPlace(file: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
   if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = besideFile(file);
   writeFileSync(tmp, '');
   rmSync(tmp, { force: true });
 }
