@@ -128,14 +128,21 @@ function takeLock(lock: string): boolean {
  */
 export function claimOutput(file: string, o: { beside?: boolean } = {}): OutputClaim {
   const lock = `${file}.lock`;
+  // Listen before the first file is made: a signal then waits for this synchronous claim to list
+  // what it made, where without a listener it would end the process with the lock left behind.
+  const hold = removeOnStop(lock);
   let locked = false;
   try {
     locked = takeLock(lock);
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof UsageError) {
+      hold();
+      throw e;
+    }
     // a folder in the way, no permission: the writer meets it opening the file and says so in its words
   }
-  const unlock = locked ? removeOnStop(lock) : () => undefined;
+  if (!locked) hold();
+  const unlock = locked ? hold : () => undefined;
   const tmp = o.beside ? besideFile(file) : undefined;
   const untrack = tmp ? removeOnStop(tmp) : () => undefined;
   let done = false;

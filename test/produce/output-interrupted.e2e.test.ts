@@ -2,7 +2,7 @@
  * A file-writing command stopped by Ctrl-C (SIGINT) or SIGTERM leaves no part of its output under
  * the output's name (a file that was there stays as it was) and no file written beside it.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type StartedCli } from '../helpers/cli.js';
@@ -27,6 +27,19 @@ async function stopWhileWriting(p: StartedCli, dir: string, had: string[], sig: 
 
 const stopped = (r: { code: number | null; signal: NodeJS.Signals | null }) => r.signal ?? r.code;
 
+/** Stop `p` with `sig` the moment the first file appears in `dir` (the writer's lock, as it is made). */
+async function stopAtFirstFile(p: StartedCli, dir: string, sig: NodeJS.Signals) {
+  const w = watch(dir, () => {
+    w.close();
+    p.kill(sig);
+  });
+  try {
+    return await p.done;
+  } finally {
+    w.close();
+  }
+}
+
 describe('an output whose writing is stopped', () => {
   it('generate -o a.jsonl, Ctrl-C: a.jsonl as it was, nothing beside it, and the folder still loads', async () => {
     const dir = path.join(tmp.dir, 'g');
@@ -46,6 +59,26 @@ describe('an output whose writing is stopped', () => {
     const r = await stopWhileWriting(startCli(['generate', '-o', path.join(dir, 'b.parquet'), '--nodes', '3000', '--runs', '3']), dir, ['keep.jsonl'], 'SIGTERM');
     expect([143, 'SIGTERM']).toContain(stopped(r));
     expect(readdirSync(dir)).toEqual(['keep.jsonl']);
+  });
+
+  it('a stop the moment the lock of the output is made leaves no lock and nothing beside it', async () => {
+    const big = path.join(tmp.dir, 'first-file.jsonl');
+    expect(runCli(['generate', '-o', big, '--nodes', '50']).code).toBe(0);
+    const commands = [
+      (out: string) => ['generate', '-o', out, '--nodes', '3000'],
+      (out: string) => ['convert', big, out],
+    ];
+    for (const [c, command] of commands.entries()) {
+      for (const out of ['b.parquet', 'a.jsonl']) {
+        for (let i = 0; i < 2; i++) {
+          const dir = path.join(tmp.dir, `first-${c}-${out}-${i}`);
+          mkdirSync(dir);
+          const r = await stopAtFirstFile(startCli(command(path.join(dir, out))), dir, 'SIGTERM');
+          expect([143, 'SIGTERM']).toContain(stopped(r));
+          expect(readdirSync(dir), `${command(out).join(' ')}, try ${i + 1}`).toEqual([]);
+        }
+      }
+    }
   });
 
   it('convert to .jsonl.gz and to .parquet, Ctrl-C: the file written beside is removed', async () => {
