@@ -130,12 +130,12 @@ interface RunNode {
 /**
  * The longest path by duration through the manifest's dependency graph (depends_on, or parent_map),
  * each node weighted by its result's duration in the run (node_results: the node's own work, waits
- * excluded). Nodes the run did not execute weigh nothing and are not listed. Ties go to the smaller
- * unique_id.
+ * excluded; one that ends before it starts, a clock stepped back, weighs nothing). Nodes the run did
+ * not execute weigh nothing and are not listed. Ties go to the smaller unique_id.
  */
 export function longestDependencyPath(manifest: Manifest, file: string, traceId: string, runNodes: RunNode[]): ManifestCriticalPath {
   const inRun = new Map(runNodes.map((n) => [n.unique_id, n]));
-  const weight = (id: string) => inRun.get(id)?.duration_ms ?? 0;
+  const weight = (id: string) => Math.max(0, inRun.get(id)?.duration_ms ?? 0);
   const best = new Map<string, { total: number; via: string | null }>();
   const visiting = new Set<string>();
   // Iterative depth-first search (long dependency chains must not overflow the JS stack).
@@ -187,7 +187,7 @@ export function longestDependencyPath(manifest: Manifest, file: string, traceId:
     cumulative += weight(id);
     return {
       position: i + 1, unique_id: id, resource_type: n.resource_type, node_outcome: n.node_outcome,
-      duration_ms: round3(weight(id)), cumulative_ms: round3(cumulative),
+      duration_ms: round3(n.duration_ms ?? 0), cumulative_ms: round3(cumulative),
     };
   });
   return { trace_id: traceId, method: 'manifest', manifest: file, total_ms: round3(cumulative), matched, nodes: runNodes.length, links };

@@ -96,7 +96,7 @@ function renderRun(r: RunCriticalPath, layout: TableLayout): string {
     if (m.matched < m.nodes) out += `note: ${m.nodes - m.matched} of the run's ${m.nodes} nodes are not in the manifest\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'duration', 'cumulative'],
-      rows: m.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), duration: ms(l.duration_ms), cumulative: ms(l.cumulative_ms) })),
+      rows: m.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), duration: ms(l.duration_ms) + backwards(l.duration_ms), cumulative: ms(l.cumulative_ms) })),
     }, 'table', layout);
   }
   return out;

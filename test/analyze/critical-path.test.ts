@@ -272,6 +272,13 @@ describe('longest dependency path (estimated critical path) through a manifest',
     expect(() => longestDependencyPath(graph({ x: [] }), 'm.json', 't', [node('a', 1)])).toThrow(/none of the run's 1 nodes/);
   });
 
+  it('weighs a node that ends before it starts (a clock stepped back) as nothing, and shows its duration as it is', () => {
+    const m = graph({ x: [], y: ['x'], z: [], w: ['y'] });
+    const p = longestDependencyPath(m, 'm.json', 't', [node('x', 3), node('y', -100), node('w', 50), node('z', 20)]);
+    expect(p.links.map((l) => [l.unique_id, l.duration_ms, l.cumulative_ms])).toEqual([['x', 3, 3], ['y', -100, 3], ['w', 50, 53]]);
+    expect(p.total_ms).toBe(53);
+  });
+
   it('reads the run from the model', async () => {
     const dir = tempDir('runlens-critical-m-');
     const { file, traces } = await writeRuns(dir, 'r.jsonl', [RUNS[1]!]);
