@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { criticalSpans, longestDependencyPath, manifestCriticalPath, spanCriticalPaths } from '../../src/analyze/critical-path.js';
@@ -209,6 +209,10 @@ describe('critical path through an evaluation that ends before it starts', () =>
       expect(t.stdout).toMatch(/4 nodes on the path: 78ms working/);
       const tree = runCli(['tree', file]);
       expect(tree.stdout).toMatch(/Node evaluated \(model\.p\.back\)  \[[^\]]*ends before it starts[^\]]*\]  -5\.0ms\n/);
+      const html = path.join(dir, 'report.html');
+      const rep = runCli(['report', file, '-o', html]);
+      expect(rep.code, rep.stderr).toBe(0);
+      expect(readFileSync(html, 'utf8')).toMatch(/4 node\(s\) on the path: 78ms working/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

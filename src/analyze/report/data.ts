@@ -148,7 +148,7 @@ export async function buildReportData(db: Db, opts: { trace?: string } = {}): Pr
   const gate = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON, traceId: t, listLimit: LISTED_FOR_PEOPLE });
   const critical = await criticalPathTable(db, t);
   const phases = await db.all<Omit<ReportCriticalPhase, 'longest'>>(
-    `SELECT c.phase, any_value(c.phase_ms) AS phase_ms, count(*)::INTEGER AS links, round(sum(c.duration_ms), 3) AS work_ms,
+    `SELECT c.phase, any_value(c.phase_ms) AS phase_ms, count(*)::INTEGER AS links, round(sum(greatest(c.duration_ms, 0)), 3) AS work_ms,
        round(sum(c.wait_ms), 3) AS wait_ms
      FROM ${critical} c LEFT JOIN (SELECT phase, min(start_ns) AS start_ns FROM spans WHERE trace_id = $t AND kind = 'phase' GROUP BY phase) p USING (phase)
      GROUP BY c.phase ORDER BY any_value(p.start_ns), c.phase`,
