@@ -187,7 +187,13 @@ function plan(run: LegacyRun, manifest: Manifest | undefined, summary: MigrateSu
   // The tree orders spans by start: the invocation opens before its phases, which open before their
   // first node (see phaseStarts).
   if (firstTiming !== null && (invStart === null || firstTiming - HEAD_NS < invStart)) invStart = firstTiming - HEAD_NS;
-  invStart ??= 0n;
+  if (invStart === null) {
+    // no window and no timing: the run is placed before the file was written, with room for its nodes end to end
+    if (run.generatedAt === null) {
+      throw new InputError('the file does not say when the run was: no generated_at and no result with timing', run.file, undefined, 'metadata.generated_at');
+    }
+    invStart = run.generatedAt - run.results.reduce((took, r) => took + secondsToNs(r.executionTime), 0n) - HEAD_NS;
+  }
   const bounds: Plan['bounds'] = new Map();
   const p: Plan = { results, compileOnly, start: invStart, end: invStart, window, untimed, bounds };
   let cursor = invStart;
@@ -245,6 +251,9 @@ function* planNodes(run: LegacyRun, p: Pick<Plan, 'results' | 'compileOnly' | 's
     } else if (phase !== 'run') {
       // compile-only commands and hooks: one evaluation spanning every timing
       evals.push({ phase, start: first, end: last, result });
+    } else if (compile && execute && compile.end > execute.start && execute.end > compile.start) {
+      // ranges that overlap timed one piece of work twice (the new engine gives both the same range)
+      evals.push({ phase: 'run', start: first, end: last, result });
     } else if (compile && execute) {
       evals.push({ phase: 'render', start: compile.start, end: compile.end, result: { outcome: 'success' } });
       evals.push({ phase: 'run', start: execute.start, end: execute.end, result });
@@ -401,9 +410,22 @@ export async function migrateRun(w: TelemetryWriter, run: LegacyRun, manifest?: 
     }
   }
   for (const [name, ph] of o.phases) ph.end({ at: o.p.bounds.get(name)!.end });
-  o.inv.end({ at: o.p.end });
+  o.inv.end({ at: o.p.end, ...skipsFailed(run, summary) });
   await w.drain();
   return summary;
+}
+
+/**
+ * dbt-core fails a command with a skipped node (exit code 1; reference legacy.md 1.5-1.6), a skip
+ * caused by something run_results.json may not list (a failed on-run-start hook before 1.9): such a
+ * run ended in error even when no node did. The new engine's skips do not fail its run.
+ */
+function skipsFailed(run: LegacyRun, summary: MigrateSummary): { status?: { message: string; code: number } } {
+  // (an error or a failed test already ends the run with errors)
+  if (run.engine !== 'dbt-core' || summary.outcomes.error || summary.tests.failed) return {};
+  const skipped = run.results.filter((r) => r.status.toLowerCase() === 'skipped' && resourceTypeOf(r.uniqueId) !== 'exposure').length;
+  if (skipped === 0) return {};
+  return { status: { message: `Executed with errors: ${skipped === 1 ? '1 node' : `${skipped} nodes`} skipped, which fails the older engine's run`, code: 2 } };
 }
 
 /** A run planned by a helper thread (planning takes a while too). */
