@@ -46,6 +46,7 @@ export const gateCommand: CommandBody<Args> = {
       });
       if (result.passed) {
         cannotPassWithSkippedLines(report);
+        await cannotPassWithLinesSkippedEarlier(db, trace);
         cannotPassWithUnread(unread);
       } else if (unread) process.stderr.write(`runlens: gate: ${unread}\n`);
       process.stdout.write(renderGate(result, a.reporter));
@@ -79,6 +80,27 @@ function cannotPassWithSkippedLines(report: LoadReport): void {
   const others = report.skippedLines - file.skippedLines;
   throw new InputError(
     `the gate cannot pass: ${plural(file.skippedLines, 'line')} could not be read${others ? ` (and ${others} more in other files)` : ''} and may have held a failure`,
+    file.path,
+  );
+}
+
+/**
+ * A model an earlier `load --lenient` skipped lines into (its files table keeps how many) never
+ * passes either. With --trace, only a file holding records of that run counts (or one with no record
+ * at all: its lines may have been any run's).
+ */
+async function cannotPassWithLinesSkippedEarlier(db: Db, traceId: string | undefined): Promise<void> {
+  const files = await db.all<{ path: string; skipped: number }>(
+    `SELECT path, skipped_lines::INTEGER AS skipped FROM files WHERE skipped_lines > 0
+     ${traceId ? 'AND (records = 0 OR file_id IN (SELECT DISTINCT file_id FROM record_rows WHERE trace_id = $t))' : ''}
+     ORDER BY file_id`,
+    traceId ? { t: traceId } : {},
+  );
+  const [file, ...others] = files;
+  if (!file) return;
+  const more = others.reduce((n, f) => n + f.skipped, 0);
+  throw new InputError(
+    `the gate cannot pass: the model holds ${plural(file.skipped, 'line')} of this file that a lenient load skipped${more ? ` (and ${more} more of other files)` : ''} and may have held a failure; load the file again once it is whole, into a new model`,
     file.path,
   );
 }

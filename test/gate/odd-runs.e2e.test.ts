@@ -68,6 +68,23 @@ describe('node results', () => {
     expect(gate(write('tie2.jsonl', [failed, ...clean])).code).toBe(1);
   });
 
+  it('a node that errored in one invocation of the trace and succeeded in a later one is an error of the run', () => {
+    // the error comes first (an earlier invocation), the success of the same node ends a second later
+    const end = clean.find((r) => r.record_type === 'SpanEnd' && isEvent(r, 'NodeProcessed') && r.attributes.node_type === 'NODE_TYPE_MODEL')!;
+    const failed = structuredClone(end);
+    failed.span_id = 'abababababababab';
+    failed.status = { code: 2, message: 'error' };
+    failed.attributes.node_outcome = 'NODE_OUTCOME_ERROR';
+    failed.start_time_unix_nano = String(Number(end.start_time_unix_nano) - 2e9);
+    failed.end_time_unix_nano = String(Number(end.end_time_unix_nano) - 1e9);
+    const f = write('retried.jsonl', [failed, ...clean]);
+    const r = gate(f, '--fail-on', 'error');
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stdout).toContain(end.attributes.unique_id);
+    const q = runCli(['query', 'errors', f, '--format', 'json'], { cwd: dir });
+    expect(JSON.parse(q.stdout).map((e: Rec) => e.unique_id)).toContain(end.attributes.unique_id);
+  });
+
   it('evaluations only (no NodeProcessed): a failed test is its RUN evaluation, even when its clock stepped back', () => {
     const evals = read('failing.jsonl').filter((r) => !isEvent(r, 'NodeProcessed'));
     const failedTest = evals.find((r) => r.attributes?.node_test_detail?.test_outcome === 'TEST_OUTCOME_FAILED')!.attributes.unique_id;

@@ -56,6 +56,26 @@ describe('gate: every PATH contributes a run', () => {
     expect(g.stderr).toContain('cannot pass');
   });
 
+  it('a model a lenient load skipped lines into never passes: gate --db says which file, later loads or not', () => {
+    const lines = readFileSync(CLEAN, 'utf8').split('\n').filter(Boolean);
+    const cut = writeLines(dir, 'cut-db.jsonl', lines.map((l, i) => (i === 39 ? l.slice(0, 50) : l)));
+    const db = path.join(dir, 'lenient.duckdb');
+    expect(runCli(['load', cut, '--lenient', '--db', db]).code).toBe(0);
+    for (const args of [['gate', '--db', db], ['gate', '--db', db, '--trace', JSON.parse(lines[0]!).trace_id]]) {
+      const g = runCli(args);
+      expect(g.code, g.stdout + g.stderr).toBe(2);
+      expect(g.stdout).not.toContain('gate passed');
+      expect(g.stderr).toContain(`${cut}: the gate cannot pass: the model holds 1 line of this file that a lenient load skipped`);
+    }
+    // another run loaded later is gated by itself with --trace; the model as a whole still cannot pass
+    const other = path.join(dir, 'other-run.jsonl');
+    expect(runCli(['generate', '-o', other, '--nodes', '5', '--fail-rate', '0']).code).toBe(0);
+    expect(runCli(['load', other, '--db', db]).code).toBe(0);
+    const otherTrace = JSON.parse(readFileSync(other, 'utf8').split('\n')[0]!).trace_id as string;
+    expect(runCli(['gate', '--db', db, '--trace', otherTrace]).code).toBe(0);
+    expect(runCli(['gate', '--db', db]).code).toBe(2);
+  });
+
   it('a lenient gate still reports the failures it read, exit 1', () => {
     const lines = readFileSync(path.join(ROOT, 'samples/failed-build.jsonl'), 'utf8').split('\n').filter(Boolean);
     const cut = writeLines(dir, 'cut-failed.jsonl', lines.map((l, i) => (i === 39 ? l.slice(0, 50) : l)));
