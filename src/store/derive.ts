@@ -135,9 +135,10 @@ const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
  * ended NodeProcessed; else an evaluation that ended in error (the node failed, whatever its
  * NodeProcessed would say: a run cut off after it, or an engine that wrote none and skipped the
  * node's later phases); else the NodeProcessed still running; else the last-ending evaluation, one
- * that was not phase-skipped first. Of several ended NodeProcessed (a trace holding two commands'
- * invocations), the worst: an error, then a failed test, then the later-ending; a node that failed in
- * one of the run's commands failed in the run. The check is cheaper than building node_results as a table.
+ * that was not phase-skipped first. Of several ended NodeProcessed, each invocation's later-ending
+ * one, and of those (a trace holding two commands' invocations) the worst: an error, then a failed
+ * test, then the later-ending; a node that failed in one of the run's commands failed in the run.
+ * The check is cheaper than building node_results as a table.
  */
 const nodeGroups = (filter: string): Step => ['derive node results', `
 CREATE OR REPLACE TEMP TABLE _node_groups AS SELECT trace_id, unique_id FROM record_rows
@@ -160,11 +161,16 @@ WHERE node_result AND (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM 
   ['derive node results', `
 UPDATE record_rows SET node_result = true WHERE rowid IN (
   SELECT arg_max(record_rowid, (kind = 'node_processed' AND ended, kind = 'node_evaluated' AND ended AND node_outcome IS NOT DISTINCT FROM 'error',
-    kind = 'node_processed', kind = 'node_processed' AND node_outcome IS NOT DISTINCT FROM 'error', kind = 'node_processed' AND test_outcome IS NOT DISTINCT FROM 'failed',
+    kind = 'node_processed', latest_of_invocation,
+    kind = 'node_processed' AND node_outcome IS NOT DISTINCT FROM 'error', kind = 'node_processed' AND test_outcome IS NOT DISTINCT FROM 'failed',
     skip_reason IS DISTINCT FROM 'phase_skipped', coalesce(CASE WHEN kind = 'node_evaluated' THEN ${PHASE_ORDER} END, -1),
     coalesce(end_ns, -9223372036854775808), coalesce(start_ns, -9223372036854775808),
     node_outcome IS NOT DISTINCT FROM 'error', test_outcome IS NOT DISTINCT FROM 'failed', coalesce(node_outcome, ''), coalesce(test_outcome, ''), span_id))
-  FROM spans JOIN _node_groups USING (trace_id, unique_id) WHERE ${NODE_KINDS}
+  FROM (
+    -- a NodeProcessed is a child of its invocation: the latest-ending of each invocation stands for it
+    SELECT *, kind = 'node_processed' AND ended
+      AND end_ns = max(CASE WHEN ended THEN end_ns END) OVER (PARTITION BY trace_id, unique_id, kind, parent_span_id) AS latest_of_invocation
+    FROM spans JOIN _node_groups USING (trace_id, unique_id) WHERE ${NODE_KINDS})
   GROUP BY trace_id, unique_id)`],
 ];
 

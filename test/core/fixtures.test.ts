@@ -197,7 +197,7 @@ describe('node results: one span per node and run', () => {
   const records = [
     ...inv,
     // a: its NodeProcessed ended; b: none (the last-ending evaluation); c: a NodeProcessed that never
-    // ended wins over its evaluations; d: two NodeProcessed spans, the later-ending one
+    // ended wins over its evaluations; d: two NodeProcessed spans of one invocation, the later-ending one
     ...processed('00000000000000a1', 'model.p.a', 1, 10, 'NODE_OUTCOME_SUCCESS'),
     ...evaluated('00000000000000a2', 'model.p.a', 'EXECUTION_PHASE_RUN', 2, 9, 'NODE_OUTCOME_SUCCESS'),
     ...evaluated('00000000000000b1', 'model.p.b', 'EXECUTION_PHASE_RENDER', 11, 12, 'NODE_OUTCOME_SUCCESS'),

@@ -69,20 +69,21 @@ describe('node results', () => {
   });
 
   it('a node that errored in one invocation of the trace and succeeded in a later one is an error of the run', () => {
-    // the error comes first (an earlier invocation), the success of the same node ends a second later
-    const end = clean.find((r) => r.record_type === 'SpanEnd' && isEvent(r, 'NodeProcessed') && r.attributes.node_type === 'NODE_TYPE_MODEL')!;
-    const failed = structuredClone(end);
-    failed.span_id = 'abababababababab';
-    failed.status = { code: 2, message: 'error' };
-    failed.attributes.node_outcome = 'NODE_OUTCOME_ERROR';
-    failed.start_time_unix_nano = String(Number(end.start_time_unix_nano) - 2e9);
-    failed.end_time_unix_nano = String(Number(end.end_time_unix_nano) - 1e9);
-    const f = write('retried.jsonl', [failed, ...clean]);
+    // the first invocation's NodeProcessed of a model ends in error; the second invocation runs it again with success
+    const both = secondInvocation({ code: 0, message: '' });
+    const first = both.find((r) => r.record_type === 'SpanEnd' && isEvent(r, 'NodeProcessed') && r.attributes.node_type === 'NODE_TYPE_MODEL')!;
+    const uid = first.attributes.unique_id as string;
+    const again = structuredClone(first);
+    first.status = { code: 2, message: 'error' };
+    first.attributes.node_outcome = 'NODE_OUTCOME_ERROR';
+    const secondInv = both.find((r) => r.record_type === 'SpanEnd' && isEvent(r, 'Invocation') && r.span_id.startsWith('f'))!;
+    Object.assign(again, { span_id: 'abababababababab', parent_span_id: secondInv.span_id, start_time_unix_nano: String(lastEnd + 1.2e9), end_time_unix_nano: String(lastEnd + 1.5e9) });
+    const f = write('retried.jsonl', [...both, again]);
     const r = gate(f, '--fail-on', 'error');
     expect(r.code, r.stdout).toBe(1);
-    expect(r.stdout).toContain(end.attributes.unique_id);
+    expect(r.stdout).toContain(uid);
     const q = runCli(['query', 'errors', f, '--format', 'json'], { cwd: dir });
-    expect(JSON.parse(q.stdout).map((e: Rec) => e.unique_id)).toContain(end.attributes.unique_id);
+    expect(JSON.parse(q.stdout).map((e: Rec) => e.unique_id)).toContain(uid);
   });
 
   it('evaluations only (no NodeProcessed): a failed test is its RUN evaluation, even when its clock stepped back', () => {
