@@ -184,6 +184,9 @@ describe('OTLP sink', () => {
     await w.close();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/^OTLP export to /);
+    // what a program checks after close(): the failed sink and what the endpoint did not get
+    expect([...w.sinkErrors.keys()]).toEqual(errors);
+    expect(w.sinkErrors.get(errors[0]!)!.message).toMatch(/ECONNREFUSED.*the endpoint did not get \d+ of \d+ records/);
     expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(17); // 8 spans x 2 + 1 log
     tmp.cleanup();
   });
