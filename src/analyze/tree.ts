@@ -8,6 +8,13 @@ import { UsageError } from '../errors.js';
 import type { Db } from '../store/db.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 import { plural } from '../render/plural.js';
+import { sourceFreshness } from '../store/freshness-sql.js';
+
+/**
+ * (span_id, freshness_outcome) of the trace `$t`'s source spans (few): a source's freshness outcome
+ * (passed, warned, failed), which a run's outcome columns do not hold.
+ */
+export const traceFreshness = `(${sourceFreshness(`SELECT rowid FROM record_rows WHERE span_row AND resource_type = 'source' AND trace_id = $t`)})`;
 
 export interface TreeNode extends OutcomeColumns {
   span_id: string;
@@ -26,6 +33,8 @@ export interface TreeNode extends OutcomeColumns {
   unique_id: string | null;
   /** NodeEvaluated -> the NodeProcessed span of the same node (its link) */
   linked_span_id: string | null;
+  /** sources: passed, warned or failed (source freshness); a failed one fails the gate's `error` */
+  freshness_outcome: string | null;
   /** its place on its phase's critical path, where a caller marked it (see analyze/critical-path.ts) */
   critical_path?: { phase: string | null; position: number; of: number };
   children: TreeNode[];
@@ -92,11 +101,12 @@ export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
   // One delimited string from DuckDB, split here straight into tree nodes (no intermediate row objects).
   const num = (v: string | null) => (v === null ? null : Number(v));
   const nodes = await db.rowsText<TreeNode>(
-    `SELECT *, row_number() OVER (ORDER BY start_ns, span_id) AS n FROM spans WHERE trace_id = $t`,
+    `SELECT s.*, f.freshness_outcome, row_number() OVER (ORDER BY start_ns, s.span_id) AS n
+     FROM spans s LEFT JOIN ${traceFreshness} f ON f.span_id = s.span_id WHERE s.trace_id = $t`,
     [
       'span_id', 'parent_span_id', 'span_name', 'kind', 'start_ns', 'end_ns', 'duration_ms', 'ended', 'orphan', 'status_code',
       'status_message', 'unique_id', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome',
-      'failing_rows', 'linked_span_id',
+      'failing_rows', 'linked_span_id', 'freshness_outcome',
     ],
     'n',
     { t: traceId },
@@ -104,7 +114,7 @@ export async function buildTree(db: Db, traceId: string): Promise<TraceTree> {
       span_id: f[0]!, parent_span_id: f[1], name: f[2] ?? '(unnamed span)', kind: f[3]!, start_ns: f[4]!, end_ns: f[5],
       duration_ms: num(f[6]!), ended: f[7] === 'true', orphan: f[8] === 'true', cycle: false, status_code: num(f[9]!), status_message: f[10],
       unique_id: f[11], phase: f[12], node_outcome: f[13], skip_reason: f[14], upstream_unique_id: f[15], test_outcome: f[16],
-      failing_rows: num(f[17]!), linked_span_id: f[18], children: [],
+      failing_rows: num(f[17]!), linked_span_id: f[18], freshness_outcome: f[19], children: [],
     }),
   );
   // parents as places in start order (1-based, 0: none in the trace); a span id names the last span that has it
@@ -174,12 +184,13 @@ export interface TreeText {
 }
 
 /**
- * A span's facts, the [...] of its line after the name (outcome, skip, test, error, NOT ENDED,
+ * A span's facts, the [...] of its line after the name (outcome, a source's failed or warned freshness, skip, test, error, NOT ENDED,
  * ORPHAN, ends before it starts, the NodeProcessed link, a mark such as the place on the critical path). The duration is
  * formatted in JS (formatDuration), whose rounding SQL's printf does not share.
  */
 const facts = (mark = '') => `nullif(concat_ws(', ',
     nullif(node_outcome, ''),
+    CASE WHEN freshness_outcome IN ('failed', 'warned') THEN 'freshness ' || freshness_outcome END,
     CASE WHEN skip_reason <> '' THEN 'skip=' || skip_reason || CASE WHEN upstream_unique_id <> '' THEN ' (upstream ' || upstream_unique_id || ')' ELSE '' END END,
     CASE WHEN test_outcome <> '' THEN 'test=' || test_outcome || CASE WHEN coalesce(failing_rows, 0) <> 0 THEN ' (' || failing_rows || ' failing rows)' ELSE '' END END,
     CASE WHEN coalesce(node_outcome, '') = '' AND status_code = 2 THEN 'error' || CASE WHEN status_message <> '' THEN ': ' || status_message ELSE '' END END,
@@ -207,7 +218,7 @@ export async function buildTreeText(db: Db, traceId: string, maxDepth?: number, 
       SELECT parent_span_id, span_id, CAST(duration_ms AS VARCHAR) AS d, coalesce(span_name, '(unnamed span)') AS name,
         ${facts(marks ? ', m.fact' : '')} AS facts,
         row_number() OVER (ORDER BY start_ns, span_id) AS n
-      FROM spans ${marks ? `LEFT JOIN ${marks} m USING (span_id)` : ''} WHERE trace_id = $t
+      FROM spans LEFT JOIN ${traceFreshness} f USING (span_id) ${marks ? `LEFT JOIN ${marks} m USING (span_id)` : ''} WHERE spans.trace_id = $t
     ),
     ids AS (SELECT span_id, max(n) AS n FROM s GROUP BY span_id)
     SELECT s.n, CASE WHEN s.parent_span_id <> '' THEN ids.n END AS parent_n, s.name, s.facts, s.d

@@ -1,5 +1,5 @@
 /**
- * Colours by outcome (error and failed tests red, warned yellow, skipped dim, running cyan).
+ * Colours by outcome (error, failed tests and failed source freshness red, warned yellow, skipped dim, running cyan).
  * NO_COLOR (any non-empty value) turns colour off; inverse video for the cursor stays, since it
  * is not colour and the cursor must remain visible.
  */
@@ -25,13 +25,15 @@ export interface OutcomeFacts {
   status_code?: number | null;
   ended?: boolean | null;
   failed?: boolean | null;
+  /** sources: a failed freshness is an error (as the gate counts it), a warned one a warning */
+  freshness_outcome?: string | null;
 }
 
 export type Tone = 'error' | 'warn' | 'skip' | 'ok' | 'running' | 'plain';
 
 export function toneOf(f: OutcomeFacts): Tone {
-  if (f.node_outcome === 'error' || f.test_outcome === 'failed' || f.status_code === 2 || f.failed) return 'error';
-  if (f.test_outcome === 'warned') return 'warn';
+  if (f.node_outcome === 'error' || f.test_outcome === 'failed' || f.status_code === 2 || f.failed || f.freshness_outcome === 'failed') return 'error';
+  if (f.test_outcome === 'warned' || f.freshness_outcome === 'warned') return 'warn';
   if (f.node_outcome === 'skipped' || f.node_outcome === 'canceled') return 'skip';
   if (f.ended === false) return 'running';
   if (f.node_outcome === 'success') return 'ok';

@@ -38,6 +38,8 @@ export interface SpanDetail {
   status_code: number | null;
   status_message: string | null;
   error_text: string | null;
+  /** sources: passed, warned or failed (source freshness) */
+  freshness_outcome: string | null;
   attributes: Record<string, unknown>;
   logs: LogLine[];
   logCount: number;
@@ -45,7 +47,7 @@ export interface SpanDetail {
 }
 
 export async function spanDetail(db: Db, traceId: string, spanId: string, maxLogs = 50): Promise<SpanDetail | undefined> {
-  const s = await db.one<Omit<SpanDetail, 'attributes' | 'logs' | 'logCount' | 'chain' | 'error_text'> & { attributes: string | null; t0: string }>(
+  const s = await db.one<Omit<SpanDetail, 'attributes' | 'logs' | 'logCount' | 'chain' | 'error_text' | 'freshness_outcome'> & { attributes: string | null; t0: string }>(
     `SELECT span_id, parent_span_id, coalesce(span_name, '(unnamed span)') AS name, kind, event_type, unique_id, phase,
        node_outcome, skip_reason, test_outcome, failing_rows, relative_path, duration_ms, ended, status_code, status_message,
        attributes::VARCHAR AS attributes
@@ -67,13 +69,13 @@ export async function spanDetail(db: Db, traceId: string, spanId: string, maxLog
   );
   const logCount = logs.length < maxLogs ? logs.length : await db.scalar<number>(
     'SELECT count(*)::INTEGER FROM logs WHERE trace_id = $t AND span_id = $s', { t: traceId, s: spanId });
-  const error_text = s.unique_id
-    ? await db.scalar<string | null>(
-        `SELECT error_text FROM nodes WHERE trace_id = $t AND span_id = $s`, { t: traceId, s: spanId })
-    : null;
+  const node = s.unique_id
+    ? await db.one<{ error_text: string | null; freshness_outcome: string | null }>(
+        `SELECT error_text, freshness_outcome FROM nodes WHERE trace_id = $t AND span_id = $s`, { t: traceId, s: spanId })
+    : undefined;
   const chain = s.unique_id && s.skip_reason === 'upstream' ? await upstreamChain(db, traceId, s.unique_id) : [];
   const { attributes: _a, t0: _t, ...rest } = s;
-  return { ...rest, attributes, logs, logCount, error_text: error_text ?? null, chain };
+  return { ...rest, attributes, logs, logCount, error_text: node?.error_text ?? null, freshness_outcome: node?.freshness_outcome ?? null, chain };
 }
 
 /**

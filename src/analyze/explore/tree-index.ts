@@ -7,7 +7,7 @@
 import type { Db } from '../../store/db.js';
 import type { OutcomeColumns } from '../../store/outcome-columns.js';
 import { sqlIn } from '../../store/sql-text.js';
-import { cycleCuts } from '../tree.js';
+import { cycleCuts, traceFreshness } from '../tree.js';
 
 export const KINDS = ['process', 'invocation', 'phase', 'node_processed', 'node_evaluated', 'query', 'other'] as const;
 export type SpanKind = (typeof KINDS)[number];
@@ -44,6 +44,8 @@ export interface TreeRow extends OutcomeColumns {
   unique_id: string | null;
   resource_type: string | null;
   relative_path: string | null;
+  /** sources: passed, warned or failed (source freshness) */
+  freshness_outcome: string | null;
 }
 
 let generation = 0;
@@ -103,8 +105,8 @@ export async function buildTreeShape(db: Db, traceId: string): Promise<TreeShape
        sp.span_id, coalesce(sp.span_name, '(unnamed span)') AS name, sp.kind,
        (sp.start_ns - t0.t0) / 1e6 AS off_ms, sp.duration_ms AS dur_ms, sp.ended, sp.orphan, ${members.length ? sqlIn('sp.span_id', members) : 'false'} AS cycle,
        sp.status_code, sp.status_message, sp.unique_id, sp.phase, sp.node_outcome, sp.skip_reason, sp.upstream_unique_id, sp.test_outcome, sp.failing_rows,
-       sp.resource_type, sp.relative_path, sp.start_ns, sp.end_ns
-     FROM placed p JOIN spans sp ON sp.trace_id = $t AND sp.span_id = p.span_id, t0
+       sp.resource_type, sp.relative_path, sp.start_ns, sp.end_ns, f.freshness_outcome
+     FROM placed p JOIN spans sp ON sp.trace_id = $t AND sp.span_id = p.span_id LEFT JOIN ${traceFreshness} f ON f.span_id = sp.span_id, t0
      ORDER BY pos`,
     { t: traceId },
   );
@@ -154,7 +156,7 @@ export async function dropTreeShape(db: Db, shape: TreeShape): Promise<void> {
 }
 
 const ROW_COLUMNS = `pos, span_id, name, kind, off_ms, dur_ms, ended, orphan, cycle, status_code, status_message, unique_id, phase,
-  node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, relative_path`;
+  node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows, resource_type, relative_path, freshness_outcome`;
 
 /** Row content for the given positions (the window on screen plus a margin). */
 export async function fetchRows(db: Db, shape: TreeShape, positions: number[]): Promise<TreeRow[]> {
@@ -193,16 +195,25 @@ export function filterActive(f: TreeFilter): boolean {
   return Boolean(f.outcome || f.phase || f.resourceType || f.onlyFailures);
 }
 
-/** SQL predicate of a "failure": node error, failed test, or an error status on any span. */
-export const FAILURE_SQL = `(node_outcome = 'error' OR test_outcome = 'failed' OR status_code = 2)`;
+/**
+ * SQL predicate of a "failure": node error, a source's failed freshness (the gate's `error`), failed
+ * test, or an error status on any span.
+ */
+export const FAILURE_SQL = `(node_outcome = 'error' OR freshness_outcome = 'failed' OR test_outcome = 'failed' OR status_code = 2)`;
 
-/** Outcome filter values: node outcomes, test outcomes, or `running`. */
+/**
+ * Outcome filter values: node outcomes, test outcomes, or `running`. A source's failed freshness is
+ * an error (as the gate counts it), a warned one warned.
+ */
 export const OUTCOME_FILTERS = ['error', 'failed', 'warned', 'skipped', 'success', 'canceled', 'running'] as const;
 
 function outcomeSql(o: string): string {
   switch (o) {
-    case 'failed':
+    case 'error':
+      return `(node_outcome = 'error' OR freshness_outcome = 'failed')`;
     case 'warned':
+      return `(test_outcome = 'warned' OR freshness_outcome = 'warned')`;
+    case 'failed':
       return `test_outcome = '${o}'`;
     case 'running':
       return 'NOT ended';

@@ -24,7 +24,7 @@ export function treeLayout(width: number, totalMs: number): TreeLayout {
   return { width, nameWidth, factsWidth, durWidth, barWidth, totalMs };
 }
 
-/** Short outcome text: error, skipped:upstream, test failed (2), running (or not ended), ... */
+/** Short outcome text: error, skipped:upstream, test failed (2), freshness failed, running (or not ended), ... */
 export function facts(r: TreeRow, live: boolean): string {
   const out: string[] = [];
   if (r.test_outcome && r.test_outcome !== 'passed') out.push(`test ${r.test_outcome}${r.failing_rows ? ` (${r.failing_rows})` : ''}`);
@@ -32,6 +32,7 @@ export function facts(r: TreeRow, live: boolean): string {
   if (r.node_outcome === 'skipped') out.push(r.skip_reason ? `skipped:${r.skip_reason}` : 'skipped');
   else if (r.node_outcome && !(r.node_outcome === 'success' && r.test_outcome)) out.push(r.node_outcome);
   if (!r.node_outcome && r.status_code === 2) out.push('error');
+  if (r.freshness_outcome === 'failed' || r.freshness_outcome === 'warned') out.push(`freshness ${r.freshness_outcome}`);
   if (!r.ended) out.push(unended(live));
   if (r.orphan) out.push('orphan');
   if (r.cycle) out.push('cycle');

@@ -22,7 +22,8 @@ export function detailLines(d: SpanDetail, width: number, live: boolean): Line[]
   head(d.name);
   out.push({ text: `kind ${d.kind}  span ${d.span_id}${d.parent_span_id ? `  parent ${d.parent_span_id}` : ''}` });
   if (d.unique_id) out.push({ text: `unique_id ${d.unique_id}` });
-  const outcome = [d.node_outcome, d.skip_reason && `skip ${d.skip_reason}`, d.test_outcome && `test ${d.test_outcome}`].filter(Boolean).join('  ');
+  const outcome = [d.node_outcome, d.skip_reason && `skip ${d.skip_reason}`, d.test_outcome && `test ${d.test_outcome}`,
+    d.freshness_outcome && `freshness ${d.freshness_outcome}`].filter(Boolean).join('  ');
   if (outcome) out.push({ text: `outcome ${outcome}`, tone: toneOf(d) });
   if (d.failing_rows !== null && d.failing_rows !== undefined) out.push({ text: `failing_rows ${d.failing_rows}`, tone: d.failing_rows > 0 ? 'error' : undefined });
   if (d.relative_path) out.push({ text: `file ${d.relative_path}` });

@@ -1,7 +1,7 @@
 /** Runs: every run in the input; Enter opens one; m marks a base run, Enter on another compares. */
 import { Box, Text } from 'ink';
 import { useEffect, useState } from 'react';
-import { listRuns } from '../../analyze/runs.js';
+import { explorerRuns } from '../../analyze/explore/runs-list.js';
 import type { Row } from '../../store/db.js';
 import { formatDuration } from '../../render/tree-text.js';
 import { fitColumns, Table, type Column } from '../components/Table.js';
@@ -55,7 +55,7 @@ export function RunsView({ size, active }: { size: Size; active: boolean }) {
 
   useEffect(() => {
     let live = true;
-    listRuns(nav.db, { newestFirst: true }).then((r) => {
+    explorerRuns(nav.db).then((r) => {
       if (!live) return;
       setRuns(r);
       // the first run listed, until one is chosen (or when the chosen one is gone)
