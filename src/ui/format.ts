@@ -5,10 +5,33 @@
 import stringWidth from 'string-width';
 import { printable, printableLine } from '../render/printable.js';
 
-/** Display columns of text. */
-export const textWidth = (text: string): number => stringWidth(text);
-
 const graphemes = new Intl.Segmenter();
+
+/** What may draw zero columns (marks, format characters, default ignorables): most text has none. */
+const MAYBE_ZERO_WIDTH = /[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * Text as the explorer draws it: a character that takes no column on its own (U+200B, U+FEFF, a
+ * combining mark with nothing before it) shown as `\u200b`. ink gives every character a cell of its
+ * own, so one left as it is would pull the rest of its row a column left; shown, an id that holds one
+ * is also told from one that does not. A mark or joiner inside a character (é, an emoji sequence) stays.
+ */
+function drawable(s: string): string {
+  if (!MAYBE_ZERO_WIDTH.test(s)) return s;
+  let out = '';
+  for (const { segment } of graphemes.segment(s)) {
+    out += stringWidth(segment) === 0
+      ? Array.from(segment, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`).join('')
+      : segment;
+  }
+  return out;
+}
+
+/** One line of telemetry text for a cell: printableLine, then drawable. */
+const lineText = (s: string): string => drawable(printableLine(s));
+
+/** Display columns of text as the explorer draws it. */
+export const textWidth = (text: string): number => stringWidth(lineText(text));
 
 /** The longest start (or end) of `s` that fits `w` columns; a wide character is never split. */
 function take(s: string, w: number, fromEnd = false): string {
@@ -32,7 +55,7 @@ export const unended = (live: boolean): string => (live ? 'running' : 'not ended
 
 /** Cut to at most `w` columns (an ellipsis marks a cut), no padding. */
 export function cut(text: string, w: number): string {
-  const s = printableLine(text);
+  const s = lineText(text);
   if (w <= 0) return '';
   return stringWidth(s) > w ? take(s, w - 1) + '…' : s;
 }
@@ -78,7 +101,7 @@ export function progressBar(fraction: number, width: number): string {
 /** A readable one-line cell value. */
 export function cell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return printableLine(v).replace(/\s+/g, ' ');
+  if (typeof v === 'string') return lineText(v).replace(/\s+/g, ' ');
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Math.round(v * 1000) / 1000);
   return JSON.stringify(v);
 }
@@ -106,7 +129,7 @@ export function statusBar(status: string, hints: { key: string; hint: string }[]
 
 /** Cut to at most `w` columns in the middle, so names that share a prefix stay distinguishable. */
 export function middle(text: string, w: number): string {
-  const s = printableLine(text);
+  const s = lineText(text);
   if (w <= 0) return '';
   if (stringWidth(s) <= w) return s;
   if (w === 1) return '…';
@@ -132,7 +155,7 @@ export function packFields(fields: readonly string[], w: number): string[] {
 export function wrapWords(text: string, w: number): string[] {
   const width = Math.max(1, w);
   const out: string[] = [];
-  for (const para of printable(text).split('\n')) {
+  for (const para of printable(text).split('\n').map(drawable)) {
     let line = '';
     for (const word of para.split(/(?<= )/)) {
       if (stringWidth(line) + stringWidth(word.trimEnd()) <= width) {

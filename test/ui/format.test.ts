@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import stringWidth from 'string-width';
-import { cut, fit, fitLeft, middle, statusBar, wrapWords } from '../../src/ui/format.js';
+import { cut, fit, fitLeft, middle, statusBar, textWidth, wrapWords } from '../../src/ui/format.js';
 import { hintsFor } from '../../src/ui/keys.js';
 import { parseMouse } from '../../src/ui/mouse.js';
 
@@ -83,5 +83,18 @@ describe('mouse reports', () => {
     expect(parseMouse('[<2;5;9M')).toBe('ignored'); // right button
     expect(parseMouse('j')).toBeUndefined();
     expect(parseMouse('[A')).toBeUndefined();
+  });
+});
+
+describe('characters that take no column of their own', () => {
+  it('are shown escaped, so every character of a cell takes a column; marks inside a character stay', () => {
+    expect(fit('a\u200bb\ufeff', 14)).toBe('a\\u200bb\\ufeff');
+    expect(textWidth('a\u200bb')).toBe(8);
+    expect(cut('x\u0301y', 5)).toBe('x\u0301y');
+    expect(textWidth('x\u0301y')).toBe(2);
+    expect(fit('\u0301x', 8)).toBe('\\u0301x ');
+    // an emoji sequence joined by U+200D is one character two columns wide
+    expect(textWidth('👨‍👩‍👧')).toBe(2);
+    expect(wrapWords('ab\u200bcd', 20)).toEqual(['ab\\u200bcd']);
   });
 });

@@ -63,4 +63,32 @@ describe('wide characters in the explorer', () => {
       await closeLater(db);
     }
   });
+
+  it('keeps the outcome column of a row whose unique_id holds zero-width characters under the others', async () => {
+    const zw = 'model.acme.stg\u200b\u200b\u200b_employees';
+    const text = readFileSync(path.join(SAMPLES, 'failed-build.jsonl'), 'utf8').replaceAll('model.acme.stg_employees', zw);
+    const db = await openModel();
+    await loadPaths(db, [writeLines(dir, 'zero-width.jsonl', text.split('\n').filter(Boolean))]);
+    const t = app(db, 120, 30);
+    try {
+      await t.until('FAILED');
+      await t.press(KEY.enter);
+      await t.until('dbt invocation');
+      await t.press('/', ...'stg', KEY.enter);
+      const tree = await t.until(/"stg": \d+ matches/);
+      const rows = tree.split('\n').filter((l) => /Node evaluated \(model\.ac/.test(l));
+      // the row of the id with zero-width characters: before the fix they were in it as they are, after it shown
+      const zwRow = rows.find((l) => l.includes('\u200b') || l.includes('\\u200b'))!;
+      expect(zwRow).toBeDefined();
+      const other = rows.find((l) => l !== zwRow)!;
+      // where the outcome starts, in the columns the terminal draws (ink gives each character a cell of its own)
+      const at = (l: string) => stringWidth(l.slice(0, l.search(/ (success|error|skipped)/)));
+      expect(at(zwRow)).toBe(at(other));
+      // the hidden characters are shown, not dropped: an id that holds them is not mistaken for one that does not
+      expect(zwRow).toContain('\\u200b');
+    } finally {
+      t.unmount();
+      await closeLater(db);
+    }
+  });
 });
