@@ -18,7 +18,12 @@ export interface ChainLink {
   test_outcome: string | null;
   /** this link is the root cause (the chain ends at a node that errored or failed) */
   root: boolean;
+  /** its upstream id is already in the chain: the ids form a cycle and there is no root cause */
+  cycle: boolean;
 }
+
+/** What the explorer says of a chain that loops, as the saved query upstream-skip-chains says it. */
+export const CHAIN_CYCLE = 'the upstream ids form a cycle';
 
 export interface SpanDetail {
   span_id: string;
@@ -80,22 +85,28 @@ export async function spanDetail(db: Db, traceId: string, spanId: string, maxLog
 
 /**
  * Follow upstream_unique_id from a skipped node through node_results of the run until a node that
- * was not skipped for an upstream reason (the root cause). Stops on cycles and after 100 links.
+ * was not skipped for an upstream reason (the root cause). A chain whose next id is already in it
+ * (the start node included once it is reached again, as upstream-skip-chains lists it) ends there,
+ * its last link marked `cycle`. Stops after 100 links.
  */
 export async function upstreamChain(db: Db, traceId: string, uniqueId: string): Promise<ChainLink[]> {
   const out: ChainLink[] = [];
-  const seen = new Set<string>([uniqueId]);
+  const seen = new Set<string>();
   let cur = await db.scalar<string | null>(
     'SELECT upstream_unique_id FROM node_results WHERE trace_id = $t AND unique_id = $u', { t: traceId, u: uniqueId });
-  while (cur && !seen.has(cur) && out.length < 100) {
+  while (cur && out.length < 100) {
     seen.add(cur);
     const r = await db.one<{ node_outcome: string | null; skip_reason: string | null; test_outcome: string | null; upstream_unique_id: string | null }>(
       'SELECT node_outcome, skip_reason, test_outcome, upstream_unique_id FROM node_results WHERE trace_id = $t AND unique_id = $u',
       { t: traceId, u: cur },
     );
     const next = r?.skip_reason === 'upstream' ? r.upstream_unique_id : null;
-    out.push({ unique_id: cur, node_outcome: r?.node_outcome ?? null, skip_reason: r?.skip_reason ?? null, test_outcome: r?.test_outcome ?? null, root: !next });
-    cur = next;
+    const cycle = next !== null && seen.has(next);
+    out.push({
+      unique_id: cur, node_outcome: r?.node_outcome ?? null, skip_reason: r?.skip_reason ?? null, test_outcome: r?.test_outcome ?? null,
+      root: !next, cycle,
+    });
+    cur = cycle ? null : next;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 /** Detail of the selected span: facts, error, upstream chain, failing rows, file, logs, attributes. */
 import { Box, Text } from 'ink';
-import { attributeLines, type SpanDetail } from '../../analyze/explore/span-detail.js';
+import { attributeLines, CHAIN_CYCLE, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import { formatDuration } from '../../render/tree-text.js';
 import { fit, textWidth, unended, wrapWords } from '../format.js';
 import { toneOf, toneProps, useTheme, type Tone } from '../theme.js';
@@ -35,10 +35,10 @@ export function detailLines(d: SpanDetail, width: number, live: boolean): Line[]
     wrap(d.error_text, 'error');
   }
   if (d.chain.length) {
-    head('upstream chain (u jumps to the root cause)');
+    head(d.chain.at(-1)?.cycle ? 'upstream chain (no root cause: its ids loop)' : 'upstream chain (u jumps to the root cause)');
     d.chain.forEach((c, i) => {
       const what = [c.node_outcome, c.skip_reason, c.test_outcome].filter(Boolean).join('/');
-      out.push({ text: `${'  '.repeat(i)}↳ ${c.unique_id} ${what}${c.root ? '  ← root cause' : ''}`, tone: c.root ? 'error' : 'skip' });
+      out.push({ text: `${'  '.repeat(i)}↳ ${c.unique_id} ${what}${c.root ? '  ← root cause' : c.cycle ? `  ← ${CHAIN_CYCLE}` : ''}`, tone: c.root ? 'error' : 'skip' });
     });
   }
   head(`logs (${d.logCount})`);

@@ -6,7 +6,7 @@
 import { Box, Text } from 'ink';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { criticalSpans, type CriticalMark } from '../../analyze/critical-path.js';
-import { spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explore/span-detail.js';
+import { CHAIN_CYCLE, spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import {
   facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter, type TreeShape,
 } from '../../analyze/explore/tree-index.js';
@@ -201,6 +201,7 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     const chain = await upstreamChain(db, traceId, selected.unique_id);
     const root = chain[chain.length - 1];
     if (!root) return setMessage('no upstream node recorded');
+    if (root.cycle) return setMessage(`no root cause: ${CHAIN_CYCLE} (${chain.map((c) => c.unique_id).join(' -> ')})`);
     const p = await positionOfNode(db, shape, root.unique_id);
     if (p === undefined) return setMessage(`root cause ${root.unique_id} is not in this run`);
     revealAndSelect(p);
