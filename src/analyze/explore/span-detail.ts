@@ -84,6 +84,24 @@ export async function spanDetail(db: Db, traceId: string, spanId: string, maxLog
 }
 
 /**
+ * The log records of a run, from its first (time from there): for a run of log records only, which
+ * has no span to show them on. The first `max` of them, and how many there are.
+ */
+export async function runLogs(db: Db, traceId: string, max = 200): Promise<{ logs: LogLine[]; count: number }> {
+  const logs = await db.all<LogLine>(
+    `SELECT (time_ns - min(time_ns) OVER ()) / 1e6 AS time_ms, severity_text AS severity, body, event_type
+     FROM logs WHERE trace_id = $t ORDER BY time_ns LIMIT ${max}`,
+    { t: traceId },
+  );
+  const count = logs.length < max ? logs.length : await db.scalar<number>('SELECT count(*)::INTEGER FROM logs WHERE trace_id = $t', { t: traceId });
+  return { logs, count };
+}
+
+/** The SQL that lists a run's log records, for a screen that shows only some. */
+export const runLogsSql = (traceId: string): string =>
+  `SELECT * FROM logs WHERE trace_id = '${traceId.replaceAll("'", "''")}' ORDER BY time_ns`;
+
+/**
  * Follow upstream_unique_id from a skipped node through node_results of the run until a node that
  * was not skipped for an upstream reason (the root cause). A chain whose next id is already in it
  * (the start node included once it is reached again, as upstream-skip-chains lists it) ends there,

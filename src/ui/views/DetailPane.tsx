@@ -1,6 +1,6 @@
 /** Detail of the selected span: facts, error, upstream chain, failing rows, file, logs, attributes. */
 import { Box, Text } from 'ink';
-import { attributeLines, CHAIN_CYCLE, type SpanDetail } from '../../analyze/explore/span-detail.js';
+import { attributeLines, CHAIN_CYCLE, type LogLine, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import { formatDuration } from '../../render/tree-text.js';
 import { fit, textWidth, unended, wrapWords } from '../format.js';
 import { toneOf, toneProps, useTheme, type Tone } from '../theme.js';
@@ -10,6 +10,12 @@ interface Line {
   tone?: Tone;
   bold?: boolean;
 }
+
+/** A log record as one line of text: its time from the start, severity, body (else its event type). */
+export const logText = (l: LogLine): string => `+${formatDuration(l.time_ms)} ${l.severity ?? ''} ${l.body || (l.event_type ?? '').split('.').pop()}`;
+
+/** The tone of a log record by its severity. */
+export const logTone = (l: LogLine): Tone | undefined => (l.severity === 'ERROR' ? 'error' : l.severity === 'WARN' ? 'warn' : undefined);
 
 /** The pane's content as lines (the pane shows a scrolled window of them). */
 export function detailLines(d: SpanDetail, width: number, live: boolean): Line[] {
@@ -43,10 +49,7 @@ export function detailLines(d: SpanDetail, width: number, live: boolean): Line[]
   }
   head(`logs (${d.logCount})`);
   if (d.logs.length === 0) out.push({ text: '(none)', tone: 'skip' });
-  for (const l of d.logs) {
-    const tone: Tone | undefined = l.severity === 'ERROR' ? 'error' : l.severity === 'WARN' ? 'warn' : undefined;
-    wrap(`+${formatDuration(l.time_ms)} ${l.severity ?? ''} ${l.body || (l.event_type ?? '').split('.').pop()}`, tone);
-  }
+  for (const l of d.logs) wrap(logText(l), logTone(l));
   if (d.logCount > d.logs.length) out.push({ text: `… ${d.logCount - d.logs.length} more (query the logs relation)`, tone: 'skip' });
   head('attributes');
   for (const a of attributeLines(d.attributes)) wrap(a);
@@ -54,10 +57,18 @@ export function detailLines(d: SpanDetail, width: number, live: boolean): Line[]
   return out.flatMap((l) => (textWidth(l.text) <= w ? [l] : wrapWords(l.text, w).map((text) => ({ ...l, text }))));
 }
 
-export function DetailPane(p: { detail: SpanDetail | undefined; live: boolean; loading: boolean; width: number; height: number; scroll: number }) {
+/**
+ * `empty`: what the pane says when the run has no span to select (a run of log records only),
+ * instead of "no span selected".
+ */
+export function DetailPane(p: { detail: SpanDetail | undefined; live: boolean; loading: boolean; width: number; height: number; scroll: number; empty?: string }) {
   const theme = useTheme();
   const inner = Math.max(10, p.width - 2);
-  const lines = p.detail ? detailLines(p.detail, inner, p.live) : [{ text: p.loading ? 'loading…' : 'no span selected', tone: 'skip' as Tone }];
+  const lines = p.detail
+    ? detailLines(p.detail, inner, p.live)
+    : p.loading
+      ? [{ text: 'loading…', tone: 'skip' as Tone }]
+      : wrapWords(p.empty ?? 'no span selected', inner).map((text) => ({ text, tone: 'skip' as Tone }));
   const scroll = Math.max(0, Math.min(p.scroll, Math.max(0, lines.length - (p.height - 2))));
   const shown = lines.slice(scroll, scroll + Math.max(1, p.height - 2));
   return (

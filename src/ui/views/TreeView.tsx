@@ -6,18 +6,19 @@
 import { Box, Text } from 'ink';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { criticalSpans, type CriticalMark } from '../../analyze/critical-path.js';
-import { CHAIN_CYCLE, spanDetail, upstreamChain, type SpanDetail } from '../../analyze/explore/span-detail.js';
+import { CHAIN_CYCLE, runLogs, runLogsSql, spanDetail, upstreamChain, type LogLine, type SpanDetail } from '../../analyze/explore/span-detail.js';
 import {
   facets, filterActive, filterPositions, OUTCOME_FILTERS, positionOfNode, positionOfSpan, positionsOfSpans, searchPositions, type TreeFilter, type TreeShape,
 } from '../../analyze/explore/tree-index.js';
 import { defaultOpen, indexOfPosition, keptMask, nearestIndex, nextPosition, revealPosition, visiblePositions } from '../../analyze/explore/visible.js';
-import { fit, unended } from '../format.js';
+import { fit, unended, wrapWords } from '../format.js';
+import { toneProps, useTheme } from '../theme.js';
 import type { Action, Context } from '../keys.js';
 import { centeredTop, mouseCursor, moveCursor, scrollTop } from '../list-nav.js';
 import { WHEEL_ROWS } from '../mouse.js';
 import { useKeyHandler, useNav, type Jump, type Size } from '../nav.js';
 import { TreeRowLine, treeLayout } from '../components/TreeRowLine.js';
-import { DetailPane } from './DetailPane.js';
+import { DetailPane, logText, logTone } from './DetailPane.js';
 import { useRowCache, useTreeShape } from './use-tree-shape.js';
 import { plural } from '../../render/plural.js';
 
@@ -55,6 +56,9 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
   const [detailScroll, setDetailScroll] = useState(0);
   const [message, setMessage] = useState<string | undefined>();
   const [critical, setCritical] = useState<Map<string, CriticalMark> | undefined>();
+  // a run of log records only: its log records, shown where the tree would be
+  const [runLogLines, setRunLogLines] = useState<{ logs: LogLine[]; count: number } | undefined>();
+  const theme = useTheme();
   const topRef = useRef(0);
   // a jump (root cause, search, a row of a query or diff) shows its target mid-screen
   const centerNext = useRef(false);
@@ -106,6 +110,16 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
     });
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shape]);
+
+  // A run without spans: its log records instead (a file being followed may bring its spans later).
+  useEffect(() => {
+    if (!shape || shape.count > 0) return setRunLogLines(undefined);
+    let live = true;
+    void runLogs(db, traceId).then((l) => live && setRunLogLines(l), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [db, traceId, shape]);
 
   // Filter values of this build of the tree.
   useEffect(() => {
@@ -387,13 +401,25 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
       />,
     );
   }
+  const logsOnly = runLogLines
+    ? `no spans: this run has ${plural(runLogLines.count, 'log record')} only; all of them: runlens query INPUT --sql "${runLogsSql(traceId)}"`
+    : undefined;
+  const logsSql = runLogLines ? wrapWords(`all of them: runlens query INPUT --sql "${runLogsSql(traceId)}"`, treeWidth) : [];
+  const logRows = runLogLines ? [
+    <Text key="head" dimColor>{fit(`no spans: this run has ${plural(runLogLines.count, 'log record')} only`, treeWidth)}</Text>,
+    ...runLogLines.logs.slice(0, Math.max(0, treeHeight - 1 - logsSql.length)).map((l, i) => (
+      <Text key={i} {...toneProps(theme, logTone(l) ?? 'plain')}>{fit(logText(l), treeWidth)}</Text>
+    )),
+    ...logsSql.map((l, i) => <Text key={`sql${i}`} dimColor>{fit(l, treeWidth)}</Text>),
+  ] : undefined;
   const tree = (
     <Box flexDirection="column" width={treeWidth} height={treeHeight}>
-      {empty ? <Text dimColor>{fit(empty, treeWidth)}</Text> : lines}
+      {empty ? <Text dimColor>{fit(empty, treeWidth)}</Text> : logRows ?? lines}
     </Box>
   );
   const pane = detailOpen ? (
-    <DetailPane detail={detail} live={nav.live} loading={!detail} width={side ? size.width - treeWidth : size.width} height={side ? bodyHeight : bodyHeight - treeHeight} scroll={detailScroll} />
+    <DetailPane detail={detail} live={nav.live} loading={selectedSpan !== undefined && !detail} empty={logsOnly}
+      width={side ? size.width - treeWidth : size.width} height={side ? bodyHeight : bodyHeight - treeHeight} scroll={detailScroll} />
   ) : null;
   return (
     <Box flexDirection="column">
