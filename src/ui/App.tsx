@@ -16,9 +16,11 @@ import { PaletteView } from './views/PaletteView.js';
 import { ResultsView } from './views/ResultsView.js';
 import { RunsView } from './views/RunsView.js';
 import { TreeView } from './views/TreeView.js';
+import { plural } from '../render/plural.js';
 
 export interface LoaderHooks {
-  progress(fraction: number, label: string): void;
+  /** `files`: of the files to load, how many are done */
+  progress(fraction: number, label: string, files?: { done: number; count: number }): void;
   /** receiving over OTLP at this address (explore --receive) */
   listening?(url: string): void;
   /** a load finished (initial or a batch while following): screens refresh */
@@ -65,7 +67,7 @@ export function App(p: AppProps) {
   const [stack, setStack] = useState<Screen[]>([{ id: 0, type: 'runs' }]);
   const [help, setHelp] = useState<Context | undefined>();
   const [palette, setPalette] = useState(false);
-  const [loading, setLoading] = useState<{ fraction: number; label: string } | undefined>(p.loader ? { fraction: 0, label: 'starting' } : undefined);
+  const [loading, setLoading] = useState<{ fraction: number; label: string; files?: { done: number; count: number } } | undefined>(p.loader ? { fraction: 0, label: 'starting' } : undefined);
   const [dataVersion, setDataVersion] = useState(0);
   const [note, setNote] = useState<string | undefined>();
   const [context, setContext] = useState<Context>('runs');
@@ -76,12 +78,12 @@ export function App(p: AppProps) {
     if (!p.loader) return;
     let last = 0;
     p.loader({
-      progress(fraction, label) {
+      progress(fraction, label, files) {
         // at most ten redraws a second from progress
         const now = Date.now();
         if (now - last < 100 && fraction < 1) return;
         last = now;
-        setLoading({ fraction, label });
+        setLoading({ fraction, label, files });
       },
       listening: setListening,
       loaded(n) {
@@ -103,6 +105,7 @@ export function App(p: AppProps) {
       db: p.db,
       dataVersion,
       loading: loading !== undefined,
+      loadingNote: loading ? `loading${loading.files ? ` ${loading.files.done} of ${plural(loading.files.count, 'file')}` : ''}` : undefined,
       live: p.live ?? false,
       listening,
       push: (s) => setStack((st) => [...st, { ...s, id: nextId++ } as Screen]),
@@ -223,7 +226,7 @@ function renderScreen(s: Screen, size: Size, active: boolean) {
     case 'tree':
       return <TreeView traceId={s.traceId} jump={s.jump} size={size} active={active} />;
     case 'results':
-      return <ResultsView title={s.title} table={s.table} traceId={s.traceId} size={size} active={active} />;
+      return <ResultsView title={s.title} table={s.table} traceId={s.traceId} partial={s.partial} rerun={s.rerun} size={size} active={active} />;
     case 'diff':
       return <DiffView base={s.base} head={s.head} size={size} active={active} />;
   }

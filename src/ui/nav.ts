@@ -11,7 +11,11 @@ import type { MouseEvent } from './mouse.js';
 export type Screen =
   | { id: number; type: 'runs' }
   | { id: number; type: 'tree'; traceId: string; jump?: Jump }
-  | { id: number; type: 'results'; title: string; table: Tabular; traceId?: string }
+  | {
+      id: number; type: 'results'; title: string; table: Tabular; traceId?: string;
+      /** the table was made while files still loaded: what was loading; `rerun` makes it again when loading ends */
+      partial?: string; rerun?: () => Promise<Tabular>;
+    }
   | { id: number; type: 'diff'; base: string; head: string };
 
 /** Where a tree opens: a span, or a node (its evaluation in `phase` when given, else its NodeProcessed span). */
@@ -36,6 +40,8 @@ export interface Nav {
   /** bumped after every load (initial, and each batch while following) */
   dataVersion: number;
   loading: boolean;
+  /** while loading: what (`loading 1 of 2 files`) */
+  loadingNote?: string;
   /** data may still arrive (following, receiving): spans and runs not ended are running */
   live: boolean;
   /** the OTLP address runs are received on (explore --receive) */

@@ -45,7 +45,7 @@ export async function runExplorer(o: ExploreOptions): Promise<void> {
 
   const loader = (h: LoaderHooks) => {
     const onProgress = (pr: { file: string; index: number; count: number; fraction: number }) =>
-      h.progress((pr.index + pr.fraction) / Math.max(1, pr.count), pr.file);
+      h.progress((pr.index + pr.fraction) / Math.max(1, pr.count), pr.file, { done: pr.index, count: pr.count });
     loading = (async () => {
       if (followFile) {
         follower = new Follower(db, followFile, {

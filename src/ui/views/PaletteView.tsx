@@ -34,10 +34,15 @@ export function PaletteView({ size, traceId, onClose }: PaletteProps) {
     try {
       const params = parseParamArgs(rest.filter(Boolean));
       if (traceId && q.params.some((p) => p.name === 'trace') && params.trace === undefined) params.trace = traceId;
+      // asked while files still load, the answer is of the files loaded so far: marked, and made again when all are
+      const partial = nav.loadingNote;
       const table = await runSavedQuery(nav.db, q, params);
       const args = Object.entries(params).map(([k, v]) => `${k}=${k === 'trace' ? v.slice(0, 12) : v}`).join(' ');
       onClose();
-      nav.push({ type: 'results', title: `:${q.name}${args ? ` ${args}` : ''}  ${q.summary}`, table, traceId });
+      nav.push({
+        type: 'results', title: `:${q.name}${args ? ` ${args}` : ''}  ${q.summary}`, table, traceId,
+        ...(partial ? { partial, rerun: () => runSavedQuery(nav.db, q, params) } : {}),
+      });
     } catch (e) {
       setError((e as Error).message);
       setRunning(false);

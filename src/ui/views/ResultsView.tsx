@@ -3,7 +3,7 @@
  * run tree at that node.
  */
 import { Box, Text } from 'ink';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { Tabular } from '../../render/table.js';
 import { autoColumns, Table } from '../components/Table.js';
 import { fit } from '../format.js';
@@ -21,6 +21,9 @@ export interface ResultsViewProps {
   context?: Context;
   /** what an empty result means, and what to do */
   empty?: string;
+  /** made while files still loaded (what was loading): marked partial until `rerun` makes it again once loading ends */
+  partial?: string;
+  rerun?: () => Promise<Tabular>;
   size: Size;
   active: boolean;
 }
@@ -39,8 +42,19 @@ function rowTone(r: Record<string, unknown>) {
   return toneOf({});
 }
 
-export function ResultsView({ title, table, traceId, context = 'results', empty, size, active }: ResultsViewProps) {
+export function ResultsView({ title, table: first, traceId, context = 'results', empty, partial: firstPartial, rerun, size, active }: ResultsViewProps) {
   const nav = useNav();
+  const [{ table, partial }, setResult] = useState<{ table: Tabular; partial?: string }>({ table: first, partial: firstPartial });
+  // a partial answer is made again once every file has loaded (once: a failure is said, not retried)
+  const [rerunFailed, setRerunFailed] = useState<string | undefined>();
+  useEffect(() => {
+    if (!partial || !rerun || nav.loading || rerunFailed) return;
+    let live = true;
+    rerun().then((t) => live && setResult({ table: t }), (e: unknown) => live && setRerunFailed((e as Error).message));
+    return () => {
+      live = false;
+    };
+  }, [partial, rerun, nav.loading, rerunFailed]);
   const [cursor, setCursor] = useState(0);
   const [col, setCol] = useState(0);
   const [message, setMessage] = useState<string | undefined>();
@@ -80,7 +94,8 @@ export function ResultsView({ title, table, traceId, context = 'results', empty,
     },
   });
 
-  const status = message ?? `${plural(table.rows.length, 'row')}${table.rows.length ? `  row ${cursor + 1}` : ''}  columns ${col + 1}-${columns.length} (h/l)  Enter jumps to the node`;
+  const mark = !partial ? '' : rerunFailed ? `partial (${partial}); running it again failed: ${rerunFailed}  ` : `partial: ${partial}; runs again when loading ends  `;
+  const status = message ?? `${mark}${plural(table.rows.length, 'row')}${table.rows.length ? `  row ${cursor + 1}` : ''}  columns ${col + 1}-${columns.length} (h/l)  Enter jumps to the node`;
   return (
     <Box flexDirection="column">
       <Text bold>{fit(title, size.width)}</Text>
