@@ -105,7 +105,7 @@ export function App(p: AppProps) {
       db: p.db,
       dataVersion,
       loading: loading !== undefined,
-      loadingNote: loading ? `loading${loading.files ? ` ${loading.files.done} of ${plural(loading.files.count, 'file')}` : ''}` : undefined,
+      loadingNote: loading ? (loading.files ? `loading ${loading.files.done} of ${plural(loading.files.count, 'file')}` : 'still loading') : undefined,
       live: p.live ?? false,
       listening,
       push: (s) => setStack((st) => [...st, { ...s, id: nextId++ } as Screen]),
