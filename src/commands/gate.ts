@@ -5,6 +5,7 @@ import { plural } from '../render/plural.js';
 import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
 import type { ReceiverStats, UnstoredReasons } from '../ingest/otlp-receiver.js';
+import { everyPathAdds } from '../ingest/detect.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
@@ -61,13 +62,9 @@ export const gateCommand: CommandBody<Args> = {
  * (its records present, or only its ERROR statuses taken), holds its runs all the same.
  */
 function everyPathHasRun(paths: string[], report: LoadReport): void {
-  for (const arg of paths) {
-    const files = report.files.filter((f) => f.args.includes(arg));
-    if (!files.some((f) => f.traces > 0 || f.tracesShared > 0 || f.duplicate)) {
-      const what = files.length === 1 ? (files[0]!.path === arg ? 'the file holds' : 'its one file holds') : `its ${files.length} files hold`;
-      throw new InputError(`no run in this input: ${what} no telemetry record with a trace id`, arg);
-    }
-  }
+  const filesOf = (arg: string) =>
+    report.files.filter((f) => f.args.includes(arg)).map((f) => ({ path: f.path, adds: f.traces > 0 || f.tracesShared > 0 || f.duplicate }));
+  everyPathAdds(paths, filesOf, 'no run in this input', 'no telemetry record with a trace id');
 }
 
 /**

@@ -65,6 +65,22 @@ export async function expandPaths(args: string[]): Promise<string[]> {
   return [...new Set(out)];
 }
 
+/**
+ * Every PATH must add something to what a command reads: one that adds nothing (a folder or glob of
+ * files none of which gave what the command looks for) would let it succeed on what it never saw, so
+ * it is an input error naming the PATH. `filesOf(arg)` gives the files a PATH expanded to and whether
+ * each added something; the message is `SUBJECT: the file holds LACK` (or its one file, its N files).
+ */
+export function everyPathAdds(paths: readonly string[], filesOf: (arg: string) => { path: string; adds: boolean }[], subject: string, lack: string): void {
+  for (const arg of paths) {
+    const files = filesOf(arg);
+    if (!files.some((f) => f.adds)) {
+      const what = files.length === 1 ? (files[0]!.path === arg ? 'the file holds' : 'its one file holds') : `its ${files.length} files hold`;
+      throw new InputError(`${subject}: ${what} ${lack}`, arg);
+    }
+  }
+}
+
 /** Read the first bytes to tell Parquet from (gzipped) JSONL; extensions are only a hint. */
 export async function detectFile(file: string): Promise<InputFile> {
   const fh = await open(file, 'r').catch((e: NodeJS.ErrnoException) => {

@@ -7,7 +7,7 @@
  * Unknown event types, enum values and envelope keys are warnings: the schema is additive.
  */
 import { engineMessage, InputError } from '../errors.js';
-import { detectFile, expandPaths } from '../ingest/detect.js';
+import { detectFile, everyPathAdds, expandPaths } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import {
   ArtifactType, ExecutionPhase, HookOutcome, HookType, NodeCacheReason, NodeCancelReason, NodeErrorType, NodeMaterialization, NodeOutcome,
@@ -362,8 +362,11 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
 export async function validatePaths(paths: string[], opts: ValidateOptions = {}): Promise<FileReport[]> {
   const out: FileReport[] = [];
   const seen = new Set<string>();
+  const validated = new Set<string>();
+  const expanded = new Map<string, string[]>();
   for (const arg of paths) {
     const files = await expandPaths([arg]);
+    expanded.set(arg, files);
     for (const p of files) {
       if (seen.has(p)) continue;
       seen.add(p);
@@ -372,8 +375,12 @@ export async function validatePaths(paths: string[], opts: ValidateOptions = {})
         continue;
       }
       out.push(await validateFile(p, opts));
+      validated.add(p);
     }
   }
+  // a folder or glob of older-engine files only is refused as one such file named alone is
+  const filesOf = (arg: string) => (expanded.get(arg) ?? []).map((p) => ({ path: p, adds: validated.has(p) }));
+  everyPathAdds(paths, filesOf, 'no telemetry in this input', 'no telemetry (older-engine files are not telemetry: runlens migrate translates them)');
   return out;
 }
 

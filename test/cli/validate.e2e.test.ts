@@ -1,5 +1,5 @@
 /** validate takes files, folders and globs like the other commands, lists at most N violations per file, and says once that a file is not telemetry. */
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -94,5 +94,23 @@ describe('validate on bad input', () => {
       }
     copyFileSync('samples/clean-build.parquet', path.join(dir, 'whole.parquet'));
     expect(runCli(['validate', path.join(dir, 'whole.parquet')]).code).toBe(0);
+  });
+});
+
+describe('validate: every PATH holds telemetry', () => {
+  it('a folder or glob of older-engine files only is exit 2 naming it, as the file named alone is', () => {
+    const target = path.join(dir, 'legacy-only');
+    mkdirSync(target, { recursive: true });
+    copyFileSync('../shared/samples/legacy-dbt-core/rr_v5_1.7.0_build.json', path.join(target, 'run_results.json'));
+    for (const arg of [target, '../shared/samples/legacy-dbt-core/*.json']) {
+      const r = runCli(['validate', arg]);
+      expect(r.code, arg).toBe(2);
+      expect(r.stderr, arg).toContain(`runlens: ${arg}: no telemetry in this input:`);
+      expect(r.stderr, arg).toMatch(/migrate/);
+    }
+    // beside a PATH that holds telemetry, too
+    const both = runCli(['validate', 'samples/clean-build.jsonl', target]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain(`runlens: ${target}: no telemetry in this input: its one file holds no telemetry`);
   });
 });
