@@ -8,6 +8,8 @@ import { wholeNumber } from './options.js';
 
 /** Seeds are 32-bit: a larger one would give the output of another. */
 const MAX_SEED = 2 ** 32 - 1;
+/** Simulated threads: more than any warehouse runs a project on (each node is placed on the first free one). */
+const MAX_THREADS = 256;
 
 interface Args extends OutputArgs {
   runs: number;
@@ -28,7 +30,7 @@ export const generateCommand: CommandBody<Args> = {
       .option('seed', { type: 'number', default: 1, describe: `same seed, same bytes (a whole number from 0 to ${MAX_SEED})` })
       .option('fail-rate', { type: 'number', default: 0.02, describe: 'probability that a node errors or a test fails' })
       .option('cache-rate', { type: 'number', default: 0.1, describe: 'probability that a model is reused from cache (runs after the first)' })
-      .option('threads', { type: 'number', default: 8, describe: 'simulated worker threads' })
+      .option('threads', { type: 'number', default: 8, describe: `simulated worker threads (1 to ${MAX_THREADS})` })
       .option('format', { choices: ['jsonl', 'parquet'] as const, describe: 'default: from the output extension' })
       .option('detail', { type: 'boolean', default: true, describe: 'include DEBUG detail (compiled code, jinja log lines)' })
       .example('$0 generate -o run.jsonl --nodes 200 --fail-rate 0.05', 'one run of a 200-node project')
@@ -37,7 +39,7 @@ export const generateCommand: CommandBody<Args> = {
     const runs = wholeNumber('--runs', a.runs, 1);
     const nodes = wholeNumber('--nodes', a.nodes, 4);
     const seed = wholeNumber('--seed', a.seed, 0, { max: MAX_SEED });
-    const threads = wholeNumber('--threads', a.threads, 1);
+    const threads = wholeNumber('--threads', a.threads, 1, { max: MAX_THREADS });
     for (const o of ['fail-rate', 'cache-rate'] as const) if (!(a[o] >= 0 && a[o] <= 1)) throw new UsageError(`--${o} must be between 0 and 1`);
     const output = outputPath({ output: a.output, projectDir: a['project-dir'], format: a.format });
     const { generate } = await import('../produce/generate/index.js');

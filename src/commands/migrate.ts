@@ -9,6 +9,7 @@ import { withOutputOptions, type OutputArgs } from './output.js';
 import { plural } from '../render/plural.js';
 import { listPositional, wholeNumber } from './options.js';
 import { exitCodeFor } from '../exit-codes.js';
+import { JOBS_LIMIT } from '../legacy/parallel-run.js';
 
 interface Args extends OutputArgs {
   files?: string[];
@@ -70,11 +71,11 @@ export const migrateCommand: CommandBody<Args> = {
       .option('manifest', { type: 'string', describe: 'manifest.json for every input (default: the manifest.json beside each file): names the upstream of skips and node files' })
       .option('export-to-otlp', { type: 'boolean', default: false, describe: 'also stream to OTLP (OTEL_EXPORTER_OTLP_ENDPOINT)' })
       .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'the report: text for people, json for programs' })
-      .option('jobs', { type: 'number', describe: 'threads per run_results.json for JSONL output (default: up to 4 for files of 8 MiB or more, else 1)' })
+      .option('jobs', { type: 'number', describe: `threads per run_results.json for JSONL output, 1 to ${JOBS_LIMIT} (default: up to 4 for files of 8 MiB or more, else 1)` })
       .example('$0 migrate target/ -o run.jsonl', 'target/run_results.json (and sources.json), with target/manifest.json')
       .example('$0 migrate logs/dbt.log -o run.parquet', 'a JSON log (dbt --log-format-file json), into Parquet'),
   handler: async (a) => {
-    if (a.jobs !== undefined) wholeNumber('--jobs', a.jobs, 1, { of: 'threads', example: '--jobs 2' });
+    if (a.jobs !== undefined) wholeNumber('--jobs', a.jobs, 1, { max: JOBS_LIMIT, of: 'threads', example: '--jobs 2' });
     if (!a.files?.length) throw new UsageError('give at least one run_results.json or JSON log to translate');
     const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
     const format = outFormat(out);

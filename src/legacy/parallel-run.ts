@@ -12,7 +12,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { removeOnStop } from '../produce/output-claim.js';
+import { besideFile, removeOnStop } from '../produce/output-claim.js';
 import { JsonlSink } from '../produce/sinks/jsonl.js';
 import type { CountingSink } from '../produce/sinks/counting.js';
 import { timed } from '../store/timing.js';
@@ -21,6 +21,11 @@ import type { PartCounts, RunSplit } from './from-run-results.js';
 /** Files smaller than this are written by one thread: starting a thread and parsing again costs more. */
 export const PARALLEL_MIN_BYTES = 8 << 20;
 const MAX_JOBS = 4;
+/**
+ * The most threads `--jobs` may ask for: each helper parses the whole file again (about 90 MB more
+ * for a 34 MB file), and past a few the main thread's appending of the parts is what takes the time.
+ */
+export const JOBS_LIMIT = 16;
 const WORKER = new URL('./run-worker.js', import.meta.url);
 
 /** What a helper thread is given. */
@@ -72,7 +77,7 @@ export class RunHelpers {
     o: { out: string; manifest?: string },
   ) {
     for (let part = 1; part < parts; part++) {
-      const tmp = `${o.out}.part${part}.${process.pid}.tmp`;
+      const tmp = besideFile(`${o.out}.part${part}`);
       const job: PartJob = { file, manifest: o.manifest, part, parts, tmp };
       // A larger young generation: the writer makes short-lived strings by the million, and fewer survive to be copied.
       const worker = new Worker(WORKER, { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 96 } });

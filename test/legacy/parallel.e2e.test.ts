@@ -114,4 +114,23 @@ describe('migrate --jobs', () => {
     expect(text.stderr).toMatch(/^runlens: --jobs: expected a whole number of threads/);
     expect(text.stderr).not.toMatch(/internal error/);
   });
+
+  it('rejects a --jobs above its bound, naming the option, and starts no thread', () => {
+    const out = path.join(dir, 'many.jsonl');
+    const r = runCli(['migrate', input, '-o', out, '--jobs', '99999']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^runlens: --jobs: expected a whole number of threads, from 1 to 16/);
+    expect(readdirSync(dir).filter((f) => f.startsWith('many.jsonl'))).toEqual([]);
+  });
+
+  it('a run that fails while its helper threads write leaves no part file beside the output', () => {
+    const doc = bigRun(3001) as { results: Record<string, unknown>[] };
+    // a node in the last helper's part that no thread can translate
+    doc.results[2990]!.status = 'bogus';
+    const bad = writeJson('run_results.json', doc);
+    const out = path.join(dir, 'failed.jsonl');
+    const r = runCli(['migrate', bad, '-o', out, '--jobs', '16']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(readdirSync(dir).filter((f) => f.startsWith('failed.jsonl'))).toEqual([]);
+  });
 });

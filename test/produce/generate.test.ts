@@ -115,7 +115,7 @@ describe('generate: options that are not what they must be are usage errors nami
   const out = join(tmpdir(), `runlens-gen-never-${process.pid}.jsonl`);
   it.each([
     ['--seed', 'abc'], ['--seed', 'NaN'], ['--seed', '1.5'], ['--seed', '-1'], ['--seed', '4294967296'],
-    ['--threads', '0'], ['--threads', '-3'], ['--threads', '2.5'], ['--threads', 'x'],
+    ['--threads', '0'], ['--threads', '-3'], ['--threads', '2.5'], ['--threads', 'x'], ['--threads', '257'], ['--threads', '1000000000'],
     ['--runs', '0'], ['--runs', '1.5'], ['--nodes', '3'], ['--nodes', '4.5'],
   ])('%s %s', (option, value) => {
     const r = runCli(['generate', '-o', out, option, value]);
@@ -123,6 +123,7 @@ describe('generate: options that are not what they must be are usage errors nami
     expect(r.stderr).toMatch(new RegExp(`^runlens: ${option}: expected a whole number`));
     expect(r.stdout).toBe('');
     expect(existsSync(out)).toBe(false);
+    expect(existsSync(`${out}.lock`)).toBe(false);
   });
 
   it("says each run's errors, failed tests and skipped nodes as runs counts them", () => {
