@@ -32,6 +32,8 @@ export const exploreCommand: CommandBody<Args> = {
       .example('$0 explore samples/two-runs.jsonl', 'browse runs, trees and queries (q quits, ? shows the keys)')
       .example('$0 explore --receive --port 4318', 'watch runs arrive over OTLP'),
   handler: async (a) => {
+    // what cannot be followed is said first: it is wrong in a script as in a terminal
+    if (a.follow && !a.receive) (await import('../analyze/explore/follow.js')).assertFollowable(a.paths ?? []);
     // ink writes only the final frame when stdout is not a terminal or CI is set: nothing to explore.
     if (!process.stdout.isTTY || !process.stdin.isTTY || process.env.CI) {
       throw new UsageError(

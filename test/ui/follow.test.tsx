@@ -7,6 +7,7 @@ import { DEFAULT_START, generate } from '../../src/produce/generate/index.js';
 import { closeReader, readerFor } from '../../src/analyze/explore/reader.js';
 import { loadPaths, openModel } from '../../src/store/load.js';
 import { App } from '../../src/ui/App.js';
+import { runCli } from '../helpers/cli.js';
 import { closeLater, haveSample, KEY, mount, OLDER_SAMPLE, SAMPLE } from './helpers.js';
 
 describe.skipIf(!haveSample)('--follow: a JSONL file still being written', () => {
@@ -258,6 +259,21 @@ describe('--follow: the open tree takes in what arrives', () => {
       expect(traceLine(after)).toBe(before);
     } finally {
       await f.close();
+    }
+  });
+});
+
+describe('--follow: what cannot be followed is an input error naming it, before the terminal is looked at', () => {
+  it('a folder, a .gz or a Parquet file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-follow-input-'));
+    try {
+      for (const [arg, why] of [[dir, 'a folder'], ['samples/clean-build.parquet', 'not .gz or Parquet'], ['run.jsonl.gz', 'not .gz or Parquet']] as const) {
+        const r = runCli(['explore', '--follow', arg]);
+        expect(r.code, arg).toBe(2);
+        expect(r.stderr, arg).toBe(`runlens: ${arg}: --follow needs a plain JSONL file (${why})\n`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -7,7 +7,7 @@
  * A malformed complete line (an engine killed mid-line, the next run appending to the same file) is
  * skipped and reported with the followed file's line, as a lenient load does: following goes on.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,7 +41,14 @@ export interface FollowOptions {
 export function assertFollowable(paths: string[]): string {
   if (paths.length !== 1) throw new UsageError('--follow takes exactly one JSONL file');
   const p = paths[0]!;
-  if (/\.(gz|parquet)$/i.test(p)) throw new UsageError('--follow needs a plain JSONL file (not .gz or Parquet)');
+  let folder = false;
+  try {
+    folder = statSync(p).isDirectory();
+  } catch {
+    // (a path that is not there is said by the load, as for any PATH)
+  }
+  if (folder) throw new InputError('--follow needs a plain JSONL file (a folder)', p);
+  if (/\.(gz|parquet)$/i.test(p)) throw new InputError('--follow needs a plain JSONL file (not .gz or Parquet)', p);
   return p;
 }
 
