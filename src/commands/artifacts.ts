@@ -5,7 +5,7 @@ import { ArtifactsClient, RunNotFinished, telemetryArtifactName } from '../clien
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseId } from '../service/ids.js';
-import { writeOutputFile, writeStdout } from '../produce/output-path.js';
+import { formatOf, writeOutputFile, writeStdout } from '../produce/output-path.js';
 
 type Args = ConnectionArgs & { action?: string; run: string; step?: number; output: string };
 
@@ -47,6 +47,9 @@ export const artifactsCommand: CommandBody<Args> = {
   handler: async (a) =>
     withApiErrors(async () => {
       if (parseId(a.run) === null) throw new UsageError(`--run: expected a run id (1, 2, ... up to ${Number.MAX_SAFE_INTEGER}), got "${a.run}"`);
+      // the artifacts are Parquet: a file whose extension says JSONL would hold what it does not say
+      if (a.output !== '-' && !isDir(a.output) && formatOf(a.output) === 'jsonl')
+        throw new UsageError(`-o ${a.output}: the telemetry artifacts are Parquet; name a .parquet file, a folder or - (runlens convert turns one into JSONL)`);
       const c = new ArtifactsClient(clientConfig(a));
       if (a.step !== undefined) {
         if (!Number.isInteger(a.step) || a.step < 1) throw new UsageError(`--step: expected a step number (1, 2, ...), got ${a.step}`);

@@ -31,7 +31,7 @@ export const generateCommand: CommandBody<Args> = {
       .option('fail-rate', { type: 'number', default: 0.02, describe: 'probability that a node errors or a test fails' })
       .option('cache-rate', { type: 'number', default: 0.1, describe: 'probability that a model is reused from cache (runs after the first)' })
       .option('threads', { type: 'number', default: 8, describe: `simulated worker threads (1 to ${MAX_THREADS})` })
-      .option('format', { choices: ['jsonl', 'parquet'] as const, describe: 'default: from the output extension' })
+      .option('format', { choices: ['jsonl', 'parquet'] as const, describe: "must agree with -o's extension, which picks the format; with --project-dir and no -o: otel.jsonl or otel.parquet" })
       .option('detail', { type: 'boolean', default: true, describe: 'include DEBUG detail (compiled code, jinja log lines)' })
       .example('$0 generate -o run.jsonl --nodes 200 --fail-rate 0.05', 'one run of a 200-node project')
       .example('$0 generate --project-dir demo --format parquet --runs 3', 'three runs in demo/target/metadata/otel.parquet'),

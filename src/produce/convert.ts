@@ -8,17 +8,10 @@ import { readJsonlRecords, writeJsonlFile, writeJsonlRecords } from './jsonl-io.
 import { readParquetRecords } from './parquet-reader.js';
 import { RecordFitError, writeParquetFile, type ParquetWriteOptions } from './parquet-writer.js';
 import { claimOutput } from './output-claim.js';
-import { notWritten, refuseOutputOverInput, STDOUT } from './output-path.js';
+import { formatOf, notWritten, outputFormat, refuseOutputOverInput, STDOUT, type FileFormat } from './output-path.js';
 import type { JsonlRecord } from './record.js';
 
-export type FileFormat = 'jsonl' | 'parquet';
-
-export function formatOf(path: string): FileFormat | null {
-  const p = path.toLowerCase();
-  if (p.endsWith('.parquet')) return 'parquet';
-  if (p.endsWith('.jsonl') || p.endsWith('.jsonl.gz') || p.endsWith('.json') || p.endsWith('.ndjson')) return 'jsonl';
-  return null;
-}
+export { formatOf, type FileFormat };
 
 export interface ConvertOptions extends ParquetWriteOptions {
   /** override the format guessed from the extension */
@@ -36,8 +29,7 @@ export function readRecords(path: string, format: FileFormat | null = formatOf(p
 
 /** Convert `input` to `output` (formats from extensions unless given; `-` is JSONL on stdout). */
 export async function convertFile(input: string, output: string, opts: ConvertOptions = {}): Promise<{ records: number }> {
-  const to = opts.to ?? (output === STDOUT ? 'jsonl' : formatOf(output));
-  if (!to) throw new UsageError(`cannot tell the output format of ${output}: use .jsonl, .jsonl.gz or .parquet, or - for JSONL on stdout`);
+  const to = opts.to ?? outputFormat(output);
   if (output === STDOUT && to === 'parquet') throw new UsageError('Parquet cannot be written to stdout (its footer comes last); name a .parquet file');
   try {
     await access(input);

@@ -15,11 +15,34 @@ export const STDOUT = '-';
 export interface OutputChoice {
   output?: string;
   projectDir?: string;
-  /** the format asked for; else from the name's extension (.parquet), else JSONL */
-  format?: 'jsonl' | 'parquet';
+  /** the format asked for, which the name's extension must agree with */
+  format?: FileFormat;
 }
 
-const formatOfName = (name: string): 'jsonl' | 'parquet' => (/\.parquet$/i.test(name) ? 'parquet' : 'jsonl');
+export type FileFormat = 'jsonl' | 'parquet';
+
+/** A telemetry file's format by its extension, or null when the extension says none. */
+export function formatOf(path: string): FileFormat | null {
+  const p = path.toLowerCase();
+  if (p.endsWith('.parquet')) return 'parquet';
+  if (p.endsWith('.jsonl') || p.endsWith('.jsonl.gz') || p.endsWith('.json') || p.endsWith('.ndjson')) return 'jsonl';
+  return null;
+}
+
+/**
+ * The format an output's name picks (`-` is JSONL on stdout); a name that picks none, or one that
+ * contradicts the format asked for (`--format parquet` with `-o x.jsonl`), is a usage error.
+ */
+export function outputFormat(output: string, asked?: FileFormat, askedBy = '--format'): FileFormat {
+  if (output === STDOUT) {
+    if (asked === 'parquet') throw new UsageError('Parquet cannot be written to stdout (its footer comes last); name a .parquet file');
+    return 'jsonl';
+  }
+  const named = formatOf(output);
+  if (!named) throw new UsageError(`cannot tell the output format of ${output}: use .jsonl, .jsonl.gz or .parquet, or - for JSONL on stdout`);
+  if (asked && asked !== named) throw new UsageError(`${askedBy} ${asked} and -o ${output} disagree: the extension picks the format; name a .${asked} file`);
+  return named;
+}
 
 /** STDOUT or an absolute file path. */
 export function outputPath(o: OutputChoice, cwd = process.cwd()): string {
@@ -30,11 +53,12 @@ export function outputPath(o: OutputChoice, cwd = process.cwd()): string {
   }
   if (o.projectDir === undefined) {
     if (!o.output) throw new UsageError('name the output: -o FILE, -o - for stdout, or --project-dir DIR for the engine layout');
+    outputFormat(o.output, o.format);
     return path.resolve(cwd, o.output);
   }
   const name = o.output ?? `otel.${o.format ?? 'jsonl'}`;
   if (path.isAbsolute(name)) throw new UsageError(`--output ${name}: with --project-dir, give a file name (it goes under the project's logs/ or target/metadata/)`);
-  const format = o.format ?? formatOfName(name);
+  const format = outputFormat(name, o.format);
   return path.resolve(cwd, o.projectDir, format === 'parquet' ? path.join('target', 'metadata') : 'logs', name);
 }
 

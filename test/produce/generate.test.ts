@@ -146,3 +146,28 @@ describe('generate: options that are not what they must be are usage errors nami
     expect(r.stdout.length).toBeGreaterThan(0);
   });
 });
+
+describe('generate: the output extension picks the format', () => {
+  it('refuses a --format the extension contradicts, and an extension it cannot tell, naming them (exit 2, nothing written)', () => {
+    const dir = tmp.dir;
+    for (const [args, msg] of [
+      [['-o', 'x.jsonl', '--format', 'parquet'], '--format parquet and -o x.jsonl disagree'],
+      [['-o', 'x.parquet', '--format', 'jsonl'], '--format jsonl and -o x.parquet disagree'],
+      [['--project-dir', 'p', '-o', 'x.jsonl', '--format', 'parquet'], '--format parquet and -o x.jsonl disagree'],
+      [['-o', 'x.txt'], 'cannot tell the output format of x.txt: use .jsonl, .jsonl.gz or .parquet'],
+    ] as const) {
+      const r = runCli(['generate', ...args, '--nodes', '4'], { cwd: dir });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(msg);
+      for (const f of ['x.jsonl', 'x.parquet', 'x.txt', 'p']) expect(existsSync(join(dir, f)), f).toBe(false);
+    }
+  });
+
+  it('takes a --format the extension agrees with, and --project-dir names the file from --format', () => {
+    const ok = runCli(['generate', '-o', 'y.parquet', '--format', 'parquet', '--nodes', '4'], { cwd: tmp.dir });
+    expect(ok.code, ok.stderr).toBe(0);
+    const pd = runCli(['generate', '--project-dir', 'q', '--format', 'parquet', '--nodes', '4'], { cwd: tmp.dir });
+    expect(pd.code, pd.stderr).toBe(0);
+    expect(existsSync(join(tmp.dir, 'q', 'target', 'metadata', 'otel.parquet'))).toBe(true);
+  });
+});

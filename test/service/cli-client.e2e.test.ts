@@ -252,6 +252,8 @@ describe('service client commands end to end', () => {
         [['jobs', 'run-status', '0'], 'RUN: expected a run id'],
         [['jobs', 'get', '9007199254740993'], 'JOB: expected a job id'],
         [['artifacts', 'fetch', '--run', '9007199254740993', '-o', '-'], '--run: expected a run id'],
+        [['artifacts', 'fetch', '--run', '7', '--step', '1', '-o', 'a.jsonl'], '-o a.jsonl: the telemetry artifacts are Parquet'],
+        [['artifacts', 'fetch', '--run', '7', '-o', 'a.jsonl.gz'], '-o a.jsonl.gz: the telemetry artifacts are Parquet'],
         [['webhooks', 'update', 'wsu_x', '--job-ids', '4,9007199254740993'], '--job-ids: "9007199254740993" is not'],
         [['jobs', 'runs', '1', '--limit', '500'], '--limit: expected an integer from 1 to 100'],
         [['jobs', 'run', '1', '--wait', '--interval', '0'], '--interval: expected a positive number of seconds'],
