@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandBody } from './command.js';
-import { InputError, RunlensError } from '../errors.js';
+import { InputError, RunlensError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
 import { besideFile, claimOutput, type OutputClaim } from '../produce/output-claim.js';
-import { refuseSharedOutputs } from '../produce/output-path.js';
+import { refuseSharedOutputs, STDOUT } from '../produce/output-path.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
@@ -23,7 +23,10 @@ export const receiveCommand: CommandBody<Args> = {
       .example('$0 receive --db live.duckdb', 'then run the engine with OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318; Ctrl-C stops')
       .example('$0 receive --port 0 --jsonl otel.jsonl', 'a free port, and a JSONL copy of what arrives'),
   handler: async (a) => {
-    refuseSharedOutputs([['--db', a.db], ['--jsonl', a.jsonl], ['--parquet', a.parquet]]);
+    const outputs = [['--db', a.db], ['--jsonl', a.jsonl], ['--parquet', a.parquet]] as const;
+    // - is standard output elsewhere (-o -); receive writes files only, and a file named - is not what was meant
+    for (const [flag, file] of outputs) if (file === STDOUT) throw new UsageError(`${flag} -: receive writes files, not standard output: name a file`);
+    refuseSharedOutputs(outputs);
     for (const file of [a.jsonl, a.parquet]) if (file) checkOutputPlace(path.resolve(file));
     // Locked against other runlens writers until the receiver has written everything and stopped.
     const claims: Claims = {};

@@ -36,12 +36,16 @@ function bytesPerLine(sample: Buffer): number | undefined {
 /** Files a folder is searched for: telemetry, and the older engine's artifacts and logs (logs/dbt.log). */
 const TELEMETRY_EXT = /\.(jsonl|ndjson|json|parquet|log)(\.gz)?$/i;
 
+/** By convention - is standard input, which runlens does not read (a file can be read twice, a pipe cannot). */
+export function refuseStdin(arg: string): void {
+  if (arg === '-') throw new InputError('reading telemetry from standard input is not supported: save it to a file and give its path', arg);
+}
+
 /** Resolve PATH arguments to files, in a stable order. A path that matches nothing is an error. */
 export async function expandPaths(args: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const arg of args) {
-    // by convention - is standard input, which runlens does not read (a file can be read twice, a pipe cannot)
-    if (arg === '-') throw new InputError('reading telemetry from standard input is not supported: save it to a file and give its path', arg);
+    refuseStdin(arg);
     let st;
     try {
       st = await stat(arg);

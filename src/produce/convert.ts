@@ -2,7 +2,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, RunlensError, UsageError, systemReason } from '../errors.js';
-import { detectFile } from '../ingest/detect.js';
+import { detectFile, refuseStdin } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile, writeJsonlRecords } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
@@ -29,6 +29,7 @@ export function readRecords(path: string, format: FileFormat | null = formatOf(p
 
 /** Convert `input` to `output` (formats from extensions unless given; `-` is JSONL on stdout). */
 export async function convertFile(input: string, output: string, opts: ConvertOptions = {}): Promise<{ records: number }> {
+  refuseStdin(input);
   const to = opts.to ?? outputFormat(output);
   if (output === STDOUT && to === 'parquet') throw new UsageError('Parquet cannot be written to stdout (its footer comes last); name a .parquet file');
   try {

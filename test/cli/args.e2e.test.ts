@@ -1,6 +1,6 @@
 /** Arguments as a Unix tool takes them: options before or after PATHs, lists by comma or repeat, a closed pipe, values required. */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,6 +92,33 @@ describe('stdin', () => {
       const r = runCli(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain('-: reading telemetry from standard input is not supported');
+    }
+  });
+
+  it('convert - OUT is refused as the reading commands refuse -, and writes nothing', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-stdin-'));
+    try {
+      const r = runCli(['convert', '-', 'out.jsonl'], { cwd: dir });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe('runlens: -: reading telemetry from standard input is not supported: save it to a file and give its path\n');
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('receive --jsonl -, --parquet - and --db - are refused, naming the option, and make no file named -', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-stdout-'));
+    try {
+      for (const flag of ['--jsonl', '--parquet', '--db']) {
+        // (bounded: a receive that takes the option runs until stopped)
+        const r = spawnSync(process.execPath, [CLI, 'receive', '--port', '0', flag, '-'], { cwd: dir, encoding: 'utf8', timeout: 20_000, env: { ...process.env, CI: 'true' } });
+        expect(r.status, flag).toBe(2);
+        expect(r.stderr, flag).toContain(`runlens: ${flag} -: receive writes files, not standard output: name a file`);
+        expect(readdirSync(dir), flag).toEqual([]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
