@@ -17,6 +17,6 @@ export function withOutputOptions<T>(y: Argv<T>, what: string) {
     .option('project-dir', {
       type: 'string',
       requiresArg: true,
-      describe: "write in the engine's layout under this project folder: logs/NAME (JSONL) or target/metadata/NAME (Parquet), NAME from -o or otel.jsonl/otel.parquet",
+      describe: "write in the engine's layout under this project folder: logs/NAME (JSONL) or target/metadata/NAME (Parquet), NAME from -o (a file name, no folder) or otel.jsonl/otel.parquet",
     });
 }

@@ -57,7 +57,8 @@ export function outputPath(o: OutputChoice, cwd = process.cwd()): string {
     return path.resolve(cwd, o.output);
   }
   const name = o.output ?? `otel.${o.format ?? 'jsonl'}`;
-  if (path.isAbsolute(name)) throw new UsageError(`--output ${name}: with --project-dir, give a file name (it goes under the project's logs/ or target/metadata/)`);
+  // a name with a folder in it (../x.jsonl) would put the file elsewhere than the layout says
+  if (path.isAbsolute(name) || /[\\/]/.test(name) || name === '..' || name === '.') throw new UsageError(`--output ${name}: with --project-dir, give a file name (it goes under the project's logs/ or target/metadata/)`);
   const format = outputFormat(name, o.format);
   return path.resolve(cwd, o.projectDir, format === 'parquet' ? path.join('target', 'metadata') : 'logs', name);
 }

@@ -171,3 +171,15 @@ describe('generate: the output extension picks the format', () => {
     expect(existsSync(join(tmp.dir, 'q', 'target', 'metadata', 'otel.parquet'))).toBe(true);
   });
 });
+
+describe('generate --project-dir: -o is a file name', () => {
+  it('refuses a -o with a folder in it, .. or an absolute path (exit 2), writing nothing outside the project', () => {
+    for (const name of ['../e.jsonl', 'sub/e.jsonl', '..', join(tmp.dir, 'abs.jsonl')]) {
+      const r = runCli(['generate', '--project-dir', 'P', '-o', name, '--nodes', '4'], { cwd: tmp.dir });
+      expect(r.code, name).toBe(2);
+      expect(r.stderr, name).toBe(`runlens: --output ${name}: with --project-dir, give a file name (it goes under the project's logs/ or target/metadata/)\n`);
+    }
+    expect(existsSync(join(tmp.dir, 'P'))).toBe(false);
+    expect(existsSync(join(tmp.dir, 'e.jsonl'))).toBe(false);
+  });
+});
