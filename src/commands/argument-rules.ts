@@ -52,6 +52,7 @@ function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllow
   p.option = p.options = (key, opt) => {
     if (inPositional || typeof key !== 'string' || !opt) return option(key, opt);
     if (opt[EMPTY_ALLOWED]) emptyAllowed.add(key);
+    else if (opt.array && typeof opt.coerce === 'function') opt = { ...opt, coerce: itemsNotEmpty(key, opt.coerce as (v: unknown) => unknown) };
     const flag = opt.type === 'boolean' || opt.type === 'count' || opt.boolean || opt.count;
     return option(key, flag || opt.array ? opt : { requiresArg: true, ...opt });
   };
@@ -65,6 +66,20 @@ function notEmpty(argv: Parsed, o: Options, declared: { positionals: Set<string>
     if (typeof v !== 'string' || v.trim() !== '' || declared.positionals.has(key) || declared.emptyAllowed.has(key)) continue;
     throw new UsageError(`${optionName(key, o)} needs a value`);
   }
+}
+
+/**
+ * Nor does an empty item of a list (`--fail-on ""`, `--fail-on error,`), which would otherwise be
+ * dropped and leave the default, or a job one step short. Checked on the list as the option's
+ * coerce makes it (split at its commas), which runs after the middleware above.
+ */
+function itemsNotEmpty(key: string, coerce: (v: unknown) => unknown): (v: unknown) => unknown {
+  return (v) => {
+    const items = coerce(v);
+    if (!Array.isArray(items) || !items.some((x) => String(x).trim() === '')) return items;
+    const whole = items.every((x) => String(x).trim() === '');
+    throw new UsageError(`--${key} needs a value${whole ? '' : ': one of its items is empty (a comma too many?)'}`);
+  };
 }
 
 /**

@@ -14,8 +14,9 @@ export function listOption(describe: string, split: RegExp | null = /,/) {
     array: true,
     nargs: 1,
     describe: `${describe} (${split ? 'repeat the option or separate by commas' : 'repeat the option'})`,
+    // an empty item stays, for the argument rules to refuse with the option's name (never dropped: `--step ''` is no step)
     coerce: (v: string | string[] | undefined): string[] =>
-      [v ?? []].flat().flatMap((s) => (split ? String(s).split(split) : [String(s)])).map((s) => s.trim()).filter(Boolean),
+      [v ?? []].flat().flatMap((s) => (split ? String(s).split(split) : [String(s)])).map((s) => s.trim()),
   } satisfies Options;
 }
 

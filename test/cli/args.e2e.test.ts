@@ -245,3 +245,27 @@ describe('a closed stdout', () => {
     expect(r.stderr).toBe('exit=0\n');
   });
 });
+
+/** A client command's connection to a port nothing listens on: a command that gets past its arguments says it cannot reach the service. */
+const NO_SERVICE = ['--base-url', 'http://127.0.0.1:9', '--account', '1', '--token', 't'];
+
+describe('an empty item of a list option', () => {
+  it('is a usage error naming the option, not the default or nothing', () => {
+    const F = path.join(ROOT, FAILED);
+    const cases: [string[], string][] = [
+      [['gate', F, '--fail-on', ''], '--fail-on'],
+      [['gate', F, '--fail-on', ' '], '--fail-on'],
+      [['gate', F, '--fail-on', ','], '--fail-on'],
+      [['gate', F, '--fail-on', 'error,'], '--fail-on'],
+      [['gate', F, '--fail-on', 'error', '--fail-on', ''], '--fail-on'],
+      [['query', 'outcome-summary', F, '--param', ''], '--param'],
+      [['jobs', 'create', '--name', 'e', '--step', '', '--step', 'echo a', ...NO_SERVICE], '--step'],
+    ];
+    for (const [args, option] of cases) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`${option} needs a value`);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+});
