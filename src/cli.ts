@@ -64,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
-  applyArgumentRules(parser, entry.usage, argv);
+  applyArgumentRules(parser, argv);
   parser.command({ command: entry.usage, describe: entry.describe, ...(await entry.load()) } as CommandModule);
   try {
     await parser.parseAsync();

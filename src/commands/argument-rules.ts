@@ -11,8 +11,9 @@ type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string
 type Declared = { getOptions(): Options };
 type Options = { key: Record<string, boolean>; array: string[]; alias: Record<string, string[]>; boolean: string[] };
 
-export function applyArgumentRules(parser: Argv, usage: string, args: string[]): Argv {
+export function applyArgumentRules(parser: Argv, args: string[]): Argv {
   const declared = declareWithValues(parser);
+  const usage = usageOfCommandRun(parser, args.includes('--'));
   return parser
     // the words after -- stay apart from the options (yargs would put them, unbound, into `_`)
     .parserConfiguration({ 'populate--': true })
@@ -21,7 +22,7 @@ export function applyArgumentRules(parser: Argv, usage: string, args: string[]):
       givenOnce(argv, o);
       notEmpty(argv, o, declared);
       keepLoneDash(argv, o, args);
-      bindAfterDoubleDash(argv, usage);
+      bindAfterDoubleDash(argv, usage.current, args.includes('--'));
     }) as unknown as MiddlewareFunction, true);
 }
 
@@ -118,16 +119,45 @@ function takesValue(word: string | undefined, o: Options): boolean {
 }
 
 /**
+ * The usage (`get <job>`) of the command that runs, a subcommand's included: the last whose builder
+ * yargs called. With `--` in the arguments its required positionals are declared optional, since
+ * yargs counts them before the words after `--` are bound to them (bindAfterDoubleDash checks them).
+ */
+function usageOfCommandRun(parser: Argv, doubleDash: boolean): { current: string } {
+  type Builder = ((y: Argv) => unknown) | undefined;
+  type Command = (cmd: unknown, ...rest: unknown[]) => Argv;
+  const p = parser as unknown as { command: Command };
+  const command = p.command.bind(parser);
+  const run = { current: '' };
+  const relaxed = (usage: string) => (doubleDash ? usage.replace(/<([\w-]+(?:\.\.)?)>/g, '[$1]') : usage);
+  const tracked = (usage: string, builder: Builder) => (y: Argv) => {
+    run.current = usage;
+    return builder?.(y);
+  };
+  p.command = (cmd, ...rest) => {
+    if (typeof cmd === 'string' && (rest[1] === undefined || typeof rest[1] === 'function')) {
+      return command(relaxed(cmd), rest[0], tracked(cmd, rest[1] as Builder), ...rest.slice(2));
+    }
+    const m = cmd as { command?: unknown; builder?: unknown } | null;
+    if (m && typeof m.command === 'string' && (m.builder === undefined || typeof m.builder === 'function')) {
+      return command({ ...m, command: relaxed(m.command), builder: tracked(m.command, m.builder as Builder) }, ...rest);
+    }
+    return command(cmd, ...rest);
+  };
+  return run;
+}
+
+/**
  * After `--` nothing is an option: the words there are the command's positionals (a PATH that
  * starts with a dash, the command `record` runs). They fill, in order, the positionals of the usage
- * not given before `--`, the last `[name..]` taking the rest; a word nothing takes is a usage error.
+ * not given before `--`, the last `[name..]` taking the rest; a word nothing takes is a usage error,
+ * and so is a required positional (`<name>`) that is still missing.
  */
-function bindAfterDoubleDash(argv: Parsed, usage: string): void {
+function bindAfterDoubleDash(argv: Parsed, usage: string, doubleDash: boolean): void {
   const words = (argv['--'] ?? []).map(String);
   delete argv['--'];
-  if (words.length === 0) return;
-  // `_` beyond the command's name: a subcommand (webhooks list), whose positionals the usage does not show
-  const positionals = argv._.length > 1 ? [] : [...usage.matchAll(/[<[]([\w-]+)(\.\.)?[>\]]/g)].map((m) => ({ name: m[1]!, rest: !!m[2] }));
+  if (words.length === 0 && !doubleDash) return;
+  const positionals = [...usage.matchAll(/([<[])([\w-]+)(\.\.)?[>\]]/g)].map((m) => ({ name: m[2]!, rest: !!m[3], required: m[1] === '<' }));
   for (const p of positionals) {
     if (words.length === 0) break;
     if (p.rest) argv[p.name] = [...listOf(argv[p.name]), ...words.splice(0)];
@@ -135,6 +165,10 @@ function bindAfterDoubleDash(argv: Parsed, usage: string): void {
     else if (argv[p.name] === undefined || argv[p.name] === true || (argv[p.name] === '' && words[0] === '-')) argv[p.name] = words.shift();
   }
   if (words.length) throw new UsageError(`unexpected ${words.length === 1 ? 'argument' : 'arguments'}: ${words.map((w) => `"${w}"`).join(' ')} (the command takes no more)`);
+  // (without `--`, yargs counted them already)
+  if (!doubleDash) return;
+  const missing = positionals.filter((p) => p.required && (argv[p.name] === undefined || (p.rest && listOf(argv[p.name]).length === 0)));
+  if (missing.length) throw new UsageError(`missing ${missing.length === 1 ? 'argument' : 'arguments'}: ${missing.map((p) => `<${p.name}${p.rest ? '..' : ''}>`).join(' ')}`);
 }
 
 /** A list positional's words so far (yargs may hold [undefined] for none). */

@@ -269,3 +269,30 @@ describe('an empty item of a list option', () => {
     }
   });
 });
+
+describe('required arguments after --', () => {
+  it('fill the arguments a command requires, as they fill optional ones', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-dash-required-'));
+    copyFileSync(path.join(ROOT, FAILED), path.join(dir, '-d.jsonl'));
+    const c = runCli(['convert', '--', '-d.jsonl', 'out.jsonl'], { cwd: dir });
+    expect(c.stderr).toBe('');
+    expect(c.code).toBe(0);
+    expect(c.stdout).toContain('to out.jsonl');
+    const plain = runCli(['map-status', 'success']);
+    const m = runCli(['map-status', '--', 'success']);
+    expect(m.code).toBe(0);
+    expect(m.stdout).toBe(plain.stdout);
+    const j = runCli(['jobs', 'get', ...NO_SERVICE, '--', '1']);
+    expect(j.stderr).toContain('cannot reach the service');
+  });
+
+  it('one missing still, or one too many, is a one-line usage error', () => {
+    const missing = runCli(['convert', '--', 'in.jsonl']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^runlens: .*missing argument.*output/);
+    expect(missing.stderr.trim().split('\n').length).toBeLessThanOrEqual(2);
+    const extra = runCli(['jobs', 'get', ...NO_SERVICE, '--', '1', '2']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toMatch(/unexpected argument.*"2"/);
+  });
+});
