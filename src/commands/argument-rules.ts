@@ -4,7 +4,7 @@
  */
 import type { Argv, MiddlewareFunction } from 'yargs';
 import { UsageError } from '../errors.js';
-import { EMPTY_ALLOWED } from './options.js';
+import { EMPTY_ALLOWED, NEEDS } from './options.js';
 
 type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
 /** The parser yargs passes a middleware beside argv (its typings leave it out), holding the command's options. */
@@ -21,6 +21,7 @@ export function applyArgumentRules(parser: Argv, args: string[]): Argv {
       const o = y.getOptions();
       givenOnce(argv, o);
       notEmpty(argv, o, declared);
+      withWhatTheyNeed(argv, o, declared.needs, args);
       keepLoneDash(argv, o, args);
       bindAfterDoubleDash(argv, usage.current, args.includes('--'));
     }) as unknown as MiddlewareFunction, true);
@@ -32,13 +33,14 @@ export function applyArgumentRules(parser: Argv, args: string[]): Argv {
  * through here and get `requiresArg` (a command may still say `requiresArg: false`); list options
  * (listOption) take one word each already. Returns what the value rule below needs.
  */
-function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllowed: Set<string> } {
+function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllowed: Set<string>; needs: Map<string, string> } {
   type Declare = (key: string, opt?: Record<string | symbol, unknown>) => Argv;
   const p = parser as unknown as { option: Declare; options: Declare; positional: Declare };
   const option = p.option.bind(parser);
   const positional = p.positional.bind(parser);
   const positionals = new Set<string>();
   const emptyAllowed = new Set<string>();
+  const needs = new Map<string, string>();
   // yargs declares a positional through option(): it is a word, not an option, and takes no rule here
   let inPositional = false;
   p.positional = (key, opt) => {
@@ -52,12 +54,13 @@ function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllow
   };
   p.option = p.options = (key, opt) => {
     if (inPositional || typeof key !== 'string' || !opt) return option(key, opt);
+    if (typeof opt[NEEDS] === 'string') needs.set(key, opt[NEEDS]);
     if (opt[EMPTY_ALLOWED]) emptyAllowed.add(key);
     else if (opt.array && typeof opt.coerce === 'function') opt = { ...opt, coerce: itemsNotEmpty(key, opt.coerce as (v: unknown) => unknown) };
     const flag = opt.type === 'boolean' || opt.type === 'count' || opt.boolean || opt.count;
     return option(key, flag || opt.array ? opt : { requiresArg: true, ...opt });
   };
-  return { positionals, emptyAllowed };
+  return { positionals, emptyAllowed, needs };
 }
 
 /** `--trace=` or `--trace ""` gives no value either, unless the option says what empty means (emptyAllowed). */
@@ -95,6 +98,23 @@ function givenOnce(argv: Parsed, o: Options): void {
   }
 }
 
+/** An option given (on the command line, not by default) without the flag it needs (`needs`) is a usage error naming both. */
+function withWhatTheyNeed(argv: Parsed, o: Options, needs: Map<string, string>, args: string[]): void {
+  for (const [key, flag] of needs) {
+    if (key in o.key && !argv[flag] && givenAs(key, o, args).length) throw new UsageError(`${optionName(key, o)} needs --${flag}`);
+  }
+}
+
+/** The words before `--` that give this option (any of its names, `=value` or not, `--no-` of a flag). */
+function givenAs(key: string, o: Options, args: string[]): string[] {
+  const names = [key, ...(o.alias[key] ?? [])];
+  const forms = names.flatMap((n) => (n.length === 1 ? [`-${n}`] : [`--${n}`, `--no-${n}`]));
+  return ourWords(args).filter((a) => forms.some((f) => a === f || a.startsWith(`${f}=`)));
+}
+
+/** The arguments before `--` (after it nothing is an option). */
+const ourWords = (args: string[]): string[] => (args.includes('--') ? args.slice(0, args.indexOf('--')) : args);
+
 /** An option as people write it: the longest of its names (--output rather than -o). */
 function optionName(key: string, o: Options): string {
   const name = [key, ...(o.alias[key] ?? [])].sort((a, b) => b.length - a.length)[0]!;
@@ -107,7 +127,7 @@ function optionName(key: string, o: Options): string {
  * such where PATHs are opened) or says it takes no such argument. `-o -` is the value of -o.
  */
 function keepLoneDash(argv: Parsed, o: Options, args: string[]): void {
-  const ours = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  const ours = ourWords(args);
   const dashes = ours.filter((a, i) => a === '-' && !takesValue(ours[i - 1], o)).length;
   if (dashes) argv['--'] = [...Array<string>(dashes).fill('-'), ...(argv['--'] ?? [])];
 }

@@ -9,7 +9,7 @@ import { everyPathAdds } from '../ingest/detect.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
-import { listOption, valueOption } from './options.js';
+import { listOption, needs, valueOption } from './options.js';
 import { endpointHint, parseDuration, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
 interface Args extends ModelArgs, ReceiveArgs {
@@ -23,13 +23,13 @@ interface Args extends ModelArgs, ReceiveArgs {
 
 export const gateCommand: CommandBody<Args> = {
   builder: (y) =>
-    withReceiveOptions(withModelOptions(y))
+    withReceiveOptions(withModelOptions(y), 'receive')
       .option('fail-on', listOption(`what fails the gate: ${FAIL_ON.join(', ')}; default ${DEFAULT_FAIL_ON.join(',')} (docs/gate.md)`))
       .option('trace', valueOption('gate one run only (trace id, invocation id or prefix); default every run'))
       .option('reporter', { choices: REPORTERS, default: 'text' as Reporter, describe: 'text; json; github (workflow annotations); junit (XML for CI test reports); markdown (a CI job summary, e.g. >> $GITHUB_STEP_SUMMARY)' })
       .option('receive', { type: 'boolean', default: false, describe: 'gate on what a run streams over OTLP/HTTP to this process (see --port)' })
-      .option('until-idle', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long' })
-      .option('timeout', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this' })
+      .option('until-idle', needs('receive', { type: 'string', default: '5s', describe: 'with --receive: gate once nothing arrived for this long', coerce: duration('--until-idle') }))
+      .option('timeout', needs('receive', { type: 'string', default: '30m', describe: 'with --receive: give up (exit 2) when nothing arrives within this', coerce: duration('--timeout') }))
       .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):')
       .example('$0 gate logs/otel.jsonl --reporter github', 'in a GitHub workflow: annotations, exit 1 on a failed test or an error')
       .example('$0 gate samples/failed-build.jsonl --fail-on error,skipped', 'also fail on skipped nodes'),
@@ -54,6 +54,9 @@ export const gateCommand: CommandBody<Args> = {
       if (!result.passed) throw new FoundError('');
     }, { requireInput: !a.receive }),
 };
+
+/** A duration option checked as it is read (before any input is loaded), kept as given for messages. */
+const duration = (flag: string) => (v: string): string => (parseDuration(v, flag), v);
 
 /**
  * A PATH that adds no run (an empty file, a folder of files without telemetry records, a file whose

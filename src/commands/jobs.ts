@@ -6,7 +6,7 @@ import { formatOption, out, printFields, printJson, printListing, printTable, ty
 import { FoundError, InputError, UsageError } from '../errors.js';
 import { parsePositiveSeconds } from '../service/cli-options.js';
 import { parseId } from '../service/ids.js';
-import { listOption } from './options.js';
+import { listOption, needs } from './options.js';
 import { checkPaging, readListing } from './paging.js';
 
 type Conn = ConnectionArgs & { format: ClientFormat };
@@ -85,8 +85,8 @@ export const jobsCommand: CommandBody<object> = {
         withConn(yy).positional('job', { type: 'string', demandOption: true, describe: 'job id' })
           .option('cause', { type: 'string', default: 'Triggered by runlens jobs run', describe: 'why the run was started (the runReason of its events)' })
           .option('wait', { type: 'boolean', default: false, describe: 'follow the run until it has finished (steps done, telemetry stored)' })
-          .option('interval', { type: 'number', default: 1, describe: '--wait: seconds between reads of the run' })
-          .option('timeout', { type: 'number', describe: '--wait: give up (exit 2) after this many seconds; the run goes on' })
+          .option('interval', needs('wait', { type: 'number', default: 1, describe: '--wait: seconds between reads of the run' }))
+          .option('timeout', needs('wait', { type: 'number', describe: '--wait: give up (exit 2) after this many seconds; the run goes on' }))
           .example('$0 jobs run 1 --wait', 'prints each status change on stderr, then the run and its steps')
           .example('$0 jobs run 1 --wait --format json | jq -r .status_humanized', ''),
         async (a) => withApiErrors(async () => {

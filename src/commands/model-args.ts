@@ -1,4 +1,5 @@
 /** Options shared by every command that reads telemetry (PATH... and/or --db FILE) and opening the model. */
+import { accessSync, constants, statSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { InputError, OutputError, RunlensError, UsageError, errorMessage, systemReason } from '../errors.js';
 import { createProgress, progressEnabled } from '../render/progress.js';
@@ -33,6 +34,7 @@ const NOTHING_LOADED: LoadReport = { files: [], skipped: [], records: 0, traces:
 export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; writes?: boolean } = {}): Promise<{ db: Db; report: LoadReport }> {
   const paths = a.paths ?? [];
   if (paths.length === 0 && !a.db && opts.requireInput !== false) throw new UsageError('give at least one PATH or --db FILE');
+  if (a.manifest !== undefined) readableManifest(a.manifest);
   // DuckDB: loaded when a command runs, not for --help
   const [{ loadCommand, loadPaths }, { openModelFor }] = await Promise.all([import('../store/load.js'), import('../store/open.js')]);
   const db = await openModelFor({
@@ -61,6 +63,19 @@ export async function openAndLoad(a: ModelArgs, opts: { requireInput?: boolean; 
   } catch (e) {
     db.close();
     throw e;
+  }
+}
+
+/**
+ * A --manifest given must be there, whatever the input: it is read only for older-engine files, so
+ * a mistyped one would otherwise pass unnoticed beside telemetry alone.
+ */
+function readableManifest(file: string): void {
+  try {
+    accessSync(file, constants.R_OK);
+    if (statSync(file).isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
+  } catch (e) {
+    throw new InputError(`not a readable manifest.json: ${systemReason(e)}`, file, undefined, '--manifest');
   }
 }
 

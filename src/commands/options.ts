@@ -35,6 +35,16 @@ export function emptyAllowed<O extends Options>(o: O): O {
 }
 
 /**
+ * Marks an option that means something only beside another (`gate --until-idle` with `--receive`,
+ * `jobs run --interval` with `--wait`): given without it, it is a usage error (see ./argument-rules.ts)
+ * rather than ignored with its value unchecked.
+ */
+export const NEEDS = Symbol('the flag this option needs');
+export function needs<O extends Options>(flag: string, o: O): O {
+  return { ...o, [NEEDS]: flag };
+}
+
+/**
  * A variadic positional (`[paths..]`) that is an empty list when nothing is given, shown in --help
  * without yargs's `[default: []]`.
  */

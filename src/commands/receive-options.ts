@@ -1,8 +1,8 @@
 /** Options and helpers shared by `receive` and `gate --receive`. */
 import { constants } from 'node:buffer';
-import type { Argv } from 'yargs';
+import type { Argv, Options } from 'yargs';
 import { UsageError } from '../errors.js';
-import { wholeNumber } from './options.js';
+import { needs, wholeNumber } from './options.js';
 
 const MB = 1024 * 1024;
 
@@ -13,12 +13,14 @@ export interface ReceiveArgs {
   'queue-limit': number;
 }
 
-export function withReceiveOptions<T>(y: Argv<T>) {
+/** `flag`: the flag the options need (gate's --receive); none for `receive`, which always receives. */
+export function withReceiveOptions<T>(y: Argv<T>, flag?: string) {
+  const beside = <O extends Options>(o: O): O => (flag ? needs(flag, o) : o);
   return y
-    .option('port', { type: 'number', default: 4318, describe: 'OTLP/HTTP port (0 picks a free one)', coerce: portNumber })
-    .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
-    .option('max-body-mb', { type: 'number', default: 16, describe: 'largest request body, compressed or not (413 beyond)', coerce: bodyMegabytes })
-    .option('queue-limit', { type: 'number', default: 200_000, describe: 'records waiting for the database beyond which requests get 429', coerce: queueLimit });
+    .option('port', beside({ type: 'number', default: 4318, describe: 'OTLP/HTTP port (0 picks a free one)', coerce: portNumber }))
+    .option('host', beside({ type: 'string', default: '127.0.0.1', describe: 'address to listen on' }))
+    .option('max-body-mb', beside({ type: 'number', default: 16, describe: 'largest request body, compressed or not (413 beyond)', coerce: bodyMegabytes }))
+    .option('queue-limit', beside({ type: 'number', default: 200_000, describe: 'records waiting for the database beyond which requests get 429', coerce: queueLimit }));
 }
 
 /** What a number option was given, for messages: yargs reads text that is no number as NaN. */

@@ -296,3 +296,43 @@ describe('required arguments after --', () => {
     expect(extra.stderr).toMatch(/unexpected argument.*"2"/);
   });
 });
+
+describe('an option that needs another', () => {
+  it('given without it is a usage error naming both', () => {
+    const F = path.join(ROOT, FAILED);
+    const cases: [string[], string][] = [
+      [['gate', F, '--until-idle', 'abc'], '--until-idle needs --receive'],
+      [['gate', F, '--until-idle', '1s'], '--until-idle needs --receive'],
+      [['gate', F, '--timeout', '5s'], '--timeout needs --receive'],
+      [['gate', F, '--host', '0.0.0.0'], '--host needs --receive'],
+      [['gate', F, '--queue-limit', '5'], '--queue-limit needs --receive'],
+      [['gate', F, '--port', '0'], '--port needs --receive'],
+      [['gate', F, '--max-body-mb', '1'], '--max-body-mb needs --receive'],
+      [['gate', F, '--no-receive', '--until-idle', '1s'], '--until-idle needs --receive'],
+      [['jobs', 'run', '1', '--interval', '0.2', ...NO_SERVICE], '--interval needs --wait'],
+      [['jobs', 'run', '1', '--timeout', '5', ...NO_SERVICE], '--timeout needs --wait'],
+    ];
+    for (const [args, message] of cases) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(message);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+
+  it("with it, the value is checked before anything is received", () => {
+    const r = runCli(['gate', FAILED, '--receive', '--port', '0', '--until-idle', 'abc']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--until-idle: wants a duration');
+    expect(r.stderr).not.toContain('waiting for OTLP');
+  });
+
+  it('a --manifest that does not exist is a usage error naming it, whatever the input', () => {
+    for (const cmd of ['runs', 'gate', 'tree']) {
+      const r = runCli([cmd, FAILED, '--manifest', '/nonexistent/manifest.json']);
+      expect(r.code, cmd).toBe(2);
+      expect(r.stderr, cmd).toContain('/nonexistent/manifest.json');
+      expect(r.stdout, cmd).toBe('');
+    }
+  });
+});
