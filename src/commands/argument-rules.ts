@@ -20,6 +20,7 @@ export function applyArgumentRules(parser: Argv, args: string[]): Argv {
     .middleware(((argv: Parsed, y: Declared) => {
       const o = y.getOptions();
       givenOnce(argv, o);
+      flagsOnce(o, args);
       notEmpty(argv, o, declared);
       withWhatTheyNeed(argv, o, declared.needs, args);
       keepLoneDash(argv, o, args);
@@ -114,6 +115,22 @@ function givenAs(key: string, o: Options, args: string[]): string[] {
 
 /** The arguments before `--` (after it nothing is an option). */
 const ourWords = (args: string[]): string[] => (args.includes('--') ? args.slice(0, args.indexOf('--')) : args);
+
+/**
+ * A flag is given once too, either way, and with a value only `true` or `false`: yargs takes the
+ * last of `--lenient --lenient` or `--no-warnings --warnings` without a word, and reads
+ * `--lenient=maybe` as false.
+ */
+function flagsOnce(o: Options, args: string[]): void {
+  for (const key of new Set(o.boolean)) {
+    if (!(key in o.key) || key === 'help' || key === 'version') continue;
+    const words = givenAs(key, o, args);
+    const name = optionName(key, o);
+    if (words.length > 1) throw new UsageError(`${name} is given more than once${new Set(words).size > 1 ? ` (${words.join(', ')})` : ''}: give it once`);
+    const value = words[0]?.includes('=') ? words[0].slice(words[0].indexOf('=') + 1) : undefined;
+    if (value !== undefined && value !== 'true' && value !== 'false') throw new UsageError(`${name}: expected true or false, got "${value}"`);
+  }
+}
 
 /** An option as people write it: the longest of its names (--output rather than -o). */
 function optionName(key: string, o: Options): string {

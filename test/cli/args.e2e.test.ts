@@ -336,3 +336,30 @@ describe('an option that needs another', () => {
     }
   });
 });
+
+describe('a flag (boolean option)', () => {
+  it('given twice, or both ways, is a usage error naming it', () => {
+    const F = path.join(ROOT, FAILED);
+    const cases: [string[], string][] = [
+      [['runs', F, '--lenient', '--lenient'], '--lenient'],
+      [['runs', F, '--lenient', '--lenient=true'], '--lenient'],
+      [['validate', F, '--no-warnings', '--warnings'], '--warnings'],
+      [['generate', '-o', '-', '--nodes', '2', '--no-detail', '--detail'], '--detail'],
+      [['explore', F, '--no-mouse', '--mouse'], '--mouse'],
+    ];
+    for (const [args, option] of cases) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`${option} is given more than once`);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+
+  it('takes true or false as a value, nothing else', () => {
+    const bad = runCli(['runs', FAILED, '--lenient=maybe']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--lenient: expected true or false, got "maybe"');
+    expect(runCli(['runs', FAILED, '--lenient=true', '--format', 'json']).code).toBe(0);
+    expect(runCli(['runs', FAILED, '--lenient=false', '--format', 'json']).code).toBe(0);
+  });
+});
