@@ -45,7 +45,8 @@ export function printFields(o: Record<string, unknown>, fields: readonly string[
 /** A listing as a table with these columns (field names as the API has them). */
 export function printTable(rows: readonly Record<string, unknown>[], columns: readonly string[], empty = '(none)'): void {
   if (!rows.length) return out(empty);
-  out(renderTable({ columns: [...columns], rows: rows.map((r) => Object.fromEntries(columns.map((c) => [c, text(field(r, c), c)]))) }, 'table'));
+  // the client commands' --format has no csv
+  out(renderTable({ columns: [...columns], rows: rows.map((r) => Object.fromEntries(columns.map((c) => [c, text(field(r, c), c)]))) }, 'table', { complete: 'json' }));
 }
 
 /** A listing in either format; says on stderr when more exist than were shown (JSON too: stdout stays the array). */

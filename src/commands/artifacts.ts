@@ -36,10 +36,16 @@ function notFinished(e: RunNotFinished, runId: string): InputError {
     + '--step K fetches a step that has finished');
 }
 
+const knownAction = (v: string | undefined): string | undefined => {
+  if (v !== undefined && v !== 'fetch') throw new UsageError(`unknown action ${v} (choose fetch)`);
+  return v;
+};
+
 export const artifactsCommand: CommandBody<Args> = {
   builder: (y) =>
     connectionOptions(y)
-      .positional('action', { choices: ['fetch'] as const, describe: "fetch: download the run's telemetry artifacts" })
+      // checked as it is read: yargs checks choices after required options, and would ask for -o of an action that does not exist
+      .positional('action', { choices: ['fetch'] as const, describe: "fetch: download the run's telemetry artifacts", coerce: knownAction })
       .option('run', { type: 'string', demandOption: true, describe: 'run id' })
       .option('step', { type: 'number', describe: 'step number; omitted: every step that has telemetry' })
       .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'file to write, or a folder (one that exists, or a path ending in /, made when missing; needed when several steps have telemetry); - writes to stdout' })

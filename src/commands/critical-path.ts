@@ -57,7 +57,8 @@ export const criticalPathCommand: CommandBody<Args> = {
       const layout: TableLayout = { leftOut: new Set() };
       const text: string[] = [];
       for await (const r of runs()) text.push(renderRun(r, layout));
-      if (layout.leftOut!.size) noteLeftOut(layout.leftOut!, outputWidth()!);
+      // (its --format has no csv)
+      if (layout.leftOut!.size) noteLeftOut(layout.leftOut!, outputWidth()!, 'json');
       process.stdout.write(printable(text.join('\n')));
     });
   },

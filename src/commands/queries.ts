@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { CommandBody } from './command.js';
 import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, streamFreeSql, streamSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
@@ -64,6 +65,10 @@ export const queryCommand: CommandBody<QueryArgs> = {
     // With --sql the first positional is a PATH, not a query name.
     const paths = a.sql ? [...(a.name ? [a.name] : []), ...(a.paths ?? [])] : (a.paths ?? []);
     if (!a.sql && !a.name) throw new UsageError('name a saved query (`runlens queries` lists them) or give --sql');
+    // a saved query's name (that is no file) beside --sql: one or the other, not a PATH that is not there
+    if (a.sql && a.name && !existsSync(a.name) && listSavedQueries().some((q) => q.name === a.name)) {
+      throw new UsageError(`${a.name} is a saved query and --sql is free SQL: they do not go together (give one)`);
+    }
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
     const params = parseParamArgs(a.param);
     await withModel({ ...a, paths }, async (db) => {

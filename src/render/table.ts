@@ -27,6 +27,8 @@ export interface TableLayout {
   width?: number;
   /** collects the columns left out, for a command that prints several tables to name them once (noteLeftOut) */
   leftOut?: Set<string>;
+  /** the command's --format values that carry every column, named in the note (default: csv or json) */
+  complete?: string;
 }
 
 const GAP = 2;
@@ -150,7 +152,7 @@ function tableOf(columns: string[], sample: unknown[][], layout: TableLayout): {
       .trimEnd();
   if (hidden.length) {
     if (layout.leftOut) for (const h of hidden) layout.leftOut.add(h);
-    else noteLeftOut(hidden, limit!);
+    else noteLeftOut(hidden, limit!, layout.complete);
   }
   return {
     head: line(columns.map(printableLine), true) + '\n',
@@ -163,8 +165,8 @@ function tableOf(columns: string[], sample: unknown[][], layout: TableLayout): {
 }
 
 /** The note on stderr naming the columns a table left out to fit the width. */
-export function noteLeftOut(hidden: Iterable<string>, width: number): void {
-  process.stderr.write(`runlens: left out to fit ${width} columns: ${[...hidden].join(', ')} (--format csv or json has every column)\n`);
+export function noteLeftOut(hidden: Iterable<string>, width: number, complete = 'csv or json'): void {
+  process.stderr.write(`runlens: left out to fit ${width} columns: ${[...hidden].join(', ')} (--format ${complete} has every column)\n`);
 }
 
 /** Which columns to show, in their order, and how wide: cut values first, then leave columns out. */

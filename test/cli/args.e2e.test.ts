@@ -363,3 +363,20 @@ describe('a flag (boolean option)', () => {
     expect(runCli(['runs', FAILED, '--lenient=false', '--format', 'json']).code).toBe(0);
   });
 });
+
+describe('messages for options that do not go together', () => {
+  it('a saved query name with --sql says they do not go together', () => {
+    const r = runCli(['query', 'slowest-nodes', '--sql', 'select 1', FAILED]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('slowest-nodes');
+    expect(r.stderr).toContain('--sql');
+    expect(r.stderr).not.toContain('no such file');
+  });
+
+  it('artifacts with an unknown action names the action first', () => {
+    const r = runCli(['artifacts', 'list', '--run', '5', ...NO_SERVICE]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown action list (choose fetch)');
+    expect(r.stderr).not.toContain('missing required option');
+  });
+});
