@@ -362,7 +362,9 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
 export async function validatePaths(paths: string[], opts: ValidateOptions = {}): Promise<FileReport[]> {
   const out: FileReport[] = [];
   const seen = new Set<string>();
-  const validated = new Set<string>();
+  /** files that held something to check (a record, or a line that should have been one) */
+  const checked = new Set<string>();
+  const olderEngine = new Set<string>();
   const expanded = new Map<string, string[]>();
   for (const arg of paths) {
     const files = await expandPaths([arg]);
@@ -372,15 +374,20 @@ export async function validatePaths(paths: string[], opts: ValidateOptions = {})
       seen.add(p);
       if (!(files.length === 1 && p === arg) && (await detectFile(p)).format.startsWith('legacy-')) {
         opts.onSkip?.(p, "an older-engine file, not telemetry (load, runs, tree, query and gate read it; migrate translates it)");
+        olderEngine.add(p);
         continue;
       }
-      out.push(await validateFile(p, opts));
-      validated.add(p);
+      const report = await validateFile(p, opts);
+      out.push(report);
+      if (report.records > 0 || report.violations > 0) checked.add(p);
     }
   }
-  // a folder or glob of older-engine files only is refused as one such file named alone is
-  const filesOf = (arg: string) => (expanded.get(arg) ?? []).map((p) => ({ path: p, adds: validated.has(p) }));
-  everyPathAdds(paths, filesOf, 'no telemetry in this input', 'no telemetry (older-engine files are not telemetry: runlens migrate translates them)');
+  // a folder or glob of older-engine files only, or an empty file, is refused as one older-engine file named alone is
+  for (const arg of paths) {
+    const files = expanded.get(arg) ?? [];
+    const why = files.some((p) => olderEngine.has(p)) ? ' (older-engine files are not telemetry: runlens migrate translates them)' : '';
+    everyPathAdds([arg], () => files.map((p) => ({ path: p, adds: checked.has(p) })), 'no telemetry in this input', `no telemetry record${why}`);
+  }
   return out;
 }
 

@@ -113,4 +113,12 @@ describe('validate: every PATH holds telemetry', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toContain(`runlens: ${target}: no telemetry in this input: its one file holds no telemetry`);
   });
+
+  it('an empty file is exit 2 naming it: a conformance check of nothing must not pass', () => {
+    const empty = path.join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const r = runCli(['validate', 'samples/clean-build.jsonl', empty]);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toContain(`runlens: ${empty}: no telemetry in this input: the file holds no telemetry record`);
+  });
 });
