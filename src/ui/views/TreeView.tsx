@@ -401,12 +401,12 @@ export function TreeView({ traceId, jump, size, active }: TreeViewProps) {
       />,
     );
   }
-  const logsOnly = runLogLines
-    ? `no spans: this run has ${plural(runLogLines.count, 'log record')} only; all of them: runlens query INPUT --sql "${runLogsSql(traceId)}"`
-    : undefined;
-  const logsSql = runLogLines ? wrapWords(`all of them: runlens query INPUT --sql "${runLogsSql(traceId)}"`, treeWidth) : [];
+  const noSpans = runLogLines && `no spans: this run has ${plural(runLogLines.count, 'log record')} only`;
+  const allLogs = `all of them: runlens query INPUT --sql "${runLogsSql(traceId)}"`;
+  const logsOnly = noSpans && `${noSpans}; ${allLogs}`;
+  const logsSql = runLogLines ? wrapWords(allLogs, treeWidth) : [];
   const logRows = runLogLines ? [
-    <Text key="head" dimColor>{fit(`no spans: this run has ${plural(runLogLines.count, 'log record')} only`, treeWidth)}</Text>,
+    <Text key="head" dimColor>{fit(noSpans!, treeWidth)}</Text>,
     ...runLogLines.logs.slice(0, Math.max(0, treeHeight - 1 - logsSql.length)).map((l, i) => (
       <Text key={i} {...toneProps(theme, logTone(l) ?? 'plain')}>{fit(logText(l), treeWidth)}</Text>
     )),
