@@ -1,5 +1,6 @@
 /** Streaming JSONL read/write of engine records (read: gzip told by content; written: by the `.gz` extension). */
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { createWriteStream, openSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
@@ -45,8 +46,9 @@ export async function* readJsonlRecords(path: string, onRead?: (fraction: number
  */
 export async function openJsonlOut(path: string, append = false): Promise<{ stream: Writable; close: () => Promise<void> }> {
   await mkdir(dirname(path), { recursive: true });
-  // Opened before streaming: a path that cannot be written fails here, named, not in a stream event.
-  const file = (await open(path, append ? 'a' : 'w')).createWriteStream();
+  // Opened before streaming: a path that cannot be written fails here, named, not in a stream event;
+  // and at once, so a stop's cleanup finds the file (see openWriteStream).
+  const file = createWriteStream(path, { fd: openSync(path, append ? 'a' : 'w') });
   const gzip = path.endsWith('.gz') ? createGzip() : undefined;
   const stream: Writable = gzip ?? file;
   const finished = gzip ? pipeline(gzip, file) : finishedWriting(file);

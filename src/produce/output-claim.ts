@@ -9,7 +9,7 @@
  *   the process is stopped by SIGINT, SIGTERM or SIGHUP, as are the locks, unless the command
  *   handles that signal itself (record, receive): it then ends its writing and releases them.
  */
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { outputLabel } from './output-path.js';
@@ -63,6 +63,21 @@ export function removeOnStop(file: string): () => void {
     pending.delete(file);
     if (pending.size === 0) listen(false);
   };
+}
+
+/**
+ * A write stream on `file`, opened before it is handed back: a stop's cleanup runs between two steps
+ * of the event loop, and an open still pending on the thread pool would make the file after it.
+ * A path that cannot be opened gives the stream's error event, as createWriteStream does.
+ */
+export function openWriteStream(file: string, flags: 'w' | 'a' = 'w'): WriteStream {
+  let fd: number;
+  try {
+    fd = openSync(file, flags);
+  } catch {
+    return createWriteStream(file, { flags });
+  }
+  return createWriteStream(file, { fd, flags });
 }
 
 export interface OutputClaim {

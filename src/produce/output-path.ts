@@ -5,10 +5,11 @@
  * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { finished } from 'node:stream/promises';
 import { OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
-import { besideFile, removeOnStop } from './output-claim.js';
+import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
 
 export const STDOUT = '-';
 
@@ -140,7 +141,7 @@ export async function writeOutputFile(file: string, data: string | Uint8Array): 
   const untrack = removeOnStop(tmp);
   try {
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-    await writeFile(tmp, data);
+    await finished(openWriteStream(tmp).end(data));
     await rename(tmp, file);
   } catch (e) {
     await rm(tmp, { force: true });

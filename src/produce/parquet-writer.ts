@@ -4,7 +4,6 @@
  * and the wasm ArrowWriter (the same arrow-rs writer the engine uses) streams the file out.
  * Memory stays bounded by one batch plus the open row group.
  */
-import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
@@ -15,7 +14,7 @@ import { eventKey } from '../telemetry/event-types.js';
 import { arrowType, columnBuilder, Field, List, listData, Struct, structData, U64Column, type ColumnBuilder } from './arrow-columns.js';
 import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttributes, type ColSpec } from './parquet-layout.js';
 import { SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
-import { besideFile, removeOnStop } from './output-claim.js';
+import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
 import { notWritten } from './output-path.js';
 
 /** A record the layout cannot hold: why (`field: reason`), and where: its line in the file it was read from, when known, else its count. */
@@ -246,7 +245,7 @@ export async function writeParquetFile(
   const untrack = removeOnStop(tmp);
   try {
     const out = await wasm.transformParquetStream(batches, writerProperties(opts));
-    await pipeline(Readable.fromWeb(out as never), createWriteStream(tmp));
+    await pipeline(Readable.fromWeb(out as never), openWriteStream(tmp));
     // the wasm writer ends its output as complete when a batch after the first fails: the file holds
     // only the records before the failure, so it must not take the output's place
     if (sourceError !== undefined) throw sourceError;

@@ -2,12 +2,13 @@
  * JSONL sink: one line per record as events occur, the engine's bytes. File mode follows
  * `--otel-file-name` (under the log path, appended); stream mode follows `--log-format otel` (stdout).
  */
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { openWriteStream } from '../output-claim.js';
 import { serializeRecord, type JsonlRecord } from '../record.js';
 import { levelSeverity, type Level, type TelemetrySink } from './types.js';
 
@@ -64,7 +65,7 @@ export class JsonlSink implements TelemetrySink {
       if (!opts.path) throw new Error('JsonlSink needs a path or a stream');
       const path = jsonlSinkPath(opts.path, opts.logPath);
       mkdirSync(dirname(path), { recursive: true });
-      const file = createWriteStream(path, { flags: opts.append === false ? 'w' : 'a' });
+      const file = openWriteStream(path, opts.append === false ? 'w' : 'a');
       this.file = file;
       const gzip = path.endsWith('.gz') ? createGzip() : undefined;
       this.out = gzip ?? file;
