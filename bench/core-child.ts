@@ -2,6 +2,7 @@
  * One measured step of the core bench, in its own process so peak RSS is its own.
  * Usage: node dist/bench/core-child.js <task> <file> [arg: the trace for tree, the runs for generate]; prints one JSON line.
  */
+import { rmSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
 import { buildTreeText } from '../src/analyze/tree.js';
@@ -18,6 +19,12 @@ const [task, file, arg] = process.argv.slice(2) as [string, string, string | und
 const JSON_COLUMNS = `{record_type:'VARCHAR', trace_id:'VARCHAR', span_id:'VARCHAR', span_name:'VARCHAR', parent_span_id:'VARCHAR',
   links:'JSON', event_id:'VARCHAR', start_time_unix_nano:'VARCHAR', end_time_unix_nano:'VARCHAR', time_unix_nano:'VARCHAR',
   severity_number:'VARCHAR', severity_text:'VARCHAR', body:'VARCHAR', status:'JSON', event_type:'VARCHAR', attributes:'JSON'}`;
+
+/** A database file path with no database there yet. */
+function fresh(dbFile: string): string {
+  for (const f of [dbFile, `${dbFile}.wal`]) rmSync(f, { force: true });
+  return dbFile;
+}
 
 async function main(): Promise<Record<string, unknown>> {
   const t0 = performance.now();
@@ -37,10 +44,24 @@ async function main(): Promise<Record<string, unknown>> {
       const n = (await c.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRows()[0]![0];
       return { ms: performance.now() - t0, records: n };
     }
-    case 'load': {
-      const db = await openModel();
+    case 'raw-jsonl-db': {
+      // into a database file (arg), written out as it is closed, as `load --db` does
+      const inst = await DuckDBInstance.create(fresh(arg!));
+      const c = await inst.connect();
+      await c.run(`CREATE TABLE t AS SELECT * FROM read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${JSON_COLUMNS})`);
+      const n = (await c.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRows()[0]![0];
+      c.closeSync();
+      inst.closeSync();
+      return { ms: performance.now() - t0, records: n };
+    }
+    case 'load':
+    case 'load-db': {
+      const db = await openModel(task === 'load-db' ? fresh(arg!) : undefined);
       const r = await loadPaths(db, [file]);
+      // a model file is written out as it is closed, as `load --db` ends
+      if (task === 'load-db') db.close();
       const ms = performance.now() - t0;
+      if (task === 'load-db') return { ms, records: r.records };
       const spans = await db.scalar<number>('SELECT count(*)::INTEGER FROM spans');
       return { ms, records: r.records, spans };
     }

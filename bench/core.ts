@@ -25,7 +25,7 @@ function child(task: string, file: string, arg?: string): Record<string, unknown
  * Baseline and ours alternated `reps` times: the VM's speed moves by tens of percent from minute to
  * minute, so each ratio compares neighbours. Reports the best time of each and the median ratio.
  */
-function paired(rawTask: string, file: string, reps = 5, tunedTask?: string) {
+function paired(rawTask: string, file: string, reps = 5, tunedTask?: string, ourTask = 'load', arg?: string) {
   const raws: ReturnType<typeof child>[] = [];
   const tuned: ReturnType<typeof child>[] = [];
   const ours: ReturnType<typeof child>[] = [];
@@ -33,10 +33,10 @@ function paired(rawTask: string, file: string, reps = 5, tunedTask?: string) {
   const tunedRatios: number[] = [];
   // Not counted: the first read of a file just written ran slower (the kernel still writing it back),
   // which made the first pair's ratio 1.0-1.1x against 1.7-2.2x for the others.
-  child(rawTask, file);
+  child(rawTask, file, arg);
   for (let i = 0; i < reps; i++) {
-    const r = child(rawTask, file);
-    const o = child('load', file);
+    const r = child(rawTask, file, arg);
+    const o = child(ourTask, file, arg);
     raws.push(r);
     ours.push(o);
     ratios.push(o.ms! / r.ms!);
@@ -102,6 +102,8 @@ export async function runCoreBench(opts: { records?: number } = {}): Promise<voi
     // The same raw read with runlens's JSON buffer size: how much of the ratio that makes.
     if (pj.tuned) console.log(`core: JSONL raw read_json CTAS with runlens's buffer size best ${(pj.tuned.best.ms! / 1000).toFixed(2)} s; our load's median ratio to it ${pj.tuned.ratio.toFixed(2)}x (${ratioText(pj.tuned)})`);
     console.log(`core: JSONL load peak RSS ${ourJ.maxRssMB.toFixed(0)} MB = ${(ourJ.maxRssMB / sizeMB).toFixed(2)}x the file (goal < 2x); raw CTAS peak RSS ${rawJ.maxRssMB.toFixed(0)} MB`);
+    const pd = paired('raw-jsonl-db', jsonl, 3, undefined, 'load-db', path.join(dir, 'model.duckdb'));
+    console.log(`core: JSONL load --db FILE best ${(pd.ours.ms! / 1000).toFixed(2)} s vs raw read_json CTAS into a database file best ${(pd.raw.ms! / 1000).toFixed(2)} s; median ratio ${pd.ratio.toFixed(2)}x (${ratioText(pd)})`);
     const pp = paired('raw-parquet', parquet);
     console.log(`core: Parquet load best ${(pp.ours.ms! / 1000).toFixed(2)} s vs raw read_parquet CTAS best ${(pp.raw.ms! / 1000).toFixed(2)} s; median ratio ${pp.ratio.toFixed(2)}x (goal <= 1.5x; ${ratioText(pp)})`);
     const q = child('queries', jsonl) as unknown as { queries: Record<string, number> };
