@@ -23,7 +23,7 @@ describe('an output file is opened before its writer is handed back', () => {
     }
   });
 
-  it('JsonlSink on a path that cannot be opened reports the error as before: when it closes, naming nothing lost', async () => {
+  it('JsonlSink on a path that cannot be opened still reports the error, when it is closed', async () => {
     const folder = path.join(tmp.dir, 'is-a-folder.jsonl');
     mkdirSync(folder);
     const sink = new JsonlSink({ path: folder, append: false });
