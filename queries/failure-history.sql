@@ -13,6 +13,8 @@ recent AS (
 results AS (
   SELECT r.command, n.unique_id, n.resource_type, r.start_ns, r.trace_id, n.node_outcome, n.test_outcome,
     n.node_outcome = 'error' OR n.test_outcome = 'failed' AS failed,
+    -- a result without a unique_id is a node of its own: no other result can be told to be the same node
+    CASE WHEN n.unique_id IS NULL THEN n.trace_id || '/' || n.span_id END AS lone,
     CASE WHEN n.node_outcome = 'error' THEN coalesce(n.error_text, 'error (no error text recorded)')
          WHEN n.test_outcome = 'failed' AND n.failing_rows IS NULL THEN 'test failed (failing rows not recorded)'
          WHEN n.test_outcome = 'failed' THEN 'test failed: ' || n.failing_rows || ' failing rows' END AS failure
@@ -27,7 +29,7 @@ nodes AS (
     arg_max(trace_id, (start_ns, trace_id)) FILTER (WHERE failed) AS failed_trace,
     arg_max(failure, (start_ns, trace_id)) FILTER (WHERE failed) AS last_failure,
     arg_max(concat_ws('/', node_outcome, test_outcome), (start_ns, trace_id)) AS last_result
-  FROM results GROUP BY command, unique_id
+  FROM results GROUP BY command, unique_id, lone
 )
 SELECT command, unique_id, resource_type, runs_seen::INTEGER AS runs_seen, errors::INTEGER AS errors, tests_failed::INTEGER AS tests_failed,
   round(100.0 * failures / runs_seen, 1) AS failure_pct, last_result,

@@ -17,7 +17,8 @@ outcomes AS (
   SELECT r.command, n.unique_id, n.resource_type, r.start_ns, r.trace_id,
     CASE WHEN n.node_outcome = 'error' THEN 'error' WHEN n.node_outcome = 'success' THEN coalesce(n.test_outcome, 'passed') END AS outcome
   FROM node_results n JOIN recent r USING (trace_id)
-  WHERE n.resource_type IN ('test', 'unit_test')
+  -- (a result without a unique_id cannot be told to be the same test as another)
+  WHERE n.resource_type IN ('test', 'unit_test') AND n.unique_id IS NOT NULL
 ),
 seq AS (
   SELECT *, outcome = 'passed' AS ok,

@@ -17,7 +17,8 @@ recent AS (
 ran AS (
   SELECT r.command, n.unique_id, n.resource_type, n.duration_ms, r.start_ns, r.trace_id
   FROM node_results n JOIN recent r USING (trace_id)
-  WHERE n.node_outcome = 'success' AND n.duration_ms IS NOT NULL
+  -- (a result without a unique_id cannot be told to be the same node as another)
+  WHERE n.node_outcome = 'success' AND n.duration_ms IS NOT NULL AND n.unique_id IS NOT NULL
 ),
 stats AS (
   SELECT command, unique_id, any_value(resource_type) AS resource_type, count(*) AS runs_seen,

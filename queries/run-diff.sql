@@ -26,7 +26,8 @@ joined AS (
   SELECT coalesce(n.unique_id, o.unique_id) AS unique_id, coalesce(n.resource_type, o.resource_type) AS resource_type,
     concat_ws('/', o.node_outcome, o.skip_reason, o.test_outcome) AS base_result,
     concat_ws('/', n.node_outcome, n.skip_reason, n.test_outcome) AS head_result,
-    o.duration_ms AS base_ms, n.duration_ms AS head_ms, o.unique_id IS NULL AS appeared, n.unique_id IS NULL AS vanished
+    -- (by the run's side, not the id: a result without a unique_id matches none)
+    o.duration_ms AS base_ms, n.duration_ms AS head_ms, o.trace_id IS NULL AS appeared, n.trace_id IS NULL AS vanished
   FROM old o FULL OUTER JOIN new n ON n.unique_id = o.unique_id
 )
 SELECT CASE WHEN appeared THEN 'appeared' WHEN vanished THEN 'vanished'

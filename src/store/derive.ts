@@ -8,7 +8,7 @@ import { attributesOfRows } from './attributes-join.js';
 import type { Db } from './db.js';
 import { sourceFreshness } from './freshness-sql.js';
 import { ExecutionPhase } from '../telemetry/enums.js';
-import { NODE_RESULT, normalizeSelect, usualDepth } from './normalize-sql.js';
+import { NODE_RESULT, linkedSpanId, normalizeSelect, usualDepth } from './normalize-sql.js';
 import { sqlString } from './sql-text.js';
 
 const TOUCHED = `(SELECT trace_id FROM _touched)`;
@@ -17,7 +17,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 7;
+export const DERIVE_RULES = 8;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -127,6 +127,20 @@ const depthsOfTree = (filter: string): Stage => ({
 });
 
 const NODE_KINDS = `kind IN ('node_evaluated', 'node_processed')`;
+
+/**
+ * A NodeProcessed result written without a unique_id (proto3 omits an empty string) takes the id of
+ * the evaluations that link to it: else its node would be two results, the id-less one and one of
+ * its evaluations. Evaluations of two nodes linking to one NodeProcessed name none.
+ */
+const idFromEvaluations = (filter: string): Step => ['derive node ids', `
+UPDATE record_rows r SET unique_id = e.unique_id FROM (
+  SELECT trace_id, ${linkedSpanId('links')} AS processed, min(unique_id) AS unique_id FROM record_rows
+  WHERE span_row AND kind = 'node_evaluated' AND unique_id IS NOT NULL AND links IS NOT NULL ${filter}
+    AND trace_id IN (SELECT trace_id FROM record_rows WHERE node_result AND unique_id IS NULL ${filter})
+  GROUP BY ALL HAVING count(DISTINCT unique_id) = 1
+) e
+WHERE r.node_result AND r.unique_id IS NULL AND r.trace_id = e.trace_id AND r.span_id = e.processed`];
 
 /**
  * node_result: at insert every NodeProcessed SpanEnd is its node's result (NODE_RESULT). Derive finds
@@ -297,10 +311,11 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
   // (then it has a run). A span has several SpanEnds when a touched trace came from two inputs (files,
   // batches), or one input says it twice (a retried OTLP batch, a file concatenated with itself): the
   // count of distinct key hashes tells (a collision only runs the step for nothing).
-  const check = await db.one<{ existed: boolean; repeated: boolean }>(
+  const check = await db.one<{ existed: boolean; repeated: boolean; idless: boolean }>(
     `SELECT ${opts.fresh ? 'false' : `EXISTS (SELECT 1 FROM runs WHERE trace_id IN ${TOUCHED})`} AS existed,
        (SELECT count(*) > count(DISTINCT hash(trace_id, span_id)) FROM record_rows
-        WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}) AS repeated`,
+        WHERE record_type = 'SpanEnd' AND span_id IS NOT NULL ${filter}) AS repeated,
+       EXISTS (SELECT 1 FROM record_rows WHERE node_result AND unique_id IS NULL ${filter}) AS idless`,
   );
   const plan: Stage[] = [
     ['derive: clear runs', `DELETE FROM runs WHERE trace_id IN ${TOUCHED}`],
@@ -309,6 +324,7 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
     ...(check?.existed ? [['derive: reset spans', RESET] as Step] : []),
     ...(check?.repeated ? [['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
     ...unendedStarts(filter),
+    ...(check?.idless ? [idFromEvaluations(filter)] : []),
     nodeGroups(filter),
     { when: 'SELECT count(*) FROM _node_groups', then: NODE_PICK },
     ['derive node results', 'DROP TABLE _node_groups'],

@@ -116,21 +116,35 @@ describe('a node the producer wrote without a unique_id is still judged', () => 
    * The bundled clean build with one model's spans written without unique_id (proto3 omits an empty
    * string, and validate accepts it) and its NodeProcessed ending in error.
    */
-  function namelessError(): string {
+  function namelessError(o: { processedOnly?: boolean } = {}): string {
     const target = 'model.acme.stg_stores';
     const out = lines(CLEAN).map((l) => {
       const r = JSON.parse(l) as { record_type: string; span_name: string; event_type?: string; status?: unknown; attributes?: Record<string, unknown> };
       if (r.attributes?.unique_id !== target) return l;
-      delete r.attributes.unique_id;
-      r.span_name = r.span_name.replace(` (${target})`, '');
-      if (r.record_type === 'SpanEnd' && r.event_type?.endsWith('NodeProcessed')) {
+      const processed = r.event_type?.endsWith('NodeProcessed') ?? false;
+      if (processed || !o.processedOnly) {
+        delete r.attributes.unique_id;
+        r.span_name = r.span_name.replace(` (${target})`, '');
+      }
+      if (r.record_type === 'SpanEnd' && processed) {
         r.attributes.node_outcome = 'NODE_OUTCOME_ERROR';
         r.status = { message: 'error', code: 2 };
       }
       return JSON.stringify(r);
     });
-    return writeLines(dir, 'nameless-error.jsonl', out);
+    return writeLines(dir, o.processedOnly ? 'nameless-processed.jsonl' : 'nameless-error.jsonl', out);
   }
+
+  it('a NodeProcessed without one takes the id of the evaluations that link to it: the node is one result, named', () => {
+    const file = namelessError({ processedOnly: true });
+    const clean = JSON.parse(runCli(['runs', CLEAN, '--format', 'json']).stdout) as { nodes: number; success: number }[];
+    const runs = JSON.parse(runCli(['runs', file, '--format', 'json']).stdout) as { nodes: number; success: number; error: number }[];
+    expect(runs).toEqual([expect.objectContaining({ nodes: clean[0]!.nodes, success: clean[0]!.success - 1, error: 1 })]);
+    const g = runCli(['gate', file, '--fail-on', 'error', '--reporter', 'json']);
+    expect(g.code, g.stderr).toBe(1);
+    const verdict = JSON.parse(g.stdout) as { offenders: { unique_id: string | null; rule: string }[] };
+    expect(verdict.offenders).toEqual([expect.objectContaining({ unique_id: 'model.acme.stg_stores', rule: 'error' })]);
+  });
 
   it('counts it in runs and fails the gate on its error', () => {
     const file = namelessError();
