@@ -101,7 +101,9 @@ function bindValue(p: QueryParam, raw: string): string | number | boolean {
   switch (p.type) {
     case 'INTEGER': {
       const n = Number(raw);
-      if (!/^-?\d+$/.test(raw) || n < p.min! || n > p.max!) throw new UsageError(`--param ${p.name}: wants an integer${integerRange(p) && ` ${integerRange(p)}`}, got "${raw}"`);
+      if (!/^-?\d+$/.test(raw)) throw new UsageError(`--param ${p.name}: wants an integer${integerRange(p) && ` ${integerRange(p)}`}, got "${raw}"`);
+      // out of range: both bounds, also those a `1..` range leaves unsaid (an INTEGER's)
+      if (n < p.min! || n > p.max!) throw new UsageError(`--param ${p.name}: wants an integer from ${p.min} to ${p.max}, got "${raw}"`);
       return n;
     }
     case 'DOUBLE': {

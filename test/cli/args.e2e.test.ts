@@ -212,6 +212,8 @@ describe('values', () => {
       ['slowest-nodes', 'limit=-1', 'limit: wants an integer from 1 to 999999'],
       ['slowest-nodes', 'limit=1000000', 'limit: wants an integer from 1 to 999999'],
       ['failure-history', 'runs=0', 'runs: wants an integer from 1'],
+      // past 32 bits: the range a `1..` parameter has after all
+      ['failure-history', 'runs=2147483648', 'runs: wants an integer from 1 to 2147483647, got "2147483648"'],
       ['flaky-tests', 'min_flips=-1', 'min_flips: wants an integer from 0'],
     ]) {
       const r = runCli(['query', query!, TWO, '--param', param!]);
