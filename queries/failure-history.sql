@@ -11,7 +11,7 @@ recent AS (
   QUALIFY row_number() OVER (PARTITION BY coalesce(command, '') ORDER BY start_ns DESC, trace_id DESC) <= $runs
 ),
 results AS (
-  SELECT r.command, n.unique_id, n.resource_type, r.start_ns, r.trace_id, n.node_outcome, n.test_outcome,
+  SELECT r.command, n.unique_id, n.resource_type, r.start_ns, r.trace_id, n.node_outcome, n.test_outcome, n.ended,
     n.node_outcome = 'error' OR n.test_outcome = 'failed' AS failed,
     -- a result without a unique_id is a node of its own: no other result can be told to be the same node
     CASE WHEN n.unique_id IS NULL THEN n.trace_id || '/' || n.span_id END AS lone,
@@ -28,7 +28,7 @@ nodes AS (
     max(start_ns) FILTER (WHERE failed) AS failed_ns,
     arg_max(trace_id, (start_ns, trace_id)) FILTER (WHERE failed) AS failed_trace,
     arg_max(failure, (start_ns, trace_id)) FILTER (WHERE failed) AS last_failure,
-    arg_max(concat_ws('/', node_outcome, test_outcome), (start_ns, trace_id)) AS last_result
+    arg_max(CASE WHEN NOT ended THEN 'not ended' ELSE concat_ws('/', node_outcome, test_outcome) END, (start_ns, trace_id)) AS last_result
   FROM results GROUP BY command, unique_id, lone
 )
 SELECT command, unique_id, resource_type, runs_seen::INTEGER AS runs_seen, errors::INTEGER AS errors, tests_failed::INTEGER AS tests_failed,

@@ -24,8 +24,9 @@ old AS (SELECT * FROM node_results WHERE trace_id = (SELECT base FROM pair)),
 new AS (SELECT * FROM node_results WHERE trace_id = (SELECT head FROM pair)),
 joined AS (
   SELECT coalesce(n.unique_id, o.unique_id) AS unique_id, coalesce(n.resource_type, o.resource_type) AS resource_type,
-    concat_ws('/', o.node_outcome, o.skip_reason, o.test_outcome) AS base_result,
-    concat_ws('/', n.node_outcome, n.skip_reason, n.test_outcome) AS head_result,
+    -- a result that did not end (a run cut off while the node ran) says so, not nothing
+    CASE WHEN NOT o.ended THEN 'not ended' ELSE concat_ws('/', o.node_outcome, o.skip_reason, o.test_outcome) END AS base_result,
+    CASE WHEN NOT n.ended THEN 'not ended' ELSE concat_ws('/', n.node_outcome, n.skip_reason, n.test_outcome) END AS head_result,
     -- (by the run's side, not the id: a result without a unique_id matches none)
     o.duration_ms AS base_ms, n.duration_ms AS head_ms, o.trace_id IS NULL AS appeared, n.trace_id IS NULL AS vanished
   FROM old o FULL OUTER JOIN new n ON n.unique_id = o.unique_id
