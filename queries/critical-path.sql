@@ -1,10 +1,12 @@
 -- name: critical-path
--- summary: Per run and phase, the chain of node evaluations that decided the phase's wall time, walked back from the phase's end (CRISP): each with its duration and the wait before it.
+-- summary: Per run and phase (each PhaseExecuted span), the chain of node evaluations that decided the phase's wall time, walked back from the phase's end (CRISP): each with its duration and the wait before it.
 -- param: trace VARCHAR = '' -- only this run (trace id, invocation id or a prefix); empty = every run
 -- The walk starts at the phase's evaluation that ended last; the link before an evaluation is the one
 -- that ended last at or before it started. Ties on the end go to the one that started first (it
 -- covers more of the phase), then to the smaller unique_id and span id. Evaluations that never ended
--- are left out. method: `spans` (this walk; `runlens critical-path --manifest` adds the dependency path).
+-- are left out. phase_span_id is the phase's span: a trace holding several invocations has a phase
+-- of one name per invocation, each with its own chain. method: `spans` (this walk; `runlens
+-- critical-path --manifest` adds the dependency path).
 WITH RECURSIVE phases AS (
   SELECT trace_id, span_id, phase, start_ns, end_ns FROM spans
   WHERE kind = 'phase' AND ($trace = '' OR starts_with(trace_id, lower(replace($trace, '-', ''))))
@@ -48,7 +50,7 @@ path AS (
     lag(e.end_ns) OVER (PARTITION BY e.trace_id, e.phase_span ORDER BY e.k) AS previous_end
   FROM (SELECT trace_id, phase_span, unnest(places) - 1 AS k FROM chains) c JOIN ev e USING (trace_id, phase_span, k)
 )
-SELECT p.trace_id, ph.phase, p.position::INTEGER AS position, p.unique_id, p.resource_type, p.node_outcome, p.skip_reason, p.test_outcome,
+SELECT p.trace_id, ph.phase, ph.span_id AS phase_span_id, p.position::INTEGER AS position, p.unique_id, p.resource_type, p.node_outcome, p.skip_reason, p.test_outcome,
   round((p.start_ns - ph.start_ns) / 1e6, 3) AS start_ms,
   round(greatest(0, p.start_ns - coalesce(p.previous_end, ph.start_ns)) / 1e6, 3) AS wait_ms,
   round((p.end_ns - p.start_ns) / 1e6, 6) AS duration_ms,

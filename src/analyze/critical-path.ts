@@ -15,6 +15,8 @@ import type { TraceTree, TreeNode } from './tree.js';
 export interface CriticalLink {
   trace_id: string;
   phase: string | null;
+  /** the phase's span: a trace holding several invocations has a phase of one name per invocation */
+  phase_span_id: string;
   /** 1 = the first link of the phase's chain */
   position: number;
   unique_id: string | null;
@@ -35,19 +37,39 @@ export interface CriticalLink {
 export interface PhaseCriticalPath {
   trace_id: string;
   phase: string | null;
+  phase_span_id: string;
   phase_ms: number | null;
   method: 'spans';
+  /** the links' durations, those that end before they start (a clock stepped back) left out */
+  work_ms: number;
+  /** the links' waits */
+  wait_ms: number;
   links: CriticalLink[];
 }
 
 /** The spans' critical path of every phase of one run (or of every run), in run and phase order. */
 export async function spanCriticalPaths(db: Db, traceId = ''): Promise<PhaseCriticalPath[]> {
-  const rows = (await runSavedQuery(db, findSavedQuery('critical-path'), { trace: traceId })).rows as unknown as CriticalLink[];
+  return phasePaths((await runSavedQuery(db, findSavedQuery('critical-path'), { trace: traceId })).rows as unknown as CriticalLink[]);
+}
+
+/** The paths kept in a critical path table (criticalPathTable), in the query's order. */
+export async function criticalPathsOf(db: Db, table: string): Promise<PhaseCriticalPath[]> {
+  // the table was written in the query's order
+  return phasePaths(await db.all<CriticalLink>(`SELECT * FROM ${table} ORDER BY rowid`));
+}
+
+/** The query's rows, in its order, as one path per phase span with its totals. */
+function phasePaths(rows: CriticalLink[]): PhaseCriticalPath[] {
   const out: PhaseCriticalPath[] = [];
   for (const r of rows) {
     const last = out[out.length - 1];
-    if (last && last.trace_id === r.trace_id && r.position > 1) last.links.push(r);
-    else out.push({ trace_id: r.trace_id, phase: r.phase, phase_ms: r.phase_ms, method: 'spans', links: [r] });
+    if (last && last.trace_id === r.trace_id && last.phase_span_id === r.phase_span_id) last.links.push(r);
+    else out.push({ trace_id: r.trace_id, phase: r.phase, phase_span_id: r.phase_span_id, phase_ms: r.phase_ms, method: 'spans', work_ms: 0, wait_ms: 0, links: [r] });
+  }
+  for (const p of out) {
+    // an evaluation that ends before it starts (a clock stepped back) adds no working time
+    p.work_ms = p.links.reduce((s, l) => s + Math.max(0, l.duration_ms), 0);
+    p.wait_ms = p.links.reduce((s, l) => s + l.wait_ms, 0);
   }
   return out;
 }
@@ -83,7 +105,7 @@ export async function criticalPathTable(db: Db, traceId: string): Promise<string
 
 /** The text tree's marks (span_id, fact) from a critical path table: `critical path 3/9`. */
 export function criticalMarks(table: string): string {
-  return `(SELECT span_id, 'critical path ' || position || '/' || count(*) OVER (PARTITION BY trace_id, phase) AS fact FROM ${table})`;
+  return `(SELECT span_id, 'critical path ' || position || '/' || count(*) OVER (PARTITION BY trace_id, phase_span_id) AS fact FROM ${table})`;
 }
 
 /** Set critical_path on the tree's marked spans. */

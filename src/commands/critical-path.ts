@@ -82,10 +82,7 @@ function renderRun(r: RunCriticalPath, layout: TableLayout): string {
   out += 'critical path from the spans: per phase, walked back from its end through the evaluation that ended last\n';
   if (r.phases.length === 0) out += '  (no node evaluations under a phase)\n';
   for (const p of r.phases) {
-    // an evaluation that ends before it starts (a clock stepped back) adds no working time
-    const work = p.links.reduce((s, l) => s + Math.max(0, l.duration_ms), 0);
-    const wait = p.links.reduce((s, l) => s + l.wait_ms, 0);
-    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(work)} working, ${ms(wait)} waiting\n`;
+    out += `\nphase ${p.phase ?? '?'}: ${ms(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(p.work_ms)} working, ${ms(p.wait_ms)} waiting\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
       rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) + backwards(l.duration_ms) })),

@@ -1,7 +1,11 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { criticalSpans, longestDependencyPath, manifestCriticalPath, spanCriticalPaths } from '../../src/analyze/critical-path.js';
+import {
+  criticalMarks, criticalPathTable, criticalSpans, longestDependencyPath, manifestCriticalPath, spanCriticalPaths,
+} from '../../src/analyze/critical-path.js';
+import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
+import { buildReportData } from '../../src/analyze/report/data.js';
 import { parseManifest } from '../../src/legacy/manifest.js';
 import { generate } from '../../src/produce/generate/index.js';
 import type { Db } from '../../src/store/db.js';
@@ -297,5 +301,104 @@ describe('longest dependency path (estimated critical path) through a manifest',
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * Two generated runs made into one trace holding two invocations (one invocation id given to two
+ * commands, which the model allows): each has its own `run` phase span.
+ */
+async function twoInvocationTrace(dir: string): Promise<{ file: string; trace: string }> {
+  const out = path.join(dir, 'g.jsonl');
+  await generate({ output: out, runs: 5, nodes: 30, seed: 7, failRate: 0.2 });
+  type Rec = { trace_id: string; record_type: string; event_type: string; attributes: Record<string, unknown>; links?: { trace_id: string }[] };
+  const recs = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Rec);
+  const traces = [...new Set(recs.map((r) => r.trace_id))];
+  const [a, b] = [traces[2]!, traces[3]!];
+  const inv = recs.find((r) => r.trace_id === a && r.event_type.endsWith('.Invocation'))!.attributes.invocation_id;
+  for (const r of recs) {
+    if (r.trace_id === b) {
+      r.trace_id = a;
+      if (r.event_type.endsWith('.Invocation') && r.record_type !== 'LogRecord') r.attributes.invocation_id = inv;
+    }
+    for (const l of r.links ?? []) l.trace_id = a;
+  }
+  const file = path.join(dir, 'two-inv.jsonl');
+  writeFileSync(file, recs.map((r) => JSON.stringify(r) + '\n').join(''));
+  return { file, trace: a };
+}
+
+describe('critical path of a trace holding two invocations', () => {
+  const dir = tempDir('runlens-critical-two-');
+  let db: Db;
+  let file: string;
+  let trace: string;
+  beforeAll(async () => {
+    ({ file, trace } = await twoInvocationTrace(dir));
+    db = await openModel();
+    await loadPaths(db, [file]);
+  });
+  afterAll(() => {
+    db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps one path per phase span in the saved query, the command and the report', async () => {
+    const phaseSpans = await db.all<{ span_id: string; phase: string }>(
+      `SELECT span_id, phase FROM spans WHERE trace_id = $t AND kind = 'phase' ORDER BY start_ns, span_id`, { t: trace },
+    );
+    expect(phaseSpans.filter((p) => p.phase === 'run').length).toBe(2);
+    const paths = await spanCriticalPaths(db, trace);
+    const runs = paths.filter((p) => p.phase === 'run');
+    expect(runs.length).toBe(2);
+    for (const p of paths) expect(p.links.map((l) => l.position)).toEqual(p.links.map((_, i) => i + 1));
+
+    // the saved query's rows tell the two chains apart by the phase's span id
+    const rows = (await runSavedQuery(db, findSavedQuery('critical-path'), { trace })).rows;
+    const byPhase = new Map<string, number[]>();
+    for (const r of rows) {
+      const k = `${r.phase} ${r.phase_span_id}`;
+      if (!byPhase.has(k)) byPhase.set(k, []);
+      byPhase.get(k)!.push(r.position as number);
+    }
+    expect([...byPhase.keys()].filter((k) => k.startsWith('run ')).length).toBe(2);
+    for (const positions of byPhase.values()) expect(positions).toEqual(positions.map((_, i) => i + 1));
+
+    // the report: one section per path, with the command's figures
+    const data = await buildReportData(db, { trace });
+    expect(data.critical.map((p) => [p.phase, p.links])).toEqual(paths.map((p) => [p.phase, p.links.length]));
+    for (const [i, c] of data.critical.entries()) {
+      const ids = new Set(paths[i]!.links.map((l) => l.span_id));
+      expect(c.longest.every((l) => ids.has(l.span_id as string))).toBe(true);
+      expect(c.longest.map((l) => l.position)).toEqual([...c.longest.map((l) => l.position as number)].sort((x, y) => x - y));
+    }
+
+    // the chart: a band per phase span, each marking its own chain
+    const g = JSON.parse(data.gantt) as { phases: string[]; p: number[]; k: number[] };
+    expect(g.phases).toEqual(paths.map((p) => p.phase));
+    for (const [band, p] of paths.entries()) {
+      const marked = g.k.filter((k, e) => k > 0 && g.p[e] === band).sort((x, y) => x - y);
+      expect(marked).toEqual(p.links.map((l) => l.position));
+    }
+
+    // the marks of views: each evaluation's place of its own chain's length
+    const marks = await criticalSpans(db, trace);
+    for (const p of runs) for (const l of p.links) expect(marks.get(l.span_id)).toEqual({ phase: 'run', position: l.position, of: p.links.length });
+    const table = await criticalPathTable(db, trace);
+    const facts = await db.all<{ span_id: string; fact: string }>(`SELECT * FROM ${criticalMarks(table)}`);
+    for (const p of runs) for (const l of p.links) expect(facts.find((f) => f.span_id === l.span_id)!.fact).toBe(`critical path ${l.position}/${p.links.length}`);
+  });
+
+  it('prints each path on its own in the command and the HTML report', () => {
+    const t = runCli(['critical-path', file, '--trace', trace]);
+    expect(t.code, t.stderr).toBe(0);
+    const heads = t.stdout.split('\n').filter((l) => l.startsWith('phase run'));
+    expect(heads.length).toBe(2);
+    const html = path.join(dir, 'two.html');
+    const rep = runCli(['report', file, '--trace', trace, '-o', html]);
+    expect(rep.code, rep.stderr).toBe(0);
+    const page = readFileSync(html, 'utf8');
+    const sections = [...page.matchAll(/<h3>phase run: ([^<]*)<\/h3>\n<p>(\d+) node\(s\) on the path: ([^<(]*)/g)].map((m) => `phase run: ${m[1]}; ${m[2]} nodes on the path: ${m[3]!.trim()}`);
+    expect(sections).toEqual(heads);
   });
 });

@@ -7,7 +7,7 @@ import { DEFAULT_FAIL_ON, evaluateGate } from '../../gate/rules.js';
 import { LISTED_FOR_PEOPLE, renderGate } from '../../gate/reporters.js';
 import { UsageError } from '../../errors.js';
 import type { Db, Row } from '../../store/db.js';
-import { criticalPathTable } from '../critical-path.js';
+import { criticalPathsOf, criticalPathTable, type CriticalLink } from '../critical-path.js';
 import { findSavedQuery, runSavedQuery } from '../queries.js';
 import { listRuns } from '../runs.js';
 import { resolveTrace } from '../tree.js';
@@ -47,7 +47,18 @@ export interface ReportCriticalPhase {
   work_ms: number;
   wait_ms: number;
   /** the phase's longest links, in path order */
-  longest: Row[];
+  longest: ListedLink[];
+}
+
+export type ListedLink = Omit<CriticalLink, 'trace_id' | 'method'>;
+
+/** A path's CRITICAL_LINKS_LISTED longest links (ties to the earlier), in path order. */
+function longestLinks(links: CriticalLink[]): ListedLink[] {
+  return [...links]
+    .sort((a, b) => b.duration_ms - a.duration_ms || a.position - b.position)
+    .slice(0, CRITICAL_LINKS_LISTED)
+    .sort((a, b) => a.position - b.position)
+    .map(({ trace_id: _t, method: _m, ...l }) => l);
 }
 
 export interface ReportHistory {
@@ -90,31 +101,37 @@ const CATEGORY = `CASE
   ELSE coalesce(n.node_outcome, 'unknown') END`;
 
 /**
- * One run's node evaluations as columns: names (unique ids), phases and categories once each, then
- * per evaluation (in phase order, then start) the indexes n (name), p (phase), c (category), u
- * (upstream name or -1), the start s and duration d in ms from the run's start, k (place on the
- * critical path or 0), f (failing rows or null), and the error texts by evaluation index.
+ * One run's node evaluations as columns: names (unique ids), phases (one per phase span, by name)
+ * and categories once each, then per evaluation (in phase order, then start) the indexes n (name),
+ * p (phase), c (category), u (upstream name or -1), the start s and duration d in ms from the run's
+ * start, k (place on its phase's critical path or 0), f (failing rows or null), and the error texts
+ * by evaluation index.
  */
 const ganttSql = (critical: string) => `
 WITH run AS (SELECT start_ns, end_ns FROM runs WHERE trace_id = $t),
+-- each evaluation's phase span: a trace holding several invocations has a phase of one name per invocation
+under AS (
+  SELECT e.span_id, p.span_id AS phase_span FROM spans e JOIN spans p ON p.span_id = e.parent_span_id
+  WHERE e.trace_id = $t AND p.trace_id = $t AND e.kind = 'node_evaluated' AND p.kind = 'phase'
+),
 e AS (
-  SELECT n.span_id, n.unique_id, coalesce(n.phase, '?') AS phase, n.start_ns,
+  SELECT n.span_id, n.unique_id, coalesce(n.phase, '?') AS phase, coalesce(u.phase_span, coalesce(n.phase, '?')) AS band, n.start_ns,
     coalesce(n.end_ns, greatest(n.start_ns, (SELECT end_ns FROM run))) AS end_ns, ${CATEGORY} AS category,
     n.upstream_unique_id, n.failing_rows, n.error_text, coalesce(c.position, 0) AS critical
-  FROM nodes n LEFT JOIN ${critical} c ON c.span_id = n.span_id
+  FROM nodes n LEFT JOIN ${critical} c ON c.span_id = n.span_id LEFT JOIN under u ON u.span_id = n.span_id
   WHERE n.trace_id = $t AND n.kind = 'evaluated' AND n.start_ns IS NOT NULL AND n.unique_id IS NOT NULL
 ),
 names AS (
   SELECT x, (row_number() OVER (ORDER BY x) - 1)::INTEGER AS i
   FROM (SELECT unique_id AS x FROM e UNION SELECT upstream_unique_id FROM e WHERE upstream_unique_id IS NOT NULL)
 ),
-phases AS (SELECT phase, (row_number() OVER (ORDER BY min(start_ns), phase) - 1)::INTEGER AS i FROM e GROUP BY phase),
+phases AS (SELECT band, any_value(phase) AS phase, (row_number() OVER (ORDER BY min(start_ns), band) - 1)::INTEGER AS i FROM e GROUP BY band),
 cats AS (SELECT category, (row_number() OVER (ORDER BY category) - 1)::INTEGER AS i FROM (SELECT DISTINCT category FROM e)),
 rows AS (
   SELECT (row_number() OVER (ORDER BY p.i, e.start_ns, e.span_id) - 1)::INTEGER AS o, nm.i AS n, p.i AS p, c.i AS c,
     coalesce(up.i, -1) AS u, round((e.start_ns - (SELECT start_ns FROM run)) / 1e6, 3) AS s, round((e.end_ns - e.start_ns) / 1e6, 3) AS d,
     e.critical AS k, e.failing_rows AS f, e.error_text
-  FROM e JOIN names nm ON nm.x = e.unique_id JOIN phases p USING (phase) JOIN cats c USING (category)
+  FROM e JOIN names nm ON nm.x = e.unique_id JOIN phases p USING (band) JOIN cats c USING (category)
   LEFT JOIN names up ON up.x = e.upstream_unique_id
 )
 SELECT json_object(
@@ -147,18 +164,7 @@ export async function buildReportData(db: Db, opts: { trace?: string } = {}): Pr
   const t = run.trace_id;
   const gate = await evaluateGate(db, { failOn: DEFAULT_FAIL_ON, traceId: t, listLimit: LISTED_FOR_PEOPLE });
   const critical = await criticalPathTable(db, t);
-  const phases = await db.all<Omit<ReportCriticalPhase, 'longest'>>(
-    `SELECT c.phase, any_value(c.phase_ms) AS phase_ms, count(*)::INTEGER AS links, round(sum(greatest(c.duration_ms, 0)), 3) AS work_ms,
-       round(sum(c.wait_ms), 3) AS wait_ms
-     FROM ${critical} c LEFT JOIN (SELECT phase, min(start_ns) AS start_ns FROM spans WHERE trace_id = $t AND kind = 'phase' GROUP BY phase) p USING (phase)
-     GROUP BY c.phase ORDER BY any_value(p.start_ns), c.phase`,
-    { t },
-  );
-  const longest = await db.all(
-    `SELECT * EXCLUDE (trace_id, method) FROM ${critical}
-     QUALIFY row_number() OVER (PARTITION BY phase ORDER BY duration_ms DESC, position) <= ${CRITICAL_LINKS_LISTED}
-     ORDER BY phase, position`,
-  );
+  const paths = await criticalPathsOf(db, critical);
   const gantt = (await db.scalar<string | null>(ganttSql(critical), { t })) ?? '{}';
   const data: ReportData = {
     generated_at: new Date().toISOString(),
@@ -168,7 +174,9 @@ export async function buildReportData(db: Db, opts: { trace?: string } = {}): Pr
       lines: renderGate(gate, 'text').trimEnd().split('\n'),
       offenders: gate.offenderCount + gate.runs.filter((r) => r.rule).length,
     },
-    critical: phases.map((p) => ({ ...p, longest: longest.filter((l) => l.phase === p.phase) })),
+    critical: paths.map((p) => ({
+      phase: p.phase, phase_ms: p.phase_ms, links: p.links.length, work_ms: p.work_ms, wait_ms: p.wait_ms, longest: longestLinks(p.links),
+    })),
     errors: await saved(db, 'errors', { trace: t }),
     failed_tests: (await saved(db, 'failed-tests', { trace: t })).filter((r) => r.outcome === 'failed'),
     skip_chains: await saved(db, 'upstream-skip-chains', { trace: t }),
