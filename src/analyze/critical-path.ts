@@ -67,9 +67,10 @@ function phasePaths(rows: CriticalLink[]): PhaseCriticalPath[] {
     else out.push({ trace_id: r.trace_id, phase: r.phase, phase_span_id: r.phase_span_id, phase_ms: r.phase_ms, method: 'spans', work_ms: 0, wait_ms: 0, links: [r] });
   }
   for (const p of out) {
-    // an evaluation that ends before it starts (a clock stepped back) adds no working time
-    p.work_ms = p.links.reduce((s, l) => s + Math.max(0, l.duration_ms), 0);
-    p.wait_ms = p.links.reduce((s, l) => s + l.wait_ms, 0);
+    // summed exactly, in the query's units (durations to the ns, waits to the µs): a float sum can
+    // drift across a rounding boundary, and every view prints these figures
+    p.work_ms = p.links.reduce((s, l) => s + Math.max(0, Math.round(l.duration_ms * 1e6)), 0) / 1e6;
+    p.wait_ms = p.links.reduce((s, l) => s + Math.round(l.wait_ms * 1e3), 0) / 1e3;
   }
   return out;
 }

@@ -6,6 +6,7 @@ import {
 } from '../../src/analyze/critical-path.js';
 import { findSavedQuery, runSavedQuery } from '../../src/analyze/queries.js';
 import { buildReportData } from '../../src/analyze/report/data.js';
+import { formatDuration } from '../../src/render/tree-text.js';
 import { parseManifest } from '../../src/legacy/manifest.js';
 import { generate } from '../../src/produce/generate/index.js';
 import type { Db } from '../../src/store/db.js';
@@ -400,5 +401,43 @@ describe('critical path of a trace holding two invocations', () => {
     const page = readFileSync(html, 'utf8');
     const sections = [...page.matchAll(/<h3>phase run: ([^<]*)<\/h3>\n<p>(\d+) node\(s\) on the path: ([^<(]*)/g)].map((m) => `phase run: ${m[1]}; ${m[2]} nodes on the path: ${m[3]!.trim()}`);
     expect(sections).toEqual(heads);
+  });
+});
+
+describe('critical path totals', () => {
+  it('are the exact sums of the links, printed alike by the command and the report', async () => {
+    const dir = tempDir('runlens-critical-sum-');
+    const db = await openModel();
+    try {
+      const out = path.join(dir, 'g.jsonl');
+      await generate({ output: out, runs: 12, nodes: 40, seed: 3, failRate: 0.15 });
+      await loadPaths(db, [out]);
+      const paths = await spanCriticalPaths(db);
+      // waits are given to the µs and durations to the ns: summed as whole numbers of those
+      const exact = (xs: number[], unit: number) => xs.reduce((s, x) => s + Math.round(x * unit), 0) / unit;
+      let drifted = 0;
+      for (const p of paths) {
+        const waits = p.links.map((l) => l.wait_ms);
+        expect(p.wait_ms).toBe(exact(waits, 1e3));
+        expect(p.work_ms).toBe(exact(p.links.map((l) => Math.max(0, l.duration_ms)), 1e6));
+        if (formatDuration(waits.reduce((s, x) => s + x, 0)) !== formatDuration(p.wait_ms)) drifted++;
+      }
+      // the data holds a phase whose float sum prints another figure than the exact one
+      expect(drifted).toBeGreaterThan(0);
+
+      const trace = paths.find((p) => formatDuration(p.links.reduce((s, l) => s + l.wait_ms, 0)) !== formatDuration(p.wait_ms))!;
+      const t = runCli(['critical-path', out, '--trace', trace.trace_id]);
+      expect(t.code, t.stderr).toBe(0);
+      const line = t.stdout.split('\n').find((l) => l.startsWith(`phase ${trace.phase}:`))!;
+      expect(line).toContain(`${formatDuration(trace.wait_ms)} waiting`);
+      const html = path.join(dir, 'r.html');
+      const rep = runCli(['report', out, '--trace', trace.trace_id, '-o', html]);
+      expect(rep.code, rep.stderr).toBe(0);
+      const m = new RegExp(`<h3>phase ${trace.phase}: [^<]*</h3>\\n<p>\\d+ node\\(s\\) on the path: ([^<(]*)`).exec(readFileSync(html, 'utf8'))!;
+      expect(line.endsWith(m[1]!.trim())).toBe(true);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
