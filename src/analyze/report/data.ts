@@ -64,9 +64,12 @@ function longestLinks(links: CriticalLink[]): ListedLink[] {
 export interface ReportHistory {
   command: string | null;
   runs: { trace_id: string; started_at: string; duration_s: number | null; failed: boolean; current: boolean }[];
+  /** the first HISTORY_ROWS rows of each query */
   trends: Row[];
   flaky: Row[];
   failures: Row[];
+  /** each query's rows in all */
+  totals: { trends: number; flaky: number; failures: number };
 }
 
 export interface ReportData {
@@ -85,7 +88,7 @@ export interface ReportData {
 
 /** Links of each phase's critical path listed in the report (the chart marks them all). */
 export const CRITICAL_LINKS_LISTED = 20;
-/** Rows of the history tables. */
+/** Rows listed of each history table (the report says how many there are). */
 export const HISTORY_ROWS = 15;
 
 /** What an evaluation's bar is coloured by. */
@@ -204,11 +207,13 @@ async function history(db: Db, run: ReportRun): Promise<ReportHistory | null> {
   );
   if (runs.length < 2) return null;
   const params = { command, until: run.trace_id };
+  const [trends, flaky, failures] = [await saved(db, 'node-trends', params), await saved(db, 'flaky-tests', params), await saved(db, 'failure-history', params)];
   return {
     command: run.command,
     runs: runs.reverse(),
-    trends: (await saved(db, 'node-trends', params)).slice(0, HISTORY_ROWS),
-    flaky: (await saved(db, 'flaky-tests', params)).slice(0, HISTORY_ROWS),
-    failures: (await saved(db, 'failure-history', params)).slice(0, HISTORY_ROWS),
+    trends: trends.slice(0, HISTORY_ROWS),
+    flaky: flaky.slice(0, HISTORY_ROWS),
+    failures: failures.slice(0, HISTORY_ROWS),
+    totals: { trends: trends.length, flaky: flaky.length, failures: failures.length },
   };
 }

@@ -148,6 +148,11 @@ function runsChart(h: ReportHistory): string {
   return `<svg class="runs-chart" width="${h.runs.length * w}" height="60" role="img" aria-label="run durations">${bars}</svg>`;
 }
 
+/** What a history table leaves out: `the first 15 of 36 nodes (order)`, or nothing. */
+function listed(rows: number, total: number, noun: string, order: string): string {
+  return total > rows ? `<p class="hint">${esc(`the first ${rows} of ${total} ${noun} (${order})`)}</p>\n` : '';
+}
+
 function history(h: ReportHistory | null): string {
   if (!h) return '';
   return `<section id="history">
@@ -155,18 +160,18 @@ function history(h: ReportHistory | null): string {
 <p class="hint">Run durations, oldest first (red: failed; outlined: this report's run).</p>
 ${runsChart(h)}
 <h3>Node trends</h3>
-${table([
+${listed(h.trends.length, h.totals.trends, 'nodes', 'regressions first, then by last / median')}${table([
   ['unique_id', 'node'], ['runs_seen', 'runs'], ['median_ms', 'median', (r) => ms(r.median_ms)], ['p95_ms', 'p95', (r) => ms(r.p95_ms)],
   ['last_ms', 'last', (r) => ms(r.last_ms)], ['ratio', 'last / median', (r) => (r.regressed ? `<b class="bad">${esc(r.ratio)}×</b>` : `${esc(r.ratio)}×`)],
   ['trend', 'trend', (r) => sparkSvg(String(r.trend ?? ''))],
 ], h.trends, 'trends')}
 <h3>Flaky tests</h3>
-${table([
+${listed(h.flaky.length, h.totals.flaky, 'tests', 'most flips first')}${table([
   ['unique_id', 'test'], ['flips', 'flips'], ['failure_pct', 'not passed %'], ['last_outcome', 'last'], ['last_changed_at', 'last change'],
   ['history', 'outcomes', (r) => stripSvg(String(r.history ?? ''))],
 ], h.flaky, 'flaky')}
 <h3>Failure history</h3>
-${table([
+${listed(h.failures.length, h.totals.failures, 'nodes', 'most failures first')}${table([
   ['unique_id', 'node'], ['errors', 'errors'], ['tests_failed', 'tests failed'], ['failure_pct', 'failed %'], ['last_failed_at', 'last failed'],
   ['last_failure', 'last failure', (r) => `<span class="wrap">${esc(firstLine(r.last_failure))}</span>`],
 ], h.failures, 'failure-history')}
