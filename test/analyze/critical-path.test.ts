@@ -441,3 +441,32 @@ describe('critical path totals', () => {
     }
   });
 });
+
+describe('critical path of a phase that never ended', () => {
+  it('says the phase did not end where its duration would be, in the command and the report', async () => {
+    const dir = tempDir('runlens-critical-unended-');
+    try {
+      // a generated run cut at its midpoint: every record that ends (or is logged) after it dropped
+      const out = path.join(dir, 'g.jsonl');
+      await generate({ output: out, runs: 2, nodes: 30, seed: 7, failRate: 0.2 });
+      type Rec = { trace_id: string; start_time_unix_nano?: string; end_time_unix_nano?: string; time_unix_nano?: string };
+      const recs = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Rec);
+      const trace = recs[0]!.trace_id;
+      const at = (r: Rec) => BigInt(r.end_time_unix_nano ?? r.start_time_unix_nano ?? r.time_unix_nano ?? '0');
+      const times = recs.filter((r) => r.trace_id === trace).map(at);
+      const mid = (times.reduce((a, b) => (b < a ? b : a)) + times.reduce((a, b) => (b > a ? b : a))) / 2n;
+      const file = path.join(dir, 'half.jsonl');
+      writeFileSync(file, recs.filter((r) => r.trace_id !== trace || at(r) <= mid).map((r) => JSON.stringify(r) + '\n').join(''));
+
+      const t = runCli(['critical-path', file, '--trace', trace]);
+      expect(t.code, t.stderr).toBe(0);
+      expect(t.stdout).toMatch(/\nphase run: not ended; \d+ nodes? on the path: /);
+      const html = path.join(dir, 'half.html');
+      const rep = runCli(['report', file, '--trace', trace, '-o', html]);
+      expect(rep.code, rep.stderr).toBe(0);
+      expect(readFileSync(html, 'utf8')).toContain('<h3>phase run: not ended</h3>');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
