@@ -237,7 +237,7 @@ describe('convert reads a JSONL file as load does: its lines, their numbers, gzi
     const said = `truncated gzip: the data ends after ${lines} whole lines (${Buffer.byteLength(held.slice(0, held.lastIndexOf('\n') + 1))} bytes of text)`;
     const p = write('cut-short-count.jsonl', gz);
     for (let i = 0; i < 3; i++) {
-      await expect(convertFile(p, join(tmp.dir, `cut-${i}.parquet`), { batchRows: 4 })).rejects.toThrow(said);
+      await expect(convertFile(p, join(tmp.dir, `cut-${i}.parquet`), { batchRows: 64 })).rejects.toThrow(said);
       await expect(convertFile(p, join(tmp.dir, `cut-${i}.jsonl`))).rejects.toThrow(said);
     }
     expect(await loadSays(p)).toContain(said);
