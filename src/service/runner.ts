@@ -155,7 +155,8 @@ export class JobRunner {
   private async closeAsErrored(job: Job, run: Run, message: string): Promise<void> {
     const now = toMicros(this.o.clock.now());
     for (const step of await this.o.store.listRunSteps(run.id)) {
-      if (step.status === RUN_STATUS.running) await this.o.store.saveRunStep({ ...step, status: RUN_STATUS.error, finishedAt: now });
+      // refused when this process no longer holds the run: updateRun below is then refused too
+      if (step.status === RUN_STATUS.running) await this.o.store.saveRunStep({ ...step, status: RUN_STATUS.error, finishedAt: now }, this.owner);
     }
     const types: EventType[] = ['job.run.completed'];
     if (run.status !== RUN_STATUS.error) {
@@ -216,7 +217,9 @@ export class JobRunner {
       const step: RunStep = { runId: run.id, index: i + 1, name: command, status: RUN_STATUS.running, exitCode: null, logs: '',
         startedAt: toMicros(this.o.clock.now()), finishedAt: null, artifact: null };
       steps.push(step);
-      await this.o.store.saveRunStep(step);
+      // Every write below is refused once another process closed the run (this one's lease ran out while
+      // it was paused or slow): the run is left as that process closed it, and no further step starts.
+      if (!(await this.o.store.saveRunStep(step, this.owner))) return;
       const argv = safeSplit(command);
       const before = await telemetryBefore(argv, runDir);
       const telemetryDir = join(runDir, `step-${step.index}-telemetry`);
@@ -225,7 +228,7 @@ export class JobRunner {
       const result = await this.runStep(command, runDir, telemetryDir, run, step.index);
       Object.assign(step, { exitCode: result.exitCode, logs: result.logs, finishedAt: toMicros(this.o.clock.now()),
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });
-      await this.o.store.saveRunStep(step);
+      if (!(await this.o.store.saveRunStep(step, this.owner))) return;
       const file = await findStepTelemetry(argv, runDir, telemetryDir, before);
       // kept now: a later step may write the same file again or delete it
       if (file) telemetry.set(step.index, await keep(file, runDir, step.index));
@@ -250,12 +253,12 @@ export class JobRunner {
       try {
         if ('error' in t) throw t.error;
         const bytes = await telemetryArtifact(t.kept, t.dir, step.index);
-        await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()));
+        if (!(await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()), this.owner))) return;
         step.artifact = artifactName(step.index);
       } catch (e) {
         step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(t.file.path, notStoredReason(t, e as Error))}`);
       }
-      await this.o.store.saveRunStep(step);
+      if (!(await this.o.store.saveRunStep(step, this.owner))) return;
     }
 
     run.finishedAt = toMicros(this.o.clock.now());

@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { readRecords } from '../../src/produce/convert.js';
 import { FUSION, sample, samplesNote } from '../helpers/samples.js';
 import { join } from 'node:path';
-import { ManualClock, toMicros } from '../../src/service/clock.js';
+import { ManualClock, systemClock, toMicros } from '../../src/service/clock.js';
 import { eventId } from '../../src/service/ids.js';
 import type { AttemptStart, EventType, Store } from '../../src/service/store/types.js';
 import { WebhooksClient } from '../../src/client/webhooks.js';
@@ -15,6 +15,7 @@ import { receiptView } from '../../src/service/http/views.js';
 import { ArtifactsClient } from '../../src/client/artifacts.js';
 import { ApiClientError } from '../../src/client/http.js';
 import { runInProcess } from '../helpers/in-process.js';
+import { JobRunner } from '../../src/service/runner.js';
 import { makeToken, startReceiver, startService, until, type Harness, type StoreFactory } from './helpers.js';
 
 const SUBS = '/api/v3/accounts/{acct}/webhooks/subscriptions';
@@ -515,9 +516,9 @@ export function serviceSuite(factory: StoreFactory): void {
         const id = await job(['node -v']);
         const save = h.store.saveRunStep.bind(h.store);
         let calls = 0;
-        h.store.saveRunStep = async (s) => {
+        h.store.saveRunStep = async (s, owner) => {
           if (++calls === 2) throw new Error('disk full');
-          return save(s);
+          return save(s, owner);
         };
         const run = await runAndWait(id);
         h.store.saveRunStep = save;
@@ -536,10 +537,10 @@ export function serviceSuite(factory: StoreFactory): void {
         const update = h.store.updateRun.bind(h.store);
         let down = false;
         let calls = 0;
-        h.store.saveRunStep = async (s) => {
+        h.store.saveRunStep = async (s, owner) => {
           if (++calls === 2) down = true;
           if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
-          return save(s);
+          return save(s, owner);
         };
         h.store.updateRun = async (...a) => {
           if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
@@ -575,9 +576,9 @@ export function serviceSuite(factory: StoreFactory): void {
         const update = h.store.updateRun.bind(h.store);
         let calls = 0;
         // this process alone cannot write the run (its connection broke), other processes can
-        h.store.saveRunStep = async (s) => {
+        h.store.saveRunStep = async (s, owner) => {
           if (++calls >= 2) throw new Error('connection terminated');
-          return save(s);
+          return save(s, owner);
         };
         h.store.updateRun = async () => {
           throw new Error('connection terminated');
@@ -615,6 +616,8 @@ export function serviceSuite(factory: StoreFactory): void {
         const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'slow machine' });
         expect(r.status, r.text).toBe(200);
         const runId = Number(r.json.data.id);
+        // taken while its step runs (a write of this process's while the other holds the run is refused)
+        await until(async () => (await h.store.listRunSteps(runId)).length === 1, 'step 1 running');
         const far = toMicros(Date.now() + 3_600_000);
         expect((await h.store.claimAbandonedRuns(far, { owner: 'another process', until: toMicros(Date.now() - 1000) })).map((x) => x.id)).toEqual([runId]);
         await h.svc.runner.closeAbandonedRuns(false);
@@ -626,6 +629,38 @@ export function serviceSuite(factory: StoreFactory): void {
         await rx.waitFor((d) => d.length >= 2);
         await new Promise((res) => setTimeout(res, 300)); // a second completed would be due by now
         expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.completed']);
+      });
+
+      it('a process that lost its run writes nothing more to it: its steps, artifacts and events stay as the closer left them', async () => {
+        // A paused process (kill -STOP) outlives its lease; another process closes its run; then it wakes up.
+        await subscribe({ client_url: `${rx.url}/ok` });
+        const wait = `node -e "const fs=require('fs');const t=setInterval(()=>{if(fs.existsSync('go')){clearInterval(t);` +
+          `fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/t.parquet','PAR1-fake')}},20)"`;
+        const id = await job([wait, `node -e "require('fs').writeFileSync('second','')"`]);
+        const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'paused process' });
+        expect(r.status, r.text).toBe(200);
+        const runId = Number(r.json.data.id);
+        await until(async () => (await h.store.listRunSteps(runId)).length === 1, 'step 1 running');
+        // paused: this process no longer renews its lease; another process closes the run once the lease ran out
+        h.svc.runner.stop();
+        const other = new JobRunner({ store: h.store, clock: systemClock, stepCommands: ['node'], workDir: join(db.dir, 'other-runs'),
+          onEvents: () => h.svc.dispatcher.kick(), leaseMs: 60_000 });
+        await until(async () => (await other.closeAbandonedRuns(false)) === 1, 'the run closed by the other process');
+        const closedRun = (await h.store.getRun(h.accountId, runId))!;
+        const closedSteps = await h.store.listRunSteps(runId);
+        expect(closedRun).toMatchObject({ status: 20 });
+        expect(closedRun.statusMessage).toMatch(/lease ran out/);
+        expect(closedSteps.map((s) => [s.index, s.status, s.exitCode])).toEqual([[1, 20, null]]);
+        const runDir = await until(async () => readdirSync(join(db.dir, 'runs')).find((n) => n.startsWith(`${runId}-`)), 'the run folder');
+        writeFileSync(join(db.dir, 'runs', runDir, 'go'), '');
+        await h.svc.runner.idle();
+        expect(await h.store.getRun(h.accountId, runId)).toEqual(closedRun);
+        expect(await h.store.listRunSteps(runId)).toEqual(closedSteps);
+        expect(await h.store.getArtifact(h.accountId, runId, 'telemetry-1-otel.parquet')).toBeNull();
+        expect(existsSync(join(db.dir, 'runs', runDir, 'second'))).toBe(false);
+        await rx.waitFor((d) => d.length >= 3);
+        await new Promise((res) => setTimeout(res, 300)); // a late event would be due by now
+        expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.errored', 'job.run.completed']);
       });
 
       it('a finished run is not updated again, whoever holds it', async () => {

@@ -254,13 +254,25 @@ export class PostgresStore implements Store {
     return r ? runFromRow(r) : null;
   }
 
-  async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
+  /**
+   * Every write of a run's (its row, its steps, its artifacts, its events) goes through here: it is made
+   * only while `owner` holds the run and the run has not finished, with the run's row locked so that no
+   * other process takes the run over (claimAbandonedRuns) before the write commits.
+   */
+  private async whileHeld(runId: number, owner: string, write: (c: pg.PoolClient) => Promise<void>): Promise<boolean> {
     return this.tx(async (c) => {
-      const u = await c.query(`UPDATE runs SET status = $1, status_message = $2, started_at = $3, finished_at = $4, errored_at = $5
-        WHERE id = $6 AND lease_owner = $7 AND finished_at IS NULL`, [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner]);
-      if (!u.rowCount) return false;
-      for (const e of events) await this.enqueueWith(c, e);
+      const held = await c.query('SELECT 1 FROM runs WHERE id = $1 AND lease_owner = $2 AND finished_at IS NULL FOR UPDATE', [runId, owner]);
+      if (!held.rowCount) return false;
+      await write(c);
       return true;
+    });
+  }
+
+  async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
+    return this.whileHeld(r.id, owner, async (c) => {
+      await c.query('UPDATE runs SET status = $1, status_message = $2, started_at = $3, finished_at = $4, errored_at = $5 WHERE id = $6',
+        [r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id]);
+      for (const e of events) await this.enqueueWith(c, e);
     });
   }
 
@@ -279,21 +291,25 @@ export class PostgresStore implements Store {
     return rows.map(runFromRow).sort((a, b) => a.id - b.id);
   }
 
-  async saveRunStep(s: RunStep): Promise<void> {
-    await this.pool.query(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
+  async saveRunStep(s: RunStep, owner: string): Promise<boolean> {
+    return this.whileHeld(s.runId, owner, async (c) => {
+      await c.query(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
       exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
       artifact = excluded.artifact`, [s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact]);
+    });
   }
 
   async listRunSteps(runId: number): Promise<RunStep[]> {
     return (await this.rows(this.pool, 'SELECT * FROM run_steps WHERE run_id = $1 ORDER BY idx', [runId])).map(stepFromRow);
   }
 
-  async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void> {
-    await this.pool.query(`INSERT INTO artifacts (run_id, step, name, bytes, created_at) VALUES ($1, $2, $3, $4, $5)
-      ON CONFLICT (run_id, name) DO UPDATE SET step = excluded.step, bytes = excluded.bytes, created_at = excluded.created_at`,
-    [runId, step, name, bytes, now]);
+  async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number, owner: string): Promise<boolean> {
+    return this.whileHeld(runId, owner, async (c) => {
+      await c.query(`INSERT INTO artifacts (run_id, step, name, bytes, created_at) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (run_id, name) DO UPDATE SET step = excluded.step, bytes = excluded.bytes, created_at = excluded.created_at`,
+      [runId, step, name, bytes, now]);
+    });
   }
 
   async getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null> {

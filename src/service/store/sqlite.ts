@@ -239,14 +239,24 @@ export class SqliteStore implements Store {
     return r ? runFromRow(r) : null;
   }
 
-  async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
+  /**
+   * Every write of a run's (its row, its steps, its artifacts, its events) goes through here: it is made
+   * only while `owner` holds the run and the run has not finished, in one transaction with that check.
+   */
+  private whileHeld(runId: number, owner: string, write: () => void): boolean {
     return this.db.transaction(() => {
-      const n = this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ? AND lease_owner = ? AND finished_at IS NULL')
-        .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id, owner).changes;
-      if (!n) return false;
-      for (const e of events) this.enqueueInTransaction(e);
+      if (!this.sql('SELECT 1 FROM runs WHERE id = ? AND lease_owner = ? AND finished_at IS NULL').get(runId, owner)) return false;
+      write();
       return true;
     }).immediate();
+  }
+
+  async updateRun(r: Run, owner: string, events: NewEvent[]): Promise<boolean> {
+    return this.whileHeld(r.id, owner, () => {
+      this.sql('UPDATE runs SET status = ?, status_message = ?, started_at = ?, finished_at = ?, errored_at = ? WHERE id = ?')
+        .run(r.status, r.statusMessage, r.startedAt, r.finishedAt, r.erroredAt, r.id);
+      for (const e of events) this.enqueueInTransaction(e);
+    });
   }
 
   async renewRunLeases(owner: string, runIds: number[], until: number): Promise<void> {
@@ -262,19 +272,23 @@ export class SqliteStore implements Store {
       .sort((a, b) => a.id - b.id);
   }
 
-  async saveRunStep(s: RunStep): Promise<void> {
-    this.sql(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
+  async saveRunStep(s: RunStep, owner: string): Promise<boolean> {
+    return this.whileHeld(s.runId, owner, () => {
+      this.sql(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
       exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
       artifact = excluded.artifact`).run(s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact);
+    });
   }
 
   async listRunSteps(runId: number): Promise<RunStep[]> {
     return (this.sql('SELECT * FROM run_steps WHERE run_id = ? ORDER BY idx').all(runId) as Row[]).map(stepFromRow);
   }
 
-  async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void> {
-    this.sql('INSERT OR REPLACE INTO artifacts (run_id, step, name, bytes, created_at) VALUES (?, ?, ?, ?, ?)').run(runId, step, name, bytes, now);
+  async putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number, owner: string): Promise<boolean> {
+    return this.whileHeld(runId, owner, () => {
+      this.sql('INSERT OR REPLACE INTO artifacts (run_id, step, name, bytes, created_at) VALUES (?, ?, ?, ?, ?)').run(runId, step, name, bytes, now);
+    });
   }
 
   async getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null> {

@@ -249,9 +249,14 @@ export interface Store {
    * null: the embedded store at start-up, when no other process can hold one), for `lease`.
    */
   claimAbandonedRuns(now: number | null, lease: RunLease): Promise<Run[]>;
-  saveRunStep(s: RunStep): Promise<void>;
+  /**
+   * Writes a step row, and putArtifact a step's artifact, under the same condition as updateRun: only
+   * while `owner` still holds the run and it has not finished; false otherwise, and nothing is written
+   * (a process whose lease ran out must not contradict the run another process closed).
+   */
+  saveRunStep(s: RunStep, owner: string): Promise<boolean>;
   listRunSteps(runId: number): Promise<RunStep[]>;
-  putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number): Promise<void>;
+  putArtifact(runId: number, step: number, name: string, bytes: Buffer, now: number, owner: string): Promise<boolean>;
   getArtifact(accountId: number, runId: number, name: string): Promise<Buffer | null>;
 
   /** The outbox write: the event for every matching subscription, committed in one transaction. */
