@@ -1048,6 +1048,22 @@ fs.closeSync(fd);
     });
 
     describe('archival and reactivation', () => {
+      it('making a subscription inactive cancels its pending retries: making it active again does not revive them', async () => {
+        // the retry waits an hour: it is pending, not in flight, when the subscription is switched off and on
+        await boot({ retryDelaysMs: [3_600_000, 0, 0, 0] });
+        const d = await subscribe({ client_url: `${rx.url}/fail` });
+        await enqueue();
+        const [pending] = await until(async () => {
+          const evs = (await h.store.listEvents(h.accountId, d.id, 0, 10)).items;
+          return evs.length === 1 && evs[0]!.attempts === 1 && evs[0]!.status === 'pending' ? evs : undefined;
+        }, 'the first attempt failed, a retry pending');
+        expect((await h.api('PUT', SUB(d.id), { active: false })).status).toBe(200);
+        expect((await h.api('PUT', SUB(d.id), { active: true })).status).toBe(200);
+        expect((await h.store.getEvent(h.accountId, d.id, pending!.id))!.status).toBe('cancelled');
+        expect(await h.store.nextDueAt()).toBeNull();
+        expect(rx.hits('/fail')).toBe(1);
+      });
+
       it('archives after 1,000 consecutive failed deliveries; archived subscriptions get nothing', async () => {
         await boot({ retryDelaysMs: [0, 0, 0, 0] });
         const d = await subscribe({ client_url: `${rx.url}/fail` });

@@ -202,6 +202,11 @@ export class PostgresStore implements Store {
       if (!r) return null;
       const next = change(subscriptionFromRow(r));
       await this.writeSubscription(c, next);
+      // Made inactive or archived: its pending deliveries are dropped (in flight ones included: their
+      // outcome, unless a success, leaves them cancelled), so that making it active again revives none.
+      if (!next.active || next.archived) {
+        await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = $1 AND status = 'pending' AND NOT test`, [next.id]);
+      }
       return next;
     });
   }
@@ -480,7 +485,7 @@ rec AS (
   RETURNING 1),
 ev AS (
   UPDATE events e SET status = v.status, next_attempt_at = v.next, http_status_code = v.code, lease_until = NULL, lease_owner = NULL
-  FROM v WHERE e.id = v.eid AND e.attempts = v.attempt AND (e.lease_owner IS NULL OR e.lease_owner = v.owner)
+  FROM v WHERE e.id = v.eid AND e.attempts = v.attempt AND (e.lease_owner IS NULL OR e.lease_owner = v.owner) AND (e.status = 'pending' OR v.success)
   RETURNING e.id, e.test),
 m AS (SELECT v.*, ev.test FROM v JOIN ev ON ev.id = v.eid),
 ls AS (SELECT sub, max(ord) FILTER (WHERE success AND NOT test) AS last_succ, max(ord) AS last_any FROM m GROUP BY sub),

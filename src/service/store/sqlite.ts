@@ -188,8 +188,17 @@ export class SqliteStore implements Store {
       if (!r) return null;
       const next = change(subscriptionFromRow(r));
       this.writeSubscription(next);
+      if (!next.active || next.archived) this.cancelPending(next.id);
       return next;
     }).immediate();
+  }
+
+  /**
+   * A subscription made inactive or archived drops its pending deliveries (in flight ones included: their
+   * outcome, unless a success, leaves them cancelled), so that making it active again revives none.
+   */
+  private cancelPending(subscriptionId: string): void {
+    this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(subscriptionId);
   }
 
   private writeSubscription(s: Subscription): void {
@@ -391,9 +400,7 @@ export class SqliteStore implements Store {
         this.sql(`UPDATE subscriptions SET http_status_code = ?, dispatched_at = ?, consecutive_failures = ?, failing_since = ?,
           archived = ?, deactivate_reason = ? WHERE id = ?`).run(after.httpStatusCode, after.dispatchedAt, after.consecutiveFailures,
           after.failingSince, after.archived ? 1 : 0, after.deactivateReason, after.id);
-        if (after.archived && !before.archived) {
-          this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = ? AND status = 'pending' AND test = 0`).run(after.id);
-        }
+        if (after.archived && !before.archived) this.cancelPending(after.id);
       }
     }).immediate();
   }
@@ -411,8 +418,8 @@ export class SqliteStore implements Store {
     const status = o.success ? 'succeeded' : o.nextAttemptAt === null ? 'failed' : 'pending';
     // Only the outcome of the event's latest attempt, from the claim's holder, moves the event.
     const ev = this.sql(`UPDATE events SET status = ?, next_attempt_at = ?, http_status_code = ?, lease_until = NULL,
-      lease_owner = NULL WHERE id = ? AND attempts = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING test`)
-      .get(status, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, rc.attempt, o.owner) as Row | undefined;
+      lease_owner = NULL WHERE id = ? AND attempts = ? AND (lease_owner IS NULL OR lease_owner = ?) AND (status = 'pending' OR ?) RETURNING test`)
+      .get(status, o.nextAttemptAt ?? o.now, rc.httpStatusCode, rc.eventId, rc.attempt, o.owner, o.success ? 1 : 0) as Row | undefined;
     return ev ? Boolean(ev.test) : undefined;
   }
 
