@@ -154,6 +154,40 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(got.json.data).toMatchObject({ id: d.id, account_identifier: d.account_identifier, http_status_code: '0' });
       });
 
+      it('refuses a field it neither takes nor shows (400 naming it) but takes back every field of its own responses', async () => {
+        const typo = await h.api('POST', SUBS, { name: 'hook', event_types: ALL, client_url: 'https://example.com', job_id: [2] });
+        expect(typo.status, typo.text).toBe(400);
+        expect(typo.json.status.user_message).toMatch(/^Invalid request: job_id /);
+        expect((await h.api('GET', SUBS)).json.data).toEqual([]);
+        const d = await subscribe({ client_url: 'https://example.com' });
+        // what Terraform does: GET, merge the change, PUT the whole object back with its computed fields and the secret it kept
+        const read = (await h.api('GET', SUB(d.id))).json.data;
+        const whole = await h.api('PUT', SUB(d.id), { ...read, webhook_id: d.id, hmac_secret: d.hmac_secret, name: 'renamed' });
+        expect(whole.status, whole.text).toBe(200);
+        expect(whole.json.data).toMatchObject({ name: 'renamed', id: d.id });
+        const secret = await h.api('PUT', SUB(d.id), { hmac_secret: 'new' });
+        expect(secret.status, secret.text).toBe(400);
+        expect(secret.json.status.user_message).toMatch(/hmac_secret .*set by the service/);
+        expect((await h.store.getSubscription(h.accountId, d.id))!.hmacSecret).toBe(d.hmac_secret);
+        const misspelt = await h.api('PUT', SUB(d.id), { actve: false });
+        expect(misspelt.status).toBe(400);
+        expect(misspelt.json.status.user_message).toMatch(/^Invalid request: actve /);
+        expect((await h.api('GET', SUB(d.id))).json.data).toMatchObject({ name: 'renamed', active: true });
+        // v2 bodies alike: a job copied from a read one is taken, a trigger field the service does not have is not
+        const JOBS = '/api/v2/accounts/{acct}/jobs/';
+        const made = await h.api('POST', JOBS, { name: 'j', project_id: 1, environment_id: 1, execute_steps: ['node -v'] });
+        expect(made.status, made.text).toBe(201);
+        const copy = await h.api('POST', JOBS, { ...made.json.data, name: 'copy' });
+        expect(copy.status, copy.text).toBe(201);
+        const sched = await h.api('POST', JOBS, { name: 'j', project_id: 1, environment_id: 1, execute_steps: ['node -v'], triggers: { schedule: true } });
+        expect(sched.status).toBe(400);
+        expect(sched.json.status.user_message).toMatch(/^Invalid request: triggers /);
+        const override = await h.api('POST', `${JOBS}${made.json.data.id}/run/`, { cause: 'c', steps_override: ['node -e 1'] });
+        expect(override.status).toBe(400);
+        expect(override.json.status.user_message).toMatch(/^Invalid request: steps_override /);
+        expect((await h.api('GET', '/api/v2/accounts/{acct}/runs/')).json.data).toEqual([]);
+      });
+
       it('takes job ids as integers and answers them as strings; honours active false on create', async () => {
         const d = await subscribe({ client_url: 'https://example.com', job_ids: [3, 1, 3], active: false, description: 'desc' });
         expect(d.job_ids).toEqual(['3', '1']);

@@ -5,6 +5,7 @@ import { targetRefusal, type HostResolver } from '../ssrf.js';
 import { NUL_REFUSAL } from '../storable-text.js';
 import { parseId } from '../ids.js';
 import { invalid } from './envelope.js';
+import { JOB_FIELDS, RUN_FIELDS, SUBSCRIPTION_FIELDS } from './views.js';
 
 export interface SubscriptionInput {
   name?: string;
@@ -13,9 +14,32 @@ export interface SubscriptionInput {
   event_types?: EventType[];
   job_ids?: number[];
   active?: boolean;
+  /** a secret the client sent back (checked against the stored one: see refuseSecretChange) */
+  hmac_secret?: unknown;
 }
 
 type Body = Record<string, unknown>;
+
+/**
+ * A field a request neither takes nor its resource's responses show is refused, naming it, so that a
+ * misspelt field (`job_id` for `job_ids`) is not dropped silently. Response fields are taken and
+ * ignored: clients write back the whole object they read, computed fields included.
+ */
+function refuseUnknownFields(b: Body, taken: readonly string[], shown: ReadonlySet<string>): void {
+  for (const field of Object.keys(b)) {
+    if (!taken.includes(field) && !shown.has(field)) throw invalid(field, `is not a field of this request (it takes ${taken.join(', ')})`);
+  }
+}
+
+/** `stored`: the subscription's secret (null on create). Sending back the secret it has is fine; any other is refused. */
+export function refuseSecretChange(given: unknown, stored: string | null): void {
+  if (given === undefined || given === null || given === stored) return;
+  throw invalid('hmac_secret', 'is set by the service when the subscription is created and cannot be changed (leave it out)');
+}
+
+const SUBSCRIPTION_REQUEST = ['name', 'description', 'client_url', 'event_types', 'job_ids', 'active'];
+const JOB_REQUEST = ['name', 'project_id', 'environment_id', 'execute_steps', 'dbt_version', 'project_name', 'environment_name'];
+const RUN_REQUEST = ['cause'];
 
 function asBody(body: unknown): Body {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
@@ -76,7 +100,8 @@ export function checkJobIds(v: unknown, field = 'job_ids'): number[] {
 /** `partial`: an update may leave out fields (they keep their values); a create needs name, client_url, event_types. */
 export function parseSubscriptionBody(body: unknown, partial: boolean): SubscriptionInput {
   const b = asBody(body);
-  const out: SubscriptionInput = {};
+  refuseUnknownFields(b, SUBSCRIPTION_REQUEST, SUBSCRIPTION_FIELDS);
+  const out: SubscriptionInput = { hmac_secret: b.hmac_secret };
   out.name = nonEmptyString(b, 'name');
   if (b.description !== undefined && b.description !== null) {
     if (typeof b.description !== 'string') throw invalid('description', 'must be a string');
@@ -133,6 +158,7 @@ const intField = (b: Body, field: string): number => {
 
 export function parseJobBody(body: unknown, allowedCommands: readonly string[]): JobInput {
   const b = asBody(body);
+  refuseUnknownFields(b, JOB_REQUEST, JOB_FIELDS);
   const name = nonEmptyString(b, 'name');
   if (name === undefined) throw invalid('name', 'is required');
   const steps = b.execute_steps;
@@ -157,6 +183,7 @@ export function parseJobBody(body: unknown, allowedCommands: readonly string[]):
 
 export function parseRunBody(body: unknown): { cause: string } {
   const b = body === undefined || body === null ? {} : asBody(body);
+  refuseUnknownFields(b, RUN_REQUEST, RUN_FIELDS);
   const cause = nonEmptyString(b, 'cause');
   if (cause === undefined) throw invalid('cause', 'is required: a short text saying why the run was started');
   return { cause };

@@ -117,3 +117,22 @@ function stepView(s: RunStep, accountId: number, nowUs: number): Record<string, 
     telemetry_artifact: s.artifact,
   };
 }
+
+/**
+ * The fields each resource's responses carry (read off the views themselves, so they cannot drift):
+ * request checks accept them, because clients write back the whole object they read (Terraform: GET,
+ * merge, PUT), computed fields included.
+ */
+const fieldsOf = (view: Record<string, unknown>): ReadonlySet<string> => new Set(Object.keys(view));
+const sampleJob: Job = { id: 1, accountId: 1, name: '', projectId: 1, environmentId: 1, projectName: '', environmentName: '', toolVersion: '',
+  executeSteps: [], createdAt: 0 };
+const sampleRun: Run = { id: 1, accountId: 1, jobId: 1, status: 10, statusMessage: null, cause: '', createdAt: 0, startedAt: 0, finishedAt: 0, erroredAt: null };
+export const SUBSCRIPTION_FIELDS = new Set([
+  ...fieldsOf(subscriptionView({ id: '', accountId: 1, name: '', description: '', clientUrl: '', active: true, archived: false, deactivateReason: null,
+    eventTypes: [], jobIds: [], hmacSecret: '', createdAt: 0, updatedAt: 0, dispatchedAt: 0, httpStatusCode: 0, consecutiveFailures: 0,
+    failingSince: null }, true)),
+  // the hosted schema's deprecated name for id, which the Terraform provider keeps
+  'webhook_id',
+]);
+export const JOB_FIELDS = fieldsOf(jobView(sampleJob));
+export const RUN_FIELDS = fieldsOf(runView(sampleRun, sampleJob, 0, []));

@@ -8,7 +8,7 @@ import type { Subscription } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { authenticate, requirePermission, WEBHOOK_WRITERS } from './auth.js';
 import { ApiError, notFound, v3 } from './envelope.js';
-import { checkTargetAllowed, parsePaging, parseSubscriptionBody } from './validate.js';
+import { checkTargetAllowed, parsePaging, parseSubscriptionBody, refuseSecretChange } from './validate.js';
 import { eventView, receiptView, subscriptionView } from './views.js';
 
 type P = { account_id: string; id: string; event_id: string };
@@ -38,6 +38,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const t = await authenticate(store, req, req.params.account_id);
     requirePermission(t, WEBHOOK_WRITERS, 'creating a webhook subscription');
     const b = parseSubscriptionBody(req.body, false);
+    refuseSecretChange(b.hmac_secret, null);
     await checkTargetAllowed(b.client_url!, ctx.allowPrivateTargets, ctx.resolveHost);
     const now = toMicros(clock.now());
     const s: Subscription = {
@@ -61,7 +62,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const t = await authenticate(store, req, req.params.account_id);
     requirePermission(t, WEBHOOK_WRITERS, 'updating a webhook subscription');
     const b = parseSubscriptionBody(req.body, true);
-    await load(t.accountId, req.params.id);
+    refuseSecretChange(b.hmac_secret, (await load(t.accountId, req.params.id)).hmacSecret);
     if (b.client_url !== undefined) await checkTargetAllowed(b.client_url, ctx.allowPrivateTargets, ctx.resolveHost);
     // Decided on the row as it is when written: a delivery outcome recorded during the address check
     // (its failure count, an archival) must not be written over.
