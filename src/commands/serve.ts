@@ -1,6 +1,6 @@
 import type { CommandBody } from './command.js';
 import {
-  DEFAULT_PER_SUBSCRIPTION_CONCURRENCY, DEFAULT_STEP_COMMANDS, dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact,
+  DEFAULT_STEP_COMMANDS, dataDirOf, databaseUrlOf, openStore, parsePositiveSeconds, parseRetryDelays, parseStepCommands, redact,
 } from '../service/cli-options.js';
 import { UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
@@ -13,7 +13,6 @@ interface Args {
   'claim-lease': number;
   'retry-delays': string;
   'delivery-timeout': number;
-  'per-subscription': number;
   'allow-private-targets': boolean;
   'step-commands': string;
   log: boolean;
@@ -29,7 +28,6 @@ export const serveCommand: CommandBody<Args> = {
       .option('claim-lease', { type: 'number', default: 30, describe: 'PostgreSQL: seconds past the delivery timeout before another process retakes the deliveries of a process that died, and closes its runs' })
       .option('retry-delays', { type: 'string', default: '10,60,300,1800', describe: 'seconds to wait before delivery attempts 2, 3, 4 and 5' })
       .option('delivery-timeout', { type: 'number', default: 10, describe: 'seconds an endpoint has to answer; a later answer is a failure' })
-      .option('per-subscription', { type: 'number', default: DEFAULT_PER_SUBSCRIPTION_CONCURRENCY, describe: 'deliveries of one subscription in flight at once (all processes together), so an endpoint that hangs leaves the others their slots' })
       .option('allow-private-targets', { type: 'boolean', default: false, describe: 'allow deliveries to private, loopback and link-local addresses (local development)' })
       .option('step-commands', { type: 'string', default: DEFAULT_STEP_COMMANDS.join(','), describe: 'executables job steps may run' })
       .option('log', { type: 'boolean', default: false, describe: 'log each HTTP request (JSON lines on stdout)' })
@@ -42,10 +40,6 @@ export const serveCommand: CommandBody<Args> = {
     const deliveryTimeoutMs = parsePositiveSeconds('--delivery-timeout', a['delivery-timeout']);
     const leaseMarginMs = parsePositiveSeconds('--claim-lease', a['claim-lease']);
     const stepCommands = parseStepCommands(a['step-commands']);
-    const perSubscription = a['per-subscription'];
-    if (!Number.isInteger(perSubscription) || perSubscription < 1 || perSubscription > 64) {
-      throw new UsageError(`--per-subscription: expected an integer from 1 to 64 (the deliveries in flight at once), got ${perSubscription}`);
-    }
     const store = await openStore(a);
     await store.claimForServe().catch(async (e: unknown) => {
       await store.close();
@@ -59,7 +53,6 @@ export const serveCommand: CommandBody<Args> = {
       leaseMarginMs,
       retryDelaysMs,
       deliveryTimeoutMs,
-      perSubscriptionConcurrency: perSubscription,
       allowPrivateTargets: a['allow-private-targets'],
       stepCommands,
       logger: a.log,

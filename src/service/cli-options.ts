@@ -5,8 +5,6 @@ import type { Store } from './store/types.js';
 
 export const DEFAULT_DATA_DIR = 'runlens-data';
 export const DEFAULT_STEP_COMMANDS = ['dbt', 'runlens'];
-/** deliveries of one subscription in flight at once (serve --per-subscription) */
-export const DEFAULT_PER_SUBSCRIPTION_CONCURRENCY = 4;
 
 export const dataDirOf = (data: string | undefined): string => resolve(data ?? process.env.RUNLENS_DATA ?? DEFAULT_DATA_DIR);
 

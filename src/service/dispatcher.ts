@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { toMicros } from './clock.js';
-import { DEFAULT_PER_SUBSCRIPTION_CONCURRENCY } from './cli-options.js';
 import { receiptId } from './ids.js';
 import { deliveryHeaders, Sender, type DeliveryResult } from './deliver.js';
 import type { ArchivalPolicy, AttemptOutcome, AttemptStart, ClaimedDelivery, DeliveryEvent, Store } from './store/types.js';
@@ -31,8 +30,6 @@ export interface DispatcherOptions {
   archival: ArchivalPolicy;
   /** deliveries in flight at once */
   concurrency?: number;
-  /** deliveries of one subscription in flight at once (over every process on a shared store) */
-  perSubscriptionConcurrency?: number;
   /** how often to look for due work when nothing woke the dispatcher (other processes, retries) */
   pollMs?: number;
   /** how long past the delivery timeout a claim stays with this process before others may retake it */
@@ -56,8 +53,6 @@ export class Dispatcher {
   private recording = true;
   private lastPrune = -Infinity;
   private lastStrandedCheck = -Infinity;
-  /** the last claim took all it could: deliveries still due wait for a subscription's attempts in flight */
-  private claimedAllDue = false;
 
   constructor(private readonly o: DispatcherOptions) {
     this.sender = new Sender({ timeoutMs: o.timeoutMs, allowPrivateTargets: o.allowPrivateTargets, connectionsPerOrigin: this.concurrency });
@@ -106,10 +101,8 @@ export class Dispatcher {
         if (room <= 0) break;
         const now = toMicros(this.o.clock.now());
         const lease = now + toMicros(this.o.timeoutMs + (this.o.leaseMarginMs ?? 30_000));
-        const claimed = await this.o.store.claimDue(now, room, lease, this.owner,
-          this.o.perSubscriptionConcurrency ?? DEFAULT_PER_SUBSCRIPTION_CONCURRENCY);
+        const claimed = await this.o.store.claimDue(now, room, lease, this.owner);
         await this.begin(claimed);
-        this.claimedAllDue = claimed.length < room;
         if (claimed.length === room) this.again = true;
       } while (this.again && !this.stopped);
     } catch (e) {
@@ -126,10 +119,7 @@ export class Dispatcher {
     let wait = this.o.pollMs ?? 1000;
     try {
       const due = await this.o.store.nextDueAt();
-      const dueIn = due === null ? null : (due - toMicros(this.o.clock.now())) / 1000;
-      // A delivery due now that the last claim left is one whose subscription has its share in flight:
-      // the end of one of those attempts wakes the dispatcher (kick), so no quick poll is needed.
-      if (dueIn !== null && !(dueIn <= 0 && this.claimedAllDue)) wait = Math.min(wait, Math.max(0, dueIn));
+      if (due !== null) wait = Math.min(wait, Math.max(0, (due - toMicros(this.o.clock.now())) / 1000));
       if (this.o.clock.now() - this.lastPrune > 3600_000) void this.prune();
       else if (this.o.clock.now() - this.lastStrandedCheck >= (this.o.pollMs ?? 1000)) await this.failStrandedTests();
     } catch {

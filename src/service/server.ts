@@ -34,8 +34,6 @@ export interface ServiceOptions {
   stepCommands?: readonly string[];
   archival?: Partial<ArchivalPolicy>;
   concurrency?: number;
-  /** deliveries of one subscription in flight at once (default DEFAULT_PER_SUBSCRIPTION_CONCURRENCY) */
-  perSubscriptionConcurrency?: number;
   pollMs?: number;
   /**
    * shared stores: milliseconds past the delivery timeout before another process may retake a claim,
@@ -71,7 +69,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     timeoutMs: o.deliveryTimeoutMs ?? 10_000,
     allowPrivateTargets: o.allowPrivateTargets ?? false,
     archival: { ...DEFAULT_ARCHIVAL, ...o.archival },
-    concurrency: o.concurrency, perSubscriptionConcurrency: o.perSubscriptionConcurrency, pollMs: o.pollMs, jitter: o.jitter ?? 0.1, leaseMarginMs: o.leaseMarginMs,
+    concurrency: o.concurrency, pollMs: o.pollMs, jitter: o.jitter ?? 0.1, leaseMarginMs: o.leaseMarginMs,
   });
   const runner = new JobRunner({
     store, clock, stepCommands, workDir: o.workDir ?? join(o.dataDir ?? '.', 'runs'), onEvents: () => dispatcher.kick(),

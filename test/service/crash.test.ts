@@ -1,7 +1,6 @@
 /**
  * The service's promises under `kill -9`, on both stores, with real `serve` processes from the built CLI:
- * an endpoint that always fails (500), fast retries (as many in flight as the process allows: the one
- * subscription's backlog is the point here, not its share), a burst of job runs (3 events each: the step
+ * an endpoint that always fails (500), fast retries, a burst of job runs (3 events each: the step
  * fails), and a kill of serve in the middle, then a restart on the same data. Afterwards:
  * - every trigger that was answered made a run, and every run has exactly one started, one errored
  *   and one completed event (a trigger that got no answer made the whole run or nothing);
@@ -52,7 +51,7 @@ async function crashBurst(store: Store, storeArgs: string[], processes: number, 
   const rx = await startReceiver();
   cleanups.push(() => rx.close());
   const args = (i: number) => [...storeArgs, '--data', join(dir, `data-${i}`), '--allow-private-targets', '--delivery-timeout', '1',
-    '--retry-delays', '1,1,1,1', '--claim-lease', '1', '--step-commands', 'false', '--per-subscription', '64'];
+    '--retry-delays', '1,1,1,1', '--claim-lease', '1', '--step-commands', 'false'];
 
   const acct = await store.createAccount('crash', Date.now() * 1000);
   const token = await makeToken(store, acct.id, 'developer');

@@ -358,27 +358,17 @@ export class PostgresStore implements Store {
     [ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt]);
   }
 
-  async claimDue(now: number, limit: number, leaseUntil: number, owner: string, perSubscription: number): Promise<ClaimedDelivery[]> {
-    // Processes claiming at the same moment each count the others' committed claims only: the cap per
-    // subscription holds per claim, and across processes up to one claim's worth over it.
+  async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
     const rows = await this.rows(this.pool, `
-      WITH busy AS (
-        SELECT subscription_id, count(*) AS n FROM events
-        WHERE status = 'pending' AND NOT test AND lease_until > $1 GROUP BY subscription_id),
-      ranked AS (
-        SELECT e.id, e.next_attempt_at,
-          coalesce(b.n, 0) + row_number() OVER (PARTITION BY e.subscription_id ORDER BY e.next_attempt_at, e.id) AS slot
-        FROM events e LEFT JOIN busy b ON b.subscription_id = e.subscription_id
-        WHERE e.status = 'pending' AND NOT e.test AND e.next_attempt_at <= $1 AND (e.lease_until IS NULL OR e.lease_until <= $1)),
-      due AS (
-        SELECT id FROM events WHERE id IN (SELECT id FROM ranked WHERE slot <= $5 ORDER BY next_attempt_at LIMIT $2)
-          AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $1)
-        FOR UPDATE SKIP LOCKED),
+      WITH due AS (
+        SELECT id FROM events
+        WHERE status = 'pending' AND NOT test AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+        ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED),
       claimed AS (
         UPDATE events e SET lease_until = $3, lease_owner = $4 FROM due WHERE e.id = due.id RETURNING e.*)
       SELECT claimed.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
         (SELECT r.id FROM receipts r WHERE r.event_id = claimed.id AND r.http_status_code = 0 AND r.error_info IS NULL LIMIT 1) AS cut_off_receipt
-      FROM claimed LEFT JOIN subscriptions s ON s.id = claimed.subscription_id`, [now, limit, leaseUntil, owner, perSubscription]);
+      FROM claimed LEFT JOIN subscriptions s ON s.id = claimed.subscription_id`, [now, limit, leaseUntil, owner]);
     const dropped = rows.filter((r) => r.s_url === null || !r.s_active || r.s_archived).map((r) => String(r.id));
     if (dropped.length) {
       // Deliveries of subscriptions made inactive, archived or deleted since the event are dropped, not sent.

@@ -331,17 +331,13 @@ export class SqliteStore implements Store {
       .run(ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt);
   }
 
-  async claimDue(now: number, limit: number, leaseUntil: number, owner: string, perSubscription: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
     return this.db.transaction(() => {
-      const rows = this.sql(`WITH busy AS (SELECT subscription_id, count(*) AS n FROM events
-          WHERE status = 'pending' AND test = 0 AND lease_until > ? GROUP BY subscription_id),
-        ranked AS (SELECT e.id, e.next_attempt_at, coalesce(b.n, 0) + row_number() OVER (PARTITION BY e.subscription_id ORDER BY e.next_attempt_at, e.id) AS slot
-          FROM events e LEFT JOIN busy b ON b.subscription_id = e.subscription_id
-          WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?))
-        SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
+      const rows = this.sql(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
         (SELECT r.id FROM receipts r WHERE r.event_id = e.id AND r.http_status_code = 0 AND r.error_info IS NULL LIMIT 1) AS cut_off_receipt
-        FROM ranked JOIN events e ON e.id = ranked.id LEFT JOIN subscriptions s ON s.id = e.subscription_id
-        WHERE ranked.slot <= ? ORDER BY ranked.next_attempt_at LIMIT ?`).all(now, now, now, perSubscription, limit) as Row[];
+        FROM events e LEFT JOIN subscriptions s ON s.id = e.subscription_id
+        WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?)
+        ORDER BY e.next_attempt_at LIMIT ?`).all(now, now, limit) as Row[];
       const lease = this.sql('UPDATE events SET lease_until = ?, lease_owner = ? WHERE id = ?');
       const cancel = this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE id = ?`);
       const out: ClaimedDelivery[] = [];

@@ -263,12 +263,8 @@ export interface Store {
   enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]>;
   /** A test delivery: logged like any event, sent once, never retried. */
   insertTestEvent(e: DeliveryEvent): Promise<void>;
-  /**
-   * Claims due pending deliveries of active subscriptions until `leaseUntil`, oldest due first, but
-   * no more of one subscription than leaves it `perSubscription` in flight (claims whose lease has not
-   * run out, any process's), so an endpoint that hangs cannot hold every slot.
-   */
-  claimDue(now: number, limit: number, leaseUntil: number, owner: string, perSubscription: number): Promise<ClaimedDelivery[]>;
+  /** Claims due pending deliveries of active subscriptions until `leaseUntil`. */
+  claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]>;
   /**
    * Counts the attempts and logs each with no answer yet, in one transaction, before their requests
    * are sent; an attempt an earlier process left without an outcome is recorded as cut off. Returns
