@@ -219,7 +219,7 @@ export class JobRunner {
       steps.push(step);
       // Every write below is refused once another process closed the run (this one's lease ran out while
       // it was paused or slow): the run is left as that process closed it, and no further step starts.
-      if (!(await this.o.store.saveRunStep(step, this.owner))) return;
+      if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
       const argv = safeSplit(command);
       const before = await telemetryBefore(argv, runDir);
       const telemetryDir = join(runDir, `step-${step.index}-telemetry`);
@@ -228,7 +228,7 @@ export class JobRunner {
       const result = await this.runStep(command, runDir, telemetryDir, run, step.index);
       Object.assign(step, { exitCode: result.exitCode, logs: result.logs, finishedAt: toMicros(this.o.clock.now()),
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });
-      if (!(await this.o.store.saveRunStep(step, this.owner))) return;
+      if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
       const file = await findStepTelemetry(argv, runDir, telemetryDir, before);
       // kept now: a later step may write the same file again or delete it
       if (file) telemetry.set(step.index, await keep(file, runDir, step.index));
@@ -244,7 +244,7 @@ export class JobRunner {
       const how = failed.exitCode === null ? 'did not start' : failedSignal ? `killed by ${failedSignal}` : `exited with ${failed.exitCode}`;
       run.statusMessage = `step ${failed.index} (${failed.name}) ${how}`;
       run.erroredAt = toMicros(this.o.clock.now());
-      if (!(await this.update(job, run, ['job.run.errored']))) return;
+      if (!(await this.update(job, run, ['job.run.errored']))) return this.lost(run);
     }
 
     for (const step of steps) {
@@ -253,17 +253,22 @@ export class JobRunner {
       try {
         if ('error' in t) throw t.error;
         const bytes = await telemetryArtifact(t.kept, t.dir, step.index);
-        if (!(await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()), this.owner))) return;
+        if (!(await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()), this.owner))) return this.lost(run);
         step.artifact = artifactName(step.index);
       } catch (e) {
         step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(t.file.path, notStoredReason(t, e as Error))}`);
       }
-      if (!(await this.o.store.saveRunStep(step, this.owner))) return;
+      if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
     }
 
     run.finishedAt = toMicros(this.o.clock.now());
     if (!failed) run.status = RUN_STATUS.success;
-    await this.update(job, run, ['job.run.completed']);
+    if (!(await this.update(job, run, ['job.run.completed']))) this.lost(run);
+  }
+
+  /** A write of this run's was refused: another process closed it meanwhile. Its operator is told once. */
+  private lost(run: Run): void {
+    process.emitWarning(`runlens runner: run ${run.id} was closed by another process while this one carried it out (this process's lease on it ran out: it was paused, slow or cut off from the database); what this process had for it is not stored`);
   }
 
   private runStep(command: string, cwd: string, telemetryDir: string, run: Run, index: number): Promise<StepResult> {

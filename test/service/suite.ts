@@ -688,6 +688,10 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(closedRun.statusMessage).toMatch(/lease ran out/);
         expect(closedSteps.map((s) => [s.index, s.status, s.exitCode])).toEqual([[1, 20, null]]);
         const runDir = await until(async () => readdirSync(join(db.dir, 'runs')).find((n) => n.startsWith(`${runId}-`)), 'the run folder');
+        // the operator of the process that lost the run is told, once
+        const warnings: string[] = [];
+        const onWarning = (w: Error) => warnings.push(w.message);
+        process.on('warning', onWarning);
         writeFileSync(join(db.dir, 'runs', runDir, 'go'), '');
         await h.svc.runner.idle();
         expect(await h.store.getRun(h.accountId, runId)).toEqual(closedRun);
@@ -697,6 +701,8 @@ export function serviceSuite(factory: StoreFactory): void {
         await rx.waitFor((d) => d.length >= 3);
         await new Promise((res) => setTimeout(res, 300)); // a late event would be due by now
         expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.started', 'job.run.errored', 'job.run.completed']);
+        process.off('warning', onWarning);
+        expect(warnings.filter((w) => w.includes(`run ${runId} was closed by another process`))).toHaveLength(1);
       });
 
       it('a finished run is not updated again, whoever holds it', async () => {
