@@ -10,6 +10,8 @@ import { readManifest, type Manifest } from '../legacy/manifest.js';
 import type { Db } from '../store/db.js';
 import { findSavedQuery, runSavedQuery } from './queries.js';
 import type { TraceTree, TreeNode } from './tree.js';
+import { formatDuration } from '../render/tree-text.js';
+import { unended } from '../ui/format.js';
 
 /** One node evaluation on a phase's critical path (a row of the saved query). */
 export interface CriticalLink {
@@ -46,6 +48,9 @@ export interface PhaseCriticalPath {
   wait_ms: number;
   links: CriticalLink[];
 }
+
+/** A phase's time as the views print it: its duration, or `not ended` for a phase that never ended (it has none). */
+export const phaseTimeText = (phaseMs: number | null): string => (phaseMs === null ? unended(false) : formatDuration(phaseMs));
 
 /** The spans' critical path of every phase of one run (or of every run), in run and phase order. */
 export async function spanCriticalPaths(db: Db, traceId = ''): Promise<PhaseCriticalPath[]> {

@@ -1,6 +1,6 @@
 import type { CommandBody } from './command.js';
 import {
-  manifestCriticalPath, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
+  manifestCriticalPath, phaseTimeText, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
 } from '../analyze/critical-path.js';
 import { spanTraces } from '../analyze/tree.js';
 import { readManifest } from '../legacy/manifest.js';
@@ -13,7 +13,6 @@ import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { valueOption } from './options.js';
 import { plural } from '../render/plural.js';
 import { printable } from '../render/printable.js';
-import { unended } from '../ui/format.js';
 
 interface Args extends ModelArgs {
   trace?: string;
@@ -70,8 +69,6 @@ async function commandOf(db: Db, traceId: string): Promise<string | null> {
 }
 
 const ms = (x: number | null) => formatDuration(x ?? null);
-/** A phase's time: its duration, or that it never ended (it has none). */
-const phaseTime = (x: number | null) => (x === null ? unended(false) : ms(x));
 /** What follows a negative duration: the times say the span ended before it started. */
 const backwards = (x: number | null) => (x !== null && x < 0 ? ' (ends before it starts)' : '');
 
@@ -85,7 +82,7 @@ function renderRun(r: RunCriticalPath, layout: TableLayout): string {
   out += 'critical path from the spans: per phase, walked back from its end through the evaluation that ended last\n';
   if (r.phases.length === 0) out += '  (no node evaluations under a phase)\n';
   for (const p of r.phases) {
-    out += `\nphase ${p.phase ?? '?'}: ${phaseTime(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(p.work_ms)} working, ${ms(p.wait_ms)} waiting\n`;
+    out += `\nphase ${p.phase ?? '?'}: ${phaseTimeText(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(p.work_ms)} working, ${ms(p.wait_ms)} waiting\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
       rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) + backwards(l.duration_ms) })),
