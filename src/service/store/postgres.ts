@@ -197,7 +197,8 @@ export class PostgresStore implements Store {
   }
 
   async updateSubscription(accountId: number, id: string, change: (current: Subscription) => Subscription): Promise<Subscription | null> {
-    return this.tx(async (c) => {
+    // The dispatcher locks an event, then its subscription; this locks them the other way round.
+    return againOnConflict(() => this.tx(async (c) => {
       const [r] = await this.rows(c, 'SELECT * FROM subscriptions WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, id]);
       if (!r) return null;
       const next = change(subscriptionFromRow(r));
@@ -208,7 +209,7 @@ export class PostgresStore implements Store {
         await c.query(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE subscription_id = $1 AND status = 'pending' AND NOT test`, [next.id]);
       }
       return next;
-    });
+    }));
   }
 
   private async writeSubscription(c: pg.PoolClient, s: Subscription): Promise<void> {
@@ -220,7 +221,7 @@ export class PostgresStore implements Store {
   }
 
   async deleteSubscription(accountId: number, id: string): Promise<boolean> {
-    return this.tx(async (c) => {
+    return againOnConflict(() => this.tx(async (c) => {
       const r = await c.query('DELETE FROM subscriptions WHERE account_id = $1 AND id = $2', [accountId, id]);
       if (r.rowCount) {
         // Its delivery log goes with it (pending deliveries included).
@@ -228,7 +229,7 @@ export class PostgresStore implements Store {
         await c.query('DELETE FROM events WHERE subscription_id = $1', [id]);
       }
       return Boolean(r.rowCount);
-    });
+    }));
   }
 
   async createJob(j: Omit<Job, 'id'>): Promise<Job> {
@@ -423,16 +424,7 @@ export class PostgresStore implements Store {
       outcomes.map((o) => o.nextAttemptAt ?? o.now), outcomes.map((o) => o.owner), outcomes.map((o) => o.success),
       outcomes.map((o) => o.nextAttemptAt === null), outcomes.map((o) => o.now), policy.maxConsecutiveFailures, policy.maxFailingMicros,
     ];
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.pool.query(RECORD_ATTEMPTS_SQL, values);
-        return;
-      } catch (e) {
-        // Deadlock or serialization failure: the statement changed nothing; run it again.
-        const code = (e as { code?: string }).code;
-        if ((code !== '40P01' && code !== '40001') || attempt >= 5) throw e;
-      }
-    }
+    await againOnConflict(() => this.pool.query(RECORD_ATTEMPTS_SQL, values));
   }
 
   async releaseClaims(owner?: string): Promise<number> {
@@ -467,6 +459,21 @@ export class PostgresStore implements Store {
       await c.query(`DELETE FROM receipts WHERE event_id IN (SELECT id FROM events WHERE ${where})`, [before]);
       return (await c.query(`DELETE FROM events WHERE ${where}`, [before])).rowCount ?? 0;
     });
+  }
+}
+
+/**
+ * Runs a statement or transaction again when PostgreSQL aborted it as one side of a deadlock or a
+ * serialization failure: it changed nothing, and the other side has gone on.
+ */
+async function againOnConflict<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if ((code !== '40P01' && code !== '40001') || attempt >= 5) throw e;
+    }
   }
 }
 
