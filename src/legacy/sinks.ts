@@ -84,6 +84,7 @@ export async function openSinks(out: string, o: SinkOptions = {}): Promise<Share
       throw e;
     }
   }
-  const sinks = otlp ? [main, otlp({ level: 'info', live: o.live })] : [main];
+  // The OTLP copy gets what the file gets: a backend's view of the run is the file's.
+  const sinks = otlp ? [main, otlp({ level, live: o.live })] : [main];
   return sinks.map((s, i) => new SharedSink(s, i === 0 ? claim : undefined));
 }

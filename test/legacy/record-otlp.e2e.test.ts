@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { attrsToObject, decodeTraceRequest } from '../../src/otlp/decode.js';
+import { attrsToObject, decodeLogsRequest, decodeTraceRequest } from '../../src/otlp/decode.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { LEGACY, sample, samplesNote } from '../helpers/samples.js';
@@ -177,6 +177,32 @@ describe('migrate --export-to-otlp', () => {
       const good = await runAsync(['migrate', log, '-o', path.join(dir, 'mig200.jsonl'), '--export-to-otlp'], { OTEL_EXPORTER_OTLP_ENDPOINT: url }).closed;
       expect(good.code, good.stderr + plain.stderr).toBe(0);
       expect([...versions]).toEqual(['1.8.2']);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it.skipIf(note.missing)(note.title('the endpoint gets every record the file holds: node evaluations, queries and debug logs included'), async () => {
+    const dir = tempDir('runlens-migrate-otlp-all-');
+    const log = sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl');
+    const spanNames: string[] = [];
+    let logRecords = 0;
+    const server = createHttpServer(async (req, res) => {
+      const body = await readBody(req);
+      if (req.url === '/v1/traces') for (const rs of decodeTraceRequest(body).resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) for (const sp of ss.spans ?? []) spanNames.push(String(sp.name));
+      if (req.url === '/v1/logs') for (const rl of decodeLogsRequest(body).resourceLogs ?? []) for (const sl of rl.scopeLogs ?? []) logRecords += (sl.logRecords ?? []).length;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+    const url = await listen(server);
+    try {
+      const out = path.join(dir, 'all.jsonl');
+      const run = await runAsync(['migrate', log, '-o', out, '--export-to-otlp'], { OTEL_EXPORTER_OTLP_ENDPOINT: url }).closed;
+      expect(run.code, run.stderr).toBe(0);
+      const recs = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { record_type: string; span_name?: string });
+      const ended = recs.filter((r) => r.record_type === 'SpanEnd').map((r) => String(r.span_name)).sort();
+      expect(ended.some((n) => n.startsWith('Node evaluated'))).toBe(true);
+      expect(spanNames.sort()).toEqual(ended);
+      expect(logRecords).toBe(recs.filter((r) => r.record_type === 'LogRecord').length);
     } finally {
       await new Promise((r) => server.close(r));
     }
