@@ -73,6 +73,8 @@ export interface GateRun {
   open_invocations: number;
   /** node spans that never ended */
   open_nodes: number;
+  /** of its node results, those that never ended */
+  open_results: number;
   /** every invocation span of it ended */
   ended: boolean;
   status_code: number | null;
@@ -116,7 +118,8 @@ type RunRow = Omit<GateRun, 'passed' | 'rule' | 'reason'>;
 function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly string[]): { rule: RunRule; reason: string } | null {
   const logged = reasonOf(messages);
   const withLogs = (s: string) => (logged ? `${s}\n${logged}` : s);
-  const recorded = r.nodes === 0 ? 'no node result was recorded' : `${r.nodes} node result${r.nodes === 1 ? ' was' : 's were'} recorded`;
+  const unended = r.open_results === 0 ? '' : r.open_results < r.nodes ? `, ${r.open_results} of them not ended` : r.nodes === 1 ? ', not ended' : ', none of them ended';
+  const recorded = r.nodes === 0 ? 'no node result was recorded' : `${r.nodes} node result${r.nodes === 1 ? ' was' : 's were'} recorded${unended}`;
   if (failOn.includes('incomplete')) {
     if (!r.has_invocation) return { rule: 'incomplete', reason: withLogs(`the run has no invocation span (the input holds only part of it); ${recorded}`) };
     const cut = 'the engine stopped mid-run, or the input was cut short';
@@ -241,13 +244,15 @@ export async function evaluateGate(db: Db, opts: GateOptions): Promise<GateResul
     `SELECT r.trace_id, r.invocation_id, r.command, r.nodes::INTEGER AS nodes, round(r.duration_ms, 3) AS duration_ms,
        coalesce(i.invocations, 0) > 0 AS has_invocation, coalesce(i.invocations, 0)::INTEGER AS invocations,
        coalesce(i.open_invocations, 0)::INTEGER AS open_invocations, coalesce(i.open_nodes, 0)::INTEGER AS open_nodes,
-       r.ended, r.status_code, r.status_message
+       coalesce(n.open_results, 0)::INTEGER AS open_results, r.ended, r.status_code, r.status_message
      FROM runs r LEFT JOIN (
        SELECT trace_id, count(*) FILTER (WHERE kind = 'invocation') AS invocations,
          count(*) FILTER (WHERE kind = 'invocation' AND NOT ended) AS open_invocations,
          count(*) FILTER (WHERE kind <> 'invocation' AND NOT ended) AS open_nodes
        FROM spans WHERE kind IN ('invocation', 'node_evaluated', 'node_processed') AND ${inTrace} GROUP BY ALL
-     ) i USING (trace_id)
+     ) i USING (trace_id) LEFT JOIN (
+       SELECT trace_id, count(*) FILTER (WHERE NOT ended) AS open_results FROM node_results WHERE ${inTrace} GROUP BY ALL
+     ) n USING (trace_id)
      WHERE ${opts.traceId ? 'r.trace_id = $t' : 'true'}
      ORDER BY r.start_ns, r.trace_id`,
     params,

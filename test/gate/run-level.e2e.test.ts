@@ -41,6 +41,18 @@ describe('a run that never ended is incomplete', () => {
     expect(g.stdout).toMatch(/incomplete: the run has no invocation span/);
   });
 
+  it('the reason counts the node results that ended apart from those still running', () => {
+    const results = (file: string) => JSON.parse(runCli(['query', '--sql', 'SELECT count(*) FILTER (WHERE ended)::INT AS e, count(*) FILTER (WHERE NOT ended)::INT AS o FROM node_results', file, '--format', 'json']).stdout)[0] as { e: number; o: number };
+    const none = writeLines(dir, 'first-200.jsonl', lines(CLEAN).slice(0, 200));
+    expect(results(none)).toEqual({ e: 0, o: 48 });
+    expect(runCli(['gate', none]).stdout).toContain('; 48 node results were recorded, none of them ended');
+    const some = writeLines(dir, 'first-400.jsonl', lines(CLEAN).slice(0, 400));
+    const { e, o } = results(some);
+    expect(e).toBeGreaterThan(0);
+    expect(o).toBeGreaterThan(0);
+    expect(runCli(['gate', some]).stdout).toContain(`; ${e + o} node results were recorded, ${o} of them not ended`);
+  });
+
   it('--fail-on without incomplete lets such a run pass', () => {
     expect(runCli(['gate', partialRun(), '--fail-on', 'test-failed,error,run-error']).code).toBe(0);
   });
