@@ -141,7 +141,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
   jobs: {
     group: 'Service',
     usage: 'jobs <command>',
-    describe: 'manage jobs and their runs: create, list, run and follow, read steps and logs',
+    describe: 'manage jobs and their runs: create, list, delete, run and follow, read the steps and logs of a run (run-status --logs)',
     load: async () => (await import('./jobs.js')).jobsCommand,
   },
   artifacts: {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/commands/index.js';
 import { runCli } from '../helpers/cli.js';
+import { EXIT } from '../../src/exit-codes.js';
 
 /** Every command, and the subcommands a command's help lists (webhooks list, jobs run...). */
 const pages = Object.keys(COMMANDS).flatMap((c) => {
@@ -75,5 +76,12 @@ describe('finding the command', () => {
     for (const c of Object.keys(COMMANDS)) expect(r.stderr).toMatch(new RegExp(`^ {2}${c} `, 'm'));
     expect(r.stderr).toMatch(/^Read telemetry:$/m);
     expect(runCli(['--help']).stdout).toBe(r.stderr.replace(/^runlens: name a command\n\n/, ''));
+  });
+
+  it('--help names every exit code of the table', () => {
+    const help = runCli(['--help']).stdout.replace(/\s+/g, ' ');
+    const said = help.slice(help.indexOf('Exit codes:'));
+    for (const code of new Set(Object.values(EXIT))) expect(said).toMatch(new RegExp(`\\b${code}\\b`));
+    expect(said).toMatch(/143 on SIGTERM, 129 on SIGHUP/);
   });
 });
