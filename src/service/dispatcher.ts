@@ -42,6 +42,8 @@ export class Dispatcher {
   readonly owner = randomUUID();
   private readonly sender: Sender;
   private inFlight = 0;
+  /** deliveries of each subscription in flight in this process */
+  private readonly inFlightBySubscription = new Map<string, number>();
   private readonly inFlightDone = new Set<Promise<void>>();
   private pumping = false;
   private again = false;
@@ -60,6 +62,36 @@ export class Dispatcher {
 
   private get concurrency(): number {
     return this.o.concurrency ?? 64;
+  }
+
+  /** One subscription's share of the slots: an endpoint that hangs with a backlog leaves the others half. */
+  private get perSubscription(): number {
+    return Math.max(1, Math.floor(this.concurrency / 2));
+  }
+
+  /** Subscriptions with their share in flight: claims and due-time look-ups pass over their deliveries. */
+  private fullSubscriptions(): string[] {
+    return [...this.inFlightBySubscription].filter(([, n]) => n >= this.perSubscription).map(([id]) => id);
+  }
+
+  /**
+   * Splits a claim into what fits each subscription's share and the rest, which is released at once:
+   * the next claim skips the subscriptions now full and reaches the others' deliveries.
+   */
+  private share(claimed: ClaimedDelivery[]): { keep: ClaimedDelivery[]; release: string[] } {
+    const taken = new Map(this.inFlightBySubscription);
+    const keep: ClaimedDelivery[] = [];
+    const release: string[] = [];
+    for (const c of claimed) {
+      const n = taken.get(c.event.subscriptionId) ?? 0;
+      if (n >= this.perSubscription) {
+        release.push(c.event.id);
+        continue;
+      }
+      taken.set(c.event.subscriptionId, n + 1);
+      keep.push(c);
+    }
+    return { keep, release };
   }
 
   async start(): Promise<void> {
@@ -101,8 +133,11 @@ export class Dispatcher {
         if (room <= 0) break;
         const now = toMicros(this.o.clock.now());
         const lease = now + toMicros(this.o.timeoutMs + (this.o.leaseMarginMs ?? 30_000));
-        const claimed = await this.o.store.claimDue(now, room, lease, this.owner);
-        await this.begin(claimed);
+        const claimed = await this.o.store.claimDue(now, room, lease, this.owner, this.fullSubscriptions());
+        const { keep, release } = this.share(claimed);
+        if (release.length) await this.o.store.releaseClaims(this.owner, release);
+        await this.begin(keep);
+        // A full claim may have left due deliveries; what it released is skipped by the next one.
         if (claimed.length === room) this.again = true;
       } while (this.again && !this.stopped);
     } catch (e) {
@@ -118,7 +153,8 @@ export class Dispatcher {
     clearTimeout(this.timer);
     let wait = this.o.pollMs ?? 1000;
     try {
-      const due = await this.o.store.nextDueAt();
+      // Deliveries of a subscription with its share in flight wait for one of those to end (which kicks).
+      const due = await this.o.store.nextDueAt(this.fullSubscriptions());
       if (due !== null) wait = Math.min(wait, Math.max(0, (due - toMicros(this.o.clock.now())) / 1000));
       if (this.o.clock.now() - this.lastPrune > 3600_000) void this.prune();
       else if (this.o.clock.now() - this.lastStrandedCheck >= (this.o.pollMs ?? 1000)) await this.failStrandedTests();
@@ -160,13 +196,18 @@ export class Dispatcher {
   }
 
   private launch(c: ClaimedDelivery, start: AttemptStart): void {
+    const sub = c.event.subscriptionId;
     this.inFlight++;
+    this.inFlightBySubscription.set(sub, (this.inFlightBySubscription.get(sub) ?? 0) + 1);
     const p = this.deliver(c, start)
       .catch((e) => {
         if (!this.stopped) process.emitWarning(`runlens dispatcher: ${(e as Error).message}`);
       })
       .finally(() => {
         this.inFlight--;
+        const n = this.inFlightBySubscription.get(sub)! - 1;
+        if (n) this.inFlightBySubscription.set(sub, n);
+        else this.inFlightBySubscription.delete(sub);
         this.inFlightDone.delete(p);
         this.kick();
       });

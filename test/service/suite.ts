@@ -1039,10 +1039,12 @@ fs.closeSync(fd);
 
       it('the deadline counts from the request going out: deliveries due at once to one endpoint do not wait for a connection', async () => {
         await boot({ deliveryTimeoutMs: 3000 });
-        const d = await subscribe({ client_url: `${rx.url}/together-64` });
-        for (let i = 0; i < 64; i++) await enqueue();
+        // two subscriptions to the endpoint, each with its share (half) of the 64 slots in flight
+        const subs = [await subscribe({ client_url: `${rx.url}/together-64` }), await subscribe({ client_url: `${rx.url}/together-64` })];
+        for (let i = 0; i < 32; i++) await enqueue();
+        const succeeded = async (d: any) => (await h.api('GET', `${SUB(d.id)}/events?limit=100`)).json.data.filter((e: any) => e.status === 'succeeded').length;
         // every delivery answered, or one given up (it waited for a connection while its deadline ran)
-        await until(async () => rx.abandoned() > 0 || (await h.api('GET', `${SUB(d.id)}/events?limit=100`)).json.data.filter((e: any) => e.status === 'succeeded').length === 64, 'all delivered');
+        await until(async () => rx.abandoned() > 0 || (await succeeded(subs[0])) + (await succeeded(subs[1])) === 64, 'all delivered');
         expect(rx.abandoned()).toBe(0);
         expect(rx.hits('/together-64')).toBe(64);
       });
@@ -1086,6 +1088,37 @@ fs.closeSync(fd);
         await h.svc.dispatcher.idle();
         expect(rx.hits('/hang-once')).toBe(2);
         expect((await h.api('GET', SUB(d.id))).json.data.http_status_code).toBe('200');
+      });
+    });
+
+    describe('one hanging endpoint', () => {
+      it("holds at most half the delivery slots: another subscription's delivery goes out while its backlog waits", async () => {
+        // 4 slots, a backlog of 6 to an endpoint that never answers (within the test)
+        await boot({ concurrency: 4, deliveryTimeoutMs: 600_000, pollMs: 3_600_000 });
+        const hanging = await subscribe({ name: 'hanging', client_url: `${rx.url}/hang` });
+        for (let i = 0; i < 6; i++) await enqueue();
+        await rx.waitFor((d) => d.filter((x) => x.path === '/hang').length === 2, 'two requests open at the hanging endpoint');
+        const healthy = await subscribe({ name: 'healthy', client_url: `${rx.url}/ok` });
+        await enqueue(); // one event to each subscription, after the backlog
+        await until(async () => (await h.store.listEvents(h.accountId, healthy.id, 0, 10)).items[0]?.status === 'succeeded', 'the healthy delivery');
+        // the hanging endpoint's two requests are still open: nothing more was sent to it, and its other deliveries wait untouched
+        expect(rx.hits('/hang')).toBe(2);
+        expect(rx.hits('/ok')).toBe(1);
+        const events = (await h.store.listEvents(h.accountId, hanging.id, 0, 100)).items;
+        expect(events.every((e) => e.status === 'pending')).toBe(true);
+        expect(events.map((e) => e.attempts).sort()).toEqual([0, 0, 0, 0, 0, 1, 1]);
+        for (const e of events.filter((x) => x.attempts === 1)) {
+          expect((await h.store.listReceipts(e.id)).map((r) => [r.httpStatusCode, r.errorInfo])).toEqual([[0, null]]);
+        }
+        // the waiting backlog does not make the dispatcher poll in a loop: the end of an attempt wakes it
+        let claims = 0;
+        const claimDue = h.store.claimDue.bind(h.store);
+        h.store.claimDue = (...a) => {
+          claims++;
+          return claimDue(...a);
+        };
+        await new Promise((r) => setTimeout(r, 300));
+        expect(claims).toBeLessThanOrEqual(1);
       });
     });
 
@@ -1208,6 +1241,31 @@ fs.closeSync(fd);
     });
 
     describe('durability and retention', () => {
+      it("a claim skips the subscriptions it is told to; a release hands claims back with their attempts and status as they were", async () => {
+        await boot({ pollMs: 60_000 });
+        await h.svc.dispatcher.stop(false); // drive the store by hand
+        const a = await subscribe({ name: 'a', client_url: `${rx.url}/ok` });
+        const b = await subscribe({ name: 'b', client_url: `${rx.url}/ok` });
+        for (let i = 0; i < 3; i++) await enqueue();
+        const now = toMicros(Date.now());
+        const lease = now + 60_000_000;
+        const mine = await h.store.claimDue(now, 10, lease, 'me', [a.id]);
+        expect(mine.map((c) => c.event.subscriptionId)).toEqual([b.id, b.id, b.id]);
+        const [begun, ...rest] = mine;
+        await h.store.beginAttempts([{ eventId: begun!.event.id, subscriptionId: b.id, owner: 'me', receiptId: 'wre_release1', attempt: 1,
+          dispatchedAt: now, requestHeaders: {}, cutOffReceiptId: null }]);
+        const restIds = rest.map((c) => c.event.id);
+        expect(await h.store.releaseClaims('another', restIds)).toBe(0); // only the owner's claims
+        expect(await h.store.releaseClaims('me', restIds)).toBe(2);
+        for (const id of restIds) expect(await h.store.getEvent(h.accountId, b.id, id)).toMatchObject({ status: 'pending', attempts: 0 });
+        expect(await h.store.getEvent(h.accountId, b.id, begun!.event.id)).toMatchObject({ status: 'pending', attempts: 1 });
+        // released, they are due to anyone at once; the begun one stays with its owner
+        const theirs = await h.store.claimDue(now, 10, lease, 'another');
+        expect(theirs.map((c) => c.event.id).sort()).toEqual([...restIds, ...(await h.store.listEvents(h.accountId, a.id, 0, 10)).items.map((e) => e.id)].sort());
+        expect(theirs.every((c) => c.event.attempts === 0 && c.cutOffReceiptId === null)).toBe(true);
+        expect(await h.store.listReceipts(restIds[0]!)).toEqual([]);
+      });
+
       it('a late outcome of an attempt that was taken over does not move its event back (at most 5 attempts)', async () => {
         // The same dispatcher retakes its own claim once the lease ran out (a slow machine): its first
         // attempt's outcome then arrives after the second attempt began.

@@ -359,17 +359,18 @@ export class PostgresStore implements Store {
     [ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt]);
   }
 
-  async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
+  async claimDue(now: number, limit: number, leaseUntil: number, owner: string, skip: readonly string[] = []): Promise<ClaimedDelivery[]> {
     const rows = await this.rows(this.pool, `
       WITH due AS (
         SELECT id FROM events
         WHERE status = 'pending' AND NOT test AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+          AND subscription_id <> ALL($5::text[])
         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED),
       claimed AS (
         UPDATE events e SET lease_until = $3, lease_owner = $4 FROM due WHERE e.id = due.id RETURNING e.*)
       SELECT claimed.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
         (SELECT r.id FROM receipts r WHERE r.event_id = claimed.id AND r.http_status_code = 0 AND r.error_info IS NULL LIMIT 1) AS cut_off_receipt
-      FROM claimed LEFT JOIN subscriptions s ON s.id = claimed.subscription_id`, [now, limit, leaseUntil, owner]);
+      FROM claimed LEFT JOIN subscriptions s ON s.id = claimed.subscription_id`, [now, limit, leaseUntil, owner, skip]);
     const dropped = rows.filter((r) => r.s_url === null || !r.s_active || r.s_archived).map((r) => String(r.id));
     if (dropped.length) {
       // Deliveries of subscriptions made inactive, archived or deleted since the event are dropped, not sent.
@@ -381,9 +382,9 @@ export class PostgresStore implements Store {
       .map((r) => ({ event: eventFromRow(r), clientUrl: String(r.s_url), hmacSecret: String(r.s_secret), cutOffReceiptId: (r.cut_off_receipt as string | null) ?? null }));
   }
 
-  async nextDueAt(): Promise<number | null> {
+  async nextDueAt(skip: readonly string[] = []): Promise<number | null> {
     const [r] = await this.rows(this.pool, `SELECT next_attempt_at AS t FROM events WHERE status = 'pending' AND NOT test AND lease_until IS NULL
-      ORDER BY next_attempt_at LIMIT 1`);
+      AND subscription_id <> ALL($1::text[]) ORDER BY next_attempt_at LIMIT 1`, [skip]);
     return r ? Number(r.t) : null;
   }
 
@@ -427,9 +428,10 @@ export class PostgresStore implements Store {
     await againOnConflict(() => this.pool.query(RECORD_ATTEMPTS_SQL, values));
   }
 
-  async releaseClaims(owner?: string): Promise<number> {
+  async releaseClaims(owner?: string, eventIds?: readonly string[]): Promise<number> {
     const sql = `UPDATE events SET lease_until = NULL, lease_owner = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`;
-    const r = owner ? await this.pool.query(`${sql} AND lease_owner = $1`, [owner]) : await this.pool.query(sql);
+    const r = eventIds ? await this.pool.query(`${sql} AND lease_owner = $1 AND id = ANY($2::text[])`, [owner ?? null, eventIds])
+      : owner ? await this.pool.query(`${sql} AND lease_owner = $1`, [owner]) : await this.pool.query(sql);
     return r.rowCount ?? 0;
   }
 

@@ -22,6 +22,11 @@ import { sqliteFileIn } from './sqlite-file.js';
 
 type Row = Record<string, unknown>;
 
+/** The deliveries of subscriptions to leave alone (a claim's or due-time look-up's `skip`); none: the plain statement. */
+const skipSql = (skip: readonly string[], alias: string): string =>
+  skip.length ? ` AND ${alias}subscription_id NOT IN (SELECT value FROM json_each(?))` : '';
+const skipArgs = (skip: readonly string[]): string[] => (skip.length ? [JSON.stringify(skip)] : []);
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly exclusive = true;
@@ -331,13 +336,13 @@ export class SqliteStore implements Store {
       .run(ev.id, ev.accountId, ev.subscriptionId, ev.jobId, ev.eventType, ev.payload, ev.status, ev.attempts, ev.nextAttemptAt, ev.httpStatusCode, ev.createdAt);
   }
 
-  async claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]> {
+  async claimDue(now: number, limit: number, leaseUntil: number, owner: string, skip: readonly string[] = []): Promise<ClaimedDelivery[]> {
     return this.db.transaction(() => {
       const rows = this.sql(`SELECT e.*, s.client_url AS s_url, s.hmac_secret AS s_secret, s.active AS s_active, s.archived AS s_archived,
         (SELECT r.id FROM receipts r WHERE r.event_id = e.id AND r.http_status_code = 0 AND r.error_info IS NULL LIMIT 1) AS cut_off_receipt
         FROM events e LEFT JOIN subscriptions s ON s.id = e.subscription_id
-        WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?)
-        ORDER BY e.next_attempt_at LIMIT ?`).all(now, now, limit) as Row[];
+        WHERE e.status = 'pending' AND e.test = 0 AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until <= ?)${skipSql(skip, 'e.')}
+        ORDER BY e.next_attempt_at LIMIT ?`).all(now, now, ...skipArgs(skip), limit) as Row[];
       const lease = this.sql('UPDATE events SET lease_until = ?, lease_owner = ? WHERE id = ?');
       const cancel = this.sql(`UPDATE events SET status = 'cancelled', lease_until = NULL WHERE id = ?`);
       const out: ClaimedDelivery[] = [];
@@ -354,10 +359,10 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async nextDueAt(): Promise<number | null> {
+  async nextDueAt(skip: readonly string[] = []): Promise<number | null> {
     // Leased rows are in flight; their lease only matters after a crash, which the poll covers.
-    const r = this.sql(`SELECT next_attempt_at AS t FROM events WHERE status = 'pending' AND test = 0 AND lease_until IS NULL
-      ORDER BY next_attempt_at LIMIT 1`).get() as Row | undefined;
+    const r = this.sql(`SELECT next_attempt_at AS t FROM events WHERE status = 'pending' AND test = 0 AND lease_until IS NULL${skipSql(skip, '')}
+      ORDER BY next_attempt_at LIMIT 1`).get(...skipArgs(skip)) as Row | undefined;
     return r ? Number(r.t) : null;
   }
 
@@ -423,8 +428,9 @@ export class SqliteStore implements Store {
     return ev ? Boolean(ev.test) : undefined;
   }
 
-  async releaseClaims(owner?: string): Promise<number> {
+  async releaseClaims(owner?: string, eventIds?: readonly string[]): Promise<number> {
     const sql = `UPDATE events SET lease_until = NULL, lease_owner = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`;
+    if (eventIds) return this.sql(`${sql} AND lease_owner = ? AND id IN (SELECT value FROM json_each(?))`).run(owner ?? null, JSON.stringify(eventIds)).changes;
     return owner ? this.sql(`${sql} AND lease_owner = ?`).run(owner).changes : this.sql(sql).run().changes;
   }
 

@@ -263,16 +263,19 @@ export interface Store {
   enqueueEvent(e: NewEvent): Promise<DeliveryEvent[]>;
   /** A test delivery: logged like any event, sent once, never retried. */
   insertTestEvent(e: DeliveryEvent): Promise<void>;
-  /** Claims due pending deliveries of active subscriptions until `leaseUntil`. */
-  claimDue(now: number, limit: number, leaseUntil: number, owner: string): Promise<ClaimedDelivery[]>;
+  /**
+   * Claims due pending deliveries of active subscriptions until `leaseUntil`, oldest due first,
+   * leaving those of the subscriptions in `skip` (the dispatcher's: those with their share in flight).
+   */
+  claimDue(now: number, limit: number, leaseUntil: number, owner: string, skip?: readonly string[]): Promise<ClaimedDelivery[]>;
   /**
    * Counts the attempts and logs each with no answer yet, in one transaction, before their requests
    * are sent; an attempt an earlier process left without an outcome is recorded as cut off. Returns
    * the events whose attempt began (those whose claim this dispatcher still holds).
    */
   beginAttempts(starts: AttemptStart[]): Promise<string[]>;
-  /** Soonest next_attempt_at of a pending delivery (null when none). */
-  nextDueAt(): Promise<number | null>;
+  /** Soonest next_attempt_at of a pending delivery not claimed, outside the subscriptions in `skip` (null when none). */
+  nextDueAt(skip?: readonly string[]): Promise<number | null>;
   /**
    * Records the outcomes of attempts, in order, in one transaction: each one's receipt (the row
    * beginAttempts wrote), event state and subscription state (archival). The dispatcher batches the
@@ -284,8 +287,10 @@ export interface Store {
   /**
    * Releases leases held by processes that are gone (embedded store: all of them at start-up); the
    * attempts they left without an outcome are recorded as cut off when their events are claimed again.
+   * With `eventIds`: only those of `owner`'s claims (ones it took but will not start now), due again
+   * at once, their status and attempts as they were.
    */
-  releaseClaims(owner?: string): Promise<number>;
+  releaseClaims(owner?: string, eventIds?: readonly string[]): Promise<number>;
 
   listEvents(accountId: number, subscriptionId: string, offset: number, limit: number): Promise<Page<DeliveryEvent>>;
   getEvent(accountId: number, subscriptionId: string, eventId: string): Promise<DeliveryEvent | null>;
