@@ -153,9 +153,12 @@ export class Dispatcher {
     clearTimeout(this.timer);
     let wait = this.o.pollMs ?? 1000;
     try {
-      // Deliveries of a subscription with its share in flight wait for one of those to end (which kicks).
-      const due = await this.o.store.nextDueAt(this.fullSubscriptions());
-      if (due !== null) wait = Math.min(wait, Math.max(0, (due - toMicros(this.o.clock.now())) / 1000));
+      // Deliveries this process has no slot for (every slot taken, or their subscription's share)
+      // wait for an attempt to end, which kicks: a due time is no reason to look sooner.
+      if (this.inFlight < this.concurrency) {
+        const due = await this.o.store.nextDueAt(this.fullSubscriptions());
+        if (due !== null) wait = Math.min(wait, Math.max(0, (due - toMicros(this.o.clock.now())) / 1000));
+      }
       if (this.o.clock.now() - this.lastPrune > 3600_000) void this.prune();
       else if (this.o.clock.now() - this.lastStrandedCheck >= (this.o.pollMs ?? 1000)) await this.failStrandedTests();
     } catch {

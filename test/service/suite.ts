@@ -1120,6 +1120,22 @@ fs.closeSync(fd);
         await new Promise((r) => setTimeout(r, 300));
         expect(claims).toBeLessThanOrEqual(1);
       });
+
+      it('with every slot taken, due deliveries wait for an attempt to end, without the dispatcher polling in a loop', async () => {
+        await boot({ concurrency: 4, deliveryTimeoutMs: 600_000, pollMs: 3_600_000 });
+        for (let i = 0; i < 3; i++) await subscribe({ name: `hanging-${i}`, client_url: `${rx.url}/hang` });
+        for (let i = 0; i < 2; i++) await enqueue(); // 6 deliveries, none of them to a subscription with its share in flight once 4 are
+        await rx.waitFor((d) => d.filter((x) => x.path === '/hang').length === 4, 'four requests open');
+        let lookups = 0;
+        const nextDueAt = h.store.nextDueAt.bind(h.store);
+        h.store.nextDueAt = (...a) => {
+          lookups++;
+          return nextDueAt(...a);
+        };
+        await new Promise((r) => setTimeout(r, 300));
+        expect(lookups).toBeLessThanOrEqual(1);
+        expect(rx.hits('/hang')).toBe(4);
+      });
     });
 
     describe('archival and reactivation', () => {
