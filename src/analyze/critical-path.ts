@@ -49,6 +49,20 @@ export interface PhaseCriticalPath {
   links: CriticalLink[];
 }
 
+/**
+ * The views' names of a run's phases, in order: a name that comes twice (a trace holding two
+ * invocations) is numbered, `run (1)`, `run (2)`, as the report's chart numbers its bands.
+ */
+export function phaseLabels(phases: readonly { phase: string | null }[]): string[] {
+  const seen = new Map<string, number>();
+  return phases.map(({ phase }) => {
+    const name = phase ?? '?';
+    const k = (seen.get(name) ?? 0) + 1;
+    seen.set(name, k);
+    return phases.filter((q) => (q.phase ?? '?') === name).length > 1 ? `${name} (${k})` : name;
+  });
+}
+
 /** A phase's time as the views print it: its duration, or `not ended` for a phase that never ended (it has none). */
 export const phaseTimeText = (phaseMs: number | null): string => (phaseMs === null ? unended(false) : formatDuration(phaseMs));
 

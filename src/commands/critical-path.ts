@@ -1,6 +1,6 @@
 import type { CommandBody } from './command.js';
 import {
-  manifestCriticalPath, phaseTimeText, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
+  manifestCriticalPath, phaseLabels, phaseTimeText, spanCriticalPaths, type ManifestCriticalPath, type PhaseCriticalPath,
 } from '../analyze/critical-path.js';
 import { spanTraces } from '../analyze/tree.js';
 import { readManifest } from '../legacy/manifest.js';
@@ -81,8 +81,9 @@ function renderRun(r: RunCriticalPath, layout: TableLayout): string {
   let out = `trace ${r.trace_id}${r.command ? ` (${r.command})` : ''}\n`;
   out += 'critical path from the spans: per phase, walked back from its end through the evaluation that ended last\n';
   if (r.phases.length === 0) out += '  (no node evaluations under a phase)\n';
-  for (const p of r.phases) {
-    out += `\nphase ${p.phase ?? '?'}: ${phaseTimeText(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(p.work_ms)} working, ${ms(p.wait_ms)} waiting\n`;
+  const labels = phaseLabels(r.phases);
+  for (const [i, p] of r.phases.entries()) {
+    out += `\nphase ${labels[i]}: ${phaseTimeText(p.phase_ms)}; ${plural(p.links.length, 'node')} on the path: ${ms(p.work_ms)} working, ${ms(p.wait_ms)} waiting\n`;
     out += renderTable({
       columns: ['#', 'unique_id', 'outcome', 'start', 'wait', 'duration'],
       rows: p.links.map((l) => ({ '#': l.position, unique_id: l.unique_id, outcome: outcome(l), start: ms(l.start_ms), wait: ms(l.wait_ms), duration: ms(l.duration_ms) + backwards(l.duration_ms) })),

@@ -128,7 +128,13 @@ names AS (
   SELECT x, (row_number() OVER (ORDER BY x) - 1)::INTEGER AS i
   FROM (SELECT unique_id AS x FROM e UNION SELECT upstream_unique_id FROM e WHERE upstream_unique_id IS NOT NULL)
 ),
-phases AS (SELECT band, any_value(phase) AS phase, (row_number() OVER (ORDER BY min(start_ns), band) - 1)::INTEGER AS i FROM e GROUP BY band),
+phases AS (
+  SELECT band, any_value(phase) AS phase, (row_number() OVER (ORDER BY min(start_ns), band) - 1)::INTEGER AS i,
+    -- a phase name that comes twice (two invocations in a trace) is numbered, so its bands read apart
+    CASE WHEN count(*) OVER (PARTITION BY any_value(phase)) > 1
+      THEN any_value(phase) || ' (' || row_number() OVER (PARTITION BY any_value(phase) ORDER BY min(start_ns), band) || ')'
+      ELSE any_value(phase) END AS label
+  FROM e GROUP BY band),
 cats AS (SELECT category, (row_number() OVER (ORDER BY category) - 1)::INTEGER AS i FROM (SELECT DISTINCT category FROM e)),
 rows AS (
   SELECT (row_number() OVER (ORDER BY p.i, e.start_ns, e.span_id) - 1)::INTEGER AS o, nm.i AS n, p.i AS p, c.i AS c,
@@ -139,7 +145,7 @@ rows AS (
 )
 SELECT json_object(
   'names', (SELECT coalesce(list(x ORDER BY i), []) FROM names),
-  'phases', (SELECT coalesce(list(phase ORDER BY i), []) FROM phases),
+  'phases', (SELECT coalesce(list(label ORDER BY i), []) FROM phases),
   'categories', (SELECT coalesce(list(category ORDER BY i), []) FROM cats),
   'run_ms', (SELECT round((end_ns - start_ns) / 1e6, 3) FROM run),
   'n', coalesce(list(n ORDER BY o), []), 'p', coalesce(list(p ORDER BY o), []), 'c', coalesce(list(c ORDER BY o), []),

@@ -9,7 +9,7 @@ import type { Row } from '../../store/db.js';
 import { GANTT_SCRIPT } from './client.js';
 import { CRITICAL_LINKS_LISTED, type ReportData, type ReportHistory } from './data.js';
 import { plural } from '../../render/plural.js';
-import { phaseTimeText } from '../critical-path.js';
+import { phaseLabels, phaseTimeText } from '../critical-path.js';
 
 const esc = (v: unknown): string =>
   String(v ?? '').replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -74,10 +74,11 @@ Scroll to zoom, drag to pan, double-click to reset; hover a bar for its details.
 }
 
 function critical(d: ReportData): string {
+  const labels = phaseLabels(d.critical);
   const phases = d.critical
-    .map((p) => {
+    .map((p, i) => {
       const more = p.links > p.longest.length ? ` (the ${p.longest.length} longest of ${p.links} links; the chart marks them all)` : '';
-      return `<h3>phase ${esc(p.phase ?? '?')}: ${phaseTimeText(p.phase_ms)}</h3>
+      return `<h3>phase ${esc(labels[i]!)}: ${phaseTimeText(p.phase_ms)}</h3>
 <p>${p.links} node(s) on the path: ${ms(p.work_ms)} working, ${ms(p.wait_ms)} waiting${esc(more)}</p>
 ${table([
   ['position', '#'], ['unique_id', 'node'], ['outcome', 'outcome', outcomeText],
