@@ -2,8 +2,10 @@
  * Step commands are stored as the hosted service has them (`dbt build --select x`). They are split
  * into argv here, like a POSIX shell would split words and quotes, but nothing else a shell does
  * (no variables, globs, pipes or `;`), and run only when the executable is on the allowed list.
- * `stepRefusal` is the one check: the API applies it when a job is saved, the runner before each step.
+ * `stepRefusal` is the one check: the API applies it when a job is saved, the runner before each step,
+ * and `runlens record` inside a step to the command it runs (`argvRefusal`).
  */
+import { commandWord } from '../commands/index.js';
 
 interface Parsed {
   argv: string[];
@@ -71,7 +73,35 @@ export function splitCommand(command: string): string[] {
 /** The longest argument Linux passes to a program (MAX_ARG_STRLEN), its terminating NUL included. */
 const MAX_ARG_BYTES = 128 * 1024;
 
-/** Why a step may not run (null when it may): shell syntax, or an executable not a bare name from the allowed list. */
+/**
+ * runlens commands that open the service's store or serve it: in a step they would act with the
+ * service's files, not the token that made the job (an owner token of any account, say).
+ */
+const STORE_COMMANDS = ['accounts', 'tokens', 'serve'];
+
+/**
+ * `record`'s options that take a value as the next word (src/commands/record.ts): that word is not
+ * the command it runs. record checks the command it actually parsed again in a step (argvRefusal),
+ * so one missed here is refused there rather than let through.
+ */
+const RECORD_VALUE_FLAGS = ['-o', '--output', '--out', '--project-dir', '--manifest'];
+
+/** The command `runlens record ARGS` runs: its positional words, then those after `--`. */
+function recordedCommand(args: string[]): string[] {
+  const dash = args.indexOf('--');
+  const ours = dash >= 0 ? args.slice(0, dash) : args;
+  const cmd: string[] = [];
+  for (let i = 0; i < ours.length; i++) {
+    const a = ours[i]!;
+    if (a.startsWith('-')) {
+      // a boolean flag takes a following true/false as its value
+      if (RECORD_VALUE_FLAGS.includes(a) || /^(true|false)$/.test(ours[i + 1] ?? '')) i++;
+    } else cmd.push(a);
+  }
+  return dash >= 0 ? [...cmd, ...args.slice(dash + 1)] : cmd;
+}
+
+/** Why a step may not run (null when it may): shell syntax, or what argvRefusal refuses. */
 export function stepRefusal(command: string, allowed: readonly string[]): string | null {
   if (command.includes('\0')) return 'contains a NUL character, which no command line can carry';
   let parsed: Parsed;
@@ -80,16 +110,37 @@ export function stepRefusal(command: string, allowed: readonly string[]): string
   } catch (e) {
     return (e as Error).message;
   }
-  const exe = parsed.argv[0];
-  if (!exe) return 'empty command';
+  if (!parsed.argv[0]) return 'empty command';
   const s = parsed.shellSyntax;
   if (s) {
     return `${JSON.stringify(s.char)} at character ${s.at + 1} is shell syntax (${s.what}), but steps run without a shell: `
       + 'quote it to pass it as it is, or make each command its own step';
   }
+  return argvRefusal(parsed.argv, allowed);
+}
+
+/**
+ * Why a step's argv may not run (null when it may): an executable not a bare name from the allowed
+ * list, an argument too long, a runlens command that works on the service's store, or a `runlens
+ * record` whose command would itself be refused as a step.
+ */
+export function argvRefusal(argv: readonly string[], allowed: readonly string[]): string | null {
+  const exe = argv[0];
+  if (!exe) return 'empty command';
   if (exe.includes('/') || exe.includes('\\')) return `executable "${exe}" must be a bare name from the allowed list (${allowed.join(', ')})`;
   if (!allowed.includes(exe)) return `executable "${exe}" is not allowed; this service runs only: ${allowed.join(', ')} (serve --step-commands)`;
-  const long = parsed.argv.findIndex((a) => Buffer.byteLength(a) >= MAX_ARG_BYTES);
+  const long = argv.findIndex((a) => Buffer.byteLength(a) >= MAX_ARG_BYTES);
   if (long >= 0) return `argument ${long} is longer than the ${MAX_ARG_BYTES / 1024} KiB one argument of a command line can hold`;
-  return null;
+  if (exe !== 'runlens') return null;
+  const args = argv.slice(1);
+  const word = commandWord(args);
+  if (word && STORE_COMMANDS.includes(word)) {
+    return `runlens ${word} works on the service's own store, so it runs where the store is, not in a job step (it would act with the service's files, not the job's token)`;
+  }
+  if (word !== 'record') return null;
+  const cmd = recordedCommand(args.slice(args.indexOf(word) + 1));
+  // record without a command runs nothing (it says so itself)
+  if (!cmd.length) return null;
+  const why = argvRefusal(cmd, allowed);
+  return why && `runlens record runs "${cmd.join(' ').slice(0, 200)}", which a step may not: ${why}`;
 }

@@ -136,6 +136,26 @@ describe('step commands', () => {
     expect(stepRefusal('   ', ['dbt'])).toMatch(/empty/);
   });
 
+  it.each(['accounts create Other', 'tokens create --account 2 --permission-set owner --data ../..', 'serve --port 0', 'tokens list --format json'])(
+    'refuses a runlens step that opens or serves the service store: runlens %s', (rest) => {
+      expect(stepRefusal(`runlens ${rest}`, ['dbt', 'runlens'])).toMatch(/runlens (accounts|tokens|serve).*not in a job step/);
+    });
+
+  it('checks the command a runlens record step runs as a step of its own', () => {
+    const allowed = ['dbt', 'runlens'];
+    expect(stepRefusal('runlens record -o run.jsonl -- sh -c "cat /etc/passwd"', allowed)).toMatch(/record runs "sh -c.*executable "sh" is not allowed/);
+    expect(stepRefusal('runlens record -o run.jsonl sh -c x', allowed)).toMatch(/executable "sh" is not allowed/);
+    expect(stepRefusal('runlens record --export-to-otlp true -- sh -c x', allowed)).toMatch(/not allowed/);
+    expect(stepRefusal('runlens record -o run.jsonl -- /bin/dbt build', allowed)).toMatch(/bare name/);
+    expect(stepRefusal('runlens record -o run.jsonl -- runlens tokens create --account 2', allowed)).toMatch(/runlens tokens.*not in a job step/);
+    expect(stepRefusal('runlens record -- runlens record -- sh -c x', allowed)).toMatch(/executable "sh" is not allowed/);
+    expect(stepRefusal('runlens record -o run.jsonl -- sh -c x', [...allowed, 'sh'])).toBeNull();
+    for (const ok of ['runlens record -o run.jsonl -- dbt build', 'runlens record --output=run.jsonl --manifest m.json dbt build',
+      'runlens record --project-dir . --export-to-otlp -- dbt build --select x', 'runlens record -- runlens record -o r.jsonl -- dbt run']) {
+      expect(stepRefusal(ok, allowed), ok).toBeNull();
+    }
+  });
+
   it.each([
     ['runlens generate -o x.jsonl | cat', '"|"', 'a pipe'], ['dbt run; dbt test', '";"', 'a command list'], ['dbt run && dbt test', '"&"', 'a background'],
     ['dbt run > out.txt', '">"', 'a redirection'], ['dbt run 2>&1', '">"', 'a redirection'], ['dbt run < in', '"<"', 'a redirection'],
