@@ -144,3 +144,26 @@ export function argvRefusal(argv: readonly string[], allowed: readonly string[])
   const why = argvRefusal(cmd, allowed);
   return why && `runlens record runs "${cmd.join(' ').slice(0, 200)}", which a step may not: ${why}`;
 }
+
+/**
+ * Set in every step's environment to the allowed list: runlens inside a step reads it to apply the
+ * step check to what `record` runs, and to keep `query --sql` to the model.
+ */
+export const STEP_COMMANDS_VAR = 'RUNLENS_STEP_COMMANDS';
+
+/** The allowed list when this process runs as a job step, else null. */
+export function jobStepCommands(env: NodeJS.ProcessEnv = process.env): string[] | null {
+  const v = env[STEP_COMMANDS_VAR];
+  return v === undefined ? null : v.split(',').filter(Boolean);
+}
+
+/**
+ * A step's environment: serve's, without runlens's own variables (the store's place and URL, an API
+ * token, ...) and PostgreSQL's (PGPASSWORD, PGHOST, ...), which would hand the step the service's
+ * store; then the step's own.
+ */
+export function stepEnvironment(serveEnv: NodeJS.ProcessEnv, own: Record<string, string>, allowed: readonly string[]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(serveEnv)) if (!/^(RUNLENS_|PG)/.test(k)) env[k] = v;
+  return { ...env, ...own, [STEP_COMMANDS_VAR]: allowed.join(',') };
+}

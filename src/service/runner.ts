@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from './clock.js';
 import { toMicros } from './clock.js';
-import { splitCommand, stepRefusal } from './command-line.js';
+import { splitCommand, stepEnvironment, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { storableText } from './storable-text.js';
@@ -288,7 +288,8 @@ export class JobRunner {
           cwd,
           shell: false,
           stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, RUNLENS_TELEMETRY_DIR: telemetryDir, RUNLENS_RUN_ID: String(run.id), RUNLENS_STEP: String(index) },
+          env: stepEnvironment(process.env, { RUNLENS_TELEMETRY_DIR: telemetryDir, RUNLENS_RUN_ID: String(run.id), RUNLENS_STEP: String(index) },
+            this.o.stepCommands),
         });
       } catch (e) {
         // arguments the system refuses are thrown at once, not emitted as 'error'

@@ -515,6 +515,43 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.api('POST', '/api/v2/accounts/{acct}/jobs/999/run/', { cause: 'x' })).status).toBe(404);
       });
 
+      it("refuses a runlens step that works on the service's store: 400 when the job is saved, refused by the runner before it runs", async () => {
+        await boot({ stepCommands: ['node', 'runlens'] });
+        for (const step of ['runlens tokens create --account 2 --permission-set owner --data ../..', 'runlens accounts list', 'runlens serve --port 0',
+          'runlens record -o r.jsonl -- runlens tokens list', 'runlens record -o r.jsonl -- sh -c "cat /etc/passwd"']) {
+          const r = await h.api('POST', JOBS, { name: 'j', project_id: 1, environment_id: 1, execute_steps: ['node -v', step] });
+          expect(r.status, step).toBe(400);
+          expect(r.json.status.user_message, step).toContain('execute_steps[1]');
+        }
+        // a job saved before this check (or by another process's store): its step is refused when the run comes to it
+        const stored = await h.store.createJob({ accountId: h.accountId, name: 'old', projectId: 1, environmentId: 1, projectName: 'p', environmentName: 'e',
+          toolVersion: '', executeSteps: ['node -v', 'runlens tokens create --account 1 --permission-set owner'], createdAt: Date.now() * 1000 });
+        const run = await runAndWait(stored.id);
+        expect(run).toMatchObject({ status: 20, status_message: 'step 2 (runlens tokens create --account 1 --permission-set owner) did not start' });
+        expect(run.run_steps[1].logs).toMatch(/^\[runlens\] step refused: runlens tokens works on the service's own store/);
+      });
+
+      it("a step gets serve's environment without its secrets and store settings, and its own variables", async () => {
+        const secrets = { RUNLENS_DATABASE_URL: 'postgres://u:pw@db/x', RUNLENS_API_TOKEN: 'rlt_secret', RUNLENS_DATA: '/srv/data', PGPASSWORD: 'pgsecret',
+          PGHOST: 'db.internal' };
+        const saved = Object.fromEntries(Object.keys({ ...secrets, STEP_ENV_KEPT: '' }).map((k) => [k, process.env[k]]));
+        Object.assign(process.env, secrets, { STEP_ENV_KEPT: 'yes' });
+        try {
+          const id = await job([`node -e "console.log(JSON.stringify(process.env))"`]);
+          const run = await runAndWait(id);
+          expect(run.status, run.run_steps[0].logs).toBe(10);
+          const env = JSON.parse(run.run_steps[0].logs);
+          for (const k of Object.keys(secrets)) expect(env, k).not.toHaveProperty(k);
+          expect(env).toMatchObject({ STEP_ENV_KEPT: 'yes', RUNLENS_RUN_ID: String(run.id), RUNLENS_STEP: '1', RUNLENS_STEP_COMMANDS: 'node' });
+          expect(env.RUNLENS_TELEMETRY_DIR).toMatch(/step-1-telemetry$/);
+        } finally {
+          for (const [k, v] of Object.entries(saved)) {
+            if (v === undefined) delete process.env[k];
+            else process.env[k] = v;
+          }
+        }
+      });
+
       it('shows the project and environment names a job was given (or their defaults)', async () => {
         const base = { project_id: 7, environment_id: 8, execute_steps: ['node -v'] };
         const named = await h.api('POST', JOBS, { ...base, name: 'named', project_name: 'analytics', environment_name: 'prod', dbt_version: null });
