@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { CommandBody } from './command.js';
 import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, streamFreeSql, streamSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
+import { jobStepCommands } from '../service/command-line.js';
 import { wrap } from '../render/help.js';
 import { outputWidth, renderRows, renderTable, type TableFormat } from '../render/table.js';
 import { writeChunk } from '../render/write-chunk.js';
@@ -71,10 +72,21 @@ export const queryCommand: CommandBody<QueryArgs> = {
     }
     const saved = a.sql ? undefined : findSavedQuery(a.name!);
     const params = parseParamArgs(a.param);
-    await withModel({ ...a, paths }, async (db) => {
-      const result = saved ? await streamSavedQuery(db, saved, params) : await streamFreeSql(db, a.sql!, await resolveRunParams(db, params));
-      // written as it is read, at the pace stdout takes it: a result of any size, and `| head` ends it
-      for await (const text of renderRows(result.columns, result.chunks, a.format)) await writeChunk(process.stdout, text);
-    });
+    // A job step runs with the service's OS user: its free SQL reads the model, not the service's files.
+    const inStep = Boolean(a.sql) && jobStepCommands() !== null;
+    try {
+      await withModel({ ...a, paths }, async (db) => {
+        // off for the rest of the connection: SQL cannot turn it back on
+        if (inStep) await db.run('SET enable_external_access = false');
+        const result = saved ? await streamSavedQuery(db, saved, params) : await streamFreeSql(db, a.sql!, await resolveRunParams(db, params));
+        // written as it is read, at the pace stdout takes it: a result of any size, and `| head` ends it
+        for await (const text of renderRows(result.columns, result.chunks, a.format)) await writeChunk(process.stdout, text);
+      });
+    } catch (e) {
+      if (inStep && e instanceof UsageError && /Permission Error/.test(e.message)) {
+        throw new UsageError(`${e.message} (in a job step, --sql reads only the model: external access to files and URLs is off)`);
+      }
+      throw e;
+    }
   },
 };
