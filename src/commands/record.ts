@@ -6,6 +6,8 @@ import { plural } from '../render/plural.js';
 import { withOutputOptions, type OutputArgs } from './output.js';
 import { listPositional } from './options.js';
 import { exitCodeFor } from '../exit-codes.js';
+import { UsageError } from '../errors.js';
+import { argvRefusal, jobStepCommands } from '../service/command-line.js';
 
 interface Args extends OutputArgs {
   manifest?: string;
@@ -26,6 +28,10 @@ export const recordCommandModule: CommandBody<Args> = {
     const out = outputPath({ output: a.output, projectDir: a['project-dir'] });
     outFormat(out);
     const argv = (a.cmd ?? []).map(String);
+    // In a job step, the command is checked as a step of its own (the job was checked too, on its text).
+    const allowed = jobStepCommands();
+    const refusal = allowed && argv.length ? argvRefusal(argv, allowed) : null;
+    if (refusal) throw new UsageError(`in a job step, record runs only what a step may run: ${refusal}`);
     const r = await recordCommand({ out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
     if (r.notWritten) {
       // what is in the file is not the run: said, and exit 2 whatever the command's own exit

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacHex } from '../../src/service/signing.js';
 import { startReceiver, until } from './helpers.js';
-import { CLI, runCliWithFileLimit } from '../helpers/cli.js';
+import { CLI, runCli, runCliWithFileLimit } from '../helpers/cli.js';
+import { SHARED_SAMPLES } from '../helpers/samples.js';
 
 const children: ChildProcess[] = [];
 
@@ -116,6 +117,33 @@ describe('service CLI end to end', () => {
     const gone = cli(['webhooks', 'get', sub.id, ...conn]);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/404.*not found/);
+  });
+
+  it("free SQL in a runlens step reads the model, not the service's files (exit 2)", async () => {
+    const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
+    const sample = join(SHARED_SAMPLES, 'fusion-jsonl', 'forwarder-otel_failed-preview120.jsonl');
+    const secret = join(data, 'secret.txt');
+    writeFileSync(secret, 'whsec-of-another-account\n');
+    const steps = [`runlens query --sql "select count(*) as n from runs" ${sample}`,
+      `runlens query --sql "select content from read_text('${secret}')" ${sample}`];
+    const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ name: 'sql', project_id: 1, environment_id: 1, execute_steps: steps }) })).json() as any;
+    const run = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'sql' }) })).json() as any;
+    const details = await until(async () => {
+      const r = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/runs/${run.data.id}/?include_related=["run_steps"]`, { headers: auth })).json() as any;
+      return r.data.is_complete ? r.data : null;
+    }, 'run complete');
+    expect(details.run_steps.map((s: any) => [s.status, s.exit_code]), JSON.stringify(details.run_steps)).toEqual([[10, 0], [20, 2]]);
+    expect(details.run_steps[1].logs).toMatch(/runlens: SQL error: .*Permission Error.*in a job step, --sql reads only the model/);
+    expect(details.run_steps[1].logs).not.toContain('whsec-of-another-account');
+  });
+
+  it('runlens record in a job step runs only a command the step check allows, checked on what it parsed (exit 2)', () => {
+    const marker = join(data, 'record-ran');
+    const r = runCli(['record', '-o', join(data, 'rec.jsonl'), '--', 'sh', '-c', `touch ${marker}`], { env: { RUNLENS_STEP_COMMANDS: 'runlens,dbt' } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/executable "sh" is not allowed/);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('a `runlens generate -o FILE.jsonl` step gets its JSONL converted into the Parquet artifact', async () => {
