@@ -69,17 +69,24 @@ export const serveCommand: CommandBody<Args> = {
     }
     process.stderr.write(`runlens serve: listening on ${url} (${url0 ? `database ${redact(url0)}, ` : ''}data ${dataDir})\n`);
     await new Promise<void>((resolve) => {
+      // Steps run in process groups of their own, which a Ctrl-C does not reach: stopping at once
+      // stops them too, then serve ends by the signal as it would without a handler.
+      const force = (signal: NodeJS.Signals) => {
+        svc.runner.stopSteps(signal);
+        process.off('SIGINT', force).off('SIGTERM', force);
+        process.kill(process.pid, signal);
+      };
       const stop = () => {
         // A step that hangs keeps serve waiting: the message says for what, and a second signal
-        // (the handler is gone) stops it at once; the next start closes those runs as errored.
+        // stops it at once; the next start closes those runs as errored.
+        process.off('SIGINT', stop).off('SIGTERM', stop).on('SIGINT', force).on('SIGTERM', force);
         const runs = svc.runner.inProgress;
         const waiting = runs ? `waiting for ${plural(runs, 'run')} in progress to finish (a second signal stops at once), then for deliveries in flight`
           : 'finishing deliveries in flight';
         process.stderr.write(`runlens serve: stopping: the API closes; ${waiting}\n`);
         svc.close().then(() => store.close()).then(resolve, resolve);
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      process.on('SIGINT', stop).on('SIGTERM', stop);
     });
   },
 };

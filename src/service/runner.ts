@@ -8,7 +8,7 @@
  * lease ran out on a shared one. A run this process could not close (its store was down) is closed
  * again on each tick until that succeeds or another process has closed it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
@@ -271,6 +271,20 @@ export class JobRunner {
     process.emitWarning(`runlens runner: run ${run.id} was closed by another process while this one carried it out (this process's lease on it ran out: it was paused, slow or cut off from the database); what this process had for it is not stored`);
   }
 
+  /** the steps running now, each the leader of a process group of its own */
+  private readonly steps = new Set<ChildProcess>();
+
+  /** Sends `signal` to the process group of every running step, so what a step started ends with it. */
+  stopSteps(signal: NodeJS.Signals): void {
+    for (const child of this.steps) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        /* the step ended meanwhile */
+      }
+    }
+  }
+
   private runStep(command: string, cwd: string, telemetryDir: string, run: Run, index: number): Promise<StepResult> {
     const refusal = stepRefusal(command, this.o.stepCommands);
     if (refusal) return Promise.resolve({ exitCode: null, signal: null, logs: `[runlens] step refused: ${refusal}\n` });
@@ -287,6 +301,9 @@ export class JobRunner {
         child = spawn(file, [...prefix, ...args], {
           cwd,
           shell: false,
+          // A group of its own: a Ctrl-C in serve's terminal (a signal to serve's group) is serve's to
+          // handle, and serve lets the runs in progress finish. Not unref'd: serve waits for the step.
+          detached: true,
           stdio: ['ignore', 'pipe', 'pipe'],
           env: stepEnvironment(process.env, { RUNLENS_TELEMETRY_DIR: telemetryDir, RUNLENS_RUN_ID: String(run.id), RUNLENS_STEP: String(index) },
             this.o.stepCommands),
@@ -296,10 +313,15 @@ export class JobRunner {
         resolvePromise({ exitCode: null, signal: null, logs: `[runlens] could not start ${exe}: ${(e as Error).message}\n` });
         return;
       }
+      this.steps.add(child);
       // decoded by each stream, which keeps a character's first bytes until the read that ends it
       for (const out of [child.stdout!, child.stderr!]) out.setEncoding('utf8').on('data', append);
-      child.on('error', (e) => resolvePromise({ exitCode: null, signal: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` }));
+      child.on('error', (e) => {
+        this.steps.delete(child);
+        resolvePromise({ exitCode: null, signal: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` });
+      });
       child.on('close', (code, signal) => {
+        this.steps.delete(child);
         if (code !== null || !signal) return resolvePromise({ exitCode: code ?? 1, signal: null, logs });
         // 128 + the signal's number, the exit status shells report for a process a signal ended
         resolvePromise({ exitCode: 128 + (constants.signals[signal] ?? 0), signal, logs: withNote(logs, `[runlens] step killed by ${signal}\n`) });

@@ -21,8 +21,9 @@ function cli(args: string[], input?: string) {
 }
 
 /** Starts a long-running CLI command and resolves once it printed `pattern` on stderr. */
-function start(args: string[], pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray; lines: string[] }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[], pattern: RegExp, o: { detached?: boolean } = {}): Promise<{ child: ChildProcess; match: RegExpMatchArray; lines: string[] }> {
+  // detached: a process group of its own, as a terminal gives a command (Ctrl-C signals the whole group)
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: o.detached });
   children.push(child);
   const lines: string[] = [];
   child.stdout!.setEncoding('utf8').on('data', (d: string) => lines.push(...d.split('\n').filter(Boolean)));
@@ -291,6 +292,97 @@ describe('serve on SIGTERM', () => {
       if (serve && serve.exitCode === null) {
         const gone = new Promise((r) => serve!.once('exit', r));
         serve.kill('SIGTERM');
+        await gone;
+      }
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("serve's process group signalled, as Ctrl-C in its terminal does", () => {
+  /** serve in a group of its own running one step that writes its pid to `started`, then waits for `go` (or forever). */
+  async function serveWithStep(data: string, started: string, go: string) {
+    const s = await start(['serve', '--port', '0', '--data', data, '--step-commands', 'node'], /listening on (http:\/\/\S+)/, { detached: true });
+    const base = s.match[1]!;
+    const acct = JSON.parse(cli(['accounts', 'create', 'Acme', '--data', data, '--format', 'json']).stdout);
+    const tok = JSON.parse(cli(['tokens', 'create', '--account', String(acct.id), '--permission-set', 'developer', '--data', data, '--format', 'json']).stdout);
+    const auth = { authorization: `Token ${tok.token}`, 'content-type': 'application/json' };
+    const step = `node -e "const fs=require('fs');fs.writeFileSync(process.argv[1],String(process.pid));const t=setInterval(()=>{if(fs.existsSync(process.argv[2]))clearInterval(t)},20)" ${started} ${go}`;
+    const job = await (await fetch(`${base}/api/v2/accounts/${acct.id}/jobs/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ name: 'slow', project_id: 1, environment_id: 1, execute_steps: [step] }) })).json() as any;
+    const run = await (await fetch(`${base}/api/v2/accounts/${acct.id}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ cause: 'ctrl-c' }) })).json() as any;
+    await until(async () => existsSync(started) && readFileSync(started, 'utf8') !== '', 'the step to start');
+    let stderr = '';
+    s.child.stderr!.on('data', (d: string) => (stderr += d));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => s.child.once('exit', (code, signal) => r({ code, signal })));
+    return { serve: s.child, accountId: acct.id as number, runId: run.data.id as number, stderr: () => stderr, exited };
+  }
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  async function runStatus(data: string, accountId: number, runId: number) {
+    const { SqliteStore } = await import('../../src/service/store/sqlite.js');
+    const store = new SqliteStore(data);
+    try {
+      return await store.getRun(accountId, runId);
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('lets the running step finish: the step is not in serve\'s group, and the run ends Success', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'runlens-e2e-int-'));
+    const started = join(data, 'started');
+    const go = join(data, 'go');
+    let serve: ChildProcess | undefined;
+    try {
+      const s = await serveWithStep(data, started, go);
+      serve = s.serve;
+      process.kill(-serve.pid!, 'SIGINT');
+      await until(async () => /waiting for 1 run in progress/.test(s.stderr()), 'the stopping message');
+      expect(alive(Number(readFileSync(started, 'utf8')))).toBe(true);
+      writeFileSync(go, '');
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      expect(await runStatus(data, s.accountId, s.runId)).toMatchObject({ status: 10 });
+    } finally {
+      writeFileSync(go, '');
+      if (serve && serve.exitCode === null && serve.signalCode === null) {
+        const gone = new Promise((r) => serve!.once('exit', r));
+        serve.kill('SIGKILL');
+        await gone;
+      }
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+
+  it('a second signal stops serve at once and the steps it runs with it', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'runlens-e2e-int2-'));
+    const started = join(data, 'started');
+    const never = join(data, 'never');
+    let serve: ChildProcess | undefined;
+    let pid = 0;
+    try {
+      const s = await serveWithStep(data, started, never);
+      serve = s.serve;
+      pid = Number(readFileSync(started, 'utf8'));
+      process.kill(-serve.pid!, 'SIGINT');
+      await until(async () => /a second signal stops at once/.test(s.stderr()), 'the stopping message');
+      process.kill(-serve.pid!, 'SIGINT');
+      expect(await s.exited).toEqual({ code: null, signal: 'SIGINT' });
+      await until(async () => !alive(pid), 'the step to end');
+    } finally {
+      if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
+      if (serve && serve.exitCode === null && serve.signalCode === null) {
+        const gone = new Promise((r) => serve!.once('exit', r));
+        serve.kill('SIGKILL');
         await gone;
       }
       rmSync(data, { recursive: true, force: true });
