@@ -13,6 +13,10 @@ const PARQUET_MAGIC = Buffer.from('PAR1');
 const isParquet = (b: Buffer): boolean =>
   b.length >= 2 * PARQUET_MAGIC.length && b.subarray(0, 4).equals(PARQUET_MAGIC) && b.subarray(-4).equals(PARQUET_MAGIC);
 
+/** The file name an answer gives its body (Content-Disposition: attachment; filename="..."). */
+const attachmentName = (res: Response): string | undefined =>
+  /^attachment;\s*filename="([^"]*)"/i.exec(res.headers.get('content-disposition') ?? '')?.[1];
+
 export class ArtifactsClient {
   private readonly http: ApiClient;
   private readonly jobs: JobsClient;
@@ -55,8 +59,10 @@ export class ArtifactsClient {
     } catch (e) {
       throw new ApiClientError(0, `${name} of run ${runId}: the download was cut short (${(e as Error).message})`);
     }
-    // Any 200 is not the artifact: a web page answers every path at a wrong --base-url.
+    // Any 200 is not the artifact: a web page answers every path at a wrong --base-url. An answer
+    // that names the artifact as its attachment is the service's, sent as it was stored.
     if (!isParquet(bytes)) {
+      if (attachmentName(res) === name) throw new ApiClientError(res.status, `${name} of run ${runId} as the service sent it is not a Parquet file (${answerSummary(res, bytes)})`);
       throw new ApiClientError(res.status, `GET ${this.http.base}${path}: not a Parquet file (${answerSummary(res, bytes)}); is --base-url the service's address?`);
     }
     return bytes;

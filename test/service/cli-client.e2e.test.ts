@@ -463,6 +463,21 @@ describe('service client commands end to end', () => {
       }
     });
 
+    it("an artifact the service sent that is not Parquet is exit 2 saying so, without blaming --base-url", async () => {
+      const bad = await httpServer((_req, res) => res.writeHead(200, { 'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment; filename="telemetry-1-otel.parquet"' }).end('PAR1 and the rest cut off'));
+      try {
+        const out = join(mkdtempSync(join(tmpdir(), 'runlens-cutoff-')), 'run.parquet');
+        const r = await run(['artifacts', 'fetch', '--run', '7', '--step', '1', '-o', out], { ...env, RUNLENS_BASE_URL: bad.url });
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain('telemetry-1-otel.parquet of run 7 as the service sent it is not a Parquet file (content-type application/octet-stream, begins "PAR1 and the rest cut off")');
+        expect(r.stderr).not.toContain('--base-url');
+        expect(existsSync(out)).toBe(false);
+      } finally {
+        await closeServer(bad.server);
+      }
+    });
+
     it('starts a full listing over when the list changes between pages, and fails when it keeps changing (exit 2)', async () => {
       // An account of its own, with more jobs than one page (100) holds.
       const acct = JSON.parse(cli(['accounts', 'create', 'Paged', '--data', data, '--format', 'json']).stdout);
