@@ -21,7 +21,7 @@ import { splitCommand, stepEnvironment, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { storableText } from './storable-text.js';
-import { telemetryNotStoredNote } from './telemetry-note.js';
+import { hasPendingTelemetry, pendingAsNotStored, telemetryNotStoredNote, telemetryPendingNote } from './telemetry-note.js';
 import { artifactName, findStepTelemetry, keepStepTelemetry, telemetryArtifact, telemetryBefore, type TelemetryFile } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 
@@ -151,12 +151,18 @@ export class JobRunner {
     }
   }
 
-  /** Closes a run that cannot finish, and the steps it left running, as errored (errored, unless sent already, then completed). */
+  /**
+   * Closes a run that cannot finish, and the steps it left running, as errored (errored, unless sent
+   * already, then completed). Telemetry its steps wrote that was not stored yet is said not stored, why.
+   */
   private async closeAsErrored(job: Job, run: Run, message: string): Promise<void> {
     const now = toMicros(this.o.clock.now());
     for (const step of await this.o.store.listRunSteps(run.id)) {
+      const running = step.status === RUN_STATUS.running;
+      if (!running && !hasPendingTelemetry(step.logs)) continue;
       // refused when this process no longer holds the run: updateRun below is then refused too
-      if (step.status === RUN_STATUS.running) await this.o.store.saveRunStep({ ...step, status: RUN_STATUS.error, finishedAt: now }, this.owner);
+      await this.o.store.saveRunStep({ ...step, logs: pendingAsNotStored(step.logs, message),
+        ...(running ? { status: RUN_STATUS.error, finishedAt: now } : {}) }, this.owner);
     }
     const types: EventType[] = ['job.run.completed'];
     if (run.status !== RUN_STATUS.error) {
@@ -228,10 +234,12 @@ export class JobRunner {
       const result = await this.runStep(command, runDir, telemetryDir, run, step.index);
       Object.assign(step, { exitCode: result.exitCode, logs: result.logs, finishedAt: toMicros(this.o.clock.now()),
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });
+      const files = await findStepTelemetry(argv, runDir, telemetryDir, before).finally(() => before.release());
+      // kept now: a later step may write the same file again or delete it; the step says so until it is stored
+      const kept = files.length ? await keep(files, runDir, step.index, step.logs) : null;
+      if (kept) telemetry.set(step.index, kept);
+      for (const k of kept?.kept ?? []) step.logs = withNote(step.logs, telemetryPendingNote(k.file.path));
       if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
-      const file = await findStepTelemetry(argv, runDir, telemetryDir, before);
-      // kept now: a later step may write the same file again or delete it
-      if (file) telemetry.set(step.index, await keep(file, runDir, step.index));
       if (result.exitCode !== 0) {
         failed = step;
         failedSignal = result.signal;
@@ -250,14 +258,20 @@ export class JobRunner {
     for (const step of steps) {
       const t = telemetry.get(step.index);
       if (!t) continue;
+      const refused: { file: TelemetryFile; error: Error; copy?: string }[] = [...t.failed];
       try {
-        if ('error' in t) throw t.error;
-        const bytes = await telemetryArtifact(t.kept, t.dir, step.index);
-        if (!(await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), bytes, toMicros(this.o.clock.now()), this.owner))) return this.lost(run);
-        step.artifact = artifactName(step.index);
+        const stored = t.kept.length ? await telemetryArtifact(t.kept.map((k) => k.copy), t.dir, step.index) : { bytes: null, refused: [] };
+        for (const r of stored.refused) refused.push({ file: t.kept.find((k) => k.copy === r.file)!.file, error: r.error, copy: r.file.path });
+        if (stored.bytes) {
+          if (!(await this.o.store.putArtifact(run.id, step.index, artifactName(step.index), stored.bytes, toMicros(this.o.clock.now()), this.owner))) return this.lost(run);
+          step.artifact = artifactName(step.index);
+        }
       } catch (e) {
-        step.logs = withNote(step.logs, `\n${telemetryNotStoredNote(t.file.path, notStoredReason(t, e as Error))}`);
+        for (const k of t.kept) refused.push({ file: k.file, error: e as Error, copy: k.copy.path });
       }
+      // the step's log as it ended, without the lines saying its telemetry was yet to be stored
+      step.logs = t.logs;
+      for (const [i, r] of refused.entries()) step.logs = withNote(step.logs, `${i ? '' : '\n'}${telemetryNotStoredNote(r.file.path, notStoredReason(r))}`);
       if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
     }
 
@@ -330,23 +344,40 @@ export class JobRunner {
   }
 }
 
-/** A step's telemetry file and the runner's copy of it (or why there is none). */
-type KeptTelemetry = { file: TelemetryFile } & ({ kept: TelemetryFile; dir: string } | { error: Error });
-
-/** Copies a finished step's telemetry into a new folder of the run's that no step is told of. */
-async function keep(file: TelemetryFile, runDir: string, index: number): Promise<KeptTelemetry> {
-  try {
-    const dir = await mkdtemp(join(runDir, `.step-${index}-kept-`));
-    return { file, kept: await keepStepTelemetry(file, dir), dir };
-  } catch (e) {
-    return { file, error: e as Error };
-  }
+/**
+ * A step's telemetry files and the runner's copies of them (or why a file has none), in a folder of
+ * their own, with the step's log as it ended.
+ */
+interface KeptTelemetry {
+  dir: string;
+  logs: string;
+  kept: { file: TelemetryFile; copy: TelemetryFile }[];
+  failed: { file: TelemetryFile; error: Error }[];
 }
 
-/** Why a step's telemetry was not stored, naming the file the step wrote rather than the runner's copy. */
-function notStoredReason(t: KeptTelemetry, e: Error): string {
-  const reason = 'kept' in t ? e.message.split(t.kept.path).join(t.file.path) : e.message;
-  return t.file.appendedFrom ? `${reason} (in the part this step appended, from byte ${t.file.appendedFrom})` : reason;
+/** Copies a finished step's telemetry into a new folder of the run's that no step is told of. */
+async function keep(files: TelemetryFile[], runDir: string, index: number, logs: string): Promise<KeptTelemetry> {
+  const t: KeptTelemetry = { dir: '', logs, kept: [], failed: [] };
+  try {
+    t.dir = await mkdtemp(join(runDir, `.step-${index}-kept-`));
+  } catch (e) {
+    t.failed = files.map((file) => ({ file, error: e as Error }));
+    return t;
+  }
+  for (const file of files) {
+    try {
+      t.kept.push({ file, copy: await keepStepTelemetry(file, t.dir) });
+    } catch (e) {
+      t.failed.push({ file, error: e as Error });
+    }
+  }
+  return t;
+}
+
+/** Why a step's telemetry file was not stored, naming the file the step wrote rather than the runner's copy. */
+function notStoredReason(r: { file: TelemetryFile; error: Error; copy?: string }): string {
+  const reason = r.copy ? r.error.message.split(r.copy).join(r.file.path) : r.error.message;
+  return r.file.appendedFrom ? `${reason} (in the part this step appended, from byte ${r.file.appendedFrom})` : reason;
 }
 
 interface StepResult {

@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { hmacHex } from '../../src/service/signing.js';
 import { startReceiver, until } from './helpers.js';
 import { CLI, runCli, runCliWithFileLimit } from '../helpers/cli.js';
-import { SHARED_SAMPLES } from '../helpers/samples.js';
+import { LEGACY, ROOT, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
+
+/** A Parquet file runlens's own producer wrote (samples/README.md). */
+const PRODUCED_PARQUET = join(ROOT, 'samples', 'clean-build.parquet');
 
 const children: ChildProcess[] = [];
 
@@ -84,7 +87,7 @@ describe('service CLI end to end', () => {
     expect(test.stdout).toMatch(/verification_status_code\t200/);
 
     const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
-    const step = `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/t.parquet','PAR1-e2e-PAR1')"`;
+    const step = `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.copyFileSync(process.argv[1],process.env.RUNLENS_TELEMETRY_DIR+'/t.parquet')" ${JSON.stringify(PRODUCED_PARQUET)}`;
     const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
       body: JSON.stringify({ name: 'e2e job', project_id: 1, environment_id: 1, execute_steps: ['node -v', step] }) })).json() as any;
     expect(job.data.id).toBe(1);
@@ -101,14 +104,14 @@ describe('service CLI end to end', () => {
     const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', out]);
     expect(fetched.code, fetched.stderr).toBe(0);
     expect(fetched.stdout).toContain('(step 2)');
-    expect(readFileSync(out, 'utf8')).toBe('PAR1-e2e-PAR1');
+    expect(readFileSync(out)).toEqual(readFileSync(PRODUCED_PARQUET));
     const nested = join(data, 'no', 'such', 'folder', 'fetched.parquet');
     const intoNewFolder = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', nested]);
     expect(intoNewFolder.code, intoNewFolder.stderr).toBe(0);
-    expect(readFileSync(nested, 'utf8')).toBe('PAR1-e2e-PAR1');
-    const toStdout = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', '-']);
-    expect(toStdout.code, toStdout.stderr).toBe(0);
-    expect(toStdout.stdout).toBe('PAR1-e2e-PAR1');
+    expect(readFileSync(nested)).toEqual(readFileSync(PRODUCED_PARQUET));
+    const toStdout = spawnSync(process.execPath, [CLI, 'artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', '-'], { env: { ...process.env, RUNLENS_BASE_URL: '', RUNLENS_API_TOKEN: '' } });
+    expect(toStdout.status, toStdout.stderr.toString()).toBe(0);
+    expect(toStdout.stdout).toEqual(readFileSync(PRODUCED_PARQUET));
     const missing = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '--step', '1', '-o', out]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/404/);
@@ -186,6 +189,26 @@ describe('service CLI end to end', () => {
     expect(fetched.code, fetched.stderr).toBe(0);
     const nodes = [1, 2].map((step) => JSON.parse(cli(['runs', join(out, `telemetry-${step}-otel.parquet`), '--format', 'json']).stdout).map((r: any) => r.nodes));
     expect(nodes).toEqual([[8], [6]]);
+  });
+
+  const legacy = samplesNote(LEGACY);
+  it.skipIf(legacy.missing)(legacy.title('a `runlens record -o FILE` step writes FILE anew: a later step whose file starts with the same bytes has its whole file stored'), async () => {
+    const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
+    const [a, b] = [sample(LEGACY, 'log_1.8.2_postgres_run_model_error.jsonl'), sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl')];
+    const steps = [`runlens record -o r.jsonl -- cat ${a}`, `runlens record -o r.jsonl -- cat ${a} ${b}`];
+    const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
+      body: JSON.stringify({ name: 'rewrite', project_id: 1, environment_id: 1, execute_steps: steps }) })).json() as any;
+    const run = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'rw' }) })).json() as any;
+    const details = await until(async () => {
+      const r = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/runs/${run.data.id}/?include_related=["run_steps"]`, { headers: auth })).json() as any;
+      return r.data.is_complete ? r.data : null;
+    }, 'run complete');
+    expect(details.run_steps.map((s: any) => s.telemetry_artifact)).toEqual(['telemetry-1-otel.parquet', 'telemetry-2-otel.parquet']);
+    const out = join(data, 'rewrite');
+    const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', `${out}/`]);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    const runs = [1, 2].map((step) => JSON.parse(cli(['runs', join(out, `telemetry-${step}-otel.parquet`), '--format', 'json']).stdout).length);
+    expect(runs).toEqual([1, 2]);
   });
 
   it('verify exits 0 for a matching signature and 1 for a wrong one', () => {

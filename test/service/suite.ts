@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readRecords } from '../../src/produce/convert.js';
-import { FUSION, sample, samplesNote } from '../helpers/samples.js';
+import { FUSION, ROOT, sample, samplesNote } from '../helpers/samples.js';
 import { join } from 'node:path';
 import { ManualClock, systemClock, toMicros } from '../../src/service/clock.js';
 import { eventId } from '../../src/service/ids.js';
@@ -25,6 +25,13 @@ const ALL: EventType[] = ['job.run.started', 'job.run.completed', 'job.run.error
 /** A Node step that writes `content` into the telemetry folder the service gives it. */
 const writeTelemetryStep = (file: string, content: string) =>
   `node -e "const fs=require('fs');fs.mkdirSync(process.env.RUNLENS_TELEMETRY_DIR,{recursive:true});fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/${file}','${content}')"`;
+
+/** Parquet files runlens's own producer wrote (samples/README.md). */
+const PRODUCED = (name: string) => join(ROOT, 'samples', name);
+
+/** A Node step that copies `src` into the telemetry folder the service gives it, as `name`. */
+const copyTelemetryStep = (src: string, name: string) =>
+  `node -e "require('fs').copyFileSync(process.argv[1],process.env.RUNLENS_TELEMETRY_DIR+'/${name}')" ${JSON.stringify(src)}`;
 
 export function serviceSuite(factory: StoreFactory): void {
   describe(`service on ${factory.name}`, () => {
@@ -792,7 +799,7 @@ export function serviceSuite(factory: StoreFactory): void {
 
       it('an errored run sends errored at once and completed (Errored) after the artifacts are served', async () => {
         await subscribe({ client_url: `${rx.url}/ok`, event_types: ['job.run.errored', 'job.run.completed'] });
-        const id = await job([writeTelemetryStep('t.parquet', 'PAR1-fake'), 'node -e "process.exit(3)"', 'node -e "console.log(\'never\')"']);
+        const id = await job([copyTelemetryStep(PRODUCED('clean-build.parquet'), 't.parquet'), 'node -e "process.exit(3)"', 'node -e "console.log(\'never\')"']);
         // When completed arrives, the artifact must already be downloadable.
         const artifactAtCompletion = new Promise<number>((resolve) => {
           const poll = setInterval(async () => {
@@ -809,16 +816,18 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(run.run_steps.map((s: any) => s.status)).toEqual([10, 20]);
         expect(run.run_steps[0].telemetry_artifact).toBe('telemetry-1-otel.parquet');
         await rx.waitFor((d) => d.length === 2);
-        expect(rx.deliveries.map((d) => d.json.eventType)).toEqual(['job.run.errored', 'job.run.completed']);
-        const [errored, completed] = rx.deliveries.map((d) => d.json);
+        // made in this order, but delivered concurrently: a receiver orders them by their times
+        const byType = (t: string) => rx.deliveries.find((d) => d.json.eventType === t)?.json;
+        const [errored, completed] = [byType('job.run.errored'), byType('job.run.completed')];
+        expect(Date.parse(errored!.data.runErroredAt)).toBeLessThanOrEqual(Date.parse(completed!.data.runFinishedAt));
         expect(errored!.data).toMatchObject({ runStatus: 'Errored', runStatusCode: 20 });
         expect(errored!.data.runErroredAt).toMatch(/Z$/);
         expect(errored!.data).not.toHaveProperty('runFinishedAt');
         expect(completed!.data).toMatchObject({ runStatus: 'Errored', runStatusCode: 20 });
         expect(completed!.data.runFinishedAt).toMatch(/Z$/);
         expect(await artifactAtCompletion).toBe(200);
-        const art = await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/metadata/telemetry-1-otel.parquet?step=1`);
-        expect(art.text).toBe('PAR1-fake');
+        const got = await new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId }).fetchTelemetry(run.id, 1);
+        expect(got).toEqual(readFileSync(PRODUCED('clean-build.parquet')));
         expect((await h.api('GET', `/api/v2/accounts/{acct}/runs/${run.id}/artifacts/metadata/telemetry-2-otel.parquet?step=2`)).status).toBe(404);
       });
 
@@ -847,14 +856,14 @@ export function serviceSuite(factory: StoreFactory): void {
       });
 
       it('finds Parquet at the engine default path, and a step without telemetry has no artifact', async () => {
-        const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.writeFileSync('target/metadata/otel.parquet','PAR1-fake-PAR1')"`;
+        const step = `node -e "const fs=require('fs');fs.mkdirSync('target/metadata',{recursive:true});fs.copyFileSync(process.argv[1],'target/metadata/otel.parquet')" ${JSON.stringify(PRODUCED('clean-build.parquet'))}`;
         // the third step writes nothing: the file the second left in the run's folder is not its telemetry
         const id = await job(['node -v', step, 'node -v']);
         const run = await runAndWait(id);
         expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet', null]);
         const c = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
         const all = await c.fetchAllTelemetry(run.id);
-        expect(all.artifacts.map((a) => [a.step, a.bytes.toString()])).toEqual([[2, 'PAR1-fake-PAR1']]);
+        expect(all.artifacts.map((a) => [a.step, a.bytes])).toEqual([[2, readFileSync(PRODUCED('clean-build.parquet'))]]);
         expect(all.notStored).toEqual([]);
       });
 
@@ -906,7 +915,7 @@ export function serviceSuite(factory: StoreFactory): void {
         /**
          * A stand-in engine: `node fake-engine.mjs SRC [flags]` puts SRC's bytes where the engine would
          * (Parquet truncated in place as the engine's sink does, JSONL appended as its file sink does, or
-         * truncated in place with --truncate).
+         * truncated in place with --truncate, or removed and written anew with --replace).
          */
         const FAKE_ENGINE = `import fs from 'node:fs';
 const [src, ...rest] = process.argv.slice(2);
@@ -916,7 +925,9 @@ const jsonl = flag('--otel-file-name');
 const dir = jsonl ? 'logs' : 'target/metadata';
 const file = dir + '/' + (jsonl ?? flag('--otel-parquet-file-name') ?? 'otel.parquet');
 fs.mkdirSync(dir, { recursive: true });
-const fd = fs.openSync(file, jsonl && !rest.includes('--truncate') ? 'a' : 'w');
+// --replace: a new file in place of the old one (removed first), as a writer that rewrites it whole
+if (rest.includes('--replace')) fs.rmSync(file, { force: true });
+const fd = fs.openSync(file, jsonl && !rest.includes('--truncate') && !rest.includes('--replace') ? 'a' : 'w');
 fs.writeSync(fd, bytes);
 fs.closeSync(fd);
 `;
@@ -1011,6 +1022,74 @@ fs.closeSync(fd);
           const run = await runAndWait(id);
           expect(run).toMatchObject({ status: 10, is_success: true });
           expect(await artifactRuns(run)).toEqual([await runsIn(a), null]);
+        });
+        /** The runs in a list of files, in one order whatever the files' order. */
+        async function runsOf(...files: string[]): Promise<unknown[]> {
+          const runs: unknown[] = [];
+          // one at a time: runInProcess captures this process's output
+          for (const f of files) runs.push(...(await runsIn(f)));
+          return runs.sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+        }
+
+        it('a step that writes several files into $RUNLENS_TELEMETRY_DIR has every one in its artifact', async () => {
+          const [clean, failed] = [PRODUCED('clean-build.jsonl'), PRODUCED('failed-build.parquet')];
+          const step = `node -e "const fs=require('fs'),d=process.env.RUNLENS_TELEMETRY_DIR;fs.copyFileSync(process.argv[1],d+'/a.jsonl');fs.copyFileSync(process.argv[2],d+'/b.parquet')" ${JSON.stringify(clean)} ${JSON.stringify(failed)}`;
+          const run = await runAndWait(await job([step]));
+          expect(run.run_steps[0]).toMatchObject({ status: 10, telemetry_artifact: 'telemetry-1-otel.parquet', logs: '' });
+          const [runs] = await artifactRuns(run);
+          expect((runs ?? []).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))).toEqual(await runsOf(clean, failed));
+        });
+
+        it("a cut-off Parquet file is not stored, and the step's log says why; the step's other files are", async () => {
+          const whole = PRODUCED('failed-build.parquet');
+          const step = `node -e "const fs=require('fs'),d=process.env.RUNLENS_TELEMETRY_DIR,b=fs.readFileSync(process.argv[1]);` +
+            `fs.writeFileSync(d+'/otel.parquet',b.subarray(0,Math.floor(b.length/2)));fs.copyFileSync(process.argv[2],d+'/ok.jsonl')" ${JSON.stringify(whole)} ${JSON.stringify(PRODUCED('clean-build.jsonl'))}`;
+          const cutOnly = `node -e "const fs=require('fs'),b=fs.readFileSync(process.argv[1]);` +
+            `fs.writeFileSync(process.env.RUNLENS_TELEMETRY_DIR+'/otel.parquet',b.subarray(0,Math.floor(b.length/2)))" ${JSON.stringify(whole)}`;
+          const run = await runAndWait(await job([step, cutOnly]));
+          expect(run).toMatchObject({ status: 10, is_success: true });
+          expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual(['telemetry-1-otel.parquet', null]);
+          expect(await artifactRuns(run)).toEqual([await runsIn(PRODUCED('clean-build.jsonl')), null]);
+          for (const s of run.run_steps) {
+            const note = /^\[runlens\] telemetry (.*) not stored: (.*)$/m.exec(s.logs);
+            expect(note?.[1], s.logs).toMatch(/\/step-\d-telemetry\/otel\.parquet$/);
+            expect(note?.[2]).not.toContain('kept');
+          }
+          const all = await new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId }).fetchAllTelemetry(run.id);
+          expect(all.notStored.map((n) => n.step)).toEqual([1, 2]);
+        });
+
+        it("an engine JSONL file removed and written anew by a later step, starting with the earlier step's bytes, is that step's whole file", async () => {
+          const [a, b] = [await produced(8, 11, 'jsonl'), await produced(6, 12, 'jsonl')];
+          const ab = join(dir, 'ab.jsonl');
+          writeFileSync(ab, readFileSync(a, 'utf8') + readFileSync(b, 'utf8'));
+          const id = await job([`node ${engine} ${a} --otel-file-name otel.jsonl --replace`, `node ${engine} ${ab} --otel-file-name otel.jsonl --replace`]);
+          const run = await runAndWait(id);
+          expect(await artifactRuns(run)).toEqual([await runsIn(a), await runsIn(ab)]);
+        });
+
+        it("a run whose service stopped after errored, before storing its artifacts, says its steps' telemetry was not stored and why", async () => {
+          // the service stops before it stores an artifact: putArtifact holds until the test lets it go (refused)
+          let release!: (held: boolean) => void;
+          const held = new Promise<boolean>((r) => (release = r));
+          cleanups.push(async () => release(false));
+          h.store.putArtifact = () => held;
+          const id = await job([copyTelemetryStep(PRODUCED('clean-build.parquet'), 't.parquet'), 'node -e "process.exit(1)"']);
+          const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'stopped' });
+          const runId = Number(r.json.data.id);
+          await until(async () => (await h.store.getRun(h.accountId, runId))?.status === 20, 'errored');
+          h.svc.runner.stop();
+          // the next process on the same store
+          const next = new JobRunner({ store: h.store, clock: systemClock, stepCommands: ['node'], workDir: join(db.dir, 'next-runs'), onEvents: () => {}, leaseMs: 60_000 });
+          expect(await next.closeAbandonedRuns(true)).toBe(1);
+          const run = (await h.api('GET', `/api/v2/accounts/{acct}/runs/${runId}/?include_related=["run_steps"]`)).json.data;
+          expect(run).toMatchObject({ status: 20, is_complete: true });
+          expect(run.run_steps[0].telemetry_artifact).toBeNull();
+          expect(run.run_steps[0].logs).toMatch(/^\[runlens\] telemetry \S*\/t\.parquet not stored: the service stopped while this run was in progress$/m);
+          expect(run.run_steps[0].logs).not.toMatch(/to be stored/);
+          const all = await new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId }).fetchAllTelemetry(runId);
+          expect(all.artifacts).toEqual([]);
+          expect(all.notStored).toEqual([{ step: 1, reason: expect.stringMatching(/t\.parquet: the service stopped while this run was in progress$/) }]);
         });
       });
 
