@@ -47,7 +47,7 @@ describe('service CLI end to end', () => {
   let serve: ChildProcess;
   let conn: string[];
   let rx: Awaited<ReturnType<typeof startReceiver>>;
-  const serveArgs = () => ['serve', '--port', '0', '--data', data, '--allow-private-targets', '--retry-delays', '0.05', '--delivery-timeout', '1', '--step-commands', 'node,runlens'];
+  const serveArgs = () => ['serve', '--port', '0', '--data', data, '--allow-private-targets', '--retry-delays', '0.05', '--delivery-timeout', '1', '--step-commands', 'node,runlens,cat'];
 
   beforeAll(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.build.json\` first`);
