@@ -4,7 +4,7 @@
  * nanoseconds in SQL so no 64-bit value passes through a JS number. (parquet-wasm's async Blob
  * reader traps under Node, and its sync reader needs the whole file in memory.)
  */
-import { duckdb } from '../store/duckdb.js';
+import { NO_EXTENSION_FETCH, duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError } from '../errors.js';
 import { ATTRIBUTE_COLUMNS, ATTRIBUTE_KIND, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
@@ -53,7 +53,7 @@ export async function* readParquetRecords(
     onRead?: (fraction: number) => void;
   } = {},
 ): AsyncGenerator<JsonlRecord> {
-  const db = await duckdb.DuckDBInstance.create(':memory:');
+  const db = await duckdb.DuckDBInstance.create(':memory:', NO_EXTENSION_FETCH);
   const con = await db.connect();
   try {
     const src = `read_parquet(${sqlStr(path)})`;

@@ -1,5 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
-import { duckdb } from './duckdb.js';
+import { NO_EXTENSION_FETCH, duckdb } from './duckdb.js';
 import { InputError, UsageError, engineMessage, errorMessage } from '../errors.js';
 import { deduplicated, jsonRows, streamRows, type RowStream } from './json-rows.js';
 import { timed } from './timing.js';
@@ -67,6 +67,7 @@ export class Db {
       // (no block_allocator_memory: it reserves DuckDB's whole memory limit in every process, and a
       // process holding a few models could no longer start a child)
       instance = await duckdb.DuckDBInstance.create(path, {
+        ...NO_EXTENSION_FETCH,
         ...(path === IN_MEMORY ? IN_MEMORY_SETTINGS : {}),
         ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
       });
@@ -242,7 +243,8 @@ function openError(message: string, path: string, readOnly: boolean): InputError
       path,
     );
   }
-  if (/not a valid DuckDB database file|database file with version|Invalid Input Error.*header|in-memory database in read-only mode/i.test(message)) {
+  // (a file DuckDB takes for another engine's database, such as SQLite's, asks for an extension runlens does not load)
+  if (/not a valid DuckDB database file|database file with version|Invalid Input Error.*header|in-memory database in read-only mode|Extension .* not found/i.test(message)) {
     return new InputError(NOT_A_MODEL, path);
   }
   return new InputError(`cannot open the model: ${message.replace(/^[A-Za-z ]+Error: /, '')}`, path);

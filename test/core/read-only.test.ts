@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { loadPaths, openModel } from '../../src/store/load.js';
@@ -97,6 +98,21 @@ describe('reading never writes', () => {
       }
       expect(readFileSync(file).equals(before)).toBe(true);
     }
+  });
+
+  it(`a SQLite database as --db (as the service's store) is "not a runlens model": no extension is fetched or loaded to open it, and it stays as it was`, () => {
+    const file = path.join(dir, 'store.sqlite');
+    const lite = new Database(file);
+    lite.exec("CREATE TABLE subscriptions (hmac_secret TEXT); INSERT INTO subscriptions VALUES ('whsec_secret')");
+    lite.close();
+    const before = readFileSync(file);
+    for (const args of [['load', CLEAN], ['runs'], ['query', '--sql', 'SELECT * FROM subscriptions']]) {
+      const r = runCli([...args, '--db', file]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`${file}: not a runlens model`);
+      expect(r.stderr).not.toMatch(/extension|download|whsec/i);
+    }
+    expect(readFileSync(file).equals(before)).toBe(true);
   });
 
   it('load --db :memory: is refused: it would say a model was saved and write nothing', () => {
