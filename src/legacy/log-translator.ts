@@ -176,9 +176,10 @@ export class LogTranslator {
     const invId = ev.invocationId;
     // Lines after CommandCompleted (FlushEvents, ...) belong to a finished trace: dropped.
     if (invId && this.finished.has(invId)) return;
-    // dbt.log is appended to by every command: a new invocation_id ends the previous invocation.
+    // dbt.log is appended to by every command: a new invocation_id ends the previous invocation, at
+    // its own last line (one cut off by a kill is followed by the next command, maybe days later).
     if (invId && this.pending?.invocationId && invId !== this.pending.invocationId) this.startPending();
-    if (invId && this.cur?.legacyId && invId !== this.cur.legacyId) this.endInvocation(this.lastTs);
+    if (invId && this.cur?.legacyId && invId !== this.cur.legacyId) this.endInvocation();
     if (!this.cur && !this.pending) this.pending = { invocationId: invId ?? '', version: 'unknown', at, prelude: [] };
     const p = this.pending;
     if (p) {
@@ -204,8 +205,8 @@ export class LogTranslator {
       }
       this.startPending();
     } else if (ev.name === 'MainReportVersion') {
-      // A second invocation with no id change (ids missing): end the first.
-      this.endInvocation(at);
+      // A second invocation with no id change (ids missing): end the first, at its own last line.
+      this.endInvocation();
       this.pending = { invocationId: invId ?? '', version: String(ev.data.version ?? '').replace(/^=/, '') || 'unknown', at, prelude: [], versionSeen: true };
       return;
     }
@@ -503,15 +504,16 @@ export class LogTranslator {
     if (this.pending && !this.cur) this.startPending();
     if (this.cur && o.exited && !o.exitedWell) this.cur.exited = true;
     if (this.cur && o.exitedWell) this.cur.exitedWell = true;
-    if (this.cur) this.endInvocation(at ?? this.lastTs);
+    if (this.cur) this.endInvocation(at);
   }
 
-  private endInvocation(at: bigint): void {
+  /** `at`: when it ended, if known (CommandCompleted, an interrupt); else, and never before, its last line. */
+  private endInvocation(at?: bigint): void {
     const s = this.cur;
     if (!s) return;
     this.cur = null;
     if (s.legacyId) this.finished.add(s.legacyId);
-    if (at < s.last) at = s.last;
+    if (at === undefined || at < s.last) at = s.last;
     const canceled: NodeResult = { outcome: 'canceled', cancelReason: 'user_cancelled' };
     const wasInterrupted = s.interrupted; // (in-flight nodes are canceled below, which marks it too)
     const closing = this.o.quiet ? null : closingLines(s);

@@ -190,6 +190,21 @@ describe('--log-format json streams', () => {
     expect(await runOf(old)).toMatchObject({ failed: false });
   });
 
+  it('a run cut off and followed, a day later, by the next command in the same dbt.log ends at its own last line (with or without invocation ids)', async () => {
+    const INV2 = '88888888-1111-4222-8333-444444444444';
+    for (const ids of [false, true]) {
+      const inv = (id: string) => (ids ? id : '');
+      const cut = [...head('build', inv(INV)), ...nodeRun({ id: 'model.p.a' }, 'success', { inv: inv(INV) })];
+      const cutEnd = Date.parse(cut.at(-1)!.info.ts);
+      sec += 86_400;
+      const m = await migrateLines([...cut, ...head('test', inv(INV2)), ...nodeRun({ id: 'test.p.t.2' }, 'pass', { inv: inv(INV2) }), ...tail(inv(INV2))]);
+      const runs = await m.db.all(`SELECT command FROM runs ORDER BY command`);
+      expect(runs.map((r) => r.command), `ids: ${ids}`).toEqual(['build', 'test']);
+      const closing = await m.db.all(`SELECT time_ns FROM logs WHERE body LIKE 'the log ends before%'`);
+      expect(closing.map((r) => Number(BigInt(r.time_ns as bigint) / 1_000_000n)), `ids: ${ids}`).toEqual([cutEnd]);
+    }
+  });
+
   it('a status in any case is read by the status table; one runlens does not know is an error that names it', async () => {
     const m = await migrateLines([
       ...head('build'),

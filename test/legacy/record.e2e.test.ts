@@ -117,6 +117,30 @@ describe('record', () => {
     expect(JSON.parse(runOf(cut).stdout)).toEqual([{ status_message: null, failed: false, ended: false }]);
   });
 
+  it.skipIf(note.missing)(note.title('a cut-off run followed by another in one log (an appended dbt.log after a killed command) keeps its own times'), () => {
+    const dir = tempDir('runlens-record-cut-then-');
+    const cut = path.join(dir, 'cut.jsonl');
+    writeFileSync(cut, readFileSync(sample(LEGACY, 'log_1.8.2_postgres_test_pass_fail.jsonl'), 'utf8').split('\n').slice(0, 40).join('\n') + '\n');
+    const next = sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl');
+    const joined = path.join(dir, 'joined.jsonl');
+    writeFileSync(joined, readFileSync(cut, 'utf8') + readFileSync(next, 'utf8'));
+    const rec = path.join(dir, 'rec.jsonl');
+    expect(runCli(['record', '-o', rec, '--', 'cat', cut, next]).code).toBe(0);
+    const q = (sql: string, input: string) => JSON.parse(runCli(['query', '--sql', sql, input, '--format', 'json']).stdout);
+    const runsOf = (input: string) => q('SELECT engine_version, duration_ms FROM runs ORDER BY engine_version', input);
+    // the cut run's closing line is stamped with its own last time, not the next run's first
+    const closingOf = (input: string) => q(`SELECT time_ns FROM logs WHERE body LIKE 'the log ends before%'`, input);
+    const alone = runsOf(cut);
+    expect(alone).toHaveLength(1);
+    expect(alone[0].duration_ms).toBeLessThan(60_000);
+    for (const input of [joined, rec]) {
+      const runs = runsOf(input);
+      expect(runs, input).toHaveLength(2);
+      expect(runs.find((r: { engine_version: string }) => r.engine_version === '1.8.2'), input).toEqual(alone[0]);
+      expect(closingOf(input), input).toEqual(closingOf(cut));
+    }
+  });
+
   it.skipIf(note.missing)(note.title('replaying a cut-off log with cat gates as incomplete, as the log itself and its migration do'), () => {
     const dir = tempDir('runlens-record-cat-cut-');
     const cut = path.join(dir, 'cut.log');
