@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandBody } from './command.js';
-import { InputError, RunlensError, UsageError } from '../errors.js';
+import { RunlensError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
-import { besideFile, claimOutput, type OutputClaim } from '../produce/output-claim.js';
-import { refuseSharedOutputs, STDOUT } from '../produce/output-path.js';
+import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
+import { checkOutputPlace, refuseSharedOutputs, STDOUT } from '../produce/output-path.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { endpointHint, receiverOptions, withReceiveOptions, type ReceiveArgs } from './receive-options.js';
 
@@ -105,18 +104,4 @@ async function receive(a: Args, { jsonl, parquet }: Claims): Promise<void> {
   log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${refused}${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}${notWritten}`);
   if (failed.length) throw new RunlensError('', 'input');
   if (signal === 'SIGINT') throw new RunlensError('', 'interrupted');
-}
-
-/**
- * Whether an output file can be written is found out now, not after records were answered 200: the
- * JSONL copy is written to FILE as records arrive, the Parquet copy when the receiver stops (to
- * FILE.PID.tmp, then renamed to FILE, as src/produce/parquet-writer.ts does). A file system error
- * names the path (exit 2).
- */
-function checkOutputPlace(file: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
-  const tmp = besideFile(file);
-  writeFileSync(tmp, '');
-  rmSync(tmp, { force: true });
 }

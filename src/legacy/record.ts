@@ -11,7 +11,7 @@ import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { CommandStartError, UsageError } from '../errors.js';
 import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
-import { refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
+import { checkOutputPlace, refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
 import { feedLines, textOf } from './log-file.js';
@@ -78,6 +78,8 @@ export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   // Locked before the command starts: one refused (another runlens process writes the output) never runs it.
   const claim = o.out === STDOUT ? undefined : claimOutput(path.resolve(o.out));
   try {
+    // as is one that cannot be written (a folder in its place): a command's run is not to be lost
+    if (claim) checkOutputPlace(claim.file);
     return await record(o, argv, claim);
   } finally {
     claim?.release();

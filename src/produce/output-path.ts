@@ -4,11 +4,11 @@
  * DIR/target/metadata/NAME for Parquet, NAME being -o or otel.jsonl / otel.parquet.
  * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
-import { OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
+import { InputError, OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
 import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
 
 export const STDOUT = '-';
@@ -103,6 +103,19 @@ export function refuseOutputOverInput(output: string, inputs: readonly string[])
   const input = inputs.find((i) => sameFile(output, i));
   if (input !== undefined)
     throw new UsageError(`the output ${outputLabel(output)} is also an input${path.resolve(input) === path.resolve(output) ? '' : ` (${input})`}: writing it would destroy the input; name another output file`);
+}
+
+/**
+ * Whether an output file can be written, found out before anything depends on it (receive answering
+ * records 200, record starting its command): its folder is made, a folder in its place is refused,
+ * and a file is made beside it and removed. A file system error names the path (exit 2).
+ */
+export function checkOutputPlace(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
+  const tmp = besideFile(file);
+  writeFileSync(tmp, '');
+  rmSync(tmp, { force: true });
 }
 
 /**

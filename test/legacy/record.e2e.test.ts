@@ -1,6 +1,6 @@
 /** `runlens record` end to end through the built CLI, with small replay scripts instead of the engine. */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineArgv } from '../../src/legacy/record.js';
@@ -93,6 +93,19 @@ describe('record', () => {
     } finally {
       await rx.close();
       db.close();
+    }
+  });
+
+  it('an output that cannot be written (a folder, a path through a file) is refused before the command starts', () => {
+    const dir = tempDir('runlens-record-place-');
+    mkdirSync(path.join(dir, 'isdir.jsonl'));
+    writeFileSync(path.join(dir, 'afile'), '');
+    for (const [out, said] of [['isdir.jsonl', 'isdir.jsonl: it is a folder, not a file'], ['afile/x.jsonl', 'afile: it is a file, not a folder']] as const) {
+      const ran = path.join(dir, 'ran');
+      const r = runCli(['record', '-o', path.join(dir, out), '--', 'touch', ran]);
+      expect(r.code, out).toBe(2);
+      expect(r.stderr, out).toContain(path.join(dir, said));
+      expect(existsSync(ran), out).toBe(false);
     }
   });
 
