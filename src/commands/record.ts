@@ -33,9 +33,10 @@ export const recordCommandModule: CommandBody<Args> = {
     const refusal = allowed && argv.length ? argvRefusal(argv, allowed) : null;
     if (refusal) throw new UsageError(`in a job step, record runs only what a step may run: ${refusal}`);
     const r = await recordCommand({ out, argv, otlp: a['export-to-otlp'], manifest: a.manifest });
+    const exited = r.code !== null ? `the command exited ${r.code}${r.stoppedBy ? ` after ${r.stoppedBy}` : ''}` : `the command was ended by ${r.signal}`;
     if (r.notWritten) {
       // what is in the file is not the run: said, and exit 2 whatever the command's own exit
-      process.stderr.write(`runlens: ${outputLabel(out)}: not written in full (${r.notWritten}); the command exited ${r.exitCode}\n`);
+      process.stderr.write(`runlens: ${outputLabel(out)}: not written in full (${r.notWritten}); ${exited}\n`);
       process.exitCode = exitCodeFor('input');
       return;
     }
@@ -43,7 +44,7 @@ export const recordCommandModule: CommandBody<Args> = {
     const canceled = r.invocations.reduce((n, s) => n + (s.outcomes.canceled ?? 0), 0);
     process.stderr.write(
       `runlens: recorded ${plural(r.invocations.length, 'invocation')}, ${plural(nodes, 'node')}${canceled ? ` (${canceled} canceled)` : ''}, ` +
-        `${plural(r.records, 'record')} to ${outputLabel(out)}; the command exited ${r.exitCode}\n`,
+        `${plural(r.records, 'record')} to ${outputLabel(out)}; ${exited}\n`,
     );
     if (r.records === 0 && r.lines > 0) {
       const why = r.badLines === r.lines ? 'none was a dbt JSON log event (the engine writes them with --log-format json)' : 'none gave a record';

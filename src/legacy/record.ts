@@ -2,10 +2,12 @@
  * `record`: run an older-engine command and translate its `--log-format json` stdout live. JSONL
  * is flushed as events arrive (the sink writes within ~200 ms), Parquet is written when the command
  * ends, OTLP is exported in the background (never holding up the command). The engine's human text goes to stderr as each
- * chunk of output arrives, before that chunk is translated; the child's exit code is returned; on
- * Ctrl-C, SIGTERM or SIGHUP the child is asked to stop and its in-flight nodes end as canceled.
+ * chunk of output arrives, before that chunk is translated; the child's exit code is returned (128 +
+ * the signal when a signal ended it); on Ctrl-C, SIGTERM or SIGHUP the child is asked to stop and its
+ * in-flight nodes end as canceled.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
@@ -32,8 +34,13 @@ export interface RecordOptions {
 }
 
 export interface RecordResult {
+  /** record's exit code: the command's, or 128 + the signal that ended it */
   exitCode: number;
+  /** the command's own exit code; null when a signal ended it (then `signal`) */
+  code: number | null;
   signal: NodeJS.Signals | null;
+  /** the stop signal runlens got while the command ran (passed on to it, or already sent to it by the terminal) */
+  stoppedBy: NodeJS.Signals | null;
   interrupted: boolean;
   lines: number;
   /** why the output (-o) was not written in full, when it was not (an OTLP export that failed is only said) */
@@ -69,6 +76,23 @@ export function quietArgv(argv: string[], env: NodeJS.ProcessEnv = process.env):
 }
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Ctrl-C from the terminal reached the command already: stdin is a terminal and runlens runs in its
+ * foreground process group, which the command shares. Where the groups cannot be read (not Linux),
+ * a terminal on stdin is taken as that.
+ */
+function terminalSendsInt(): boolean {
+  if (!process.stdin.isTTY) return false;
+  try {
+    // /proc/self/stat after "(comm)": state ppid pgrp session tty_nr tpgid
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return f[2] === f[5];
+  } catch {
+    return true;
+  }
+}
 
 export async function recordCommand(o: RecordOptions): Promise<RecordResult> {
   if (o.argv.length === 0) throw new UsageError('record needs a command after --, e.g. runlens record -o run.jsonl -- dbt build');
@@ -109,8 +133,9 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   let stoppedBy: NodeJS.Signals | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
     stoppedBy ??= sig;
-    // From a terminal the whole foreground group already got Ctrl-C; otherwise pass it on.
-    if (sig !== 'SIGINT' || !process.stdin.isTTY) child.kill(sig);
+    // From a terminal the whole foreground group already got Ctrl-C (sent twice, the engine would
+    // abandon its cleanup); otherwise pass it on.
+    if (sig !== 'SIGINT' || !terminalSendsInt()) child.kill(sig);
   };
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   const unlisten = () => STOP_SIGNALS.forEach((sig) => process.off(sig, onSignal));
@@ -151,9 +176,9 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   return result;
 
   function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
-    const by = stoppedBy ?? (code === null ? signal : null);
-    const exitCode = by ? 128 + (constants.signals[by] ?? 0) : (code ?? 1);
-    return { exitCode, signal, interrupted: stoppedBy !== null || signal === 'SIGINT', lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
+    // the command's own exit, also after a signal it handled; 128 + the signal only when one ended it
+    const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
+    return { exitCode, code, signal, stoppedBy, interrupted: stoppedBy !== null || signal === 'SIGINT', lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
   }
 }
 

@@ -200,6 +200,50 @@ describe('record', () => {
     expect(g.stdout).not.toContain('Interrupted');
   });
 
+  it.skipIf(note.missing)(note.title('a signal passed on: a command that handles it keeps its own exit, one it ends is 128 + the signal; the summary gives the real exit'), async () => {
+    const dir = tempDir('runlens-record-sig-');
+    const log = sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl');
+    const cases = [
+      // handles SIGTERM and exits 0
+      { script: `trap 'kill $p; exit 0' TERM; cat '${log}'; sleep 30 & p=$!; wait $p`, code: 0, said: 'the command exited 0 after SIGTERM' },
+      // ended by SIGTERM
+      { script: `cat '${log}'; exec sleep 30`, code: 143, said: 'the command was ended by SIGTERM' },
+    ];
+    for (const c of cases) {
+      const out = path.join(dir, `run-${c.code}.jsonl`);
+      const child = spawn(process.execPath, [CLI, 'record', '-o', out, '--', 'sh', '-c', c.script], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const closed = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+      // bounded wait until the whole log has been translated (the command then sleeps)
+      for (let i = 0; i < 200 && !stderr.includes('Done. PASS=2'); i++) await new Promise((r) => setTimeout(r, 100));
+      child.kill('SIGTERM');
+      expect(await closed, stderr).toBe(c.code);
+      expect(stderr).toContain(`; ${c.said}\n`);
+    }
+  });
+
+  const haveScript = spawnSync('script', ['--version']).status === 0;
+  it.skipIf(note.missing || !haveScript)(note.title('stdin a terminal, runlens a background job: a SIGINT sent to runlens alone is passed on (the terminal sent the command none)'), async () => {
+    const dir = tempDir('runlens-record-bg-');
+    const log = sample(LEGACY, 'log_1.10.15_duckdb_singular_tests.jsonl');
+    const out = path.join(dir, 'run.jsonl');
+    const pidFile = path.join(dir, 'pid');
+    const err = path.join(dir, 'err');
+    // `set -m`: the job gets its own process group, not the terminal's foreground one; its stdin stays the terminal
+    const job = `set -m; "${process.execPath}" "${CLI}" record -o "${out}" -- sh -c "cat '${log}'; exec sleep 30" 2>"${err}" & echo $! > "${pidFile}"; wait $!; echo "rc=$?"`;
+    const child = spawn('script', ['-qec', job, '/dev/null'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const closed = new Promise((res) => child.on('close', res));
+    const said = () => (existsSync(err) ? readFileSync(err, 'utf8') : '');
+    for (let i = 0; i < 200 && !said().includes('Done. PASS=2'); i++) await new Promise((r) => setTimeout(r, 100));
+    process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGINT');
+    await closed;
+    expect(stdout).toContain('rc=130');
+    expect(said()).toContain('; the command was ended by SIGINT\n');
+  });
+
   it('Ctrl-C: the engine is interrupted and its in-flight node ends canceled', async () => {
     const dir = tempDir('runlens-record-int-');
     const out = path.join(dir, 'run.jsonl');
