@@ -139,11 +139,26 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   };
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   const unlisten = () => STOP_SIGNALS.forEach((sig) => process.off(sig, onSignal));
+  // -o - whose reader goes away: not the end of runlens (cli.ts ends a command then), whose exit
+  // would leave the command to die of SIGPIPE on its next line to us. The command runs to its end,
+  // read and shown as before; the sink keeps the error and the output is said to be cut (exit 2).
+  const cliOnStdoutError = o.out === STDOUT ? process.stdout.listeners('error') : [];
+  const keepRecording = () => undefined;
+  if (o.out === STDOUT) {
+    process.stdout.removeAllListeners('error');
+    process.stdout.on('error', keepRecording);
+  }
+  const restoreStdout = () => {
+    if (o.out !== STDOUT) return;
+    process.stdout.off('error', keepRecording);
+    for (const l of cliOnStdoutError) process.stdout.on('error', l as (e: Error) => void);
+  };
   let sinks: SharedSink[];
   try {
     sinks = await openSinks(o.out, { otlp: o.otlp, live: true, claim });
   } catch (e) {
     unlisten();
+    restoreStdout();
     child.kill();
     throw e;
   }
@@ -164,6 +179,7 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
     await Promise.all(sinks.map((s) => s.finish().catch(() => undefined)));
     sinks[0]!.claim?.release();
     unlisten();
+    restoreStdout();
   }
   const { code, signal } = await exited;
   const result = finish(code, signal);
@@ -171,6 +187,8 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   const output = sinks[0]!.name;
   const own = failed.filter((f) => f.startsWith(`${output}: `));
   if (own.length) result.notWritten = own.map((f) => f.slice(output.length + 2)).join('; ');
+  const gone = (sinks[0]!.error as NodeJS.ErrnoException | undefined)?.code;
+  if (o.out === STDOUT && (gone === 'EPIPE' || gone === 'ERR_STREAM_DESTROYED')) result.notWritten = 'its reader went away';
   // (only the OTLP export: said, and the command's exit code is kept)
   for (const f of failed.filter((f) => !own.includes(f))) human.write(`runlens: ${failedSink(f)}\n`);
   return result;

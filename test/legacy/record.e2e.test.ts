@@ -109,6 +109,22 @@ describe('record', () => {
     }
   });
 
+  it.skipIf(note.missing)(note.title('-o - whose reader goes away: the command runs to its end and its exit is said, record exits 2 (the output was cut)'), async () => {
+    const dir = tempDir('runlens-record-gone-');
+    const log = sample(LEGACY, 'log_1.8.2_postgres_test_pass_fail.jsonl');
+    const ended = path.join(dir, 'ended');
+    const child = spawn(process.execPath, [CLI, 'record', '-o', '-', '--', 'sh', '-c', `cat '${log}'; sleep 1; touch '${ended}'; exit 4`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    // the reader takes the first chunk and goes away (as `| head -c 100`)
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise((res) => child.on('close', (c) => res(c)));
+    expect(code, stderr).toBe(2);
+    expect(existsSync(ended)).toBe(true);
+    expect(stderr).toContain('Done. PASS=3 WARN=0 ERROR=1 SKIP=0 TOTAL=4');
+    expect(stderr).toContain('runlens: stdout: not written in full (its reader went away); the command exited 4\n');
+  });
+
   it('a command that printed lines of which none gave a record says so', () => {
     const dir = tempDir('runlens-record-none-');
     const r = runCli(['record', '-o', path.join(dir, 'run.jsonl'), '--', 'sh', '-c', 'echo hello; echo world']);
