@@ -26,7 +26,7 @@ export function renderTopHelp(commands: Record<string, CommandEntry>, width: num
     '  runlens tree samples/failed-build.jsonl --depth 2',
     '  runlens gate logs/otel.jsonl --reporter github',
     '',
-    ...wrap('', 'Exit codes: 0 fine; 1 the gate or validate found failures; 2 bad usage or unreadable input; 126, 127 the command given to record could not be run or was not found; 130 interrupted (record: 143 on SIGTERM, 129 on SIGHUP).', width),
+    ...wrap('', 'Exit codes: 0 fine; 1 the gate or validate found failures; 2 bad usage or unreadable input; 126, 127 the command given to record could not be run or was not found; 130 interrupted (record exits with the code of its command, 128 + the signal when a signal ended it: 143 SIGTERM, 129 SIGHUP).', width),
   );
   return out.join('\n') + '\n';
 }

@@ -82,6 +82,6 @@ describe('finding the command', () => {
     const help = runCli(['--help']).stdout.replace(/\s+/g, ' ');
     const said = help.slice(help.indexOf('Exit codes:'));
     for (const code of new Set(Object.values(EXIT))) expect(said).toMatch(new RegExp(`\\b${code}\\b`));
-    expect(said).toMatch(/143 on SIGTERM, 129 on SIGHUP/);
+    expect(said).toMatch(/143 SIGTERM, 129 SIGHUP/);
   });
 });
