@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { CommandBody } from './command.js';
 import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, streamFreeSql, streamSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
-import { jobStepCommands } from '../service/command-line.js';
+import { jobStepCommands } from '../service/job-step.js';
 import { wrap } from '../render/help.js';
 import { outputWidth, renderRows, renderTable, type TableFormat } from '../render/table.js';
 import { writeChunk } from '../render/write-chunk.js';

@@ -7,7 +7,8 @@ import { withOutputOptions, type OutputArgs } from './output.js';
 import { listPositional } from './options.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
-import { argvRefusal, jobStepCommands } from '../service/command-line.js';
+import { argvRefusal } from '../service/command-line.js';
+import { jobStepCommands } from '../service/job-step.js';
 
 interface Args extends OutputArgs {
   manifest?: string;

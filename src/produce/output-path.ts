@@ -10,6 +10,7 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { InputError, OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
 import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
+import { refuseWriteOutsideStep } from '../service/job-step.js';
 
 export const STDOUT = '-';
 
@@ -150,6 +151,7 @@ export function notWritten(e: unknown, output: string, tmp?: string): unknown {
  * write that fails leaves no part of it under its name (nor the file written beside); its folder is created.
  */
 export async function writeOutputFile(file: string, data: string | Uint8Array): Promise<void> {
+  refuseWriteOutsideStep(file, 'output');
   const tmp = besideFile(file);
   const untrack = removeOnStop(tmp);
   try {

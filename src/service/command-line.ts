@@ -6,6 +6,7 @@
  * and `runlens record` inside a step to the command it runs (`argvRefusal`).
  */
 import { commandWord } from '../commands/index.js';
+import { STEP_COMMANDS_VAR } from './job-step.js';
 
 interface Parsed {
   argv: string[];
@@ -143,18 +144,6 @@ export function argvRefusal(argv: readonly string[], allowed: readonly string[])
   if (!cmd.length) return null;
   const why = argvRefusal(cmd, allowed);
   return why && `runlens record runs "${cmd.join(' ').slice(0, 200)}", which a step may not: ${why}`;
-}
-
-/**
- * Set in every step's environment to the allowed list: runlens inside a step reads it to apply the
- * step check to what `record` runs, and to keep `query --sql` to the model.
- */
-export const STEP_COMMANDS_VAR = 'RUNLENS_STEP_COMMANDS';
-
-/** The allowed list when this process runs as a job step, else null. */
-export function jobStepCommands(env: NodeJS.ProcessEnv = process.env): string[] | null {
-  const v = env[STEP_COMMANDS_VAR];
-  return v === undefined ? null : v.split(',').filter(Boolean);
 }
 
 /**

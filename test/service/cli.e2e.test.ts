@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacHex } from '../../src/service/signing.js';
@@ -148,6 +148,35 @@ describe('service CLI end to end', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/executable "sh" is not allowed/);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it("in a job step runlens writes only inside the step's working folder: outputs and --db elsewhere are exit 2, nothing written", () => {
+    const home = join(data, 'step-home');
+    const outside = join(data, 'outside');
+    mkdirSync(home, { recursive: true });
+    mkdirSync(outside, { recursive: true });
+    const env = { RUNLENS_STEP_COMMANDS: 'runlens,dbt' };
+    const clean = join(ROOT, 'samples', 'clean-build.jsonl');
+    const refused: string[][] = [
+      ['generate', '-o', '../outside/gen.jsonl'],
+      ['generate', '-o', join(outside, 'gen.parquet'), '--format', 'parquet'],
+      ['convert', clean, join(outside, 'c.parquet')],
+      ['report', clean, '-o', join(outside, 'r.html')],
+      ['load', clean, '--db', '../outside/m.duckdb'],
+      ['migrate', sample(LEGACY, 'rr_v5_1.7.0_build.json'), '-o', join(outside, 'm.jsonl')],
+    ];
+    for (const args of refused) {
+      const r = runCli(args, { env, cwd: home });
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/a job step writes only inside its run's folder/);
+    }
+    expect(readdirSync(outside)).toEqual([]);
+    // inside it, as without a step
+    const ok = runCli(['generate', '-o', 'sub/gen.jsonl'], { env, cwd: home });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(existsSync(join(home, 'sub', 'gen.jsonl'))).toBe(true);
+    // outside a step, the same path is written
+    expect(runCli(['generate', '-o', '../outside/gen.jsonl'], { cwd: home }).code).toBe(0);
   });
 
   it('a `runlens generate -o FILE.jsonl` step gets its JSONL converted into the Parquet artifact', async () => {
