@@ -15,8 +15,9 @@ export function applyArgumentRules(parser: Argv, args: string[]): Argv {
   const declared = declareWithValues(parser);
   const usage = usageOfCommandRun(parser, args.includes('--'));
   return parser
-    // the words after -- stay apart from the options (yargs would put them, unbound, into `_`)
-    .parserConfiguration({ 'populate--': true })
+    // the words after -- stay apart from the options (yargs would put them, unbound, into `_`);
+    // a dot in an option's name is part of it (yargs would make `--out.x` an object of `out`)
+    .parserConfiguration({ 'populate--': true, 'dot-notation': false })
     .middleware(((argv: Parsed, y: Declared) => {
       const o = y.getOptions();
       givenOnce(argv, o);

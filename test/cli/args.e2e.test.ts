@@ -124,6 +124,17 @@ describe('stdin', () => {
 });
 
 describe('values', () => {
+  it('an option spelled with a dot, or a short option joined to a path, is a usage error, not an internal one', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-dotted-'));
+    for (const args of [['generate', '--out.x', 'y.jsonl'], ['generate', '-o../z.jsonl', '--nodes', '4']]) {
+      const r = runCli(args, { cwd: dir });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/unknown option or extra argument/);
+      expect(r.stderr).not.toMatch(/internal error/);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('--trace without a value is a usage error', () => {
     for (const cmd of ['tree', 'gate']) {
       const r = runCli([cmd, FAILED, '--trace']);
