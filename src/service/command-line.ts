@@ -75,10 +75,17 @@ export function splitCommand(command: string): string[] {
 const MAX_ARG_BYTES = 128 * 1024;
 
 /**
- * runlens commands that open the service's store or serve it: in a step they would act with the
- * service's files, not the token that made the job (an owner token of any account, say).
+ * runlens commands a step may not run, and why. A step makes, checks and reads telemetry in its run's
+ * folder; these would act with the service's files or address, not the token that made the job.
  */
-const STORE_COMMANDS = ['accounts', 'tokens', 'serve'];
+const STORE = "works on the service's own store, so it runs where the store is, not in a job step (it would act with the service's files, not the job's token)";
+const CLIENT = 'is a client of the service: a step would send requests from the service\'s host, to any address it can reach (see the SSRF policy)';
+const REFUSED_IN_STEP: Record<string, string> = {
+  accounts: STORE, tokens: STORE, serve: STORE,
+  webhooks: CLIENT, jobs: CLIENT, artifacts: CLIENT,
+  receive: 'listens on a port of the service\'s host until it is stopped: not a step',
+  explore: 'is interactive: a step has no terminal',
+};
 
 /**
  * `record`'s options that take a value as the next word (src/commands/record.ts): that word is not
@@ -135,9 +142,7 @@ export function argvRefusal(argv: readonly string[], allowed: readonly string[])
   if (exe !== 'runlens') return null;
   const args = argv.slice(1);
   const word = commandWord(args);
-  if (word && STORE_COMMANDS.includes(word)) {
-    return `runlens ${word} works on the service's own store, so it runs where the store is, not in a job step (it would act with the service's files, not the job's token)`;
-  }
+  if (word && Object.hasOwn(REFUSED_IN_STEP, word)) return `runlens ${word} ${REFUSED_IN_STEP[word]}`;
   if (word !== 'record') return null;
   const cmd = recordedCommand(args.slice(args.indexOf(word) + 1));
   // record without a command runs nothing (it says so itself)

@@ -141,6 +141,17 @@ describe('step commands', () => {
       expect(stepRefusal(`runlens ${rest}`, ['dbt', 'runlens'])).toMatch(/runlens (accounts|tokens|serve).*not in a job step/);
     });
 
+  it.each([
+    ['jobs list --base-url http://169.254.169.254/latest/meta-data# --account 1 --token x', /runlens jobs is a client of the service/],
+    ['webhooks test WSU --base-url http://127.0.0.1:9/', /runlens webhooks is a client/],
+    ['artifacts fetch --run 1 -o ../../x', /runlens artifacts is a client/],
+    ['receive --host 0.0.0.0 --port 4318', /runlens receive listens on a port/],
+    ['explore run.jsonl', /runlens explore is interactive/],
+    ['record -o r.jsonl -- runlens jobs list', /runlens jobs is a client/],
+  ])('refuses a runlens step that calls the service, listens or waits for a terminal: runlens %s', (rest, why) => {
+    expect(stepRefusal(`runlens ${rest}`, ['dbt', 'runlens'])).toMatch(why);
+  });
+
   it('checks the command a runlens record step runs as a step of its own', () => {
     const allowed = ['dbt', 'runlens'];
     expect(stepRefusal('runlens record -o run.jsonl -- sh -c "cat /etc/passwd"', allowed)).toMatch(/record runs "sh -c.*executable "sh" is not allowed/);
