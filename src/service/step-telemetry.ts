@@ -15,7 +15,7 @@
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 // The one place this service calls the producer's converter (src/produce, issue 3).
 import { convertFile, readRecords } from '../produce/convert.js';
@@ -133,7 +133,8 @@ function namedPlaces(argv: string[], cwd: string): TelemetryFile[] {
   const path = argv[0] === 'runlens' ? runlensOutput(argv, cwd) : undefined;
   const outputFormat = path ? formatOf(path) : null;
   if (path && outputFormat) places.push({ path, format: outputFormat });
-  return places;
+  // A place outside the run's folder (`--target-path ../../other-run`) is not this run's to store.
+  return places.filter((p) => !relative(cwd, p.path).startsWith('..') && !isAbsolute(relative(cwd, p.path)));
 }
 
 /**

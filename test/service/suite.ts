@@ -911,6 +911,13 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(n).toBe(readFileSync(src, 'utf8').split('\n').filter((l) => l.trim()).length);
       });
 
+      it.skipIf(jsonlNote.missing)(jsonlNote.title("a file named by --log-path outside the run's folder (another run's) is not stored as the step's telemetry"), async () => {
+        const src = sample(FUSION, 'forwarder-otel_failed-preview120.jsonl');
+        const step = `node -e "const fs=require('fs');fs.mkdirSync('../elsewhere/logs',{recursive:true});fs.copyFileSync(process.argv[1],'../elsewhere/logs/run.jsonl')" ${JSON.stringify(src)} --log-path ../elsewhere/logs --otel-file-name run.jsonl`;
+        const run = await runAndWait(await job([step]));
+        expect(run.run_steps[0]).toMatchObject({ status: 10, telemetry_artifact: null });
+      });
+
       describe('steps that write the same telemetry file', () => {
         /**
          * A stand-in engine: `node fake-engine.mjs SRC [flags]` puts SRC's bytes where the engine would
