@@ -4,6 +4,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { InputError, systemReason } from '../errors.js';
 import { sniffLegacy, type LegacyKind } from '../legacy/sniff.js';
+import { refuseOutsideStep } from '../service/job-step.js';
 
 /** Telemetry (JSONL, Parquet), or a file of the older engine (translated on the fly: src/legacy). */
 export type InputFormat = 'jsonl' | 'parquet' | `legacy-${LegacyKind}`;
@@ -46,6 +47,7 @@ export async function expandPaths(args: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const arg of args) {
     refuseStdin(arg);
+    refuseOutsideStep(arg, 'input');
     let st;
     try {
       st = await stat(arg);
@@ -66,6 +68,8 @@ export async function expandPaths(args: string[]): Promise<string[]> {
       throw new InputError(systemReason({ code: 'ENOENT' }), arg);
     }
   }
+  // (a folder inside may hold links to files elsewhere)
+  for (const f of out) refuseOutsideStep(f, 'input');
   return [...new Set(out)];
 }
 
@@ -87,6 +91,7 @@ export function everyPathAdds(paths: readonly string[], filesOf: (arg: string) =
 
 /** Read the first bytes to tell Parquet from (gzipped) JSONL; extensions are only a hint. */
 export async function detectFile(file: string): Promise<InputFile> {
+  refuseOutsideStep(file, 'input');
   const fh = await open(file, 'r').catch((e: NodeJS.ErrnoException) => {
     throw new InputError(`cannot open: ${e.code ?? e.message}`, file);
   });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
+import { refuseOutsideStep } from '../service/job-step.js';
 
 /** Line and column (1-based) of a character offset. */
 function lineColumn(text: string, pos: number): { line: number; column: number } {
@@ -20,6 +21,7 @@ function lineColumn(text: string, pos: number): { line: number; column: number }
  * surrogate the field that holds it.
  */
 export function readJsonDocument(file: string, what: string): unknown {
+  refuseOutsideStep(file, what);
   let text: string;
   try {
     // Bytes first, then one decode: cheaper than readFileSync(file, 'utf8') on a big run_results.json.

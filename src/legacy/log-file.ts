@@ -7,6 +7,7 @@ import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../i
 import type { BadLine } from '../ingest/jsonl-lines.js';
 import { parseEventLine, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
+import { refuseOutsideStep } from '../service/job-step.js';
 
 export interface LogFileReport {
   file: string;
@@ -174,6 +175,7 @@ export function textOf(input: Readable): AsyncIterable<string> {
 export async function translateLogFile(
   file: string, o: TranslatorOptions, drain: () => Promise<void>, read: Pick<FeedOptions, 'lenient' | 'hint'> = {},
 ): Promise<LogFileReport> {
+  refuseOutsideStep(file, 'input');
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
   const t = new LogTranslator(o);
   const { lines, badLines, malformed } = await feedLines(textOf(file.endsWith('.gz') ? input.pipe(createGunzip()) : input), t, { drain, file, ...read });

@@ -13,7 +13,7 @@ import { createWriteStream, linkSync, mkdirSync, openSync, readFileSync, renameS
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { outputLabel } from './output-path.js';
-import { refuseWriteOutsideStep } from '../service/job-step.js';
+import { refuseOutsideStep } from '../service/job-step.js';
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -143,7 +143,7 @@ function takeLock(lock: string): boolean {
  * `beside`, the writer writes FILE.PID.tmp, removed if the process is stopped.
  */
 export function claimOutput(file: string, o: { beside?: boolean } = {}): OutputClaim {
-  refuseWriteOutsideStep(file, 'output');
+  refuseOutsideStep(file, 'output');
   const lock = `${file}.lock`;
   // Listen before the first file is made: a signal then waits for this synchronous claim to list
   // what it made, where without a listener it would end the process with the lock left behind.

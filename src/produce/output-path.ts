@@ -10,7 +10,7 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { InputError, OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
 import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
-import { refuseWriteOutsideStep } from '../service/job-step.js';
+import { refuseOutsideStep } from '../service/job-step.js';
 
 export const STDOUT = '-';
 
@@ -112,6 +112,7 @@ export function refuseOutputOverInput(output: string, inputs: readonly string[])
  * and a file is made beside it and removed. A file system error names the path (exit 2).
  */
 export function checkOutputPlace(file: string): void {
+  refuseOutsideStep(file, 'output');
   mkdirSync(path.dirname(file), { recursive: true });
   if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
   const tmp = besideFile(file);
@@ -151,7 +152,7 @@ export function notWritten(e: unknown, output: string, tmp?: string): unknown {
  * write that fails leaves no part of it under its name (nor the file written beside); its folder is created.
  */
 export async function writeOutputFile(file: string, data: string | Uint8Array): Promise<void> {
-  refuseWriteOutsideStep(file, 'output');
+  refuseOutsideStep(file, 'output');
   const tmp = besideFile(file);
   const untrack = removeOnStop(tmp);
   try {

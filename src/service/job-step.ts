@@ -16,8 +16,9 @@ export function jobStepCommands(env: NodeJS.ProcessEnv = process.env): string[] 
   return v === undefined ? null : v.split(',').filter(Boolean);
 }
 
-/** `file` as the system will reach it: its nearest existing folder with links followed. */
+/** `file` as the system reaches it: links followed, in the file itself or in its nearest existing folder. */
 function reached(file: string): string {
+  if (existsSync(file)) return realpathSync(file);
   let dir = path.dirname(path.resolve(file));
   const rest = [path.basename(file)];
   while (!existsSync(dir) && path.dirname(dir) !== dir) {
@@ -28,14 +29,15 @@ function reached(file: string): string {
 }
 
 /**
- * In a job step, a file runlens writes (an output, a --db model) must be in the step's working
- * folder, the run's: elsewhere it could replace the service's store or another run's files.
+ * In a job step, a file runlens reads or writes (an input, an output, a --db model, a manifest) must
+ * be in the step's working folder, the run's: elsewhere it could read another account's runs, or
+ * replace the service's store or another run's files.
  */
-export function refuseWriteOutsideStep(file: string, what: string): void {
+export function refuseOutsideStep(file: string, what: string): void {
   if (jobStepCommands() === null) return;
   const home = realpathSync(process.cwd());
   const rel = path.relative(home, reached(file));
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
-    throw new UsageError(`${what} ${file}: a job step writes only inside its run's folder (${home})`);
+    throw new UsageError(`${what} ${file}: a job step reads and writes only inside its run's folder (${home})`);
   }
 }

@@ -3,6 +3,7 @@ import { NO_EXTENSION_FETCH, duckdb } from './duckdb.js';
 import { InputError, UsageError, engineMessage, errorMessage } from '../errors.js';
 import { deduplicated, jsonRows, streamRows, type RowStream } from './json-rows.js';
 import { timed } from './timing.js';
+import { refuseOutsideStep } from '../service/job-step.js';
 
 export type Row = Record<string, unknown>;
 
@@ -62,6 +63,7 @@ export class Db {
   }
 
   static async open(path = IN_MEMORY, opts: { readOnly?: boolean } = {}): Promise<Db> {
+    if (path !== IN_MEMORY) refuseOutsideStep(path, '--db');
     let instance: DuckDBInstance;
     try {
       // (no block_allocator_memory: it reserves DuckDB's whole memory limit in every process, and a

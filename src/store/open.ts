@@ -9,7 +9,6 @@ import { InputError, UsageError } from '../errors.js';
 import { Db, sqlString } from './db.js';
 import { shellWords } from '../render/shell-words.js';
 import { ensureSchema, modelState, unfinishedLoads, type ModelState } from './schema.js';
-import { refuseWriteOutsideStep } from '../service/job-step.js';
 
 const MAKES_MODELS = '`runlens load PATH --db FILE` makes models';
 
@@ -48,7 +47,6 @@ async function unfinishedLoadsError(db: Db, path: string): Promise<InputError> {
 export async function openModel(dbPath?: string, opts: { load?: string; unfinished?: 'refuse' | 'warn' } = {}): Promise<Db> {
   // DuckDB's name for an in-memory database: a "saved" model that is gone when the command ends
   if (dbPath?.startsWith(':memory:')) throw new UsageError(`--db takes a file path, not ${dbPath} (without --db the model lives in memory)`);
-  if (dbPath !== undefined) refuseWriteOutsideStep(dbPath, '--db');
   const db = await Db.open(dbPath);
   try {
     const state = dbPath === undefined ? 'empty' : await modelState(db);

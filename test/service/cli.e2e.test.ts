@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacHex } from '../../src/service/signing.js';
 import { startReceiver, until } from './helpers.js';
 import { CLI, runCli, runCliWithFileLimit } from '../helpers/cli.js';
-import { LEGACY, ROOT, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
+import { LEGACY, ROOT, sample, samplesNote } from '../helpers/samples.js';
 
 /** A Parquet file runlens's own producer wrote (samples/README.md). */
 const PRODUCED_PARQUET = join(ROOT, 'samples', 'clean-build.parquet');
@@ -125,11 +125,10 @@ describe('service CLI end to end', () => {
 
   it("free SQL in a runlens step reads the model, not the service's files (exit 2)", async () => {
     const auth = { authorization: `Token ${conn[5]}`, 'content-type': 'application/json' };
-    const sample = join(SHARED_SAMPLES, 'fusion-jsonl', 'forwarder-otel_failed-preview120.jsonl');
     const secret = join(data, 'secret.txt');
     writeFileSync(secret, 'whsec-of-another-account\n');
-    const steps = [`runlens query --sql "select count(*) as n from runs" ${sample}`,
-      `runlens query --sql "select content from read_text('${secret}')" ${sample}`];
+    const steps = ['runlens generate -o g.jsonl --nodes 5', 'runlens query --sql "select count(*) as n from runs" g.jsonl',
+      `runlens query --sql "select content from read_text('${secret}')" g.jsonl`];
     const job = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/`, { method: 'POST', headers: auth,
       body: JSON.stringify({ name: 'sql', project_id: 1, environment_id: 1, execute_steps: steps }) })).json() as any;
     const run = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/jobs/${job.data.id}/run/`, { method: 'POST', headers: auth, body: JSON.stringify({ cause: 'sql' }) })).json() as any;
@@ -137,9 +136,9 @@ describe('service CLI end to end', () => {
       const r = await (await fetch(`${base}/api/v2/accounts/${conn[3]}/runs/${run.data.id}/?include_related=["run_steps"]`, { headers: auth })).json() as any;
       return r.data.is_complete ? r.data : null;
     }, 'run complete');
-    expect(details.run_steps.map((s: any) => [s.status, s.exit_code]), JSON.stringify(details.run_steps)).toEqual([[10, 0], [20, 2]]);
-    expect(details.run_steps[1].logs).toMatch(/runlens: SQL error: .*Permission Error.*in a job step, --sql reads only the model/);
-    expect(details.run_steps[1].logs).not.toContain('whsec-of-another-account');
+    expect(details.run_steps.map((s: any) => [s.status, s.exit_code]), JSON.stringify(details.run_steps)).toEqual([[10, 0], [10, 0], [20, 2]]);
+    expect(details.run_steps[2].logs).toMatch(/runlens: SQL error: .*Permission Error.*in a job step, --sql reads only the model/);
+    expect(details.run_steps[2].logs).not.toContain('whsec-of-another-account');
   });
 
   it('runlens record in a job step runs only a command the step check allows, checked on what it parsed (exit 2)', () => {
@@ -168,9 +167,28 @@ describe('service CLI end to end', () => {
     for (const args of refused) {
       const r = runCli(args, { env, cwd: home });
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
-      expect(r.stderr).toMatch(/a job step writes only inside its run's folder/);
+      expect(r.stderr).toMatch(/a job step reads and writes only inside its run's folder/);
     }
     expect(readdirSync(outside)).toEqual([]);
+    // nor is anything read from outside it: another run's telemetry, a model, a manifest, a link out
+    const other = join(outside, 'other-run.jsonl');
+    copyFileSync(clean, other);
+    expect(runCli(['load', clean, '--db', join(outside, 'm.duckdb')]).code).toBe(0);
+    symlinkSync(outside, join(home, 'link-out'));
+    const reads: string[][] = [
+      ['runs', other], ['query', '--sql', 'SELECT count(*) FROM records', '../outside'], ['validate', other], ['convert', other, 'c.parquet'],
+      ['runs', 'link-out/other-run.jsonl'], ['gate', sample(LEGACY, 'rr_v5_1.7.0_build.json')], ['runs', '--db', join(outside, 'm.duckdb')],
+      ['tree', sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl')],
+    ];
+    for (const args of reads) {
+      const r = runCli(args, { env, cwd: home });
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/a job step reads and writes only inside its run's folder/);
+    }
+    // a receive output outside makes no folder there
+    const rc = runCli(['receive', '--port', '0', '--jsonl', '../outside/store.sqlite-journal/x.jsonl'], { env, cwd: home });
+    expect(rc.code, rc.stderr).toBe(2);
+    expect(readdirSync(outside).sort()).toEqual(['m.duckdb', 'other-run.jsonl']);
     // inside it, as without a step
     const ok = runCli(['generate', '-o', 'sub/gen.jsonl'], { env, cwd: home });
     expect(ok.code, ok.stderr).toBe(0);
