@@ -47,7 +47,7 @@ export async function expandPaths(args: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const arg of args) {
     refuseStdin(arg);
-    refuseOutsideStep(arg, 'input');
+    refuseOutsideStep(arg, 'input', { folderItself: true });
     let st;
     try {
       st = await stat(arg);

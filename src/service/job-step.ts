@@ -30,14 +30,15 @@ function reached(file: string): string {
 
 /**
  * In a job step, a file runlens reads or writes (an input, an output, a --db model, a manifest) must
- * be in the step's working folder, the run's: elsewhere it could read another account's runs, or
+ * be in the step's working folder (`folderItself`: or be that folder, a PATH to read), the run's: elsewhere it could read another account's runs, or
  * replace the service's store or another run's files.
  */
-export function refuseOutsideStep(file: string, what: string): void {
+export function refuseOutsideStep(file: string, what: string, o: { folderItself?: boolean } = {}): void {
   if (jobStepCommands() === null) return;
   const home = realpathSync(process.cwd());
   const rel = path.relative(home, reached(file));
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+  // the folder itself is a PATH to read (`runlens gate .`), never a file to write (its lock would be beside it)
+  if ((rel === '' && !o.folderItself) || rel.startsWith('..') || path.isAbsolute(rel)) {
     throw new UsageError(`${what} ${file}: a job step reads and writes only inside its run's folder (${home})`);
   }
 }

@@ -189,10 +189,19 @@ describe('service CLI end to end', () => {
     const rc = runCli(['receive', '--port', '0', '--jsonl', '../outside/store.sqlite-journal/x.jsonl'], { env, cwd: home });
     expect(rc.code, rc.stderr).toBe(2);
     expect(readdirSync(outside).sort()).toEqual(['m.duckdb', 'other-run.jsonl']);
-    // inside it, as without a step
+    // inside it, as without a step; the folder itself is a PATH to read, not a file to write
     const ok = runCli(['generate', '-o', 'sub/gen.jsonl'], { env, cwd: home });
     expect(ok.code, ok.stderr).toBe(0);
     expect(existsSync(join(home, 'sub', 'gen.jsonl'))).toBe(true);
+    const fresh = join(data, 'step-fresh');
+    mkdirSync(fresh);
+    expect(runCli(['generate', '-o', 'logs/otel.jsonl'], { env, cwd: fresh }).code).toBe(0);
+    for (const here of ['.', './']) {
+      const r = runCli(['runs', here, '--format', 'json'], { env, cwd: fresh });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    expect(runCli(['report', '.', '-o', '.'], { env, cwd: fresh }).code).toBe(2);
+    expect(existsSync(`${fresh}.lock`)).toBe(false);
     // outside a step, the same path is written
     expect(runCli(['generate', '-o', '../outside/gen.jsonl'], { cwd: home }).code).toBe(0);
   });
