@@ -129,7 +129,7 @@ export function stepRefusal(command: string, allowed: readonly string[]): string
 
 /**
  * Why a step's argv may not run (null when it may): an executable not a bare name from the allowed
- * list, an argument too long, a runlens command that works on the service's store, or a `runlens
+ * list, an argument too long, a runlens command a step may not run (REFUSED_IN_STEP), or a `runlens
  * record` whose command would itself be refused as a step.
  */
 export function argvRefusal(argv: readonly string[], allowed: readonly string[]): string | null {

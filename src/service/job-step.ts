@@ -5,8 +5,8 @@ import { UsageError } from '../errors.js';
 
 /**
  * Set in every step's environment to the allowed list: runlens inside a step reads it to apply the
- * step check to what `record` runs, to keep `query --sql` to the model, and to keep its writes in
- * the run's folder.
+ * step check to what `record` runs, to keep `query --sql` to the model, and to keep what it reads
+ * and writes in the run's folder.
  */
 export const STEP_COMMANDS_VAR = 'RUNLENS_STEP_COMMANDS';
 
