@@ -26,13 +26,14 @@ const KEYS = {
 
 /**
  * Fields read as another type than VARCHAR (a value that does not convert is an error of DuckDB's
- * reader). Severity and status code stay text: the reader would round a number with a fraction, and
- * read true and false as 1 and 0, which are valid values of both; the check sees them as written. Ids
- * are JSON: read as text, a 16-digit number would pass for a span id.
+ * reader). Times, severity and status code stay text: the reader's cast to an integer would round a
+ * number with a fraction, read hex, binary, a sign or blanks as a number, and true and false as 1
+ * and 0; the check sees them as written. Ids are JSON: read as text, a 16-digit number would pass
+ * for a span id.
  */
 const READ_TYPES = {
   trace_id: 'JSON', span_id: 'JSON', parent_span_id: 'JSON',
-  links: 'JSON', attributes: 'JSON', start: 'BIGINT', end: 'BIGINT', time: 'BIGINT',
+  links: 'JSON', attributes: 'JSON',
   status: 'STRUCT(code VARCHAR, message VARCHAR)',
 } as const;
 
@@ -47,10 +48,11 @@ const idRead = (col: string, as: string, normalize: (id: string) => string) => {
 };
 const lower = (id: string) => `lower(${id})`;
 
-/** An integer read as text (`raw`) and cast (`n`) is not as written: a fraction, a boolean, out of range. */
+/**
+ * An integer read as text (`raw`) and cast (`n`) is not as written: a fraction, a boolean, hex, out of
+ * range (or leading zeros, which the line check then finds valid).
+ */
 const notAsWritten = (raw: string, n: string) => `(${raw} IS NOT NULL AND (${n} IS NULL OR CAST(${n} AS VARCHAR) <> ${raw}))`;
-/** A time of 0 or 1 ns: what the reader makes of false and true (no engine writes 1970), looked at line by line. */
-const maybeBoolean = (t: string) => `${t} BETWEEN 0 AND 1`;
 
 /**
  * The reader takes NaN and Infinity for numbers (any case, with a sign) and keeps them as written: a
@@ -185,11 +187,11 @@ function isInteger(x: unknown, bits: 32 | 64): boolean {
 }
 
 /**
- * The records of a JSONL file, read by DuckDB. Times are read as BIGINT and status as a struct: a value
- * that does not convert stops the read (the load then finds its line). `checks`: a record
- * recordProblem would reject for what DuckDB's reader shows of it (ids that are not strings of hex
- * digits of their length, severity and status code that do not cast back to their text, times of 0
- * or 1, attributes and links by their first character) is read with record_type NULL, a row the load
+ * The records of a JSONL file, read by DuckDB. Status is read as a struct: a value that does not
+ * convert stops the read (the load then finds its line). `checks`: a record recordProblem would
+ * reject for what DuckDB's reader shows of it (ids that are not strings of hex digits of their
+ * length, times, severity and status code that do not cast back to their text, attributes and
+ * links by their first character) is read with record_type NULL, a row the load
  * then reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
  * commas, NaN), and reads a number where a string belongs as its text (so ids are read as JSON).
  */
@@ -205,7 +207,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       OR NOT regexp_full_match(trace_id, '[0-9a-f]{32}') OR NOT regexp_full_match(span_id, '[0-9a-f]{16}')
       OR NOT regexp_full_match(parent_span_id, '[0-9a-f]{16}')
       OR ${notAsWritten('severity_text_number', 'severity_number')} OR ${notAsWritten('status_code_text', 'status_code')} OR status_code < 0
-      OR ${['start_ns', 'end_ns', 'time_ns'].map(maybeBoolean).join(' OR ')}
+      OR ${notAsWritten('start_text', 'start_ns')} OR ${notAsWritten('end_text', 'end_ns')} OR ${notAsWritten('time_text', 'time_ns')}
       OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')
       OR ${['span_name', 'event_type', 'event_id', 'severity_text', 'body', 'status_message'].map(maybeNonFiniteText).join(' OR ')}
       OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}`;
@@ -219,7 +221,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       ${q(k.span_name)} AS span_name,
       ${q(k.event_type)} AS event_type,
       ${q(k.event_id)} AS event_id,
-      ${q(k.start)} AS start_ns, ${q(k.end)} AS end_ns, ${q(k.time)} AS time_ns,
+      ${q(k.start)} AS start_text, ${q(k.end)} AS end_text, ${q(k.time)} AS time_text,
       ${q(k.severity_number)} AS severity_text_number,
       ${q(k.severity_text)} AS severity_text,
       ${q(k.status)}.code AS status_code_text, ${q(k.status)}.message AS status_message,
@@ -229,7 +231,8 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
     FROM read_json(${sqlString(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
                    compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = false)`;
-  const cast = `SELECT *, TRY_CAST(severity_text_number AS INTEGER) AS severity_number, TRY_CAST(status_code_text AS INTEGER) AS status_code
+  const cast = `SELECT *, TRY_CAST(start_text AS BIGINT) AS start_ns, TRY_CAST(end_text AS BIGINT) AS end_ns, TRY_CAST(time_text AS BIGINT) AS time_ns,
+      TRY_CAST(severity_text_number AS INTEGER) AS severity_number, TRY_CAST(status_code_text AS INTEGER) AS status_code
     FROM (${read})`;
   return `SELECT file_id, ${opts.checks ? `CASE WHEN ${problem} THEN NULL ELSE record_type END` : 'record_type'} AS record_type,
       trace_id, span_id, parent_span_id, span_name, event_type, event_id, start_ns, end_ns, time_ns, severity_number,

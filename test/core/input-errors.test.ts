@@ -206,6 +206,13 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     ['a severity with a fraction', log, (r) => (r.severity_number = 9.5), 'severity_number: must be an integer (got 9.5)'],
     ['a status code with a fraction', spanEnd, (r) => (r.status = { message: null, code: 1.5 }), 'status.code: must be an integer (got 1.5)'],
     ['a time true', spanEnd, (r) => (r.start_time_unix_nano = true), 'start_time_unix_nano: must be nanoseconds, a string of decimal digits (got true)'],
+    // DuckDB's cast to an integer reads these as numbers (hex, binary, a sign, blanks; a fraction rounded)
+    ['a time in hex', spanEnd, (r) => (r.start_time_unix_nano = '0x6FFFFFFFFFFFFFFF'), 'start_time_unix_nano: must be nanoseconds, a string of decimal digits (got "0x6FFFFFFFFFFFFFFF")'],
+    ['a time in binary', spanEnd, (r) => (r.end_time_unix_nano = '0b101'), 'end_time_unix_nano: must be nanoseconds, a string of decimal digits (got "0b101")'],
+    ['a time with blanks', log, (r) => (r.time_unix_nano = '  42'), 'time_unix_nano: must be nanoseconds, a string of decimal digits (got "  42")'],
+    ['a time with a plus sign', spanEnd, (r) => (r.start_time_unix_nano = '+42'), 'start_time_unix_nano: must be nanoseconds, a string of decimal digits (got "+42")'],
+    ['a time with a fraction', spanEnd, (r) => (r.start_time_unix_nano = 1.5), 'start_time_unix_nano: must be nanoseconds, a string of decimal digits (got 1.5)'],
+    ['a time a decimal string', log, (r) => (r.time_unix_nano = '1772463600000000000.5'), 'time_unix_nano: must be nanoseconds, a string of decimal digits (got "1772463600000000000.5")'],
     ['a severity true', log, (r) => (r.severity_number = true), 'severity_number: must be an integer (got true)'],
     ['a status code false', spanEnd, (r) => (r.status = { message: null, code: false }), 'status.code: must be an integer (got false)'],
     // a status code is an unsigned enum (the engine's Parquet column is UInt32)
@@ -246,6 +253,15 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     const r = await loadPaths(db, [p]);
     expect(r.records).toBe(LINES.length);
     expect(await db.scalar<number>('SELECT count(*)::INTEGER FROM record_rows WHERE start_ns = 0')).toBe(1);
+    db.close();
+  });
+
+  it('a time written with leading zeros is a string of decimal digits: the file loads whole with its value', async () => {
+    const p = file('time-zeros.jsonl', edited(spanEnd, (r) => (r.start_time_unix_nano = '01772463600000000000')));
+    const db = await openModel();
+    const r = await loadPaths(db, [p]);
+    expect(r.records).toBe(LINES.length);
+    expect(await db.scalar<string>('SELECT start_ns::VARCHAR FROM record_rows WHERE start_ns = 1772463600000000000')).toBe('1772463600000000000');
     db.close();
   });
 
