@@ -374,7 +374,8 @@ export class OtlpReceiver {
    * if the database refuses the batch it must not take the other requests' records with it: each
    * request is then written alone, and a request refused alone record by record, so only the records
    * refused on their own are lost (counted, reported by the flush). When nothing of the batch can be
-   * written, the database itself is failing, not a record: the batch is lost as a whole.
+   * written, or the database's error is not about a record (a full disk), the database itself is
+   * failing: the rest of the batch is lost as a whole, not tried record by record.
    */
   private async write(batches: LiveRows[]): Promise<number> {
     const all = batches.length === 1 ? batches[0]! : batches.reduce((acc, b) => (acc.append(b), acc), new LiveRows(rowsIn(batches)));
@@ -402,7 +403,7 @@ export class OtlpReceiver {
     for (const b of refused) {
       for (let i = 0; i < b.length; i++) {
         // a database that took nothing, not even a handful of records alone, is failing as a whole
-        if (written === 0 && tried >= ALONE_PROBES) {
+        if ((written === 0 && tried >= ALONE_PROBES) || !refusesRecord(first)) {
           lost += b.length - i;
           this.resent.forget(b, i);
           break;
@@ -474,6 +475,9 @@ class SpanNames {
 
 /** Records of a refused request tried alone before the database is taken to be failing as a whole. */
 const ALONE_PROBES = 8;
+
+/** DuckDB's error refuses a record's values (a constraint, a cast), not the database's writing of them (a full disk, an I/O error). */
+const refusesRecord = (e: Error): boolean => /^(Constraint|Conversion|Invalid Input|Out of Range) Error/.test(e.message);
 
 function rowsIn(batches: LiveRows[]): number {
   return batches.reduce((n, b) => n + b.length, 0);

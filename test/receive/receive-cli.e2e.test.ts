@@ -13,9 +13,17 @@ import { FUSION, ROOT, sample, samplesNote } from '../helpers/samples.js';
 import { logsJson, postOtlpJson, tracesJson } from './otlp-json.js';
 
 /** Start the built CLI and resolve once it prints the URL it listens on. */
-function startCli(args: string[]): Promise<{ url: string; done: Promise<{ code: number | null; stderr: string; stdout: string }>; kill: (s: NodeJS.Signals) => void }> {
+function startCli(
+  args: string[],
+  opts: { fileLimitKib?: number } = {},
+): Promise<{ url: string; done: Promise<{ code: number | null; stderr: string; stdout: string }>; kill: (s: NodeJS.Signals) => void }> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build`);
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // with a file limit (the shell's `ulimit -f`), a write past it fails with EFBIG, as on a full disk
+  const [file, argv] =
+    opts.fileLimitKib === undefined
+      ? [process.execPath, [CLI, ...args]]
+      : ['bash', ['-c', `ulimit -f ${opts.fileLimitKib} && exec "$0" "$@"`, process.execPath, CLI, ...args]];
+  const child = spawn(file, argv, { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -217,6 +225,24 @@ describe('runlens receive and gate --receive (built CLI)', () => {
     const stop = r.stderr.split('\n').find((l) => l.includes('stopped (SIGTERM)'));
     expect(stop).toContain(`; not written in full: parquet ${pq} (`);
   });
+
+  it('a model whose disk fills up while receiving: receive stops promptly, its stop line names the model, and the exit code is 2', async () => {
+    const dir = tempDir();
+    const db = path.join(dir, 'live.duckdb');
+    const big = path.join(dir, 'big.jsonl');
+    await generate({ output: big, runs: 1, nodes: 2000, seed: 9, failRate: 0.1 });
+    const rx = await startCli(['receive', '--port', '0', '--db', db], { fileLimitKib: 1024 });
+    // a first run fits: the database took records before it failed
+    await send(path.join(ROOT, 'samples/clean-build.jsonl'), rx.url);
+    await new Promise((r) => setTimeout(r, 1500));
+    await send(big, rx.url);
+    rx.kill('SIGTERM');
+    const r = await rx.done;
+    expect(r.code, r.stderr).toBe(2);
+    const stop = r.stderr.split('\n').find((l) => l.includes('stopped (SIGTERM)'));
+    expect(stop).toMatch(/acknowledged but refused by the database/);
+    expect(stop).toContain(`; not written in full: the model ${db} (`);
+  }, 120_000);
 
   it('a port in use is exit 2 "cannot listen" for receive and gate --receive', async () => {
     const busy = createServer();
