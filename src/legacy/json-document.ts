@@ -4,6 +4,9 @@ import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 
+/** A JSON value as a message names it: `the string "x"`, `a list`, `an object`, `5`. */
+export const shown = (v: unknown) => (typeof v === 'string' ? `the string ${JSON.stringify(v)}` : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : JSON.stringify(v));
+
 /** Line and column (1-based) of a character offset. */
 function lineColumn(text: string, pos: number): { line: number; column: number } {
   let line = 1;

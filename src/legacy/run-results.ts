@@ -7,8 +7,8 @@
  * written before schema v1 (dbt 0.18 and older) are refused with a message that says so.
  */
 import { InputError } from '../errors.js';
-import { readJsonDocument } from './json-document.js';
-import { isoToNs } from './time.js';
+import { readJsonDocument, shown } from './json-document.js';
+import { isoToNs, notATimestamp } from './time.js';
 import { commandOf } from '../telemetry/command-line.js';
 
 export interface Timing {
@@ -71,7 +71,6 @@ interface At {
   uid?: string;
 }
 const wrong = (at: At, what: string) => new InputError(`${at.uid ? `${at.uid}: ` : ''}${what}`, at.file, undefined, at.field);
-const shown = (v: unknown) => (typeof v === 'string' ? `the string ${JSON.stringify(v)}` : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : JSON.stringify(v));
 
 /** A number, or null when absent or null. */
 function num(v: unknown, at: At): number | null {
@@ -84,7 +83,7 @@ function num(v: unknown, at: At): number | null {
 function time(v: unknown, at: At): bigint | null {
   if (v === undefined || v === null || v === '') return null;
   const ns = isoToNs(v);
-  if (ns === null) throw wrong(at, `must be an ISO 8601 timestamp, not ${typeof v === 'string' ? JSON.stringify(v) : shown(v)}`);
+  if (ns === null) throw wrong(at, notATimestamp(v));
   return ns;
 }
 

@@ -85,4 +85,20 @@ describe.skipIf(note.missing)(note.title('run_results.json of odd shapes'), () =
       expect(r.stderr).toMatch(/no-time\.json.*metadata\.generated_at/);
     }
   });
+
+  it('a date the calendar does not have (day 31 of a 30-day month, Feb 29 of a common year, hour 24) is refused naming the field, not read as the next day', () => {
+    const doc = read(path.join(SHARED_SAMPLES, 'legacy-corpus', 'yu-iskw__dbt-artifacts-parser__tests_resources_run_results_v5_jaffle_shop_run_results.json'));
+    expect(doc.metadata.generated_at).toBe('2023-11-06T00:52:43.487173Z');
+    for (const at of ['2023-11-31T00:52:43.487173Z', '2023-02-29T00:52:43.487173Z', '2023-11-06T24:52:43.487173Z', '2023-11-06T00:60:43.487173Z', '2023-13-06T00:52:43.487173Z']) {
+      const f = write('impossible.json', { ...doc, metadata: { ...doc.metadata, generated_at: at } });
+      for (const args of [['runs', f], ['gate', f], ['migrate', f, '-o', path.join(dir, 'impossible.jsonl')]]) {
+        const r = runCli(args);
+        expect(r.code, `${at} ${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`${f}: metadata.generated_at: must be an ISO 8601 timestamp, not "${at}"`);
+      }
+    }
+    // a leap day is a day
+    const leap = write('leap.json', { ...doc, metadata: { ...doc.metadata, generated_at: '2024-02-29T00:52:43.487173Z' } });
+    expect(runCli(['runs', leap]).code).toBe(0);
+  });
 });
