@@ -4,7 +4,7 @@
  * numbering and other field names, so they are named from that version's table and their fields
  * renamed to the 1.4+ ones: the translator reads one format.
  */
-import { isoToNs } from './time.js';
+import { isoToNs, notATimestamp } from './time.js';
 
 export interface LegacyNodeInfo {
   uniqueId: string;
@@ -25,6 +25,8 @@ export interface LegacyEvent {
   /** rendered human text, colour codes removed */
   msg: string;
   ts: bigint | null;
+  /** why ts is null: the line's field (info.ts, or ts in 1.0-1.3) and what is wrong with it */
+  badTs?: { field: string; why: string };
   /** the engine's thread (one query at a time runs on each) */
   thread: string;
   invocationId: string | null;
@@ -100,6 +102,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
   if (!isObj(o)) return null;
   let name: string, code: string, level: string, msg: string, ts: unknown, inv: unknown, thread: string, data: Record<string, unknown>;
   let status: string | undefined;
+  let tsField: string;
   if (isObj(o.info)) {
     const i = o.info;
     name = str(i.name);
@@ -107,6 +110,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
     level = str(i.level) || 'info';
     msg = str(i.msg);
     ts = i.ts;
+    tsField = 'info.ts';
     inv = i.invocation_id;
     thread = str(i.thread);
     data = isObj(o.data) ? o.data : {};
@@ -118,6 +122,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
     level = str(o.level) || 'info';
     msg = str(o.msg);
     ts = o.ts;
+    tsField = 'ts';
     inv = o.invocation_id;
     thread = str(o.thread_name);
     data = flatData(isObj(o.data) ? o.data : {});
@@ -126,6 +131,7 @@ export function parseEventLine(line: string): LegacyEvent | null {
   if (msg.includes('\x1b')) msg = msg.replace(ANSI, '');
   const ev: LegacyEvent = { name, code, level, msg, ts: isoToNs(ts), thread, invocationId: typeof inv === 'string' && inv ? inv : null, data };
   if (status) ev.status = status;
+  if (ev.ts === null) ev.badTs = { field: tsField, why: ts === undefined || ts === null ? 'missing' : notATimestamp(ts) };
   const ni = data.node_info;
   if (isObj(ni) && typeof ni.unique_id === 'string' && ni.unique_id) {
     const rel = isObj(ni.node_relation) ? ni.node_relation : {};

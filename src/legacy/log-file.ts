@@ -121,6 +121,12 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
       malformed.push({ line: n, reason: `malformed JSON: ${broken}` });
       return;
     }
+    // Every line the engine writes has its time: without one, the run's times would be made up.
+    if (ev?.badTs && o.file !== undefined) {
+      if (!o.lenient) throw new InputError(`${ev.badTs.why}${o.hint ?? ''}`, o.file, n, ev.badTs.field);
+      malformed.push({ line: n, reason: `${ev.badTs.field}: ${ev.badTs.why}` });
+      return;
+    }
     if (ev) {
       events.push(ev);
       if (human && ev.level !== 'debug' && ev.msg) text += ev.msg + '\n';

@@ -70,6 +70,50 @@ describe.skipIf(note.missing)(note.title('damaged and foreign older-engine files
     // a run it would pass, with a line lost, is not passed
     expect(runCli(['gate', broken, '--lenient', '--fail-on', 'error']).code).toBe(2);
   });
+  it("a log line's info.ts: any RFC 3339 form is its time; one that is missing or does not parse stops the read naming file, line and field (exit 2)", () => {
+    const dir = tempDir('runlens-ts-');
+    const all = lines(BUILD_LOG).filter((l) => l);
+    const withTs = (name: string, i: number, ts: unknown) => {
+      const f = path.join(dir, `${name}.jsonl`);
+      writeFileSync(f, all.map((l, j) => {
+        if (j !== i) return l;
+        const o = JSON.parse(l);
+        if (ts === undefined) delete o.info.ts;
+        else o.info.ts = ts;
+        return JSON.stringify(o);
+      }).join('\n') + '\n');
+      return f;
+    };
+    const runsOf = (f: string) => json(['runs', f, '--format', 'json']).map((r) => [r.started_at, r.duration_s]);
+    const whole = runsOf(BUILD_LOG);
+    expect(whole).toEqual([['2024-12-17T12:53:36.110Z', 25.65]]);
+    const first = JSON.parse(all[0]!).info.ts as string;
+    expect(first).toBe('2024-12-17T12:53:36.110883Z');
+    // lowercase t and z (RFC 3339 allows them) and more than 9 fractional digits (read to the nanosecond)
+    for (const [name, ts] of [['lower-t', first.replace('T', 't')], ['lower-z', first.replace('Z', 'z')], ['ten-digits', first.replace('Z', '0001Z')]] as const)
+      expect(runsOf(withTs(name, 0, ts)), name).toEqual(whole);
+    const refused: [string, number, unknown, string][] = [
+      ['garbage', 0, 'garbage', 'info.ts: must be an ISO 8601 timestamp, not "garbage"'],
+      ['missing', 0, undefined, 'info.ts: missing'],
+      ['number', 0, 1734440016, 'info.ts: must be an ISO 8601 timestamp, not 1734440016'],
+      ['day-31', 0, '2024-11-31T12:53:36.110883Z', 'info.ts: must be an ISO 8601 timestamp, not "2024-11-31T12:53:36.110883Z"'],
+      ['hour-24', 200, '2024-12-17T24:53:36.110883Z', 'info.ts: must be an ISO 8601 timestamp, not "2024-12-17T24:53:36.110883Z"'],
+    ];
+    for (const [name, i, ts, why] of refused) {
+      const f = withTs(name, i, ts);
+      for (const args of [['runs', f], ['gate', f], ['migrate', f, '-o', path.join(dir, `${name}.out.jsonl`)]]) {
+        const r = runCli(args);
+        expect(r.code, `${name} ${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+        expect(r.stderr, `${name} ${args[0]}`).toContain(`${f}:${i + 1}: ${why}`);
+      }
+    }
+    expect(readdirSync(dir).filter((n) => n.includes('.out.'))).toEqual([]);
+    // --lenient: the line is skipped and named; the run keeps the times of its other lines
+    const lenient = runCli(['runs', withTs('garbage', 0, 'garbage'), '--lenient', '--format', 'json']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toContain(':1: info.ts: must be an ISO 8601 timestamp');
+    expect(JSON.parse(lenient.stdout)[0].started_at).toMatch(/^2024-12-17T12:53:3/);
+  });
   it('a manifest written on Windows gives node files with /, in annotations, junit and relative_path', () => {
     const dir = path.join(tempDir('runlens-win-'), 'win');
     mkdirSync(dir);

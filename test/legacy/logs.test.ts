@@ -291,4 +291,17 @@ describe('--log-format json streams', () => {
     expect(outcomes(m)).toEqual({ 'model.p.old': 'success/-/-' });
     expect(m.report.files[0]!.kind === 'log' && m.report.files[0]!.badLines).toBe(1);
   });
+
+  it("a line whose time is missing or does not parse is refused naming its line and field (1.0-1.3: ts), not read as 1970", async () => {
+    const flat = (code: string, data: Record<string, unknown>, at: unknown) => ({ code, data, invocation_id: INV, level: 'info', log_version: 2, msg: code, pid: 1, thread_name: 'MainThread', ts: at, type: 'log_line' });
+    const n = { id: 'model.p.old' };
+    for (const [at, why] of [['2022-01-05 10:00:00,123', 'ts: must be an ISO 8601 timestamp, not "2022-01-05 10:00:00,123"'], [null, 'ts: missing'], [undefined, 'ts: missing']] as const) {
+      const file = writeLines(tempDir('runlens-legacy-log-'), 'dbt.log', [
+        flat('A001', { v: '=1.2.0' }, ts()),
+        flat('Q023', { node_info: ni(n) }, at),
+        flat('Q024', { node_info: ni({ ...n, status: 'success' }), run_result: { status: 'success' } }, ts()),
+      ]);
+      await expect(migrateAndLoad([file])).rejects.toThrow(`${file}:2: ${why}`);
+    }
+  });
 });
