@@ -4,6 +4,7 @@
  * (method and full URL), the HTTP status and the service's message, so it says what failed and where.
  */
 import { STATUS_CODES } from 'node:http';
+import { cutText } from '../render/cut-text.js';
 
 export interface ClientConfig {
   baseUrl: string;
@@ -145,7 +146,7 @@ export function envelopeData<T>(request: string, res: Response, json: unknown, l
  */
 export function answerSummary(res: Response, body: Buffer): string {
   const text = body.subarray(0, 200).toString('utf8').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  const begins = text.length > ANSWER_PREVIEW ? `${text.slice(0, ANSWER_PREVIEW)}…` : text;
+  const begins = text.length > ANSWER_PREVIEW ? `${cutText(text, ANSWER_PREVIEW)}…` : text;
   return `content-type ${res.headers.get('content-type') ?? 'none'}, ${text ? `begins "${begins}"` : 'empty'}`;
 }
 const ANSWER_PREVIEW = 32;

@@ -3,6 +3,7 @@
  * terminal noise (ANSI codes, progress lines, backtraces) and without the repeats the engine writes
  * (the older engine logs a node's error where it happened and again in the end-of-run recap).
  */
+import { cutText } from '../render/cut-text.js';
 
 /** CSI and OSC escape sequences and two-character escapes. */
 const ANSI = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])/g;
@@ -30,7 +31,7 @@ export function cleanMessage(text: string): string {
     if (inBacktrace && (FRAME.test(line) || line === '')) continue;
     inBacktrace = BACKTRACE_START.test(line);
     if (inBacktrace || PROGRESS.test(line)) continue;
-    out.push(line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line);
+    out.push(line.length > MAX_LINE_CHARS ? `${cutText(line, MAX_LINE_CHARS)}…` : line);
   }
   while (out.length && out[0] === '') out.shift();
   while (out.length && out.at(-1) === '') out.pop();

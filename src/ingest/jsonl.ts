@@ -7,6 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { sqlString } from '../store/db.js';
 import type { InputFile } from './detect.js';
+import { cutText } from '../render/cut-text.js';
 
 /** Envelope field -> key in the file, per key style. */
 const KEYS = {
@@ -135,7 +136,7 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return { field: '-', reason: 'not a JSON object' };
   const k = KEYS[keyStyle];
   const r = v as Record<string, unknown>;
-  const got = (x: unknown) => `(got ${JSON.stringify(x)?.slice(0, 60)})`;
+  const got = (x: unknown) => `(got ${cutText(String(JSON.stringify(x)), 60)})`;
   const rt = r[k.record_type];
   if (rt === undefined || rt === null) return { field: k.record_type, reason: 'missing' };
   if (!(RECORD_TYPES as readonly unknown[]).includes(rt)) return { field: k.record_type, reason: `must be SpanStart, SpanEnd or LogRecord ${got(rt)}` };

@@ -14,6 +14,7 @@ import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type
 import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
 import { LONE_SURROGATE, wellFormed } from './lone-surrogate.js';
+import { cutText } from '../render/cut-text.js';
 
 /** Span name patterns the engine generates (telemetry.md 1.2), most specific first. */
 const NAME_PATTERNS: [RegExp, string, number][] = [
@@ -83,7 +84,7 @@ function within(prefix: string, e: unknown): never {
 
 /** What a value is, for messages: a JSON type, or a short quote of a string. */
 function got(v: unknown): string {
-  if (typeof v === 'string') return `got ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (typeof v === 'string') return `got ${JSON.stringify(v.length > 40 ? `${cutText(v, 40)}…` : v)}`;
   return `got ${v === null ? 'null' : Array.isArray(v) ? 'array' : v instanceof Uint8Array ? `${v.length} bytes` : typeof v}`;
 }
 

@@ -5,13 +5,14 @@
  * not one. A record that passes is written by serializeRecord and BatchBuilder as it came.
  */
 import { recordProblem } from '../ingest/jsonl.js';
+import { cutText } from '../render/cut-text.js';
 
 export interface RecordProblem {
   field: string;
   reason: string;
 }
 
-const got = (x: unknown) => `(got ${JSON.stringify(x)?.slice(0, 60)})`;
+const got = (x: unknown) => `(got ${cutText(String(JSON.stringify(x)), 60)})`;
 
 /** Fields the engine's Parquet layout holds no null in. */
 const REQUIRED = ['trace_id', 'severity_number', 'severity_text', 'event_type'] as const;

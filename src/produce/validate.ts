@@ -18,6 +18,7 @@ import { rawLines, parseLine } from '../ingest/jsonl-lines.js';
 import { recordProblem, snakeEnvelope } from '../ingest/jsonl.js';
 import { lineFormIssues } from './line-form.js';
 import { readParquetRecords } from './parquet-reader.js';
+import { cutText } from '../render/cut-text.js';
 
 export type IssueSeverity = 'violation' | 'warning';
 
@@ -159,7 +160,7 @@ class FileChecker {
         if (!nullable) this.issue(line, k, `must not be null`);
         return;
       }
-      if (typeof x !== 'string' || !re.test(x)) this.issue(line, k, `must be ${what}${nullable ? ' or null' : ''} (got ${JSON.stringify(x)?.slice(0, 60)})`);
+      if (typeof x !== 'string' || !re.test(x)) this.issue(line, k, `must be ${what}${nullable ? ' or null' : ''} (got ${cutText(String(JSON.stringify(x)), 60)})`);
     };
     str('trace_id', HEX32, '32 lower-case hex digits');
     str('span_id', HEX16, '16 lower-case hex digits', rt === 'LogRecord');
@@ -291,7 +292,7 @@ class FileChecker {
   }
 
   private spanName(line: number, name: string, span: string, s: SpanState): void {
-    if (name !== s.name) this.issue(line, 'span_name', `must be the name of span ${span}, ${JSON.stringify(s.name).slice(0, 80)} (line ${s.line})`);
+    if (name !== s.name) this.issue(line, 'span_name', `must be the name of span ${span}, ${cutText(JSON.stringify(s.name), 80)} (line ${s.line})`);
   }
 
   finish(): FileReport {

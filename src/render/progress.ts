@@ -3,6 +3,8 @@
  * terminal (stdout and stderr both TTYs) without CI set and with a TERM that can draw it; otherwise
  * silent (results stay clean on stdout, logs stay plain).
  */
+import { cutText } from './cut-text.js';
+
 export interface Progress {
   update(fraction: number, label?: string): void;
   done(): void;
@@ -35,7 +37,7 @@ export function createProgress(title: string, streams: Streams = {}): Progress {
       const f = Math.max(0, Math.min(1, fraction));
       const filled = Math.round(f * width);
       const text = `${title} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(f * 100).toFixed(0).padStart(3)}% ${label ?? ''}`;
-      stream.write(`\r${text.slice(0, (stream.columns || 80) - 1)}\x1b[K`);
+      stream.write(`\r${cutText(text, (stream.columns || 80) - 1)}\x1b[K`);
     },
     done() {
       if (shown) stream.write('\r\x1b[K');

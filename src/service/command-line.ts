@@ -7,6 +7,7 @@
  */
 import { commandWord } from '../commands/index.js';
 import { STEP_COMMANDS_VAR } from './job-step.js';
+import { cutText } from '../render/cut-text.js';
 
 interface Parsed {
   argv: string[];
@@ -148,7 +149,7 @@ export function argvRefusal(argv: readonly string[], allowed: readonly string[])
   // record without a command runs nothing (it says so itself)
   if (!cmd.length) return null;
   const why = argvRefusal(cmd, allowed);
-  return why && `runlens record runs "${cmd.join(' ').slice(0, 200)}", which a step may not: ${why}`;
+  return why && `runlens record runs "${cutText(cmd.join(' '), 200)}", which a step may not: ${why}`;
 }
 
 /**

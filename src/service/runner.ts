@@ -24,6 +24,7 @@ import { storableText } from './storable-text.js';
 import { hasPendingTelemetry, pendingAsNotStored, telemetryNotStoredNote, telemetryPendingNote } from './telemetry-note.js';
 import { artifactName, findStepTelemetry, keepStepTelemetry, telemetryArtifact, telemetryBefore, type TelemetryFile } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
+import { cutText } from '../render/cut-text.js';
 
 const LOG_CAP = 64 * 1024;
 /** the most a note of the runner's adds to a step's log */
@@ -399,11 +400,11 @@ function safeSplit(command: string): string[] {
 /** A step's log as stored: NUL kept as U+FFFD (see storable-text.ts), at most LOG_CAP characters. */
 const capLog = (s: string): string => {
   const text = storableText(s);
-  return text.length > LOG_CAP ? text.slice(0, LOG_CAP) + '\n[runlens] log truncated\n' : text;
+  return text.length > LOG_CAP ? cutText(text, LOG_CAP) + '\n[runlens] log truncated\n' : text;
 };
 
 /** The runner's own line after a step's (capped) log: kept whole however much the step printed. */
-const withNote = (logs: string, note: string): string => logs + storableText(note).slice(0, NOTE_CAP);
+const withNote = (logs: string, note: string): string => logs + cutText(storableText(note), NOTE_CAP);
 
 /** `runlens` steps run this very CLI with this Node, so they work without a global install. */
 function resolveExecutable(exe: string): [string, string[]] {

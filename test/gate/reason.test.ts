@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_REASON_LINES, cleanMessage, reasonOf } from '../../src/gate/reason.js';
+import { MAX_LINE_CHARS, MAX_REASON_LINES, cleanMessage, reasonOf } from '../../src/gate/reason.js';
 
 describe('a reason without terminal noise', () => {
   it('drops ANSI codes (colour, cursor, hyperlinks) and carriage returns', () => {
@@ -41,5 +41,11 @@ describe('a reason without terminal noise', () => {
     const r = reasonOf([long]).split('\n');
     expect(r).toHaveLength(MAX_REASON_LINES + 1);
     expect(r.at(-1)).toBe('… 5 more lines');
+  });
+
+  it('cuts a long line before a character that would not fit whole, never inside it', () => {
+    const head = 'x'.repeat(MAX_LINE_CHARS - 1);
+    expect(cleanMessage(`${head}\u{1F4A5}tail`)).toBe(`${head}…`);
+    expect(cleanMessage(`${head}y\u{1F4A5}`)).toBe(`${head}y…`);
   });
 });

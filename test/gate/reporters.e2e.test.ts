@@ -3,6 +3,7 @@
  * name the node's file relative to the project, junit lists every node that failed the gate with the
  * right counts, markdown makes a CI job summary.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -96,6 +97,34 @@ describe('error text without terminal noise', () => {
     const js = JSON.parse(runCli(['gate', file, '--reporter', 'json', '--fail-on', 'error']).stdout);
     expect(js.offenders[0]).toMatchObject({ trace_id: TRACE, unique_id: 'model.project.customers' });
     expect(js.offenders[0].reason).toBe('Database Error in model customers (models/customers.sql)\n  Parser Error: syntax error at or near "SELEC"\n  LINE 3: SELEC 1\n          ^');
+  });
+});
+
+/** Every string of a parsed JSON value with `from` replaced by `to`. */
+function replaceText(v: unknown, from: string, to: string): unknown {
+  if (typeof v === 'string') return v.replaceAll(from, to);
+  if (Array.isArray(v)) return v.map((x) => replaceText(x, from, to));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, replaceText(x, from, to)]));
+  return v;
+}
+
+describe('a line cut at its 500th character', () => {
+  // an emoji (two UTF-16 code units) across the cut
+  const LONG = `E${'x'.repeat(498)}\u{1F4A5}tail`;
+  const file = () => writeLines(dir, 'emoji-cut.jsonl', readFileSync(FAILED_BUILD, 'utf8').trim().split('\n')
+    .map((l) => replaceText(JSON.parse(l), `Database Error in model stg_employees (models/staging/stg_employees.sql)\n  ${BINDER}`, LONG) as object));
+
+  it('is cut before a character, not inside it: json stays valid UTF-8, text shows no U+FFFD', () => {
+    const f = file();
+    const json = runCli(['gate', f, '--reporter', 'json']).stdout;
+    expect(json).not.toMatch(/\\ud[89ab]/i);
+    const reason = JSON.parse(json).offenders.find((o: { unique_id: string }) => o.unique_id === 'model.acme.stg_employees').reason;
+    expect(reason).toBe(`E${'x'.repeat(498)}…`);
+    for (const reporter of ['text', 'github', 'markdown']) {
+      const out = runCli(['gate', f, '--reporter', reporter]).stdout;
+      expect(out, reporter).toContain(`E${'x'.repeat(498)}…`);
+      expect(out, reporter).not.toContain('\uFFFD');
+    }
   });
 });
 
