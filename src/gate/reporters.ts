@@ -13,6 +13,12 @@ export type Reporter = (typeof REPORTERS)[number];
 /** Offenders listed by the reporters meant for people (json and junit list all). */
 export const LISTED_FOR_PEOPLE = 1000;
 
+/**
+ * Bytes (UTF-8) of the markdown report, at most: GitHub drops a job summary over 1024 KiB whole, so
+ * the table stops before it would pass this and a line says how many more.
+ */
+export const MARKDOWN_MAX_BYTES = 900_000;
+
 const RULE_TEXT: Record<FailOn, [one: string, many: string]> = {
   error: ['error', 'errors'],
   'test-failed': ['test failed', 'tests failed'],
@@ -46,10 +52,11 @@ function summary(r: GateResult): string {
   return `gate ${r.passed ? 'passed' : 'FAILED'}: ${verdictDetail(r)}`;
 }
 
-/** Node offenders not listed (the counts cover them). */
-function unlisted(r: GateResult): string | undefined {
-  const n = r.offenderCount - r.offenders.length;
-  return n > 0 ? `… and ${count(n, 'more node result')} that fail the gate (--reporter json lists every one)` : undefined;
+/** Offenders not listed (the counts cover them): node results, and runs the markdown budget left out. */
+function unlisted(r: GateResult, nodesShown = r.offenders.length, runsLeft = 0): string | undefined {
+  const nodesLeft = r.offenderCount - nodesShown;
+  const what = [runsLeft > 0 && count(runsLeft, 'more run'), nodesLeft > 0 && count(nodesLeft, 'more node result')].filter(Boolean);
+  return what.length ? `… and ${what.join(' and ')} that ${runsLeft + nodesLeft === 1 ? 'fails' : 'fail'} the gate (--reporter json lists every one)` : undefined;
 }
 
 export function renderText(r: GateResult): string {
@@ -119,18 +126,34 @@ function mdCell(s: string | null): string {
 }
 const mdCode = (s: string | null) => (s ? `\`${printable(s.replace(/[\r\n]+/g, ' ')).replaceAll('`', "'").replaceAll('|', '\\|')}\`` : '');
 
-/** A CI job summary ($GITHUB_STEP_SUMMARY): the verdict in one line, then a table of what failed. */
+/** Bytes kept for the line that says how many rows were left out. */
+const MARKDOWN_TAIL_ROOM = 400;
+
+/**
+ * A CI job summary ($GITHUB_STEP_SUMMARY): the verdict in one line, then a table of what failed, as
+ * many rows as fit in MARKDOWN_MAX_BYTES.
+ */
 export function renderMarkdown(r: GateResult): string {
   const lines = [`**runlens gate ${r.passed ? 'passed' : 'failed'}**: ${mdCell(verdictDetail(r))}`];
   if (!r.passed) {
     const commands = new Map(r.runs.map((x) => [x.trace_id, x.command]));
     const runCell = (trace: string) => `${mdCode(trace)}${commands.get(trace) ? ` ${mdCell(commands.get(trace)!)}` : ''}`;
     lines.push('', '| run | node | file | rule | reason |', '| --- | --- | --- | --- | --- |');
-    for (const run of failedRuns(r)) lines.push(`| ${runCell(run.trace_id)} | — |  | ${run.rule} | ${mdCell(run.reason)} |`);
-    for (const o of r.offenders) {
-      lines.push(`| ${runCell(o.trace_id)} | ${mdCell(nodeLabel(o))} | ${mdCode(o.relative_path)} | ${ruleText(o.rule!)} | ${mdCell(o.reason)} |`);
+    const runs = failedRuns(r);
+    const rows = [
+      ...runs.map((run) => () => `| ${runCell(run.trace_id)} | — |  | ${run.rule} | ${mdCell(run.reason)} |`),
+      ...r.offenders.map((o) => () => `| ${runCell(o.trace_id)} | ${mdCell(nodeLabel(o))} | ${mdCode(o.relative_path)} | ${ruleText(o.rule!)} | ${mdCell(o.reason)} |`),
+    ];
+    let bytes = Buffer.byteLength(lines.join('\n')) + MARKDOWN_TAIL_ROOM;
+    let shown = 0;
+    for (const row of rows) {
+      const line = row();
+      bytes += Buffer.byteLength(line) + 1;
+      if (bytes > MARKDOWN_MAX_BYTES) break;
+      lines.push(line);
+      shown++;
     }
-    const more = unlisted(r);
+    const more = unlisted(r, Math.max(0, shown - runs.length), Math.max(0, runs.length - shown));
     if (more) lines.push('', mdCell(more));
   }
   return lines.join('\n') + '\n';

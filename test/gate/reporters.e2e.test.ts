@@ -3,15 +3,17 @@
  * name the node's file relative to the project, junit lists every node that failed the gate with the
  * right counts, markdown makes a CI job summary.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MARKDOWN_MAX_BYTES } from '../../src/gate/reporters.js';
 import { runCli } from '../helpers/cli.js';
 import { TRACE, interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
 import { FUSION, LEGACY, ROOT, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
 import { findAll, parseXml, type XmlElement } from './xml.js';
 
 const dir = tempDir('runlens-gate-rep-');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const FAILED_BUILD = path.join(ROOT, 'samples/failed-build.jsonl');
 const BINDER = 'Binder Error: Referenced column "stg_employees_id" not found in FROM clause!';
 
@@ -126,6 +128,29 @@ describe('a line cut at its 500th character', () => {
       expect(out, reporter).not.toContain('\uFFFD');
     }
   });
+});
+
+describe('markdown for $GITHUB_STEP_SUMMARY', () => {
+  it('stays under MARKDOWN_MAX_BYTES however long the reasons: rows stop, a line says how many more, the verdict stays', () => {
+    const big = path.join(dir, 'big.jsonl');
+    expect(runCli(['generate', '-o', big, '--nodes', '3000', '--fail-rate', '0.5', '--runs', '2', '--detail', 'false', '--seed', '7']).code).toBe(0);
+    // every error a 30-line database error (a compiled SQL dump), some of it two bytes a character
+    let n = 0;
+    const long = () => [`Database Error ${n++}`, ...Array.from({ length: 29 }, (_, i) => `  line ${i}: select ${'ü'.repeat(240)} from übersicht`)].join('\n');
+    const lines = readFileSync(big, 'utf8').trimEnd().split('\n')
+      .map((l) => (l.includes('"severity_text":"ERROR"') ? JSON.stringify({ ...JSON.parse(l), body: long() }) : l));
+    writeLines(dir, 'big.jsonl', lines);
+    const md = runCli(['gate', big, '--reporter', 'markdown']);
+    expect(md.code).toBe(1);
+    expect(Buffer.byteLength(md.stdout)).toBeLessThanOrEqual(MARKDOWN_MAX_BYTES);
+    expect(md.stdout).toMatch(/^\*\*runlens gate failed\*\*: \d+ errors, \d+ tests failed, 2 run-errors in 2 of 2 runs/);
+    const total = JSON.parse(runCli(['gate', big, '--reporter', 'json']).stdout).offenders_total;
+    const nodeRows = md.stdout.split('\n').filter((l) => l.startsWith('| `') && !l.includes('| — |')).length;
+    const last = md.stdout.trimEnd().split('\n').at(-1)!;
+    expect(last).toMatch(/^… and \d+ more node results that fail the gate/);
+    expect(nodeRows + Number(/\d+/.exec(last)![0])).toBe(total);
+    expect(nodeRows).toBeGreaterThan(10);
+  }, 120_000);
 });
 
 const fusion = samplesNote(FUSION);
