@@ -2,7 +2,7 @@ import type { CommandBody } from './command.js';
 import { resolveTrace } from '../analyze/tree.js';
 import { FoundError, InputError, UsageError } from '../errors.js';
 import { plural } from '../render/plural.js';
-import { LISTED_FOR_PEOPLE, REPORTERS, renderGate, type Reporter } from '../gate/reporters.js';
+import { LISTED_FOR_PEOPLE, REPORTERS, forGithubActions, renderGate, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
 import type { ReceiverStats, UnstoredReasons } from '../ingest/otlp-receiver.js';
 import { everyPathAdds } from '../ingest/detect.js';
@@ -50,7 +50,8 @@ export const gateCommand: CommandBody<Args> = {
         await cannotPassWithLinesSkippedEarlier(db, trace);
         cannotPassWithUnread(unread);
       } else if (unread) process.stderr.write(`runlens: gate: ${unread}\n`);
-      process.stdout.write(renderGate(result, a.reporter));
+      const out = renderGate(result, a.reporter);
+      process.stdout.write(process.env.GITHUB_ACTIONS === 'true' ? forGithubActions(out, a.reporter) : out);
       if (!result.passed) throw new FoundError('');
     }, { requireInput: !a.receive }),
 };

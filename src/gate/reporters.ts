@@ -2,6 +2,7 @@
  * Gate reporters: text, json, github (workflow annotations), junit (XML for CI test tabs), markdown (a
  * CI job summary). Each says which runs and which node results failed the gate and why.
  */
+import { randomBytes } from 'node:crypto';
 import type { FailOn, GateNode, GateResult, GateRun } from './rules.js';
 import { RULE_ORDER, failingRows, nodeLabel } from './rules.js';
 import { plural as count } from '../render/plural.js';
@@ -232,6 +233,19 @@ export function renderJunit(r: GateResult): string {
   }
   out.push('</testsuites>');
   return out.join('\n') + '\n';
+}
+
+/**
+ * A GitHub Actions runner obeys workflow commands in a step's log: `::add-mask::x` at a line's start
+ * (after spaces), `##[cmd]` anywhere in a line. The text reporter's reasons are the run's own text, so
+ * in a GitHub Actions step its output goes between GitHub's stop-commands pair, with a token random
+ * per run that no reason can guess. The github reporter escapes its data itself; json, junit and
+ * markdown are files (the pair would make them invalid).
+ */
+export function forGithubActions(out: string, reporter: Reporter): string {
+  if (reporter !== 'text') return out;
+  const token = randomBytes(16).toString('hex');
+  return `::stop-commands::${token}\n${out}::${token}::\n`;
 }
 
 export function renderGate(r: GateResult, reporter: Reporter): string {

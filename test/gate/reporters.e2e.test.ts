@@ -102,6 +102,32 @@ describe('error text without terminal noise', () => {
   });
 });
 
+describe('text in a GitHub Actions step', () => {
+  it('is wrapped in ::stop-commands:: with a token random per run, so no workflow command in a reason runs', () => {
+    const records = interfaceStyleRun().map((r) => {
+      const rec = r as { record_type: string; body?: string };
+      return rec.record_type === 'LogRecord' ? { ...rec, body: 'Database Error\n::add-mask::secret\n  ::error::x\n##[stop-commands]tok' } : r;
+    });
+    const file = writeLines(dir, 'commands.jsonl', records);
+    const tokens = [1, 2].map(() => {
+      const out = runCli(['gate', file], { env: { GITHUB_ACTIONS: 'true' } }).stdout;
+      const token = /^::stop-commands::([^\n]+)\n/.exec(out)?.[1];
+      expect(token).toMatch(/^[0-9a-f]{32}$/);
+      expect(out.endsWith(`\n::${token}::\n`)).toBe(true);
+      expect(out).toContain('\n      ::add-mask::secret\n');
+      return token;
+    });
+    expect(tokens[0]).not.toBe(tokens[1]);
+    const plain = runCli(['gate', file], { env: { GITHUB_ACTIONS: '' } }).stdout;
+    expect(plain).toMatch(/^gate FAILED: /);
+    expect(plain).not.toContain('stop-commands::');
+    // github escapes its data itself; json, junit and markdown are files
+    for (const reporter of ['json', 'github', 'junit', 'markdown']) {
+      expect(runCli(['gate', file, '--reporter', reporter], { env: { GITHUB_ACTIONS: 'true' } }).stdout, reporter).not.toContain('stop-commands::');
+    }
+  });
+});
+
 /** Every string of a parsed JSON value with `from` replaced by `to`. */
 function replaceText(v: unknown, from: string, to: string): unknown {
   if (typeof v === 'string') return v.replaceAll(from, to);

@@ -30,7 +30,8 @@ export function runCli(args: string[], opts: CliOptions = {}): CliResult {
     input: opts.input,
     encoding: 'utf8',
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, CI: 'true', NO_COLOR: '1', ...opts.env },
+    // not a GitHub Actions step unless a test says so (gate's text output depends on it)
+    env: { ...process.env, CI: 'true', NO_COLOR: '1', GITHUB_ACTIONS: '', ...opts.env },
     maxBuffer: 64 * 1024 * 1024,
   });
   // -1: no exit code; stderr then says why (the signal that ended the process, or the spawn error)
