@@ -23,7 +23,7 @@ export const loadCommand: CommandBody<Args> = {
         return;
       }
       for (const f of report.files) {
-        const skipped = (f.statusesRaised ? `; ${plural(f.statusesRaised, 'span')} already present took this file's ERROR status` : '')
+        const skipped = (f.worseTaken ? `; ${plural(f.worseTaken, 'span')} already present took this file's worse outcome` : '')
           + (f.earlierSetAside ? `; ${plural(f.earlierSetAside, 'record')} of a translated run_results.json or log of the same run set aside` : '')
           + (f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '');
         const aside = f.setAside ? `${plural(f.setAside, 'record')} set aside (the model holds the engine's telemetry of this run)` : '';

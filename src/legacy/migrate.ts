@@ -19,10 +19,9 @@ import { describeKind, headOf, sniffLegacy, type LegacyKind } from './sniff.js';
 import { failedSink, openSinks, outFormat, type SharedSink } from './sinks.js';
 import { jobsFor, RunHelpers } from './parallel-run.js';
 import { idsFor, RunIds } from './span-ids.js';
-import { logsLast, planSameRun, ScanSink, WrittenRecords, type InputPlan } from './same-run.js';
+import { logsLast, planSameRun, ScanSink, WrittenRecords, type InputPlan, type SpanEnding } from './same-run.js';
 import type { LegacyRun } from './run-results.js';
 import type { Manifest } from './manifest.js';
-import type { SpanStatus } from '../produce/record.js';
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import { traceIdOf } from '../produce/ids.js';
 
@@ -217,10 +216,10 @@ async function sameRunPlans(
     return sink;
   };
   const traces: Set<string>[] = [];
-  const errors: (Map<string, SpanStatus> | undefined)[] = [];
+  const errors: (Map<string, SpanEnding> | undefined)[] = [];
   for (const i of order) {
     const run = runs[i];
-    let t: Set<string>, e: Map<string, SpanStatus> | undefined;
+    let t: Set<string>, e: Map<string, SpanEnding> | undefined;
     if (run && !traces.some((s) => s.has(traceIdOf(invocationIdOf(run))))) t = new Set([traceIdOf(invocationIdOf(run))]);
     else ({ traces: t, errors: e } = await scan(i));
     traces.push(t);

@@ -3,38 +3,77 @@
  * invocation, a copy of a file), built as a load keeps one reading the inputs in place
  * (src/store/dedupe.ts hideRecordsAlreadyPresent, in the order of read-in-place.ts detectInputs):
  * the first input's records; of each later input only the records not already written (identity:
- * recordIdentity); a later input's ERROR on a span raises the written copy of that span to ERROR.
+ * recordIdentity); where a later input ends a span worse (an ERROR status, a worse node or test
+ * outcome), the written copy of that span takes it.
  *
  * Streaming: a scan of the later inputs (translated into ScanSink, nothing kept but their traces
- * and the spans they end with ERROR) comes first, so that the first copy is written with its final
- * status; then each input is written through a SameRunSink. Only the identities of records of
+ * and how they end spans badly) comes first, so that the first copy is written with its final
+ * ending; then each input is written through a SameRunSink. Only the identities of records of
  * shared traces that a later input may repeat are held.
  */
-import type { JsonlRecord, SpanStatus } from '../produce/record.js';
+import type { Attributes, JsonlRecord, SpanEndRecord, SpanStatus } from '../produce/record.js';
 import { LEVEL_SEVERITY, type TelemetrySink } from '../produce/sinks/types.js';
 import { ForwardingSink } from '../produce/sinks/forwarding.js';
-import { recordIdentity } from '../store/record-identity.js';
+import { OUTCOMES_BETTER_TO_WORSE, TEST_OUTCOMES_BETTER_TO_WORSE, recordIdentity } from '../store/record-identity.js';
+import { NodeOutcome, TestOutcome, normalizeEnum } from '../telemetry/enums.js';
 
 const spanKey = (r: { trace_id: string; span_id: string | null }) => `${r.trace_id}/${r.span_id}`;
+
+/** How a copy ends a span: what a worse copy gives the written one (as src/store/dedupe.ts takeWorseSql). */
+export interface SpanEnding {
+  status: SpanStatus | null;
+  attributes: Attributes;
+}
+
+/** The node outcome's attributes (with the skip's), and the test outcome's. */
+const OUTCOME_KEYS = ['node_outcome', 'node_skip_reason', 'node_skip_upstream_detail'] as const;
+const TEST_KEYS = ['node_test_detail'] as const;
+
+const outcomeRank = (a: Attributes) => OUTCOMES_BETTER_TO_WORSE.indexOf(normalizeEnum(NodeOutcome, a.node_outcome) as never) + 1;
+const testRank = (a: Attributes) => {
+  const detail = a.node_test_detail as Attributes | null | undefined;
+  return detail ? TEST_OUTCOMES_BETTER_TO_WORSE.indexOf(normalizeEnum(TestOutcome, detail.test_outcome) as never) + 1 : 0;
+};
+const errorStatus = (e: SpanEnding) => e.status?.code === 2;
+
+/** `a` ends the span worse than `b` in some way. */
+const worse = (a: SpanEnding, b: SpanEnding) =>
+  (errorStatus(a) && !errorStatus(b)) || outcomeRank(a.attributes) > outcomeRank(b.attributes) || testRank(a.attributes) > testRank(b.attributes);
+
+/** `r` with what `w` says worse of the span's ending; `r` itself when nothing. */
+function withWorse(r: SpanEndRecord, w: SpanEnding): SpanEndRecord {
+  if (!worse(w, r)) return r;
+  const out: SpanEndRecord = { ...r, attributes: { ...r.attributes } };
+  if (errorStatus(w) && !errorStatus(r)) out.status = { code: w.status!.code, message: w.status!.message };
+  const take = (keys: readonly string[]) => {
+    for (const k of keys) {
+      if (w.attributes[k] === undefined) delete out.attributes[k];
+      else out.attributes[k] = w.attributes[k]!;
+    }
+  };
+  if (outcomeRank(w.attributes) > outcomeRank(r.attributes)) take(OUTCOME_KEYS);
+  if (testRank(w.attributes) > testRank(r.attributes)) take(TEST_KEYS);
+  return out;
+}
 
 /** Logs after every other input, each group in the given order: the artifact is the copy kept. */
 export function logsLast<T>(items: readonly T[], isLog: (t: T) => boolean): T[] {
   return [...items.filter((t) => !isLog(t)), ...items.filter(isLog)];
 }
 
-/** An input's translation seen without writing it: its traces, and the spans it ends with ERROR (first one of each). */
+/** An input's translation seen without writing it: its traces, and the spans it ends badly (the worst copy of each). */
 export class ScanSink implements TelemetrySink {
   readonly name = 'scan';
   readonly traces = new Set<string>();
-  readonly errors = new Map<string, SpanStatus>();
+  readonly errors = new Map<string, SpanEnding>();
   constructor(readonly minSeverity: number = LEVEL_SEVERITY.debug) {}
   write(r: JsonlRecord): void {
     this.traces.add(r.trace_id);
-    if (r.record_type === 'SpanEnd' && r.status?.code === 2 && !this.errors.has(spanKey(r))) this.errors.set(spanKey(r), r.status);
-  }
-  // (attributes are not needed: taking their text spares the writer building objects)
-  writeJson(r: JsonlRecord): void {
-    this.write(r);
+    if (r.record_type !== 'SpanEnd') return;
+    const ending = { status: r.status, attributes: r.attributes };
+    const none: SpanEnding = { status: null, attributes: {} };
+    const before = this.errors.get(spanKey(r));
+    if (worse(ending, before ?? none) && (!before || !worse(before, ending))) this.errors.set(spanKey(r), ending);
   }
   close(): Promise<void> {
     return Promise.resolve();
@@ -46,19 +85,19 @@ export interface InputPlan {
   shared: Set<string>;
   /** a later input holds one of them: remember what is written */
   later: boolean;
-  /** ERROR statuses later inputs give to spans (first later input first) */
-  raise: Map<string, SpanStatus>;
+  /** how later inputs end spans badly (first later input first) */
+  raise: Map<string, SpanEnding>;
 }
 
 /**
  * Which traces each input (in writing order) shares with others; `traces[k]` and `errors[k]` are
  * input k's (errors needed only for inputs that share a trace with an earlier one).
  */
-export function planSameRun(traces: Set<string>[], errors: (Map<string, SpanStatus> | undefined)[]): InputPlan[] {
+export function planSameRun(traces: Set<string>[], errors: (Map<string, SpanEnding> | undefined)[]): InputPlan[] {
   return traces.map((own, k) => {
     const shared = new Set<string>();
     let later = false;
-    const raise = new Map<string, SpanStatus>();
+    const raise = new Map<string, SpanEnding>();
     for (const [j, other] of traces.entries()) {
       if (j === k) continue;
       const common = [...own].filter((t) => other.has(t));
@@ -84,7 +123,7 @@ export class WrittenRecords {
 
 /**
  * Writes one input: a record of a shared trace already written by an earlier input is left out, a
- * SpanEnd a later input ends with ERROR takes that status. What the input repeats of itself stays
+ * SpanEnd a later input ends worse takes what is worse (withWorse). What the input repeats of itself stays
  * (a load does not compare a file's records with each other); its records join the written ones
  * on commit(), when the input is done.
  */
@@ -96,15 +135,19 @@ class SameRunSink extends ForwardingSink {
     super(inner);
     if (inner.writeJson) {
       this.writeJson = (r, json) => {
-        const out = this.keep(r);
-        if (out) inner.writeJson!(out, json);
+        if (!this.keep(r)) return;
+        const raised = this.raised(r);
+        // (the record's attributes are in their text: a copy that takes a worse ending is written whole)
+        if (raised) inner.write(withWorse({ ...(r as SpanEndRecord), attributes: JSON.parse(json) as Attributes }, raised));
+        else inner.writeJson!(r, json);
       };
     }
   }
 
   write(r: JsonlRecord): void {
-    const out = this.keep(r);
-    if (out) this.inner.write(out);
+    if (!this.keep(r)) return;
+    const raised = this.raised(r);
+    this.inner.write(raised ? withWorse(r as SpanEndRecord, raised) : r);
   }
 
   commit(): void {
@@ -112,15 +155,18 @@ class SameRunSink extends ForwardingSink {
     this.pending.clear();
   }
 
-  private keep(r: JsonlRecord): JsonlRecord | null {
-    if (!this.plan.shared.has(r.trace_id)) return r;
+  /** The record is not one an earlier input wrote. */
+  private keep(r: JsonlRecord): boolean {
+    if (!this.plan.shared.has(r.trace_id)) return true;
     const id = recordIdentity(r);
-    if (this.seen.has(id)) return null;
+    if (this.seen.has(id)) return false;
     if (this.plan.later) this.pending.add(id);
-    if (r.record_type === 'SpanEnd' && r.status?.code !== 2) {
-      const raised = this.plan.raise.get(spanKey(r));
-      if (raised) return { ...r, status: { code: raised.code, message: raised.message } };
-    }
-    return r;
+    return true;
+  }
+
+  /** How a later input ends the span worse than this SpanEnd does, if it does. */
+  private raised(r: JsonlRecord): SpanEnding | undefined {
+    const later = r.record_type === 'SpanEnd' && this.plan.shared.has(r.trace_id) ? this.plan.raise.get(spanKey(r)) : undefined;
+    return later && worse(later, r as SpanEndRecord) ? later : undefined;
   }
 }

@@ -10,7 +10,7 @@
  */
 import { RunSpanIds } from '../legacy/span-ids.js';
 import { sqlString, type Db } from './db.js';
-import { IDENTITY } from './record-identity.js';
+import { IDENTITY, OUTCOMES_BETTER_TO_WORSE, TEST_OUTCOMES_BETTER_TO_WORSE } from './record-identity.js';
 import { timed } from './timing.js';
 
 /** A row's id and identity columns, aliased r. */
@@ -30,23 +30,44 @@ export function hideLiveRepeatsSql(fileId: number, traces: readonly string[]): s
 
 const sameRecord = IDENTITY('n').map((n, i) => `${n} IS NOT DISTINCT FROM ${IDENTITY('o')[i]}`).join(' AND ');
 
+/** How bad a value is in `order` (better to worse), from 1; 0 for none or another. */
+const rank = (col: string, order: readonly string[]) => `CASE ${col} ${order.map((v, i) => `WHEN '${v}' THEN ${i + 1}`).join(' ')} ELSE 0 END`;
+const OUTCOME_RANK = (r: string) => rank(`${r}.node_outcome`, OUTCOMES_BETTER_TO_WORSE);
+const TEST_RANK = (r: string) => rank(`${r}.test_outcome`, TEST_OUTCOMES_BETTER_TO_WORSE);
+const worseStatus = `n.status_code = 2 AND o.status_code IS DISTINCT FROM 2`;
+const worseOutcome = `${OUTCOME_RANK('n')} > ${OUTCOME_RANK('o')}`;
+const worseTest = `${TEST_RANK('n')} > ${TEST_RANK('o')}`;
+
 /**
- * Copies of one record can disagree on a span's status where they come from different sources: the
+ * Copies of one record can disagree on how a span ended where they come from different sources: the
  * older engine's run_results.json and its log translate to the same spans, and only the log knows
- * that an on-run-end hook failed. An ERROR from any copy wins: the copy in the model takes the
- * file's status. Returns how many spans it changed; their traces are derived again.
+ * that an on-run-end hook failed; a copy may say a node errored or a test failed where another says
+ * it went well. The worse wins, whichever was loaded first: the copy in the model takes the file's
+ * ERROR status, node outcome (with its skip reason) and test outcome (with its failing rows) where
+ * they are worse. Returns how many spans it changed; their traces are derived again.
  */
-const raiseErrorStatusSql = (fileId: string, traces: string) => `
-UPDATE record_rows o SET status_code = n.status_code, status_message = n.status_message
-FROM (SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, status_code, status_message FROM record_rows
-      WHERE file_id = ${fileId} AND record_type = 'SpanEnd' AND status_code = 2 AND trace_id IN (${traces})) n
+const takeWorseSql = (fileId: string, traces: string) => `
+UPDATE record_rows o SET
+  status_code = CASE WHEN ${worseStatus} THEN n.status_code ELSE o.status_code END,
+  status_message = CASE WHEN ${worseStatus} THEN n.status_message ELSE o.status_message END,
+  node_outcome = CASE WHEN ${worseOutcome} THEN n.node_outcome ELSE o.node_outcome END,
+  skip_reason = CASE WHEN ${worseOutcome} THEN n.skip_reason ELSE o.skip_reason END,
+  upstream_unique_id = CASE WHEN ${worseOutcome} THEN n.upstream_unique_id ELSE o.upstream_unique_id END,
+  test_outcome = CASE WHEN ${worseTest} THEN n.test_outcome ELSE o.test_outcome END,
+  failing_rows = CASE WHEN ${worseTest} THEN n.failing_rows ELSE o.failing_rows END
+FROM (SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, status_code, status_message, node_outcome, skip_reason,
+             upstream_unique_id, test_outcome, failing_rows
+      FROM record_rows n
+      WHERE file_id = ${fileId} AND record_type = 'SpanEnd' AND trace_id IN (${traces})
+        AND (status_code = 2 OR ${OUTCOME_RANK('n')} > 1 OR ${TEST_RANK('n')} > 1)
+      ORDER BY trace_id, span_id, status_code = 2 DESC, ${OUTCOME_RANK('n')} DESC, ${TEST_RANK('n')} DESC) n
 WHERE o.file_id <> ${fileId} AND o.record_type = 'SpanEnd' AND o.trace_id = n.trace_id AND o.span_id = n.span_id
-  AND o.status_code IS DISTINCT FROM 2`;
-const RAISE_ERROR_STATUS = raiseErrorStatusSql('$file_id', 'SELECT trace_id FROM _shared_traces');
+  AND (${worseStatus} OR ${worseOutcome} OR ${worseTest})`;
+const TAKE_WORSE = takeWorseSql('$file_id', 'SELECT trace_id FROM _shared_traces');
 
 /** The same for a live source's batch (before its repeats are hidden): `traces` are those other inputs hold. */
-export const raiseLiveErrorStatusSql = (fileId: number, traces: readonly string[]): string =>
-  raiseErrorStatusSql(String(Math.trunc(fileId)), traces.map(sqlString).join(', '));
+export const takeLiveWorseSql = (fileId: number, traces: readonly string[]): string =>
+  takeWorseSql(String(Math.trunc(fileId)), traces.map(sqlString).join(', '));
 
 /**
  * The engine writes its own run_results.json beside its telemetry (target/ and
@@ -95,8 +116,8 @@ async function setAsideTranslations(db: Db, fileId: number): Promise<{ own: numb
 export interface AlreadyPresent {
   /** the file's records already in the model */
   present: number;
-  /** spans already in the model that took their ERROR status from the file */
-  statusesRaised: number;
+  /** spans already in the model that took the file's worse outcome (takeWorseSql) */
+  worseTaken: number;
   /** the file's records set aside: a translation of a run the model holds as the engine's telemetry */
   setAside: number;
   /** records of earlier files set aside for the file's telemetry of the same run */
@@ -124,7 +145,7 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
   try {
     const shared = await db.one<{ n: number; traced: number }>('SELECT count(*)::INTEGER AS n, count(trace_id)::INTEGER AS traced FROM _shared_traces');
     const tracesShared = shared!.traced;
-    if (shared!.n === 0) return { present: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0, tracesShared };
+    if (shared!.n === 0) return { present: 0, worseTaken: 0, setAside: 0, earlierSetAside: 0, tracesShared };
     const aside = await timed('dedupe: translations', () => setAsideTranslations(db, fileId));
     const readable = records - aside.own;
     const rowsOf = (files: string) => `${IDENTITY_ROWS} SEMI JOIN _shared_traces s ON r.trace_id IS NOT DISTINCT FROM s.trace_id
@@ -136,14 +157,14 @@ export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records:
     ));
     const n = await db.scalar<number>('SELECT count(*)::INTEGER FROM _present');
     // An UPDATE's result is the number of rows it changed.
-    const statusesRaised = Number(await timed('dedupe: statuses', () => db.scalar<number | string>(RAISE_ERROR_STATUS, params)));
-    if (statusesRaised > 0) await db.run('INSERT INTO _touched SELECT trace_id FROM _shared_traces');
+    const worseTaken = Number(await timed('dedupe: worse copies', () => db.scalar<number | string>(TAKE_WORSE, params)));
+    if (worseTaken > 0) await db.run('INSERT INTO _touched SELECT trace_id FROM _shared_traces');
     // (all of them and no status taken: the caller rolls the file back, nothing to hide)
-    if (n > 0 && (n < readable || statusesRaised > 0 || aside.earlier > 0)) {
+    if (n > 0 && (n < readable || worseTaken > 0 || aside.earlier > 0)) {
       await timed('dedupe: hide', () => db.run(`UPDATE record_rows SET record_type = NULL, span_row = false, node_result = false WHERE rowid IN (SELECT r FROM _present)`));
     }
     await db.run('DROP TABLE _present');
-    return { present: n, statusesRaised, setAside: aside.own, earlierSetAside: aside.earlier, tracesShared };
+    return { present: n, worseTaken, setAside: aside.own, earlierSetAside: aside.earlier, tracesShared };
   } finally {
     await db.run('DROP TABLE IF EXISTS _shared_traces');
   }

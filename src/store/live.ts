@@ -14,7 +14,7 @@ import { duckdb } from './duckdb.js';
 const { BIGINT, DuckDBDataChunk, INTEGER, UBIGINT, VARCHAR } = duckdb;
 import { endianness } from 'node:os';
 import type { Db } from './db.js';
-import { hideLiveRepeatsSql, raiseLiveErrorStatusSql } from './dedupe.js';
+import { hideLiveRepeatsSql, takeLiveWorseSql } from './dedupe.js';
 import { deriveTouched } from './derive.js';
 import { normalizeSelect } from './normalize-sql.js';
 
@@ -343,7 +343,7 @@ export async function appendLiveRows(db: Db, src: LiveSource, batch: LiveRows): 
         ['live: insert', `INSERT INTO record_rows ${normalizeSelect(staged(src.fileId))}`],
         // a record the model already holds is not added again, and an ERROR of its copy wins, as in a load (src/store/dedupe.ts)
         ...(repeated.length
-          ? ([['live: statuses', raiseLiveErrorStatusSql(src.fileId, repeated)], ['live: repeats', hideLiveRepeatsSql(src.fileId, repeated)]] as const)
+          ? ([['live: worse copies', takeLiveWorseSql(src.fileId, repeated)], ['live: repeats', hideLiveRepeatsSql(src.fileId, repeated)]] as const)
           : []),
         ['live: touched', 'INSERT INTO _touched SELECT DISTINCT d.value FROM (SELECT DISTINCT trace_id FROM _live_rows) r JOIN _live_dict d ON d.code = r.trace_id'],
         // committed with the rows: a receiver killed before its next derive leaves them to the model's next opening

@@ -46,7 +46,7 @@ export interface FileReport {
   /** records of the file that were already in the model (from any earlier input), not added again */
   alreadyPresent: number;
   /** spans already in the model that ended well in their copy and in error in this file's: they took the error */
-  statusesRaised: number;
+  worseTaken: number;
   /**
    * records of a translated file (the engine's own run_results.json) set aside because the model holds
    * the engine's telemetry of the same run; or, on a telemetry file, records of earlier translations
@@ -194,7 +194,7 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
 async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
   const shown = input.shownAs ?? input;
   const report: Omit<FileReport, 'args'> = {
-    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, statusesRaised: 0, setAside: 0, earlierSetAside: 0, tracesShared: 0,
+    path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, worseTaken: 0, setAside: 0, earlierSetAside: 0, tracesShared: 0,
     skippedLines: 0, badLines: [], moreBadLines: [],
   };
   if (input.size === 0) return report;
@@ -259,12 +259,12 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
     report.skippedLines = stats.bad - blankLines;
     const present = compare ? await hideRecordsAlreadyPresent(db, fileId, stats.n - stats.bad) : undefined;
     report.alreadyPresent = present?.present ?? 0;
-    report.statusesRaised = present?.statusesRaised ?? 0;
+    report.worseTaken = present?.worseTaken ?? 0;
     report.setAside = present?.setAside ?? 0;
     report.earlierSetAside = present?.earlierSetAside ?? 0;
     report.tracesShared = present?.tracesShared ?? 0;
     report.records = stats.n - stats.bad - report.alreadyPresent - report.setAside;
-    if (report.records === 0 && report.alreadyPresent + report.setAside > 0 && report.statusesRaised === 0 && report.earlierSetAside === 0) {
+    if (report.records === 0 && report.alreadyPresent + report.setAside > 0 && report.worseTaken === 0 && report.earlierSetAside === 0) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
       report.duplicate = true;

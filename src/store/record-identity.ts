@@ -27,3 +27,10 @@ export function recordIdentity(r: JsonlRecord): string {
   return JSON.stringify(r.record_type === 'LogRecord' ? [...head, r.time_unix_nano, r.event_type, r.body ?? ''] : head);
 }
 
+/**
+ * Where copies of a span disagree on how it ended, the worse wins (src/store/dedupe.ts for a load,
+ * src/legacy/same-run.ts for migrate): node outcomes and test outcomes from better to worse, as the
+ * model spells them; a status of ERROR wins over any other.
+ */
+export const OUTCOMES_BETTER_TO_WORSE = ['success', 'skipped', 'canceled', 'error'] as const;
+export const TEST_OUTCOMES_BETTER_TO_WORSE = ['passed', 'warned', 'failed'] as const;

@@ -151,6 +151,45 @@ describe('a record is in the model once', () => {
     expect(gate.stdout).toContain('Encountered an error: hook failed');
   });
 
+  it('a copy in which a node errored or a test failed wins over one in which it went well, in either order, with --db too', async () => {
+    // the failed build, and a copy of it that says every node succeeded and every test passed
+    const good = readFileSync(FAILED_JSONL, 'utf8')
+      .replaceAll('NODE_OUTCOME_ERROR', 'NODE_OUTCOME_SUCCESS')
+      .replaceAll('TEST_OUTCOME_FAILED', 'TEST_OUTCOME_PASSED')
+      .replaceAll('"failing_rows":4', '"failing_rows":0')
+      .trimEnd()
+      .split('\n')
+      .map((l) => {
+        const r = JSON.parse(l) as { status?: { code: number; message: string | null } };
+        if (r.status?.code === 2) r.status = { code: 1, message: null };
+        return JSON.stringify(r);
+      });
+    const goodCopy = writeLines(dir, 'went-well.jsonl', good);
+    const results = (db: Db) => db.all('SELECT unique_id, node_outcome, skip_reason, test_outcome, failing_rows FROM node_results ORDER BY unique_id, span_id');
+    const runs = (db: Db) => db.all('SELECT * EXCLUDE (files) FROM runs');
+    const alone = await openModel();
+    await loadPaths(alone, [FAILED_JSONL]);
+    const want = { results: await results(alone), runs: await runs(alone) };
+    alone.close();
+    expect(want.runs).toMatchObject([{ error: '2', tests_failed: '1', failed: true }]);
+    for (const order of [[FAILED_JSONL, goodCopy], [goodCopy, FAILED_JSONL]]) {
+      const db = await openModel();
+      try {
+        await loadPaths(db, order);
+        expect({ results: await results(db), runs: await runs(db) }, order.join(' ')).toEqual(want);
+      } finally {
+        db.close();
+      }
+    }
+    const model = path.join(dir, 'went-well.duckdb');
+    expect(runCli(['load', goodCopy, '--db', model]).code).toBe(0);
+    expect(runCli(['gate', '--db', model]).code).toBe(0);
+    expect(runCli(['load', FAILED_JSONL, '--db', model]).code).toBe(0);
+    const gate = runCli(['gate', '--db', model, '--fail-on', 'error,test-failed']);
+    expect(gate.code).toBe(1);
+    expect(gate.stdout).toMatch(/stg_employees/);
+  });
+
   it('a span repeated within one input (a file concatenated with itself, a retried OTLP batch) is one span', async () => {
     const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
     const db = await openModel();
