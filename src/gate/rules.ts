@@ -8,6 +8,7 @@ import { sqlString } from '../store/sql-text.js';
 import { plural } from '../render/plural.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 import { cleanMessage, reasonOf } from './reason.js';
+import { RunSpanIds } from '../legacy/span-ids.js';
 
 export const NODE_RULES = ['test-failed', 'test-warned', 'error', 'skipped', 'skipped-any', 'canceled', 'freshness-warned'] as const;
 export const RUN_RULES = ['run-error', 'incomplete'] as const;
@@ -114,15 +115,20 @@ export interface GateOptions {
 
 type RunRow = Omit<GateRun, 'passed' | 'rule' | 'reason'>;
 
-/** The run rule a run fails and why (the run's own ERROR messages, if any, after), or null. */
-function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly string[]): { rule: RunRule; reason: string } | null {
+/**
+ * The run rule a run fails and why (the run's own ERROR messages, if any, after), or null.
+ * `translatedLog`: the run's open invocation is an older-engine translation's, which leaves it open
+ * only where its log ends before the command did.
+ */
+function runVerdict(r: RunRow, failOn: readonly FailOn[], messages: readonly string[], translatedLog = false): { rule: RunRule; reason: string } | null {
   const logged = reasonOf(messages);
   const withLogs = (s: string) => (logged ? `${s}\n${logged}` : s);
   const unended = r.open_results === 0 ? '' : r.open_results < r.nodes ? `, ${r.open_results} of them not ended` : r.nodes === 1 ? ', not ended' : ', none of them ended';
   const recorded = r.nodes === 0 ? 'no node result was recorded' : `${r.nodes} node result${r.nodes === 1 ? ' was' : 's were'} recorded${unended}`;
   if (failOn.includes('incomplete')) {
     if (!r.has_invocation) return { rule: 'incomplete', reason: withLogs(`the run has no invocation span (the input holds only part of it); ${recorded}`) };
-    const cut = 'the engine stopped mid-run, or the input was cut short';
+    const cut = translatedLog ? 'the log ends before the command did: the command was still running, or the log was cut short'
+      : 'the engine stopped mid-run, or the input was cut short';
     if (!r.ended && r.invocations > 1) return { rule: 'incomplete', reason: withLogs(`${r.open_invocations} of the run's ${r.invocations} invocations never ended (${cut}); ${recorded}`) };
     if (!r.ended) return { rule: 'incomplete', reason: withLogs(`the invocation never ended (${cut}); ${recorded}`) };
     if (r.open_nodes > 0) return { rule: 'incomplete', reason: withLogs(`${plural(r.open_nodes, 'node span')} never ended although the invocation did (the input lacks their ends); ${recorded}`) };
@@ -232,6 +238,19 @@ async function runMessages(db: Db, traces: string[]): Promise<Map<string, string
 }
 
 /**
+ * Of these runs, those whose open invocation span is an older-engine translation's (its id derived
+ * from the trace, src/legacy/span-ids.ts): the translator leaves one open only where the log ends
+ * before the command did.
+ */
+async function translatedLogsLeftOpen(db: Db, traces: string[]): Promise<Set<string>> {
+  if (traces.length === 0) return new Set();
+  const rows = await db.all<{ trace_id: string; span_id: string }>(
+    `SELECT DISTINCT trace_id, span_id FROM spans WHERE kind = 'invocation' AND NOT ended AND trace_id IN (${traces.map(sqlString).join(', ')})`,
+  );
+  return new Set(rows.filter((r) => r.span_id === new RunSpanIds(r.trace_id).head().invocation).map((r) => r.trace_id));
+}
+
+/**
  * The gate's verdict. One scan of node_results lists the offenders; a second counts them only when the
  * listing stops at `listLimit` (with `withTests`, another lists the other tests). Runs are few: their
  * rules are applied here.
@@ -275,9 +294,12 @@ export async function evaluateGate(db: Db, opts: GateOptions): Promise<GateResul
 
   const offendersIn = new Set(nodeCounts.map((c) => c.trace_id));
   const bare = runRows.map((r) => ({ r, v: runVerdict(r, failOn, []) }));
-  const messages = await runMessages(db, bare.filter((x) => x.v).map((x) => x.r.trace_id));
+  const failing = bare.filter((x) => x.v).map((x) => x.r.trace_id);
+  const messages = await runMessages(db, failing);
+  const translated = await translatedLogsLeftOpen(db, bare.filter((x) => x.v?.rule === 'incomplete' && !x.r.ended).map((x) => x.r.trace_id));
   const runs: GateRun[] = bare.map(({ r, v }) => {
-    const verdict = v && messages.has(r.trace_id) ? runVerdict(r, failOn, messages.get(r.trace_id)!) : v;
+    const [m, t] = [messages.get(r.trace_id), translated.has(r.trace_id)];
+    const verdict = v && (m || t) ? runVerdict(r, failOn, m ?? [], t) : v;
     return { ...r, rule: verdict?.rule ?? null, reason: verdict?.reason ?? null, passed: !verdict && !offendersIn.has(r.trace_id) };
   });
   const counts: Partial<Record<FailOn, number>> = {};

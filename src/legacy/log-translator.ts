@@ -3,11 +3,12 @@
  * and `migrate` (files). Works from the debug stream (logs/dbt.log: NodeStart, NodeCompiling,
  * NodeExecuting, NodeFinished carry the lifecycle) and from the info stream printed on stdout
  * (LogStartLine and the result events only). One invocation_id = one trace; a stream may hold many.
- * Node outcomes go through the status table; in-flight nodes of an interrupted or cut-off
- * invocation end as canceled. SQLQuery/SQLQueryStatus pairs become QueryExecuted spans under their
- * node. A node's error is its own message (NodeFinished's run_result.message), written once: the
- * result and recap lines that repeat it are kept as INFO lines with their original severity in an
- * attribute. Span ids are derived (span-ids.ts), as for run_results.json.
+ * Node outcomes go through the status table; in-flight nodes of an interrupted invocation end as
+ * canceled; those of a stream that stops before its command ended stay open. SQLQuery/SQLQueryStatus
+ * pairs become QueryExecuted spans under their node. A node's error is its own message
+ * (NodeFinished's run_result.message), written once: the result and recap lines that repeat it are
+ * kept as INFO lines with their original severity in an attribute. Span ids are derived
+ * (span-ids.ts), as for run_results.json.
  */
 import { createHash } from 'node:crypto';
 import semver from 'semver';
@@ -494,9 +495,10 @@ export class LogTranslator {
   }
 
   /**
-   * End of stream: whatever is still open ends; nodes still in flight end as canceled. `exited`: the
-   * command's process is known to have ended (record saw it); not well, a run whose stream stops
-   * early ended in error. `exitedWell`: it exited 0. The process may be a replay (`cat FILE`), whose
+   * End of stream: whatever is still open ends, nodes still in flight as canceled, unless the stream
+   * stopped before the lines that end its command (then it all stays open, see endInvocation).
+   * `exited`: the command's process is known to have ended (record saw it); not well, a run whose
+   * stream stops early ended in error. `exitedWell`: it exited 0. The process may be a replay (`cat FILE`), whose
    * exit says nothing of the engine's: a stream that stops before its closing lines is cut off as
    * when read in place; the exit ends the run only when the stream has no such lines (closingLines).
    */
@@ -519,6 +521,17 @@ export class LogTranslator {
     const closing = this.o.quiet ? null : closingLines(s);
     const ended = s.completed || (s.summarized && closing !== 'CommandCompleted') || (s.exitedWell && closing === null);
     const cutOff = !ended && !wasInterrupted && closing !== null;
+    s.summary.completed = ended;
+    s.summary.cutOff = cutOff;
+    if (cutOff && !s.exited && !s.failure) {
+      // Nothing says how (or whether) the command ended: the log may still be growing. What has not
+      // ended stays open (the invocation, phases, nodes, queries: their starts only, as the engine's
+      // own telemetry cut off), so every reader takes the run as incomplete, and a later read of the
+      // whole log only adds the ends; an end made up here would be kept over the real one.
+      s.inv.leaveOpen();
+      this.summaries.push(s.summary);
+      return;
+    }
     // A node whose NodeFinished is missing but whose result line came ended with that result.
     for (const st of [...s.nodes.values()]) if (st?.result) this.finish(s, st.result.n, st.result.ev, st.result.at);
     for (const thread of [...s.queries.keys()]) this.endQuery(s, thread, s.interrupted ? 'canceled' : 'success', at);
@@ -537,23 +550,13 @@ export class LogTranslator {
     }
     for (const p of s.phases.values()) p.phase.end({ at: p.last, counts: {} });
     s.summary.interrupted = s.interrupted;
-    s.summary.completed = ended;
-    s.summary.cutOff = cutOff;
     // A failed command is a failed run even when no node failed (a parse error stops it before any);
-    // so is a log that stops before the lines that end every such command: the run's end is unknown.
-    // A log taken as whole (a command that exited 0) whose nodes never finished was not interrupted:
-    // its status says what is known, that those nodes' ends are missing.
+    // so is a log that stops before the lines that end every such command when the command is known
+    // to have failed or been killed (record). A log taken as whole (a command that exited 0) whose
+    // nodes never finished was not interrupted: its status says what is known, that those nodes'
+    // ends are missing.
     const shown = running.slice(0, 3).join(', ') + (running.length > 3 ? `, … ${running.length - 3} more` : '');
     const cutOffText = `the log ends before the command did (no ${closing})`;
-    if (cutOff && !s.exited && !s.failure) {
-      // Nothing says how (or whether) the command ended: the invocation stays open, so every reader
-      // takes the run as incomplete; the line says why, for the gate's reason.
-      s.inv.log({ event: 'log.LogMessage', severity: 'error', body: cutOffText, attributes: { original_severity_text: 'ERROR' }, at });
-      s.summary.logRecords++;
-      s.inv.leaveOpen();
-      this.summaries.push(s.summary);
-      return;
-    }
     const status = wasInterrupted ? { message: 'Interrupted', code: 2 }
       : s.failure ? { message: s.failure, code: 2 }
       : cutOff ? { message: cutOffText, code: 2 }

@@ -71,7 +71,7 @@ describe.skipIf(note.missing)(note.title("the older engine's real logs"), () => 
     expect(r.code).toBe(1);
     const js = JSON.parse(r.stdout);
     expect(js.runs[0].rule).toBe('incomplete');
-    expect(js.runs[0].reason).toContain('the log ends before the command did (no CommandCompleted)');
+    expect(js.runs[0].reason).toContain('the invocation never ended (the log ends before the command did');
   });
 });
 

@@ -111,13 +111,13 @@ describe('run_results.json and the log of one invocation, read together (samples
     expect(await both.scalar(`SELECT count(*)::INT FROM logs WHERE trace_id = $t AND severity_text = 'ERROR'`, { t: TRACE })).toBe(1);
   });
 
-  it('where they differ (a log cut off mid-run), the artifact wins in either order; loaded into a --db in two commands, the first load is kept', async () => {
+  it('a log cut off mid-run leaves its node in flight open: the artifact completes it, in either order, also loaded into a --db in two commands', async () => {
     const lines = readFileSync(log, 'utf8').split('\n');
     const cut = lines.findIndex((l) => l.includes('"NodeExecuting"') && l.includes('model.shop.stg_customers'));
     const partial = path.join(tempDir('runlens-cut-'), 'dbt.log');
     writeFileSync(partial, lines.slice(0, cut + 1).join('\n') + '\n');
     const logAlone = await outcomes(await model([partial]));
-    expect(logAlone.find((r) => r.unique_id === 'model.shop.stg_customers')!.node_outcome).toBe('canceled');
+    expect(logAlone.find((r) => r.unique_id === 'model.shop.stg_customers')!.node_outcome).toBe(null);
     const artifact = await outcomes(await model([rr]));
     for (const order of [[partial, rr], [rr, partial]]) {
       const db = await model(order);
@@ -129,6 +129,7 @@ describe('run_results.json and the log of one invocation, read together (samples
     first.close();
     dbs.splice(dbs.indexOf(first), 1);
     const second = await model([rr], file);
-    expect((await outcomes(second)).find((r) => r.unique_id === 'model.shop.stg_customers')!.node_outcome).toBe('canceled');
+    expect(await outcomes(second)).toEqual(artifact);
+    expect(await second.one(`SELECT ended, status_message FROM runs`)).toEqual({ ended: true, status_message: 'Executed with errors' });
   });
 });

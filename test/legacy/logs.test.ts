@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
 import { tempDir, writeLines } from '../helpers/fixtures.js';
 import { describeManifestUse } from '../../src/legacy/manifest-finder.js';
+import { migrateFiles } from '../../src/legacy/migrate.js';
 import { manifest, migrateAndLoad, triple, writeJson } from './helpers.js';
 
 const dbs: Db[] = [];
@@ -169,16 +170,16 @@ describe('--log-format json streams', () => {
 
   it('a log that stops between nodes, before the lines that end the command, is a run that never ended, not a passed one', async () => {
     const runOf = async (lines: object[]) => (await migrateLines(lines)).db.one('SELECT status_code, status_message, failed, ended FROM runs');
-    const cut = 'the log ends before the command did';
-    const errorsOf = async (lines: object[]) => (await migrateLines(lines)).db.all(`SELECT body FROM logs WHERE severity_text = 'ERROR' AND unique_id IS NULL`);
+    // nothing is made up for the end that is missing: no ERROR record, no status
+    const errorsOf = async (lines: object[]) => (await migrateLines(lines)).db.all(`SELECT body FROM logs WHERE severity_text = 'ERROR'`);
     // the debug stream (1.5+ ends with CommandCompleted)
-    expect(await runOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toMatchObject({ ended: false });
-    expect(await errorsOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toEqual([{ body: `${cut} (no CommandCompleted)` }]);
+    expect(await runOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toMatchObject({ status_code: null, ended: false });
+    expect(await errorsOf([...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success')])).toEqual([]);
     expect(await runOf([...head('build')])).toMatchObject({ ended: false });
     // stdout's info stream of a command that ends with the end-of-run summary, named or not
     const info = nodeRun({ id: 'model.p.a' }, 'success').filter((l) => l.info.level !== 'debug');
     expect(await runOf([head('build')[0]!, ...info])).toMatchObject({ ended: false });
-    expect(await errorsOf([head('build')[0]!, ...info])).toEqual([{ body: `${cut} (no end-of-run summary)` }]);
+    expect(await errorsOf([head('build')[0]!, ...info])).toEqual([]);
     // whole streams stay as they were
     expect(await runOf([head('build')[0]!, ...info, ev('StatsLine', { stats: {} }, { level: 'info', msg: 'Done.' })])).toMatchObject({ failed: false });
     const ok = [...head('build'), ...nodeRun({ id: 'model.p.a' }, 'success'), ev('CommandCompleted', { completed_at: ts(), elapsed: 3, success: true })];
@@ -190,7 +191,31 @@ describe('--log-format json streams', () => {
     expect(await runOf(old)).toMatchObject({ failed: false });
   });
 
-  it('a run cut off and followed, a day later, by the next command in the same dbt.log ends at its own last line (with or without invocation ids)', async () => {
+  it('a log read while its command still runs gives only records the complete log has: what had not ended stays open, nothing is made up', async () => {
+    const node = (id: string, status: string) => {
+      const [start, startLine, compiling, executing, result, finished] = nodeRun({ id }, status);
+      const x = { node_info: ni({ id }) };
+      const query = [ev('SQLQuery', { ...x, conn_name: id, sql: 'select 1' }), ev('SQLQueryStatus', { ...x, status: 'OK', elapsed: 0.1 })];
+      return [start!, startLine!, compiling!, executing!, ...query, result!, finished!];
+    };
+    const lines = [...head('test'), ...node('test.p.t.1', 'pass'), ...node('test.p.t.2', 'fail'), ev('StatsLine', { stats: {} }, { level: 'info', msg: 'Done.' }), ...tail()];
+    const translate = async (n: number) => {
+      const dir = tempDir('runlens-legacy-prefix-');
+      const out = `${dir}/out.jsonl`;
+      await migrateFiles([writeLines(dir, 'dbt.log', lines.slice(0, n))], { out });
+      return readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    };
+    const whole = new Set(await translate(lines.length));
+    // from the line that names the command (before it, a stream does not say that it is cut short)
+    for (let n = 2; n < lines.length; n++) {
+      const part = await translate(n);
+      expect(part.filter((r) => !whole.has(r)), `the first ${n} lines`).toEqual([]);
+      // the run never ended: no end of the invocation
+      expect(part.filter((r) => /^\{"record_type":"SpanEnd".*"span_name":"dbt invocation/.test(r)), `the first ${n} lines`).toEqual([]);
+    }
+  });
+
+  it('a run cut off and followed, a day later, by the next command in the same dbt.log stays open, its end its own last line (with or without invocation ids)', async () => {
     const INV2 = '88888888-1111-4222-8333-444444444444';
     for (const ids of [false, true]) {
       const inv = (id: string) => (ids ? id : '');
@@ -200,8 +225,8 @@ describe('--log-format json streams', () => {
       const m = await migrateLines([...cut, ...head('test', inv(INV2)), ...nodeRun({ id: 'test.p.t.2' }, 'pass', { inv: inv(INV2) }), ...tail(inv(INV2))]);
       const runs = await m.db.all(`SELECT command FROM runs ORDER BY command`);
       expect(runs.map((r) => r.command), `ids: ${ids}`).toEqual(['build', 'test']);
-      const closing = await m.db.all(`SELECT time_ns FROM logs WHERE body LIKE 'the log ends before%'`);
-      expect(closing.map((r) => Number(BigInt(r.time_ns as bigint) / 1_000_000n)), `ids: ${ids}`).toEqual([cutEnd]);
+      const build = await m.db.one(`SELECT end_ns, ended FROM runs WHERE command = 'build'`);
+      expect([Number(BigInt(build!.end_ns as bigint) / 1_000_000n), build!.ended], `ids: ${ids}`).toEqual([cutEnd, false]);
     }
   });
 
