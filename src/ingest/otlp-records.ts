@@ -168,6 +168,23 @@ function double(v: unknown): number | string {
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const MAX_DEPTH = 64;
 
+/**
+ * JSON text parsed from a string attribute says what its text says: no number past a double's
+ * range or an integer past its exact ones (1e999 would be null, a 23-digit id rounded), nesting
+ * within MAX_DEPTH. Otherwise the string is kept as it came.
+ */
+function keepsItsText(v: AttrValue): boolean {
+  const stack: [AttrValue, number][] = [[v, 0]];
+  while (stack.length) {
+    const [x, depth] = stack.pop()!;
+    if (typeof x === 'number' && (!Number.isFinite(x) || (Number.isInteger(x) && !Number.isSafeInteger(x)))) return false;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth >= MAX_DEPTH) return false;
+    for (const y of Object.values(x)) stack.push([y as AttrValue, depth + 1]);
+  }
+  return true;
+}
+
 function scalar(v: unknown, parseJsonText: boolean, key: string, depth = 0): AttrValue {
   if (v === undefined || v === null) return null;
   if (!isObject(v)) return fail('', `an object expected, ${got(v)}`);
@@ -178,7 +195,8 @@ function scalar(v: unknown, parseJsonText: boolean, key: string, depth = 0): Att
       if (typeof x !== 'string') return fail('stringValue', `a string expected, ${got(x)}`);
       if (parseJsonText && !STRING_KEYS.has(key) && (x.startsWith('{') || x.startsWith('['))) {
         try {
-          return JSON.parse(x) as AttrValue;
+          const parsed = JSON.parse(x) as AttrValue;
+          return keepsItsText(parsed) ? parsed : x;
         } catch {
           return x;
         }

@@ -121,6 +121,21 @@ describe('OTLP protobuf -> records', () => {
  * 64-bit times, valid JSON text in attributes) is rejected while converting, with the field and the
  * reason, before the receiver answers: what it acknowledges must insert.
  */
+describe('OTLP: JSON text in a string attribute', () => {
+  it('is kept as its text where parsing it would change it (numbers past a double, nesting past 64 levels)', () => {
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    const odd = '{"a": 1e999, "b": 12345678901234567890123}';
+    const span = {
+      traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Node evaluated (test.p.t)', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000',
+      attributes: [kv('deep', { stringValue: deep }), kv('odd', { stringValue: odd }), kv('fine', { stringValue: '{"a": [1, 2.5, "x"]}' })],
+    };
+    const { records, rejected, errors } = spansToRecords(decodeTraces(traces([span])));
+    expect(errors).toEqual([]);
+    expect(rejected).toBe(0);
+    expect(records[0]!.attributes).toEqual({ deep, odd, fine: { a: [1, 2.5, 'x'] } });
+  });
+});
+
 describe('OTLP/JSON and protobuf: every field the model keeps is type-checked', () => {
   const SID = 'eee19b7ec3c1b174';
   const good = { traceId: TID, spanId: SID, name: 'Phase: RUN', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000' };
