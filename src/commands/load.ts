@@ -27,7 +27,8 @@ export const loadCommand: CommandBody<Args> = {
           + (f.earlierSetAside ? `; ${plural(f.earlierSetAside, 'record')} of a translated run_results.json or log of the same run set aside` : '')
           + (f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '');
         const aside = f.setAside ? `${plural(f.setAside, 'record')} set aside (the model holds the engine's telemetry of this run)` : '';
-        const what = f.duplicate
+        // (a file that only made copies in the model worse added nothing either)
+        const what = f.duplicate || f.records === 0
           ? `${[f.alreadyPresent ? `${plural(f.alreadyPresent, 'record')} already present` : '', aside].filter(Boolean).join(', ')}, nothing added${skipped}`
           : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${aside ? `, ${aside}` : ''}${skipped}`;
         process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
