@@ -1,11 +1,12 @@
 import type { CommandBody } from './command.js';
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArtifactsClient, RunNotFinished, telemetryArtifactName } from '../client/artifacts.js';
 import { clientConfig, connectionOptions, withApiErrors, type ConnectionArgs } from '../client/cli-config.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseId } from '../service/ids.js';
 import { formatOf, writeOutputFile, writeStdout } from '../produce/output-path.js';
+import { makeFolders } from '../folders.js';
 
 type Args = ConnectionArgs & { action?: string; run: string; step?: number; output: string };
 
@@ -83,7 +84,7 @@ export const artifactsCommand: CommandBody<Args> = {
       if ((/\.parquet$/i.test(a.output) || a.output === '-') && !isDir(a.output)) {
         throw new UsageError(`run ${a.run} has telemetry in steps ${all.map((x) => x.step).join(', ')}: pass --step N, or -o a folder`);
       }
-      mkdirSync(a.output, { recursive: true });
+      makeFolders(a.output);
       for (const { step, bytes } of all) {
         const file = join(a.output, telemetryArtifactName(step));
         await save(file, bytes);

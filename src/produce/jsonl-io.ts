@@ -1,6 +1,6 @@
 /** Streaming JSONL read/write of engine records (read: gzip told by content; written: by the `.gz` extension). */
 import { createWriteStream, openSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
@@ -15,6 +15,7 @@ import { writeChunk } from '../render/write-chunk.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem } from './record-check.js';
 import { serializeRecord, SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
+import { makeFolders } from '../folders.js';
 
 /**
  * Parsed records of a JSONL file (gzip told by content), read line by line as a load checks them
@@ -45,7 +46,7 @@ export async function* readJsonlRecords(path: string, onRead?: (fraction: number
  * pipeline: a file that fails (a full disk) fails the gzip stream too, so a writer waiting on it hears of it.
  */
 export async function openJsonlOut(path: string, append = false): Promise<{ stream: Writable; close: () => Promise<void> }> {
-  await mkdir(dirname(path), { recursive: true });
+  makeFolders(dirname(path));
   // Opened before streaming: a path that cannot be written fails here, named, not in a stream event;
   // and at once, so a stop's cleanup finds the file (see openWriteStream).
   const file = createWriteStream(path, { fd: openSync(path, append ? 'a' : 'w') });

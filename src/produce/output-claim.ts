@@ -9,11 +9,12 @@
  *   the process is stopped by SIGINT, SIGTERM or SIGHUP, as are the locks, unless the command
  *   handles that signal itself (record, receive): it then ends its writing and releases them.
  */
-import { createWriteStream, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { outputLabel } from './output-path.js';
 import { refuseOutsideStep } from '../service/job-step.js';
+import { makeFolders } from '../folders.js';
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -115,7 +116,7 @@ const readPid = (lock: string): number | undefined => {
 /** Make FILE.lock; false when it could not be made for a reason the writer meets and reports itself. */
 function takeLock(lock: string): boolean {
   const mine = `${lock}.${process.pid}`;
-  mkdirSync(path.dirname(lock), { recursive: true });
+  makeFolders(path.dirname(lock));
   writeFileSync(mine, String(process.pid));
   try {
     for (let tries = 0; ; tries++) {

@@ -4,13 +4,14 @@
  * DIR/target/metadata/NAME for Parquet, NAME being -o or otel.jsonl / otel.parquet.
  * Shared by the producing commands and the service, which finds a `runlens` step's output the same way.
  */
-import { existsSync, mkdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { existsSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { InputError, OutputError, RunlensError, UsageError, systemReason } from '../errors.js';
 import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
 import { refuseOutsideStep } from '../service/job-step.js';
+import { makeFolders } from '../folders.js';
 
 export const STDOUT = '-';
 
@@ -113,7 +114,7 @@ export function refuseOutputOverInput(output: string, inputs: readonly string[])
  */
 export function checkOutputPlace(file: string): void {
   refuseOutsideStep(file, 'output');
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeFolders(path.dirname(file));
   if (existsSync(file) && statSync(file).isDirectory()) throw new InputError('it is a folder, not a file', file);
   const tmp = besideFile(file);
   writeFileSync(tmp, '');
@@ -156,7 +157,7 @@ export async function writeOutputFile(file: string, data: string | Uint8Array): 
   const tmp = besideFile(file);
   const untrack = removeOnStop(tmp);
   try {
-    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+    makeFolders(path.dirname(path.resolve(file)));
     await finished(openWriteStream(tmp).end(data));
     await rename(tmp, file);
   } catch (e) {

@@ -4,7 +4,7 @@
  * and the wasm ArrowWriter (the same arrow-rs writer the engine uses) streams the file out.
  * Memory stays bounded by one batch plus the open row group.
  */
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,6 +16,7 @@ import { ATTRIBUTE_COLUMNS, JSON_EXTENSION_METADATA, TOP_COLUMNS, splitAttribute
 import { SOURCE_LINE, type JsonlRecord, type Located } from './record.js';
 import { besideFile, openWriteStream, removeOnStop } from './output-claim.js';
 import { notWritten } from './output-path.js';
+import { makeFolders } from '../folders.js';
 
 /** A record the layout cannot hold: why (`field: reason`), and where: its line in the file it was read from, when known, else its count. */
 export class RecordFitError extends Error {
@@ -240,7 +241,7 @@ export async function writeParquetFile(
       if (done) controller.close();
     },
   });
-  await mkdir(dirname(path), { recursive: true });
+  makeFolders(dirname(path));
   const tmp = besideFile(path);
   const untrack = removeOnStop(tmp);
   try {

@@ -25,6 +25,7 @@ import { hasPendingTelemetry, pendingAsNotStored, telemetryNotStoredNote, teleme
 import { artifactName, findStepTelemetry, keepStepTelemetry, telemetryArtifact, telemetryBefore, type TelemetryFile } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 import { cutText } from '../render/cut-text.js';
+import { makeFolders } from '../folders.js';
 
 const LOG_CAP = 64 * 1024;
 /** the most a note of the runner's adds to a step's log */
@@ -213,7 +214,7 @@ export class JobRunner {
   private async execute(job: Job, run: Run): Promise<void> {
     // A folder of its own, new and empty (`<id>-<random>`): a folder left by a run of the same id
     // (another store that shared --data, a reset database) must not lend this run its files.
-    await mkdir(this.o.workDir, { recursive: true });
+    makeFolders(this.o.workDir);
     const runDir = await mkdtemp(join(this.o.workDir, `${run.id}-`));
 
     const steps: RunStep[] = [];

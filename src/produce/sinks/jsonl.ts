@@ -2,7 +2,6 @@
  * JSONL sink: one line per record as events occur, the engine's bytes. File mode follows
  * `--otel-file-name` (under the log path, appended); stream mode follows `--log-format otel` (stdout).
  */
-import { mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -11,6 +10,7 @@ import { createGzip } from 'node:zlib';
 import { openWriteStream } from '../output-claim.js';
 import { serializeRecord, type JsonlRecord } from '../record.js';
 import { levelSeverity, type Level, type TelemetrySink } from './types.js';
+import { makeFolders } from '../../folders.js';
 
 export interface JsonlSinkOptions {
   /** file path; a bare name is placed under `logPath` like the engine's `--otel-file-name` */
@@ -64,7 +64,7 @@ export class JsonlSink implements TelemetrySink {
     } else {
       if (!opts.path) throw new Error('JsonlSink needs a path or a stream');
       const path = jsonlSinkPath(opts.path, opts.logPath);
-      mkdirSync(dirname(path), { recursive: true });
+      makeFolders(dirname(path));
       const file = openWriteStream(path, opts.append === false ? 'w' : 'a');
       this.file = file;
       const gzip = path.endsWith('.gz') ? createGzip() : undefined;

@@ -4,7 +4,6 @@
  * the Store contract shared with PostgreSQL.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { accountIdentifier } from '../ids.js';
@@ -19,6 +18,7 @@ import type {
 } from './types.js';
 import { CUT_OFF_ERROR } from './types.js';
 import { sqliteFileIn } from './sqlite-file.js';
+import { makeFolders } from '../../folders.js';
 
 type Row = Record<string, unknown>;
 
@@ -41,7 +41,7 @@ export class SqliteStore implements Store {
     let file = path;
     this.dir = path === ':memory:' ? null : path;
     if (path !== ':memory:') {
-      mkdirSync(path, { recursive: true });
+      makeFolders(path);
       file = sqliteFileIn(path);
     }
     this.db = new Database(file);
