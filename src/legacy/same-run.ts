@@ -35,6 +35,7 @@ const testRank = (a: Attributes) => {
   return detail ? TEST_OUTCOMES_BETTER_TO_WORSE.indexOf(normalizeEnum(TestOutcome, detail.test_outcome) as never) + 1 : 0;
 };
 const errorStatus = (e: SpanEnding) => e.status?.code === 2;
+const ENDED_WELL: SpanEnding = { status: null, attributes: {} };
 
 /** `a` ends the span worse than `b` in some way. */
 const worse = (a: SpanEnding, b: SpanEnding) =>
@@ -71,9 +72,15 @@ export class ScanSink implements TelemetrySink {
     this.traces.add(r.trace_id);
     if (r.record_type !== 'SpanEnd') return;
     const ending = { status: r.status, attributes: r.attributes };
-    const none: SpanEnding = { status: null, attributes: {} };
     const before = this.errors.get(spanKey(r));
-    if (worse(ending, before ?? none) && (!before || !worse(before, ending))) this.errors.set(spanKey(r), ending);
+    if (worse(ending, before ?? ENDED_WELL) && (!before || !worse(before, ending))) this.errors.set(spanKey(r), ending);
+  }
+  // Attributes as text spare the writer building objects: only a SpanEnd that may end worse (an
+  // ERROR, a node's, which carries its outcome and test detail) has its attributes parsed.
+  writeJson(r: JsonlRecord, attributesJson: string): void {
+    const mayBeWorse = r.record_type === 'SpanEnd' && (r.status?.code === 2 || r.event_type?.includes('.node.') === true);
+    if (mayBeWorse) this.write({ ...r, attributes: JSON.parse(attributesJson) as Attributes });
+    else this.traces.add(r.trace_id);
   }
   close(): Promise<void> {
     return Promise.resolve();
@@ -136,18 +143,22 @@ class SameRunSink extends ForwardingSink {
     if (inner.writeJson) {
       this.writeJson = (r, json) => {
         if (!this.keep(r)) return;
-        const raised = this.raised(r);
-        // (the record's attributes are in their text: a copy that takes a worse ending is written whole)
-        if (raised) inner.write(withWorse({ ...(r as SpanEndRecord), attributes: JSON.parse(json) as Attributes }, raised));
-        else inner.writeJson!(r, json);
+        const later = this.laterEnding(r);
+        if (later) {
+          // (the record's attributes are in their text: a copy that takes a worse ending is written whole)
+          const own = { ...(r as SpanEndRecord), attributes: JSON.parse(json) as Attributes };
+          const out = withWorse(own, later);
+          if (out !== own) return inner.write(out);
+        }
+        inner.writeJson!(r, json);
       };
     }
   }
 
   write(r: JsonlRecord): void {
     if (!this.keep(r)) return;
-    const raised = this.raised(r);
-    this.inner.write(raised ? withWorse(r as SpanEndRecord, raised) : r);
+    const later = this.laterEnding(r);
+    this.inner.write(later ? withWorse(r as SpanEndRecord, later) : r);
   }
 
   commit(): void {
@@ -164,9 +175,8 @@ class SameRunSink extends ForwardingSink {
     return true;
   }
 
-  /** How a later input ends the span worse than this SpanEnd does, if it does. */
-  private raised(r: JsonlRecord): SpanEnding | undefined {
-    const later = r.record_type === 'SpanEnd' && this.plan.shared.has(r.trace_id) ? this.plan.raise.get(spanKey(r)) : undefined;
-    return later && worse(later, r as SpanEndRecord) ? later : undefined;
+  /** How a later input ends this SpanEnd's span badly, if one does (withWorse compares). */
+  private laterEnding(r: JsonlRecord): SpanEnding | undefined {
+    return r.record_type === 'SpanEnd' && this.plan.shared.has(r.trace_id) ? this.plan.raise.get(spanKey(r)) : undefined;
   }
 }
