@@ -6,7 +6,8 @@
  */
 import { NO_EXTENSION_FETCH, duckdb } from '../store/duckdb.js';
 import { eventKey } from '../telemetry/event-types.js';
-import { InputError } from '../errors.js';
+import { InputError, engineMessage } from '../errors.js';
+import { errorOfCutStream, guardStream } from '../store/stream-guard.js';
 import { ATTRIBUTE_COLUMNS, ATTRIBUTE_KIND, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { NOT_JSON } from '../ingest/parquet.js';
@@ -80,12 +81,18 @@ export async function* readParquetRecords(
     ];
     // (the row count is in the file's footer; asked before the stream, which another query on the connection would end)
     const rows = opts.onRead ? Number((await con.runAndReadAll(`SELECT count(*) FROM ${src}`)).getRowsJS()[0]![0]) : 0;
-    const result = await con.stream(`SELECT ${cols.join(', ')} FROM ${src}`);
+    const sql = `SELECT ${cols.join(', ')} FROM ${src}`;
+    const guard = await guardStream(con);
+    const result = await con.stream(sql);
     const names = [...TOP, ...attrCols.map((c) => c.name), ...outside.map((f) => OUTSIDE + f)];
     let n = 0;
     for (;;) {
       const chunk = await result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
+      if (!chunk || chunk.rowCount === 0) {
+        // (a row group past the first ones that cannot be read ends the stream as its end does)
+        if (!(await guard.whole())) throw await errorOfCutStream(con, sql);
+        break;
+      }
       if (rows > 0) opts.onRead?.(n / rows);
       for (const row of chunk.getRows()) {
         n++;
@@ -99,6 +106,10 @@ export async function* readParquetRecords(
         yield r as JsonlRecord;
       }
     }
+  } catch (e) {
+    // DuckDB's reader refused the file (a damaged page, not Parquet): said as load and validate say it
+    if (e instanceof InputError) throw e;
+    throw new InputError(`not a readable Parquet file: ${engineMessage(e)}`, path);
   } finally {
     con.closeSync();
     db.closeSync();

@@ -7,6 +7,8 @@
  */
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBPreparedStatement, DuckDBResult, DuckDBTypeId as TypeId, DuckDBValue, DuckDBValueConverter, Json } from '@duckdb/node-api';
 import { duckdb } from './duckdb.js';
+import { errorOfCutStream, guardStream, type StreamGuard } from './stream-guard.js';
+import { errorMessage } from '../errors.js';
 
 const { DuckDBTypeId, StatementType, JsonDuckDBValueConverter } = duckdb;
 
@@ -157,18 +159,31 @@ const isoJson: DuckDBValueConverter<Json> = (value, type, self) =>
  * chunk is read here, so an error of the statement is thrown before any row is handed over.
  */
 export async function streamRows(conn: DuckDBConnection, sql: string, params?: Params): Promise<RowStream> {
+  const guard = await guardStream(conn);
+  try {
+    return await streamGuarded(conn, sql, params, guard);
+  } catch (e) {
+    await guard.release();
+    throw e;
+  }
+}
+
+async function streamGuarded(conn: DuckDBConnection, sql: string, params: Params | undefined, guard: StreamGuard): Promise<RowStream> {
   const p = await conn.prepare(sql);
   if (params) p.bind(params);
   let result: DuckDBResult | undefined;
+  let streamed = sql;
   let read: (chunk: DuckDBDataChunk) => unknown[][] = (chunk) => chunk.convertRows(isoJson);
   let names: string[] = [];
   let types: string[] = [];
   const fast = p.statementType === StatementType.SELECT && p.columnCount > 0 ? fastExprs(p, true) : undefined;
   if (fast) {
     try {
-      const wrapped = await conn.prepare(`SELECT json_array(${fast.exprs.join(', ')})::VARCHAR FROM (${sql}) AS _q(${fast.names.map((_, i) => `_c${i}`).join(', ')})`);
+      const wrappedSql = `SELECT json_array(${fast.exprs.join(', ')})::VARCHAR FROM (${sql}) AS _q(${fast.names.map((_, i) => `_c${i}`).join(', ')})`;
+      const wrapped = await conn.prepare(wrappedSql);
       if (params) wrapped.bind(params);
       result = await wrapped.stream();
+      streamed = wrappedSql;
       ({ names, types } = fast);
       read = (chunk) => (chunk.getColumnValues(0) as string[]).map((t) => JSON.parse(t) as unknown[]);
     } catch {
@@ -183,7 +198,20 @@ export async function streamRows(conn: DuckDBConnection, sql: string, params?: P
   const first = await result.fetchChunk();
   const r = result;
   async function* chunks(): AsyncGenerator<unknown[][]> {
-    for (let c = first; c && c.rowCount > 0; c = await r.fetchChunk()) yield read(c);
+    let rows = 0;
+    try {
+      for (let c = first; c && c.rowCount > 0; c = await r.fetchChunk()) {
+        rows += c.rowCount;
+        yield read(c);
+      }
+      if (await guard.whole()) return;
+    } finally {
+      await guard.release();
+    }
+    const e = await errorOfCutStream(conn, streamed, params);
+    const text = errorMessage(e).replace(/\n+LINE \d+:[\s\S]*$/, '');
+    const before = rows === 0 ? '' : rows === 1 ? '; the row written before it is not the whole result' : `; the ${rows} rows written before it are not the whole result`;
+    throw new Error(text + before);
   }
   return { columns: deduplicated(names), types, chunks: chunks() };
 }

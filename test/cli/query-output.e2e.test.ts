@@ -94,6 +94,20 @@ describe('query output', () => {
   });
 });
 
+  it('an error after the first rows is exit 2 with DuckDB\'s message, in every format, never a result cut short', () => {
+    // DuckDB hands the first rows over before the failing ones are computed
+    const failsLate = "SELECT i, CASE WHEN i < 150000 THEN i::VARCHAR ELSE 'n/a' END::INTEGER AS v FROM range(200000) t(i)";
+    const raisesLate = "SELECT CASE WHEN i < 100000 THEN i ELSE error('late boom') END AS x FROM range(200000) t(i)";
+    for (const format of ['table', 'csv', 'json']) {
+      const r = runCli(['query', '--sql', failsLate, F, '--format', format]);
+      expect(r.code, format).toBe(2);
+      expect(r.stderr, format).toMatch(/^runlens: SQL error: Conversion Error: .*'n\/a'.*; the \d+ rows written before it are not the whole result$/m);
+      const e = runCli(['query', '--sql', raisesLate, F, '--format', format]);
+      expect(e.code, format).toBe(2);
+      expect(e.stderr, format).toMatch(/SQL error: Invalid Input Error: late boom/);
+    }
+  });
+
 describe('critical-path at a narrow width', () => {
   it('names the columns left out once', () => {
     const r = runCli(['critical-path', F], { env: { COLUMNS: '40' } });
