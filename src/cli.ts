@@ -14,6 +14,7 @@ import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
 import { RunlensError, errorMessage, systemReason } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { renderTopHelp } from './render/help.js';
+import { printable } from './render/printable.js';
 import { outputWidth } from './render/table.js';
 
 export async function main(argv: string[]): Promise<number> {
@@ -37,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
   if (!entry) {
     const near = nearestCommands(word);
     const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
-    process.stderr.write(`runlens: unknown command "${word}"${hint}\nRun \`runlens --help\` for the list of commands.\n`);
+    process.stderr.write(`runlens: unknown command "${printable(word)}"${hint}\nRun \`runlens --help\` for the list of commands.\n`);
     return EXIT.usage;
   }
   let exitCode: number = EXIT.ok;
@@ -60,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
       if (text.startsWith(MISSING_ARGUMENTS)) {
         process.stderr.write(`runlens ${word}: ${text}\n\n`);
         y.showHelp((h: string) => process.stderr.write(h + '\n'));
-      } else process.stderr.write(`runlens: ${text}\nRun \`runlens ${word} --help\` for usage.\n`);
+      } else process.stderr.write(`runlens: ${printable(text)}\nRun \`runlens ${word} --help\` for usage.\n`);
       exitCode = EXIT.usage;
       throw new UsageExit();
     });
@@ -71,15 +72,15 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageExit) return exitCode;
     if (e instanceof RunlensError) {
-      if (e.message) process.stderr.write(`runlens: ${e.message}\n`);
+      if (e.message) process.stderr.write(`runlens: ${printable(e.message)}\n`);
       return exitCodeFor(e.kind);
     }
     const fsProblem = fileSystemMessage(e);
     if (fsProblem) {
-      process.stderr.write(`runlens: ${fsProblem}\n`);
+      process.stderr.write(`runlens: ${printable(fsProblem)}\n`);
       return EXIT.input;
     }
-    process.stderr.write(`runlens: internal error: ${errorMessage(e)}\n`);
+    process.stderr.write(`runlens: internal error: ${printable(errorMessage(e))}\n`);
     if (process.env.RUNLENS_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? ''}\n`);
     return EXIT.internal;
   }
@@ -164,7 +165,7 @@ if (startedAsProgram()) {
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`runlens: ${errorMessage(e)}\n`);
+      process.stderr.write(`runlens: ${printable(errorMessage(e))}\n`);
       process.exitCode = EXIT.internal;
     },
   );

@@ -5,11 +5,16 @@
  * characters as visible escapes instead.
  */
 
-/** C0 controls but LF and TAB, DEL, C1 controls, bidi embeddings/overrides/isolates, line and paragraph separators. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+/**
+ * C0 controls but LF and TAB, DEL, C1 controls, bidi embeddings/overrides/isolates and marks, line and
+ * paragraph separators, and characters that print as nothing (zero-width space, word joiner, byte
+ * order mark: two ids differing by one would look alike). The joiners that shape scripts and emoji
+ * (U+200C, U+200D) are kept.
+ */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff]/g;
 
 /** Any of those, line breaks and tabs too: most text has none, and is returned as it is. */
-const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
+const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff]/;
 
 const escaped = (c: string): string => {
   const code = c.charCodeAt(0);

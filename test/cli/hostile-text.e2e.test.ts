@@ -2,7 +2,7 @@
  * Telemetry text is untrusted: escape sequences, carriage returns and line breaks in names and
  * messages must not reach the terminal as such (clear the screen, set the title, forge rows).
  */
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -62,5 +62,28 @@ describe('exact text in JSON output', () => {
     const r = runCli(['gate', sepFile, '--reporter', 'json']);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toContain(JSON.stringify(`model.project.${SEPARATORS}`));
+  });
+});
+
+describe('hostile text in error messages', () => {
+  it('an input error quoting a damaged line shows its control characters escaped', () => {
+    const lines = interfaceStyleRun().map((r) => JSON.stringify(r));
+    lines[2] = `\u001b]0;PWNED\u0007\u001b[2J${lines[2]}`;
+    const damaged = writeLines(dir, 'damaged.jsonl', []);
+    writeFileSync(damaged, lines.join('\n') + '\n');
+    for (const cmd of ['gate', 'load', 'runs']) {
+      const r = runCli([cmd, damaged]);
+      expect(r.code, cmd).toBe(2);
+      expect(r.stderr, cmd).not.toMatch(/[\u001b\u0007]/);
+      expect(r.stderr, cmd).toMatch(/damaged\.jsonl:3: /);
+    }
+  });
+
+  it('NUL padding after the last record is shown as \\x00, not written raw', () => {
+    const padded = writeLines(dir, 'padded.jsonl', []);
+    writeFileSync(padded, interfaceStyleRun().map((r) => JSON.stringify(r)).join('\n') + '\n' + '\u0000'.repeat(64));
+    const r = runCli(['gate', padded]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('\u0000');
   });
 });
