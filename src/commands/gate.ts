@@ -1,8 +1,8 @@
 import type { CommandBody } from './command.js';
 import { resolveTrace } from '../analyze/tree.js';
-import { FoundError, InputError, UsageError } from '../errors.js';
+import { FoundError, InputError, UsageError, errorMessage } from '../errors.js';
 import { plural } from '../render/plural.js';
-import { LISTED_FOR_PEOPLE, REPORTERS, forGithubActions, renderGate, type Reporter } from '../gate/reporters.js';
+import { LISTED_FOR_PEOPLE, REPORTERS, forGithubActions, renderGate, renderGateError, type Reporter } from '../gate/reporters.js';
 import { DEFAULT_FAIL_ON, FAIL_ON, evaluateGate, type FailOn } from '../gate/rules.js';
 import type { ReceiverStats, UnstoredReasons } from '../ingest/otlp-receiver.js';
 import { everyPathAdds } from '../ingest/detect.js';
@@ -33,8 +33,7 @@ export const gateCommand: CommandBody<Args> = {
       .group(['receive', 'until-idle', 'timeout', 'port', 'host', 'max-body-mb', 'queue-limit'], 'Live gate (--receive):')
       .example('$0 gate logs/otel.jsonl --reporter github', 'in a GitHub workflow: annotations, exit 1 on a failed test or an error')
       .example('$0 gate samples/failed-build.jsonl --fail-on error,skipped', 'also fail on skipped nodes'),
-  handler: (a) =>
-    withModel(a, async (db, report) => {
+  handler: (a) => reportingErrors(a.reporter, withModel(a, async (db, report) => {
       const failOn = parseFailOn(a['fail-on']);
       everyPathHasRun(a.paths ?? [], report);
       const unread = a.receive ? await receiveUntilIdle(db, a) : undefined;
@@ -53,8 +52,19 @@ export const gateCommand: CommandBody<Args> = {
       const out = renderGate(result, a.reporter);
       process.stdout.write(process.env.GITHUB_ACTIONS === 'true' ? forGithubActions(out, a.reporter) : out);
       if (!result.passed) throw new FoundError('');
-    }, { requireInput: !a.receive }),
+    }, { requireInput: !a.receive })),
 };
+
+/** A gate that could not decide still gives the reporters CI publishes a report that says why (renderGateError). */
+async function reportingErrors(reporter: Reporter, gate: Promise<void>): Promise<void> {
+  try {
+    await gate;
+  } catch (e) {
+    const report = e instanceof FoundError ? undefined : renderGateError(errorMessage(e), reporter);
+    if (report) process.stdout.write(report);
+    throw e;
+  }
+}
 
 /** A duration option checked as it is read (before any input is loaded), kept as given for messages. */
 const duration = (flag: string) => (v: string): string => (parseDuration(v, flag), v);

@@ -236,6 +236,27 @@ export function renderJunit(r: GateResult): string {
 }
 
 /**
+ * When the gate cannot decide (its input cannot be read: exit 2), the reporters a CI job publishes
+ * whatever the verdict (junit, markdown) say so and why, rather than leave an empty file; the others
+ * write nothing (the message is on stderr).
+ */
+export function renderGateError(message: string, reporter: Reporter): string | undefined {
+  if (reporter === 'markdown') return `**runlens gate could not decide** (exit 2): ${mdCell(message)}\n`;
+  if (reporter !== 'junit') return undefined;
+  const counts = 'tests="1" failures="0" errors="1" skipped="0"';
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="runlens gate" ${counts}>`,
+    `  <testsuite name="runlens gate" ${counts} time="0.000">`,
+    '    <testcase name="the gate\'s input" classname="runlens" time="0.000">',
+    element('error', 'input', message),
+    '    </testcase>',
+    '  </testsuite>',
+    '</testsuites>',
+  ].join('\n') + '\n';
+}
+
+/**
  * A GitHub Actions runner obeys workflow commands in a step's log: `::add-mask::x` at a line's start
  * (after spaces), `##[cmd]` anywhere in a line. The text reporter's reasons are the run's own text, so
  * in a GitHub Actions step its output goes between GitHub's stop-commands pair, with a token random

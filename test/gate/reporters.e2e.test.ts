@@ -217,3 +217,33 @@ describe('warnings carry their reason too', () => {
     expect(reasons['source.shop.raw.payments']).toMatch(/source freshness warned\nsource raw\.payments: max_loaded_at .*, 50400 s ago \(warn after 12 hour/);
   });
 });
+
+describe('input the gate cannot read (exit 2)', () => {
+  const damaged = writeLines(dir, 'cut.jsonl', [...interfaceStyleRun().slice(0, 3), '{"record_type": "SpanEnd", "trace_id":']);
+
+  it('junit: a report with one errored testcase that says why, valid XML', () => {
+    const r = runCli(['gate', damaged, '--reporter', 'junit']);
+    expect(r.code).toBe(2);
+    const doc = parseXml(r.stdout);
+    const cases = findAll(doc, 'testcase');
+    expect(cases).toHaveLength(1);
+    expect(doc.attrs.errors ?? findAll(doc, 'testsuites')[0]?.attrs.errors).toBe('1');
+    const error = findAll(doc, 'error')[0]!;
+    expect(error.attrs.message).toMatch(/cut\.jsonl:4: malformed JSON/);
+    expect(r.stderr).toMatch(/cut\.jsonl:4: malformed JSON/);
+  });
+
+  it('markdown: a one-line verdict that the gate could not decide, and why', () => {
+    const r = runCli(['gate', damaged, '--reporter', 'markdown']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^\*\*runlens gate could not decide\*\* \(exit 2\): .*cut\.jsonl:4: malformed JSON/);
+  });
+
+  it('text, json and github write nothing to stdout: the message is on stderr', () => {
+    for (const reporter of ['text', 'json', 'github']) {
+      const r = runCli(['gate', damaged, '--reporter', reporter]);
+      expect(r.code, reporter).toBe(2);
+      expect(r.stdout, reporter).toBe('');
+    }
+  });
+});
