@@ -30,8 +30,10 @@ export type InputKind = 'run_results' | 'sources' | 'log';
 const READS = 'migrate reads run_results.json, sources.json and --log-format json logs';
 
 /** Why a file is not an input of migrate, and what reads it. */
+const isTelemetry = (text: string, binary: 'parquet' | null) => binary === 'parquet' || /^\s*\{\s*"(record_type|recordType)"/.test(text);
+
 function notMigratable(text: string, binary: 'parquet' | null, kind: LegacyKind | undefined): string {
-  if (binary === 'parquet' || /^\s*\{\s*"(record_type|recordType)"/.test(text))
+  if (isTelemetry(text, binary))
     return `already telemetry (${binary === 'parquet' ? 'Parquet' : 'JSONL'} records of the new engine): nothing to migrate; read it with runlens runs, tree, query, gate or explore`;
   if (kind === 'manifest') return `${describeKind(kind)} holds no run: give it with --manifest (it names the upstream of skipped nodes); ${READS}`;
   if (kind === 'artifact') return `${describeKind(kind)} holds no run; ${READS}`;
@@ -89,8 +91,8 @@ export function writers(sinks: TelemetrySink[], ids?: IdSource): { writerFor: (v
 }
 
 /**
- * The older-engine files named by PATH arguments. Other files are passed over in a folder or glob;
- * named on their own, a manifest.json or other artifact of the engine is skipped with the reason
+ * The older-engine files named by PATH arguments. Other files are passed over in a folder or glob
+ * (telemetry with the reason: its runs are not in the output); named on their own, a manifest.json or other artifact of the engine is skipped with the reason
  * (a shell glob names them), anything else is an error saying what it is.
  */
 export async function legacyInputs(args: string[]): Promise<{ inputs: [string, InputKind][]; skipped: { path: string; reason: string }[] }> {
@@ -104,6 +106,8 @@ export async function legacyInputs(args: string[]): Promise<{ inputs: [string, I
     if (kind === 'run-results' || kind === 'sources' || kind === 'log') inputs.push([f, kind === 'run-results' ? 'run_results' : kind]);
     else if (named.has(f) && (kind === 'manifest' || kind === 'artifact')) skipped.push({ path: f, reason: notMigratable(text, binary, kind) });
     else if (named.has(f)) throw new InputError(notMigratable(text, binary, kind), f);
+    // telemetry in a folder or glob: not an input, but part of what was given (its runs are not in the output)
+    else if (isTelemetry(text, binary)) skipped.push({ path: f, reason: notMigratable(text, binary, kind) });
   }
   if (inputs.length === 0) {
     if (skipped.length) throw new InputError(skipped[0]!.reason, skipped[0]!.path);

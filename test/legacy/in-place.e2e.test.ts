@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { haveTmux, Terminal } from '../helpers/terminal.js';
-import { LEGACY, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
+import { LEGACY, ROOT, SHARED_SAMPLES, sample, samplesNote } from '../helpers/samples.js';
 import { manifest, runResults, writeJson } from './helpers.js';
 
 const CORPUS = path.join(SHARED_SAMPLES, 'legacy-corpus');
@@ -201,6 +201,17 @@ describe('files a command cannot read say what they are and what reads them', ()
     const e = runCli(['migrate', empty, '-o', out]);
     expect(e.code).toBe(2);
     expect(e.stderr).toContain(`${empty}: no older-engine file found (migrate reads run_results.json, sources.json and --log-format json logs)`);
+  });
+
+  it('migrate of a folder that also holds telemetry says it passed that file over, and that it is read beside the output', () => {
+    const dir = tempDir('runlens-migrate-mixed-');
+    writeJson('run_results.json', runResults({ results: [{ id: 'model.p.a', status: 'success', at: [1, 2] }] }), dir);
+    mkdirSync(path.join(dir, 'logs'));
+    copyFileSync(path.join(ROOT, 'samples', 'clean-build.jsonl'), path.join(dir, 'logs', 'otel.jsonl'));
+    const out = path.join(tempDir(), 'out.jsonl');
+    const r = runCli(['migrate', dir, '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${path.join(dir, 'logs', 'otel.jsonl')}: skipped: already telemetry`);
   });
 });
 
