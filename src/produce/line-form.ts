@@ -10,6 +10,7 @@ export interface FormIssue {
 }
 
 export const KEY_TWICE = 'key written twice (a reader may take either value)';
+const CRLF = 'a carriage return before the newline (a CRLF line end): each line ends with a newline alone';
 
 /** The keys `text` (the text of `value`) writes twice, as dotted paths (`status.code`). */
 export function keysWrittenTwice(text: string, value: unknown): string[] {
@@ -67,7 +68,7 @@ function scan(text: string): FormIssue[] {
       if (top?.keys) top.wantKey = true;
     } else if (!spaced && isSpace(c)) {
       spaced = true;
-      out.push({ field: '-', rule: 'white space between tokens: each line must be one compact JSON object' });
+      out.push({ field: '-', rule: c === 0x0d && i === text.length - 1 ? CRLF : 'white space between tokens: each line must be one compact JSON object' });
     }
   }
   return out;

@@ -91,6 +91,9 @@ describe.skipIf(note.missing)(note.title('validate on a real engine file changed
     expect(got.map((i) => i.line)).toEqual([1]);
     expect(got[0]!.rule).toMatch(/compact/);
     expect((await violations(changed('trailing-space', 2, (l) => `${l} `))).map((i) => i.line)).toEqual([2]);
+    // a Windows line end is named as what it is
+    const crlf = await violations(changed('crlf', 2, (l) => `${l}\r`));
+    expect(crlf.map((i) => [i.line, i.rule])).toEqual([[2, 'a carriage return before the newline (a CRLF line end): each line ends with a newline alone']]);
     // the same values written with other escapes are still one compact object
     expect(await violations(changed('escaped', 3, (l) => l.replace('"body":""', '"body":"\\u0041\\/"')))).toEqual([]);
   });
