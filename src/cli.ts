@@ -9,7 +9,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CommandModule } from 'yargs';
-import { applyArgumentRules } from './commands/argument-rules.js';
+import { applyArgumentRules, unknownOptions } from './commands/argument-rules.js';
 import { COMMANDS, commandWord, nearestCommands } from './commands/index.js';
 import { RunlensError, errorMessage, systemReason } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
@@ -57,7 +57,10 @@ export async function main(argv: string[]): Promise<number> {
       // yargs's own parse errors (YError) are usage problems too; anything else is the command's.
       if (err && err.name !== 'YError') throw err;
       // Usage problems: message plus a pointer (or the command's help when arguments are missing), exit 2.
-      const text = msg ?? err?.message ?? 'bad usage';
+      let text = msg ?? err?.message ?? 'bad usage';
+      // an unknown option took the word after it as its value: that, not a missing word, is the problem
+      const unknown = text.startsWith(MISSING_ARGUMENTS) ? unknownOptions(parser, argv) : [];
+      if (unknown.length) text = `${YARGS_STRINGS['Unknown argument: %s'][unknown.length > 1 ? 'other' : 'one'].replace('%s', unknown.join(', '))}`;
       if (text.startsWith(MISSING_ARGUMENTS)) {
         process.stderr.write(`runlens ${word}: ${text}\n\n`);
         y.showHelp((h: string) => process.stderr.write(h + '\n'));

@@ -11,8 +11,29 @@ type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string
 type Declared = { getOptions(): Options };
 type Options = { key: Record<string, boolean>; array: string[]; alias: Record<string, string[]>; boolean: string[] };
 
+/** The options each parser's command declares (names and aliases), for unknownOptions. */
+const declaredNames = new WeakMap<Argv, Set<string>>();
+
+/**
+ * The options in `args` (before `--`) that the command does not have, as written. yargs names one
+ * only after counting the words it leaves: an unknown option given before a word takes that word
+ * as its value, and yargs says an argument is missing instead (src/cli.ts says this first).
+ */
+export function unknownOptions(parser: Argv, args: string[]): string[] {
+  const known = declaredNames.get(parser);
+  if (!known) return [];
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).filter((w) => {
+    const m = /^--?([^=]+)/.exec(w);
+    if (!m || /^-\d/.test(w)) return false;
+    const name = m[1]!;
+    return !known.has(name) && !(name.startsWith('no-') && known.has(name.slice(3)));
+  });
+}
+
 export function applyArgumentRules(parser: Argv, args: string[]): Argv {
   const declared = declareWithValues(parser);
+  declaredNames.set(parser, declared.names);
   const usage = usageOfCommandRun(parser, args.includes('--'));
   return parser
     // the words after -- stay apart from the options (yargs would put them, unbound, into `_`);
@@ -35,7 +56,7 @@ export function applyArgumentRules(parser: Argv, args: string[]): Argv {
  * through here and get `requiresArg` (a command may still say `requiresArg: false`); list options
  * (listOption) take one word each already. Returns what the value rule below needs.
  */
-function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllowed: Set<string>; needs: Map<string, string> } {
+function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllowed: Set<string>; needs: Map<string, string>; names: Set<string> } {
   type Declare = (key: string, opt?: Record<string | symbol, unknown>) => Argv;
   const p = parser as unknown as { option: Declare; options: Declare; positional: Declare };
   const option = p.option.bind(parser);
@@ -43,6 +64,7 @@ function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllow
   const positionals = new Set<string>();
   const emptyAllowed = new Set<string>();
   const needs = new Map<string, string>();
+  const names = new Set(['help', 'h']);
   // yargs declares a positional through option(): it is a word, not an option, and takes no rule here
   let inPositional = false;
   p.positional = (key, opt) => {
@@ -55,6 +77,10 @@ function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllow
     }
   };
   p.option = p.options = (key, opt) => {
+    if (typeof key === 'string' && !inPositional) {
+      names.add(key);
+      for (const a of [opt?.alias ?? []].flat()) names.add(String(a));
+    }
     if (inPositional || typeof key !== 'string' || !opt) return option(key, opt);
     if (typeof opt[NEEDS] === 'string') needs.set(key, opt[NEEDS]);
     if (opt[EMPTY_ALLOWED]) emptyAllowed.add(key);
@@ -62,7 +88,7 @@ function declareWithValues(parser: Argv): { positionals: Set<string>; emptyAllow
     const flag = opt.type === 'boolean' || opt.type === 'count' || opt.boolean || opt.count;
     return option(key, flag || opt.array ? opt : { requiresArg: true, ...opt });
   };
-  return { positionals, emptyAllowed, needs };
+  return { positionals, emptyAllowed, needs, names };
 }
 
 /** `--trace=` or `--trace ""` gives no value either, unless the option says what empty means (emptyAllowed). */

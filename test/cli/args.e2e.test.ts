@@ -135,6 +135,13 @@ describe('values', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('an unknown option is named even when it took the word after it, which leaves an argument missing', () => {
+    const r = runCli(['convert', '--lenient', FAILED, 'out.parquet']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^runlens: unknown option or extra argument: --lenient\n/);
+    expect(r.stderr).not.toMatch(/missing arguments/);
+  });
+
   it('--trace without a value is a usage error', () => {
     for (const cmd of ['tree', 'gate']) {
       const r = runCli([cmd, FAILED, '--trace']);
