@@ -126,7 +126,7 @@ const RUN_PARAMS = ['trace', 'base', 'head', 'until'];
  * The run parameters among `given` as the runs' trace ids: a run named must be in the input and its
  * prefix unique, as for tree --trace (an unknown run would read as "no rows").
  */
-export async function resolveRunParams(db: Db, given: Record<string, string>): Promise<Record<string, string>> {
+async function resolveRunParams(db: Db, given: Record<string, string>): Promise<Record<string, string>> {
   const out = { ...given };
   for (const k of RUN_PARAMS) if (out[k]) out[k] = await resolveTrace(db, out[k]);
   return out;

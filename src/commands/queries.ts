@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { CommandBody } from './command.js';
-import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, resolveRunParams, streamFreeSql, streamSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
+import { findSavedQuery, integerRange, listSavedQueries, parseParamArgs, streamFreeSql, streamSavedQuery, type QueryParam, type SavedQuery } from '../analyze/queries.js';
 import { UsageError } from '../errors.js';
 import { jobStepCommands } from '../service/job-step.js';
 import { wrap } from '../render/help.js';
@@ -78,7 +78,8 @@ export const queryCommand: CommandBody<QueryArgs> = {
       await withModel({ ...a, paths }, async (db) => {
         // off for the rest of the connection: SQL cannot turn it back on
         if (inStep) await db.run('SET enable_external_access = false');
-        const result = saved ? await streamSavedQuery(db, saved, params) : await streamFreeSql(db, a.sql!, await resolveRunParams(db, params));
+        // free SQL binds each value as given: its $trace is whatever the SQL makes of it, not a run id
+        const result = saved ? await streamSavedQuery(db, saved, params) : await streamFreeSql(db, a.sql!, params);
         // written as it is read, at the pace stdout takes it: a result of any size, and `| head` ends it
         for await (const text of renderRows(result.columns, result.chunks, a.format)) await writeChunk(process.stdout, text);
       });

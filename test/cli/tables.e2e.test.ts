@@ -87,11 +87,29 @@ describe('free SQL results as they are', () => {
   it('--param NAME=VALUE is the value of $NAME in --sql; a parameter the SQL does not take is exit 2', () => {
     const all = JSON.parse(runCli(['query', '--sql', 'SELECT trace_id FROM runs ORDER BY 1', TWO, '--format', 'json']).stdout) as { trace_id: string }[];
     expect(all).toHaveLength(2);
-    const one = runCli(['query', '--sql', 'SELECT trace_id FROM runs WHERE trace_id = $trace', TWO, '--param', `trace=${all[1]!.trace_id.slice(0, 8)}`, '--format', 'json']);
+    const one = runCli(['query', '--sql', 'SELECT trace_id FROM runs WHERE trace_id = $trace', TWO, '--param', `trace=${all[1]!.trace_id}`, '--format', 'json']);
     expect(one.code, one.stderr).toBe(0);
     expect(JSON.parse(one.stdout)).toEqual([all[1]]);
     const extra = runCli(['query', '--sql', 'SELECT trace_id FROM runs', TWO, '--param', 'bogus=1']);
     expect(extra.code).toBe(2);
     expect(extra.stderr).toContain('no parameter $bogus');
+  });
+
+  it('--param with --sql binds the value given, whatever its name: trace, base, head and until are no run ids there', () => {
+    const prefix = (JSON.parse(runCli(['query', '--sql', 'SELECT trace_id FROM runs ORDER BY 1', TWO, '--format', 'json']).stdout) as { trace_id: string }[])[0]!.trace_id.slice(0, 8);
+    const until = runCli(['query', '--sql', 'SELECT count(*)::INTEGER AS n FROM runs WHERE start_ns < epoch_ns($until::TIMESTAMP)', TWO, '--param', 'until=2000-01-01', '--format', 'json']);
+    expect(until.stderr).toBe('');
+    expect(until.code).toBe(0);
+    expect(JSON.parse(until.stdout)).toEqual([{ n: 0 }]);
+    for (const name of ['trace', 'base', 'head', 'until']) {
+      const r = runCli(['query', '--sql', `SELECT $${name} AS v`, TWO, '--param', `${name}=${prefix}`, '--format', 'json']);
+      expect(r.stderr, name).toBe('');
+      expect(JSON.parse(r.stdout), name).toEqual([{ v: prefix }]);
+      // no run of that name is needed either
+      expect(JSON.parse(runCli(['query', '--sql', `SELECT $${name} AS v`, TWO, '--param', `${name}=zzz`, '--format', 'json']).stdout), name).toEqual([{ v: 'zzz' }]);
+    }
+    const unused = runCli(['query', '--sql', 'SELECT 1 AS one', TWO, '--param', 'trace=zzz']);
+    expect(unused.code).toBe(2);
+    expect(unused.stderr).toContain('the SQL has no parameter $trace');
   });
 });
