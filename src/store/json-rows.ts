@@ -10,7 +10,7 @@ import { duckdb } from './duckdb.js';
 import { errorOfCutStream, guardStream, type StreamGuard } from './stream-guard.js';
 import { errorMessage } from '../errors.js';
 
-const { DuckDBTypeId, StatementType, JsonDuckDBValueConverter } = duckdb;
+const { DuckDBTypeId, StatementType, JsonDuckDBValueConverter, DuckDBStructType, DuckDBStructValue } = duckdb;
 
 import type { Row } from './db.js';
 
@@ -149,9 +149,23 @@ function isoTime(text: string): string {
   return m ? `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}Z` : text;
 }
 
-/** The node API's JSON values, times in ISO 8601 (at any depth). */
-const isoJson: DuckDBValueConverter<Json> = (value, type, self) =>
-  TIMES.has(type.typeId) && value !== null ? isoTime(String(value)) : JsonDuckDBValueConverter(value, type, self);
+/**
+ * The node API's JSON values, times in ISO 8601 (at any depth). A STRUCT is an object without a
+ * prototype, each field's type taken by its position: a field named __proto__ is one like another
+ * (the node API's own converter loses it).
+ */
+const isoJson: DuckDBValueConverter<Json> = (value, type, self) => {
+  if (value === null) return JsonDuckDBValueConverter(value, type, self);
+  if (TIMES.has(type.typeId)) return isoTime(String(value));
+  if (type instanceof DuckDBStructType && value instanceof DuckDBStructValue) {
+    const o = Object.create(null) as Record<string, Json>;
+    type.entryNames.forEach((name, e) => {
+      o[name] = self(value.entries[name] ?? null, type.entryTypes[e]!, self);
+    });
+    return o;
+  }
+  return JsonDuckDBValueConverter(value, type, self);
+};
 
 /**
  * A statement's rows chunk by chunk (DuckDB's streaming result): however many rows it has, only a

@@ -68,6 +68,24 @@ describe('query output', () => {
     expect(table[1]!.trim().split(/ {2,}/)).toEqual(['4', '5', '6', '7', '{"a":8,"b":9}']);
   });
 
+  it('keeps a STRUCT field named __proto__ at any depth, in every format', () => {
+    const sql = `SELECT {'__proto__': 1, 'b': 2} AS s, {'__proto__': {'x': 1}} AS n, [{'__proto__': 3}] AS l, [{'__proto__': 4}]::STRUCT("__proto__" INTEGER)[1] AS a, MAP {'k': {'__proto__': 5}} AS m`;
+    const json = runCli(['query', '--sql', sql, F, '--format', 'json']);
+    expect(json.stderr).toBe('');
+    expect(json.code).toBe(0);
+    const row = (JSON.parse(json.stdout) as Record<string, unknown>[])[0]!;
+    const text = (v: unknown) => JSON.stringify(v);
+    expect(text(row['s'])).toBe('{"__proto__":1,"b":2}');
+    expect(text(row['n'])).toBe('{"__proto__":{"x":1}}');
+    expect(text(row['l'])).toBe('[{"__proto__":3}]');
+    expect(text(row['a'])).toBe('[{"__proto__":4}]');
+    expect(text(row['m'])).toBe('[{"key":"k","value":{"__proto__":5}}]');
+    const csv = lines(runCli(['query', '--sql', sql, F, '--format', 'csv']).stdout);
+    expect(csv[1]).toBe('"{""__proto__"":1,""b"":2}","{""__proto__"":{""x"":1}}","[{""__proto__"":3}]","[{""__proto__"":4}]","[{""key"":""k"",""value"":{""__proto__"":5}}]"');
+    const table = lines(runCli(['query', '--sql', `SELECT {'__proto__': 1, 'b': 2} AS s`, F]).stdout);
+    expect(table[1]!.trim()).toBe('{"__proto__":1,"b":2}');
+  });
+
   it('carries times in ISO 8601 in json and csv, microseconds kept, Z for UTC', () => {
     const sql = `SELECT TIMESTAMP '2024-01-02 03:04:05.123456' AS t, TIMESTAMPTZ '2024-01-02 03:04:05.5+00' AS tz, DATE '2024-01-02' AS d`;
     const json = runCli(['query', '--sql', sql, F, '--format', 'json']);
