@@ -10,7 +10,7 @@ import { duckdb } from './duckdb.js';
 import { errorOfCutStream, guardStream, type StreamGuard } from './stream-guard.js';
 import { errorMessage } from '../errors.js';
 
-const { DuckDBTypeId, StatementType, JsonDuckDBValueConverter, DuckDBStructType, DuckDBStructValue } = duckdb;
+const { DuckDBTypeId, StatementType, JsonDuckDBValueConverter, DuckDBDateValue, DuckDBStructType, DuckDBStructValue } = duckdb;
 
 import type { Row } from './db.js';
 
@@ -157,6 +157,8 @@ function isoTime(text: string): string {
 const isoJson: DuckDBValueConverter<Json> = (value, type, self) => {
   if (value === null) return JsonDuckDBValueConverter(value, type, self);
   if (TIMES.has(type.typeId)) return isoTime(String(value));
+  // the node API writes a date from its day count, infinite ones as made-up years
+  if (value instanceof DuckDBDateValue && !value.isFinite) return value.days > 0 ? 'infinity' : '-infinity';
   if (type instanceof DuckDBStructType && value instanceof DuckDBStructValue) {
     const o = Object.create(null) as Record<string, Json>;
     type.entryNames.forEach((name, e) => {

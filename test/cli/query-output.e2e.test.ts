@@ -96,6 +96,19 @@ describe('query output', () => {
     expect(started[0]!.s).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
+  it('says a DATE of ±infinity as DuckDB does, alone, beside other types and in a LIST', () => {
+    // an INTERVAL beside it: the rows are read value by value, not as DuckDB's JSON
+    for (const extra of ['', ", INTERVAL 1 DAY AS i"]) {
+      const sql = `SELECT '-infinity'::DATE AS a, 'infinity'::DATE AS b, 'infinity'::TIMESTAMP AS c, ['infinity'::DATE, '-infinity'::DATE] AS l${extra}`;
+      const csv = lines(runCli(['query', '--sql', sql, F, '--format', 'csv']).stdout);
+      expect(csv[1]!.startsWith('-infinity,infinity,infinity,"[""infinity"",""-infinity""]"'), extra).toBe(true);
+      const json = (JSON.parse(runCli(['query', '--sql', sql, F, '--format', 'json']).stdout) as Record<string, unknown>[])[0]!;
+      expect([json['a'], json['b'], json['c'], json['l']], extra).toEqual(['-infinity', 'infinity', 'infinity', ['infinity', '-infinity']]);
+      const table = lines(runCli(['query', '--sql', sql, F]).stdout);
+      expect(table[1]!.trim().split(/ {2,}/).slice(0, 4), extra).toEqual(['-infinity', 'infinity', 'infinity', '["infinity","-infinity"]']);
+    }
+  });
+
   it('shows a line break in a column name as in a value: the header stays one line', () => {
     const r = runCli(['query', '--sql', `SELECT 1 AS "a\nb", 'x\ny' AS c`, F]);
     expect(lines(r.stdout)).toEqual(['a ⏎ b  c', '    1  x ⏎ y']);
