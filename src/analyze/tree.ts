@@ -53,6 +53,8 @@ export interface TraceTree {
  */
 export async function resolveTrace(db: Db, id: string): Promise<string> {
   const want = id.toLowerCase().replaceAll('-', '');
+  // dashes only: an empty prefix, which every run starts with
+  if (want === '') throw new UsageError(`run id "${id}" names no run: give a trace id, an invocation id or a prefix of either (\`runlens runs\` lists them)`);
   // The engine's trace id is its invocation id; other producers' may differ (runs has both).
   const rows = await db.all<{ trace_id: string }>(
     `SELECT trace_id FROM runs

@@ -252,6 +252,22 @@ describe('values', () => {
   });
 });
 
+describe('a run id of dashes only', () => {
+  it('is a usage error wherever a run is named, not every run', () => {
+    const C = 'samples/clean-build.jsonl';
+    for (const args of [
+      ['gate', C, '--trace=----'],
+      ['tree', C, '--trace=--'],
+      ['query', 'failed-tests', C, '--param', 'trace=---'],
+      ['report', C, '--trace=-', '-o', '-'],
+    ]) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/names no run/);
+    }
+  });
+});
+
 describe('a closed stdout', () => {
   const piped = (args: string) =>
     spawnSync('bash', ['-c', `node ${CLI} ${args} | head -2 >/dev/null; echo "exit=\${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } });
