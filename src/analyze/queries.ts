@@ -97,18 +97,29 @@ export function integerRange(p: QueryParam): string {
   return p.min === undefined || p.min === INTEGER_RANGE.min ? (max ? `up${max}` : '') : `from ${p.min}${max}`;
 }
 
+/**
+ * A parameter's number: plain decimal digits with a sign (and for a DOUBLE a fraction and an
+ * exponent), finite; undefined for anything else (JavaScript's Number also takes `0x10`, `Infinity`,
+ * spaces around it).
+ */
+function decimalNumber(raw: string, fraction: boolean): number | undefined {
+  const ok = fraction ? /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/ : /^[+-]?\d+$/;
+  const n = Number(raw);
+  return ok.test(raw) && Number.isFinite(n) ? n : undefined;
+}
+
 function bindValue(p: QueryParam, raw: string): string | number | boolean {
   switch (p.type) {
     case 'INTEGER': {
-      const n = Number(raw);
-      if (!/^-?\d+$/.test(raw)) throw new UsageError(`--param ${p.name}: wants an integer${integerRange(p) && ` ${integerRange(p)}`}, got "${raw}"`);
+      const n = decimalNumber(raw, false);
+      if (n === undefined) throw new UsageError(`--param ${p.name}: wants an integer${integerRange(p) && ` ${integerRange(p)}`}, got "${raw}"`);
       // out of range: both bounds, also those a `1..` range leaves unsaid (an INTEGER's)
       if (n < p.min! || n > p.max!) throw new UsageError(`--param ${p.name}: wants an integer from ${p.min} to ${p.max}, got "${raw}"`);
       return n;
     }
     case 'DOUBLE': {
-      const n = Number(raw);
-      if (raw.trim() === '' || Number.isNaN(n)) throw new UsageError(`--param ${p.name}: wants a number, got "${raw}"`);
+      const n = decimalNumber(raw, true);
+      if (n === undefined) throw new UsageError(`--param ${p.name}: wants a decimal number (such as 50, 2.5 or 1e3), got "${raw}"`);
       return n;
     }
     case 'BOOLEAN':

@@ -242,6 +242,20 @@ describe('values', () => {
     expect(runCli(['query', 'slowest-nodes', TWO, '--param', 'limit=1']).code).toBe(0);
   });
 
+  it('a saved query\'s number parameter is a plain decimal number, finite, else a usage error naming it', () => {
+    // refused before the query runs: each is quick
+    for (const value of ['0x10', 'Infinity', '1e400', ' 5', '1_000', '.', '1e']) {
+      const r = runCli(['query', 'node-trends', TWO, '--param', `threshold=${value}`]);
+      expect(r.code, value).toBe(2);
+      expect(r.stderr, value).toContain('--param threshold');
+    }
+    for (const value of ['0x10', '1e2']) expect(runCli(['query', 'slowest-nodes', TWO, '--param', `limit=${value}`]).stderr, value).toContain('--param limit');
+    for (const value of ['+2.5', '1.5E-3']) {
+      const r = runCli(['query', 'run-diff', TWO, '--param', `threshold=${value}`]);
+      expect(r.code, `${value}: ${r.stderr}`).toBe(0);
+    }
+  });
+
   it('--param trace=ID that matches no run says so, as tree --trace does', () => {
     const q = runCli(['query', 'failed-tests', FAILED, '--param', 'trace=ffff']);
     expect(q.code).toBe(2);
