@@ -21,7 +21,23 @@ export function listOption(describe: string, split: RegExp | null = /,/) {
 }
 
 /** `--param k=v,k2=v2`: commas separate pairs only where a `name=` follows, so values may hold commas. */
-export const PARAM_SPLIT = /,(?=\s*[A-Za-z_][\w-]*=)/;
+const PARAM_SPLIT = /,(?=\s*[A-Za-z_][\w-]*=)/;
+
+/**
+ * `--param NAME=VALUE`: given once, pairs separated by commas (PARAM_SPLIT); repeated, each is one
+ * pair with its whole value, so a value may hold `,NAME=` (`--param s=x,y=z --param n=1`).
+ */
+export function paramOption(describe: string) {
+  const list = listOption(describe, null);
+  return {
+    ...list,
+    describe: `${describe} (repeat the option, each one pair; or give it once with pairs separated by commas)`,
+    coerce: (v: string | string[] | undefined): string[] => {
+      const items = list.coerce(v);
+      return items.length === 1 ? items[0]!.split(PARAM_SPLIT).map((s) => s.trim()) : items;
+    },
+  } satisfies Options;
+}
 
 /** A string option that must be given a value (`--trace` alone or empty is a usage error, not "every run"; see ./argument-rules.ts). */
 export function valueOption(describe: string) {

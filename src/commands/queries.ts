@@ -7,7 +7,7 @@ import { wrap } from '../render/help.js';
 import { outputWidth, renderRows, renderTable, type TableFormat } from '../render/table.js';
 import { writeChunk } from '../render/write-chunk.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
-import { PARAM_SPLIT, listOption, valueOption } from './options.js';
+import { paramOption, valueOption } from './options.js';
 
 export const queriesCommand: CommandBody<{ format: TableFormat }> = {
   builder: (y) =>
@@ -58,7 +58,7 @@ export const queryCommand: CommandBody<QueryArgs> = {
     withModelOptions(y)
       .positional('name', { type: 'string', describe: 'a saved query (`runlens queries` lists them); omitted with --sql' })
       .option('sql', valueOption('free SQL over records, spans, nodes, node_results, runs, logs'))
-      .option('param', listOption('NAME=VALUE parameter of the saved query (with --sql: the value of $NAME)', PARAM_SPLIT))
+      .option('param', paramOption('NAME=VALUE parameter of the saved query (with --sql: the value of $NAME)'))
       .option('format', { choices: ['table', 'json', 'csv'] as const, default: 'table' as const, describe: 'table for people (fits the terminal), json or csv for programs' })
       .example('$0 query slowest-nodes samples/failed-build.jsonl --param limit=5', 'a saved query with a parameter')
       .example('$0 query --sql "SELECT unique_id, duration_ms FROM node_results ORDER BY 2 DESC LIMIT 5" samples/two-runs.jsonl', 'free SQL over the model'),

@@ -217,6 +217,15 @@ describe('values', () => {
     }
   });
 
+  it('a repeated --param takes its whole value: a value may hold ",NAME="', () => {
+    const r = runCli(['query', '--sql', 'SELECT $s AS s, $n AS n', FAILED, '--param', 's=x,y=z', '--param', 'n=1', '--format', 'json']);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual([{ s: 'x,y=z', n: '1' }]);
+    // given once, it is still pairs separated by commas
+    const once = runCli(['query', '--sql', 'SELECT $s AS s, $n AS n', FAILED, '--param', 's=x,y,n=1', '--format', 'json']);
+    expect(JSON.parse(once.stdout)).toEqual([{ s: 'x,y', n: '1' }]);
+  });
+
   it('the same --param twice is a usage error; different ones are fine', () => {
     const r = runCli(['query', 'slowest-nodes', TWO, '--param', 'trace=019caf', '--param', 'trace=019cad']);
     expect(r.code).toBe(2);
