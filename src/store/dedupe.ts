@@ -39,31 +39,56 @@ const worseOutcome = `${OUTCOME_RANK('n')} > ${OUTCOME_RANK('o')}`;
 const worseTest = `${TEST_RANK('n')} > ${TEST_RANK('o')}`;
 
 /**
- * Copies of one record can disagree on how a span ended where they come from different sources: the
- * older engine's run_results.json and its log translate to the same spans, and only the log knows
- * that an on-run-end hook failed; a copy may say a node errored or a test failed where another says
- * it went well. The worse wins, whichever was loaded first: the copy in the model takes the file's
- * ERROR status, node outcome (with its skip reason) and test outcome (with its failing rows) where
- * they are worse. Returns how many spans it changed; their traces are derived again.
+ * Per span, the worst of each thing its SpanEnds among `where` (on record_rows e) say: an ERROR
+ * status (with its message), the worst node outcome (with its skip reason and upstream node), the
+ * worst test outcome (with its failing rows), each of the first SpanEnd that says it; and the row of
+ * the span's first SpanEnd (the one derive lets stand for it), and how many there are.
  */
-const takeWorseSql = (fileId: string, traces: string) => `
-UPDATE record_rows o SET
+const worstEndings = (where: string) => {
+  const worst = (col: string, key: string) => `arg_max_null(e.${col}, (${key}, -e.rowid)) AS ${col}`;
+  const status = 'coalesce(e.status_code = 2, false)';
+  return `SELECT e.trace_id, e.span_id, arg_min(e.rowid, (e.file_id, e.rowid)) AS first, count(*) AS ends,
+    ${worst('status_code', status)}, ${worst('status_message', status)},
+    ${['node_outcome', 'skip_reason', 'upstream_unique_id'].map((c) => worst(c, OUTCOME_RANK('e'))).join(', ')},
+    ${['test_outcome', 'failing_rows'].map((c) => worst(c, TEST_RANK('e'))).join(', ')}
+  FROM record_rows e WHERE e.record_type = 'SpanEnd' AND e.span_id IS NOT NULL AND ${where} GROUP BY e.trace_id, e.span_id`;
+};
+
+/** The copy o takes from the worst endings n (worstEndings) what is worse. */
+const TAKE_WORSE_SET = `
   status_code = CASE WHEN ${worseStatus} THEN n.status_code ELSE o.status_code END,
   status_message = CASE WHEN ${worseStatus} THEN n.status_message ELSE o.status_message END,
   node_outcome = CASE WHEN ${worseOutcome} THEN n.node_outcome ELSE o.node_outcome END,
   skip_reason = CASE WHEN ${worseOutcome} THEN n.skip_reason ELSE o.skip_reason END,
   upstream_unique_id = CASE WHEN ${worseOutcome} THEN n.upstream_unique_id ELSE o.upstream_unique_id END,
   test_outcome = CASE WHEN ${worseTest} THEN n.test_outcome ELSE o.test_outcome END,
-  failing_rows = CASE WHEN ${worseTest} THEN n.failing_rows ELSE o.failing_rows END
-FROM (SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, status_code, status_message, node_outcome, skip_reason,
-             upstream_unique_id, test_outcome, failing_rows
-      FROM record_rows n
-      WHERE file_id = ${fileId} AND record_type = 'SpanEnd' AND trace_id IN (${traces})
-        AND (status_code = 2 OR ${OUTCOME_RANK('n')} > 1 OR ${TEST_RANK('n')} > 1)
-      ORDER BY trace_id, span_id, status_code = 2 DESC, ${OUTCOME_RANK('n')} DESC, ${TEST_RANK('n')} DESC) n
-WHERE o.file_id <> ${fileId} AND o.record_type = 'SpanEnd' AND o.trace_id = n.trace_id AND o.span_id = n.span_id
-  AND (${worseStatus} OR ${worseOutcome} OR ${worseTest})`;
+  failing_rows = CASE WHEN ${worseTest} THEN n.failing_rows ELSE o.failing_rows END`;
+const ANY_WORSE = `(${worseStatus} OR ${worseOutcome} OR ${worseTest})`;
+
+/**
+ * Copies of one record can disagree on how a span ended where they come from different sources: the
+ * older engine's run_results.json and its log translate to the same spans, and only the log knows that
+ * an on-run-end hook failed; a copy may say a node errored or a test failed where another says
+ * it went well. The worse wins, whichever was loaded first: the copy in the model takes the file's
+ * ERROR status, node outcome (with its skip reason) and test outcome (with its failing rows) where
+ * they are worse. Returns how many spans it changed; their traces are derived again.
+ */
+const takeWorseSql = (fileId: string, traces: string) => `
+UPDATE record_rows o SET ${TAKE_WORSE_SET}
+FROM (${worstEndings(`e.file_id = ${fileId} AND e.trace_id IN (${traces})
+        AND (e.status_code = 2 OR ${OUTCOME_RANK('e')} > 1 OR ${TEST_RANK('e')} > 1)`)}) n
+WHERE o.file_id <> ${fileId} AND o.record_type = 'SpanEnd' AND o.trace_id = n.trace_id AND o.span_id = n.span_id AND ${ANY_WORSE}`;
 const TAKE_WORSE = takeWorseSql('$file_id', 'SELECT trace_id FROM _shared_traces');
+
+/**
+ * A span that one input ends more than once (a file concatenated with itself, a batch sent again):
+ * its first SpanEnd, which stands for it, takes what its later ones say worse, by the same rule as
+ * copies from two inputs. For derive, on the traces `filter` leaves.
+ */
+export const takeWorseWithinSql = (filter: string): string => `
+UPDATE record_rows o SET ${TAKE_WORSE_SET}
+FROM (${worstEndings(`true ${filter}`)} HAVING count(*) > 1) n
+WHERE o.rowid = n.first AND ${ANY_WORSE}`;
 
 /** The same for a live source's batch (before its repeats are hidden): `traces` are those other inputs hold. */
 export const takeLiveWorseSql = (fileId: number, traces: readonly string[]): string =>

@@ -5,6 +5,7 @@
  */
 import { commandOfSql } from '../telemetry/command-line.js';
 import { attributesOfRows } from './attributes-join.js';
+import { takeWorseWithinSql } from './dedupe.js';
 import type { Db } from './db.js';
 import { sourceFreshness } from './freshness-sql.js';
 import { ExecutionPhase } from '../telemetry/enums.js';
@@ -17,7 +18,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 8;
+export const DERIVE_RULES = 9;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -56,7 +57,10 @@ UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NUL
   node_result = ${NODE_RESULT}
 WHERE trace_id IN ${TOUCHED} AND record_type IN ('SpanStart', 'SpanEnd')`;
 
-/** A span with several SpanEnds (the same run from two inputs, or said twice in one): the first stands for it. */
+/**
+ * A span with several SpanEnds (the same run from two inputs, or said twice in one): the first stands
+ * for it, having taken what the others say worse (takeWorseWithinSql).
+ */
 const DUPLICATE_ENDS = `
 UPDATE record_rows SET span_row = false, node_result = false
 WHERE rowid IN (
@@ -322,7 +326,7 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
     ...(check?.existed ? [['derive: reset spans', RESET] as Step] : []),
-    ...(check?.repeated ? [['derive: duplicate ends', DUPLICATE_ENDS] as Step] : []),
+    ...(check?.repeated ? [['derive: worse ends', takeWorseWithinSql(filter)], ['derive: duplicate ends', DUPLICATE_ENDS]] as Step[] : []),
     ...unendedStarts(filter),
     ...(check?.idless ? [idFromEvaluations(filter)] : []),
     nodeGroups(filter),

@@ -220,6 +220,57 @@ describe('a record is in the model once', () => {
     }
   });
 
+  it('a span ended twice within one input takes the worse of each ending, in either order, as across inputs', async () => {
+    // the failed build, and the same records saying every node succeeded and every test passed
+    const failed = readFileSync(FAILED_JSONL, 'utf8').trimEnd().split('\n');
+    const good = failed.map((l) => {
+      const r = JSON.parse(
+        l.replaceAll('NODE_OUTCOME_ERROR', 'NODE_OUTCOME_SUCCESS').replaceAll('TEST_OUTCOME_FAILED', 'TEST_OUTCOME_PASSED').replaceAll('"failing_rows":4', '"failing_rows":0'),
+      ) as { status?: { code: number; message: string | null } };
+      if (r.status?.code === 2) r.status = { code: 1, message: null };
+      return JSON.stringify(r);
+    });
+    const results = (db: Db) => db.all('SELECT unique_id, node_outcome, skip_reason, test_outcome, failing_rows FROM node_results ORDER BY unique_id, span_id');
+    const runs = (db: Db) => db.all('SELECT status_code, status_message, error, tests_failed, failed FROM runs');
+    const alone = await openModel();
+    await loadPaths(alone, [FAILED_JSONL]);
+    const want = { results: await results(alone), runs: await runs(alone) };
+    alone.close();
+    for (const [name, lines] of [['good-then-failed.jsonl', [...good, ...failed]], ['failed-then-good.jsonl', [...failed, ...good]]] as const) {
+      const db = await openModel();
+      try {
+        await loadPaths(db, [writeLines(dir, name, [...lines])]);
+        expect({ results: await results(db), runs: await runs(db) }, name).toEqual(want);
+      } finally {
+        db.close();
+      }
+    }
+    // one span: its status from one later ending, its node outcome from another
+    const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
+    const end = lines.find((l) => l.includes('"NODE_TYPE_MODEL"') && l.includes('NodeProcessed') && l.includes('"SpanEnd"'))!;
+    const errorStatus = JSON.parse(end) as { status: unknown };
+    errorStatus.status = { code: 2, message: 'it broke' };
+    const errorOutcome = end.replace('NODE_OUTCOME_SUCCESS', 'NODE_OUTCOME_ERROR');
+    const db = await openModel();
+    try {
+      await loadPaths(db, [writeLines(dir, 'two-later-endings.jsonl', [...lines, JSON.stringify(errorStatus), errorOutcome])]);
+      const id = (JSON.parse(end) as { span_id: string }).span_id;
+      expect(await db.one('SELECT status_code, status_message, node_outcome FROM spans WHERE span_id = $id', { id })).toEqual({
+        status_code: 2,
+        status_message: 'it broke',
+        node_outcome: 'error',
+      });
+      expect(await db.scalar('SELECT count(*)::INT FROM spans WHERE span_id = $id', { id })).toBe(1);
+    } finally {
+      db.close();
+    }
+    // the gate says what it says of the same records in two files
+    const bad = writeLines(dir, 'only-bad-end.jsonl', [errorOutcome.replace('"code":1', '"code":2')]);
+    const inOne = writeLines(dir, 'twice-in-file.jsonl', [...lines, errorOutcome.replace('"code":1', '"code":2')]);
+    expect(runCli(['gate', CLEAN_JSONL, bad]).code).toBe(1);
+    expect(runCli(['gate', inOne]).code).toBe(1);
+  });
+
   it('a run spread over several files (a followed file in parts) still merges', async () => {
     const inv = span({ id: '00000000000000b1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
     const db = await openModel();
