@@ -122,12 +122,15 @@ export async function detectFile(file: string): Promise<InputFile> {
     }
     const legacy = sniffLegacy(text);
     if (legacy) return { path: file, format: `legacy-${legacy}`, gzip, size, keyStyle: 'snake' };
-    const first = text.split('\n').find((l) => l.trim() !== '') ?? '';
-    const trimmed = first.trimStart();
-    if (trimmed !== '' && !trimmed.startsWith('{'))
+    // The first JSON object line decides: lines before it that are not one (garbage, an array) are
+    // bad lines of the file, reported as any other; a file without one in its head is not telemetry.
+    const lines = text.split('\n');
+    const firstLine = lines.findIndex((l) => l.trim() !== '');
+    const first = lines.find((l) => l.trimStart().startsWith('{')) ?? '';
+    if (firstLine !== -1 && first === '')
       throw new InputError(
         `not JSONL telemetry: the first line is not a JSON object${/\.log(\.gz)?$/i.test(file) ? ' (a text log? the older engine writes JSON logs with --log-format json or --log-format-file json)' : ''}`,
-        file, 1);
+        file, firstLine + 1);
     const keyStyle = /"(traceId|recordType|spanId)"\s*:/.test(first) && !/"trace_id"\s*:/.test(first) ? 'camel' : 'snake';
     let perLine: number | undefined;
     if (!gzip && size > 4 * SAMPLE_BYTES) {

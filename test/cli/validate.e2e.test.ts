@@ -78,6 +78,32 @@ describe('validate on bad input', () => {
     expect(r.stderr).toContain(`${png}:1: not JSONL telemetry`);
   });
 
+  it('a first line that is not a JSON object is a bad line like any other: load names it, --lenient skips it, validate lists it', () => {
+    const clean = readFileSync('samples/clean-build.jsonl', 'utf8');
+    for (const [name, line] of [['garbage', 'garbage'], ['array', '[1,2]'], ['string', '"just a string"']]) {
+      const file = path.join(dir, `first-${name}.jsonl`);
+      writeFileSync(file, `${line}\n${clean}`);
+      const strict = runCli(['load', file]);
+      expect(strict.code, name).toBe(2);
+      expect(strict.stderr, name).toContain(`${file}:1: `);
+      expect(strict.stderr, name).not.toContain('not JSONL telemetry');
+      const lenient = runCli(['load', '--lenient', file]);
+      expect(lenient.code, name).toBe(0);
+      expect(lenient.stdout, name).toContain('557 records');
+      expect(lenient.stderr, name).toContain(`${file}:1: `);
+      const v = runCli(['validate', file]);
+      expect(v.code, name).toBe(1);
+      expect(v.stdout, name).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1: `, 'm'));
+      expect(v.stderr, name).toContain('557 records: 1 violation');
+    }
+    // a file that is not telemetry, after blank lines: its first line that is not blank is named
+    const late = path.join(dir, 'blank-then-garbage.jsonl');
+    writeFileSync(late, '\n  \ngarbage\n');
+    const r = runCli(['validate', late]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${late}:3: not JSONL telemetry`);
+  });
+
   it('a truncated or fake Parquet file is named without DuckDB internals, by every command', () => {
     const whole = readFileSync('samples/clean-build.parquet');
     const cut = path.join(dir, 'cut.parquet');
