@@ -6,6 +6,7 @@ import { createProgress, progressEnabled } from '../render/progress.js';
 import type { Db } from '../store/db.js';
 import type { LoadReport } from '../store/load.js';
 import { plural } from '../render/plural.js';
+import { printableLine } from '../render/printable.js';
 import { listPositional } from './options.js';
 
 export interface ModelArgs {
@@ -83,7 +84,7 @@ function readableManifest(file: string): void {
 export function reportSkipped(report: LoadReport): void {
   for (const f of report.files) {
     if (f.skippedLines === 0) continue;
-    const where = f.badLines.map((b) => `${f.path}:${b.line}: ${b.field && b.field !== '-' ? `${b.field}: ` : ''}${b.reason}`).join('\n  ');
+    const where = f.badLines.map((b) => printableLine(`${f.path}:${b.line}: ${b.field && b.field !== '-' ? `${b.field}: ` : ''}${b.reason}`)).join('\n  ');
     const others = f.skippedLines - f.badLines.length;
     const more = others > 0 ? `\n  ... and ${others} more: ${f.format === 'parquet' ? 'rows' : 'lines'} ${lineRanges(f.moreBadLines)}` : '';
     process.stderr.write(`runlens: skipped ${plural(f.skippedLines, f.format === 'parquet' ? 'row' : 'line')} in ${f.path}:\n  ${where}${more}\n`);

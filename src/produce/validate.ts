@@ -19,6 +19,7 @@ import { recordProblem, snakeEnvelope } from '../ingest/jsonl.js';
 import { lineFormIssues } from './line-form.js';
 import { readParquetRecords } from './parquet-reader.js';
 import { cutText } from '../render/cut-text.js';
+import { printableLine } from '../render/printable.js';
 
 export type IssueSeverity = 'violation' | 'warning';
 
@@ -392,6 +393,7 @@ export async function validatePaths(paths: string[], opts: ValidateOptions = {})
   return out;
 }
 
+/** An issue as a line for people: what it quotes of the input shows control characters escaped. */
 export function formatIssue(i: Issue): string {
-  return `${i.file}:${i.line}: ${i.field}: ${i.rule}${i.severity === 'warning' ? ' (warning)' : ''}`;
+  return printableLine(`${i.file}:${i.line}: ${i.field}: ${i.rule}${i.severity === 'warning' ? ' (warning)' : ''}`);
 }

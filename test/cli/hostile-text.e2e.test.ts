@@ -2,7 +2,8 @@
  * Telemetry text is untrusted: escape sequences, carriage returns and line breaks in names and
  * messages must not reach the terminal as such (clear the screen, set the title, forge rows).
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { interfaceStyleRun, tempDir, writeLines } from '../helpers/fixtures.js';
@@ -35,6 +36,22 @@ describe('hostile text in the terminal output', () => {
     // where the name or message is shown (the gate's reasons drop ANSI codes, as the engine's colours)
     if (args[0] === 'tree' || args[1] === 'errors') expect(r.stdout).toContain('\\x1b[2J');
     if (args[0] === 'tree' || args[0] === 'gate') expect(r.stdout).toContain('row\\u202edeliaf');
+  });
+
+  it('a bad line that holds escape sequences is quoted escaped by load, load --lenient and validate; --format json as written', () => {
+    const lines = readFileSync('samples/failed-build.jsonl', 'utf8').trimEnd().split('\n');
+    const bad = path.join(dir, 'escapes-in-a-bad-line.jsonl');
+    writeFileSync(bad, [lines[0], 'x\u001b[2J\u001b]0;T\u0007\rFORGED', ...lines.slice(1)].join('\n') + '\n');
+    for (const args of [['load', bad], ['load', '--lenient', bad], ['validate', bad]]) {
+      const r = runCli(args);
+      const said = args.join(' ');
+      expect(r.code, said).toBe(args[1] === '--lenient' ? 0 : args[0] === 'validate' ? 1 : 2);
+      expect(r.stdout + r.stderr, said).not.toMatch(/[\u001b\u0007\r]/);
+      expect(r.stdout + r.stderr, said).toContain('\\x1b[2J');
+    }
+    const json = runCli(['load', '--lenient', '--format', 'json', bad]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout).toContain('\\u001b[2J');
   });
 
   it('tree: a line break in a span name does not start a row of its own', () => {
