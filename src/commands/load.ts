@@ -25,11 +25,12 @@ export const loadCommand: CommandBody<Args> = {
       for (const f of report.files) {
         const skipped = (f.worseTaken ? `; ${plural(f.worseTaken, 'span')} already present took this file's worse outcome` : '')
           + (f.earlierSetAside ? `; ${plural(f.earlierSetAside, 'record')} of a translated run_results.json or log of the same run set aside` : '')
-          + (f.skippedLines ? `, ${plural(f.skippedLines, 'line')} skipped` : '');
+          + (f.skippedLines ? `, ${plural(f.skippedLines, f.format === 'parquet' ? 'row' : 'line')} skipped` : '');
         const aside = f.setAside ? `${plural(f.setAside, 'record')} set aside (the model holds the engine's telemetry of this run)` : '';
         // (a file that only made copies in the model worse added nothing either)
+        const present = [f.alreadyPresent ? `${plural(f.alreadyPresent, 'record')} already present` : '', aside].filter(Boolean);
         const what = f.duplicate || f.records === 0
-          ? `${[f.alreadyPresent ? `${plural(f.alreadyPresent, 'record')} already present` : '', aside].filter(Boolean).join(', ')}, nothing added${skipped}`
+          ? `${present.length ? `${present.join(', ')}, nothing added` : 'no records'}${skipped}`
           : `${plural(f.records, 'record')}, ${plural(f.traces, 'trace')}${f.alreadyPresent ? `, ${f.alreadyPresent} already present` : ''}${aside ? `, ${aside}` : ''}${skipped}`;
         process.stdout.write(`${f.path} (${f.format}): ${what}\n`);
       }

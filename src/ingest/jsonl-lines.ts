@@ -257,6 +257,13 @@ export interface BadLine {
 /** Bad lines listed with their reasons; the others are counted and kept as line ranges. */
 export const LISTED_BAD_LINES = 20;
 
+/** Add `line` (after every line in them) to `ranges`: the line after the last range's end extends it. */
+export function addToRanges(ranges: [number, number][], line: number): void {
+  const last = ranges[ranges.length - 1];
+  if (last && last[1] === line - 1) last[1] = line;
+  else ranges.push([line, line]);
+}
+
 export interface LinesVetted {
   /** bad lines in all */
   count: number;
@@ -300,11 +307,7 @@ export async function vetLines(
       if (bad) {
         out.count++;
         if (out.listed.length < LISTED_BAD_LINES) out.listed.push(bad);
-        else {
-          const last = out.more[out.more.length - 1];
-          if (last && last[1] === line - 1) last[1] = line;
-          else out.more.push([line, line]);
-        }
+        else addToRanges(out.more, line);
         if (o.stopAtFirst) break;
       }
       if (parsed === 'blank') out.blank++;

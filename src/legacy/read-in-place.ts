@@ -44,7 +44,7 @@ export class LegacyReader {
       const r = await migrateFiles([file], { out: jsonl, finder: this.finder, lenient: this.lenient, lenientHint: true });
       const f = r.files[0]!;
       const runs = f.kind === 'log' ? f.invocations : [f];
-      const what = `${describeKind(kind)}, ${plural(runs.length, 'run')} (${runs.map((s) => `${s.command}, ${plural(s.nodes, 'node')}`).join('; ')})`;
+      const what = `${describeKind(kind)}, ${plural(runs.length, 'run')}${runs.length ? ` (${runs.map((s) => `${s.command}, ${plural(s.nodes, 'node')}`).join('; ')})` : ''}`;
       const timing = f.kind !== 'log' ? outsideRunNote(f) : null;
       const malformed = f.kind === 'log' ? f.malformed : [];
       return { jsonl, note: `${what}; ${describeManifestUse(f.manifest, runs[0]?.invocationId, runs)}${timing ? `; ${timing}` : ''}`, malformed, done };

@@ -11,7 +11,7 @@ import { InputError, RunlensError, engineMessage, errorMessage } from '../errors
 import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
 import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
-import { LISTED_BAD_LINES, blankLinesAsObjects, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
+import { LISTED_BAD_LINES, addToRanges, blankLinesAsObjects, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
 import { parquetProblemRanges, parquetProblems, readParquetSql } from '../ingest/parquet.js';
 import { shellWords } from '../render/shell-words.js';
 import { AttributesWriter } from './attributes-writer.js';
@@ -184,7 +184,8 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
     // the log's damaged lines, skipped by --lenient, count as the file's skipped lines (a gate cannot pass)
     const bad = t.malformed;
     const listed = bad.slice(0, LISTED_BAD_LINES);
-    const more = bad.slice(LISTED_BAD_LINES).map((b): [number, number] => [b.line, b.line]);
+    const more: [number, number][] = [];
+    for (const b of bad.slice(LISTED_BAD_LINES)) addToRanges(more, b.line);
     return { ...report, note: t.note, skippedLines: report.skippedLines + bad.length, badLines: [...listed, ...report.badLines], moreBadLines: [...more, ...report.moreBadLines] };
   } finally {
     t.done();

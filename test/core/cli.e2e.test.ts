@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -108,6 +108,26 @@ describe('the built CLI on bad input', () => {
     expect(lenient.code).toBe(1);
     expect(lenient.stderr).toContain(`skipped 1 line in ${bad}`);
     expect(lenient.stderr).toContain(`${bad}:2:`);
+  });
+
+  it('the load report of a file with no record says so, and an older-engine log\'s skipped lines are ranges as a telemetry file\'s', () => {
+    const empty = path.join(dir, 'empty-load.jsonl');
+    writeFileSync(empty, '');
+    expect(runCli(['load', empty]).stdout).toContain(`${empty} (jsonl): no records\n`);
+    const allBad = path.join(dir, 'all-bad.jsonl');
+    writeFileSync(allBad, '{"a":1}\n[1]\nxx\n');
+    const r = runCli(['load', '--lenient', allBad]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${allBad} (jsonl): no records, 3 lines skipped\n`);
+    // a log of the older engine with 125 damaged lines after its 20th
+    const log = readFileSync('samples/older-engine/logs/dbt.log', 'utf8').trimEnd().split('\n');
+    const damaged = path.join(dir, 'damaged-log.jsonl');
+    writeFileSync(damaged, [...log.slice(0, 20), ...Array.from({ length: 125 }, () => '{"data":'), ...log.slice(20)].join('\n') + '\n');
+    const text = runCli(['load', '--lenient', damaged]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stderr).toContain('... and 105 more: lines 41-145\n');
+    const json = runCli(['load', '--lenient', '--format', 'json', damaged]);
+    expect((JSON.parse(json.stdout) as { files: { moreBadLines: unknown }[] }).files[0]!.moreBadLines).toEqual([[41, 145]]);
   });
 
   it('gate never passes unreadable or empty input', () => {

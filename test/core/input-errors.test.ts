@@ -306,6 +306,7 @@ describe('a record the model cannot hold is file:line: field: reason', () => {
     expect(lenient.code).toBe(0);
     expect(lenient.stdout).toContain(`${LINES.length - 1} records`);
     expect(lenient.stderr).toContain(`skipped 1 row in ${p}`);
+    expect(lenient.stdout).toContain(', 1 row skipped\n');
   });
 });
 
