@@ -118,16 +118,20 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   await db.run('DELETE FROM _touched');
   const fresh = (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) === 0;
   let skipped: LoadReport['skipped'] = [];
+  // the inputs, and the one being read, for a refusal to say what the model kept
+  let inputs: InputFile[] = [];
+  let at = -1;
   try {
     const namedBy = new Map<string, string[]>();
     for (const arg of args) for (const p of await expandPaths([arg])) namedBy.set(p, [...(namedBy.get(p) ?? []), arg]);
     const detected = await detectInputs([...namedBy.keys()], args);
-    const inputs = detected.inputs;
+    inputs = detected.inputs;
     skipped = detected.skipped;
     const legacy = new LegacyReader(opts.manifest, opts.lenient ?? false);
     // DuckDB tracks a query's progress only when asked; runlens draws the bar itself
     if (opts.onProgress) await db.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false');
     for (const [index, input] of inputs.entries()) {
+      at = index;
       // Records can only be present already when the model had some, or an earlier file added some.
       const place: FilePlace = { index, count: inputs.length, compare: !fresh || files.some((f) => f.records > 0) };
       const report = legacyKindOf(input.format) ? await loadTranslated(db, legacy, input, opts, place) : await loadFile(db, input, opts, place);
@@ -140,6 +144,7 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
     // Input it refuses stops a load as meant (that file rolled back, the ones before it whole): the
     // model holds what it held before plus whole files. Run again, the load still did not complete.
     if (!db.inMemory && !again && e instanceof RunlensError) await unmarkLoad(db, thisLoad).catch(() => undefined);
+    if (!db.inMemory && e instanceof RunlensError && at >= 0) e.message += keptBefore(files, inputs.slice(at + 1));
     throw e;
   }
   await finishPendingLoads(db, { fresh, touched: true });
@@ -152,6 +157,14 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
     alreadyPresent: files.reduce((a, f) => a + f.alreadyPresent, 0),
     skippedLines: files.reduce((a, f) => a + f.skippedLines, 0),
   };
+}
+
+/** What a --db model kept of a load refused at one file: the whole files before it, and those it did not read. */
+function keptBefore(files: readonly FileReport[], unread: readonly InputFile[]): string {
+  const kept = files.length ? `kept in the model: ${files.map((f) => f.path).join(', ')}` : '';
+  const notRead = unread.length ? `not read: ${unread.map((i) => (i.shownAs ?? i).path).join(', ')}` : '';
+  const said = [kept, notRead].filter(Boolean).join('; ');
+  return said ? `\n(${said})` : '';
 }
 
 interface FilePlace {

@@ -130,6 +130,17 @@ describe('the built CLI on bad input', () => {
     expect((JSON.parse(json.stdout) as { files: { moreBadLines: unknown }[] }).files[0]!.moreBadLines).toEqual([[41, 145]]);
   });
 
+  it('a load --db refused at one file says which files it kept before it and which it did not read', () => {
+    const bad = writeLines(dir, 'bad-second.jsonl', [JSON.stringify(interfaceStyleRun()[0]), '{oops']);
+    const model = path.join(dir, 'kept-before.duckdb');
+    const r = runCli(['load', 'samples/clean-build.jsonl', bad, 'samples/two-runs.jsonl', '--db', model]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${bad}:2: malformed JSON`);
+    expect(r.stderr).toContain('kept in the model: samples/clean-build.jsonl');
+    expect(r.stderr).toContain('not read: samples/two-runs.jsonl');
+    expect(runCli(['runs', '--db', model, '--format', 'json']).stdout).toContain('019cadc69a807eb39e6814e375853cfa');
+  });
+
   it('gate never passes unreadable or empty input', () => {
     const empty = path.join(dir, 'empty.jsonl');
     writeFileSync(empty, '');
