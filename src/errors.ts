@@ -3,6 +3,8 @@
  * (the table is src/exit-codes.ts).
  */
 
+import { userPathsIn } from './store/file-path-sql.js';
+
 export type ErrorKind = 'usage' | 'input' | 'found' | 'interrupted' | 'internal' | 'command-not-found' | 'command-not-executable';
 
 export class RunlensError extends Error {
@@ -84,7 +86,7 @@ export class CommandStartError extends RunlensError {
 }
 
 export function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return userPathsIn(e instanceof Error ? e.message : String(e));
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { sqlString } from '../store/db.js';
+import { sqlFilePath } from '../store/file-path-sql.js';
 import type { InputFile } from './detect.js';
 import { cutText } from '../render/cut-text.js';
 
@@ -229,7 +230,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       ${q(k.body)} AS body,
       ${q(k.links)} AS links,
       ${q(k.attributes)} AS attributes
-    FROM read_json(${sqlString(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
+    FROM read_json(${sqlFilePath(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
                    compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = false)`;
   const cast = `SELECT *, TRY_CAST(start_text AS BIGINT) AS start_ns, TRY_CAST(end_text AS BIGINT) AS end_ns, TRY_CAST(time_text AS BIGINT) AS time_ns,

@@ -9,6 +9,7 @@ import { InputError } from '../errors.js';
 import { attributesLayoutNote, parquetColumnsProblem, structFields } from '../produce/parquet-layout.js';
 import type { Db } from '../store/db.js';
 import { sqlIn, sqlString } from '../store/db.js';
+import { sqlFilePath } from '../store/file-path-sql.js';
 import type { InputFile } from './detect.js';
 import { DETAIL_KEYS, DETAIL_KEY_ALIASES } from '../telemetry/details.js';
 import { RECORD_TYPES } from './jsonl.js';
@@ -35,7 +36,7 @@ interface ParquetShape {
 }
 
 async function describe(db: Db, path: string): Promise<ParquetShape> {
-  const cols = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${sqlString(path)})`);
+  const cols = await db.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${sqlFilePath(path)})`);
   const problem = parquetColumnsProblem(cols.map((c) => ({ name: c.column_name, type: c.column_type })));
   if (problem) throw new InputError(problem.reason, path, undefined, problem.field);
   const attrType = cols.find((c) => c.column_name === 'attributes')!.column_type;
@@ -177,7 +178,7 @@ function messageSql(et: string): string {
 /** The file's rows with their message name (the last event_type segment) as ${MSG}. */
 function withMessageSql(shape: ParquetShape, path: string, opts: { rowNumbers?: boolean } = {}): string {
   const msg = shape.top.has('event_type') ? messageSql('CAST(event_type AS VARCHAR)') : 'NULL::VARCHAR';
-  return `(SELECT *, ${msg} AS ${MSG} FROM read_parquet(${sqlString(path)}${opts.rowNumbers ? ', file_row_number = true' : ''}))`;
+  return `(SELECT *, ${msg} AS ${MSG} FROM read_parquet(${sqlFilePath(path)}${opts.rowNumbers ? ', file_row_number = true' : ''}))`;
 }
 
 /** Innermost select: the message name and a node's json_payload parsed once. */
@@ -281,7 +282,7 @@ export async function parquetProblems(db: Db, input: InputFile, max: number): Pr
   const shape = await describe(db, input.path);
   const rows = await db.all<{ line: number; problem: string }>(
     `SELECT (file_row_number + 1)::INTEGER AS line, problem FROM (
-       SELECT file_row_number, ${problemSql(shape)} AS problem FROM read_parquet(${sqlString(input.path)}, file_row_number = true))
+       SELECT file_row_number, ${problemSql(shape)} AS problem FROM read_parquet(${sqlFilePath(input.path)}, file_row_number = true))
      WHERE problem IS NOT NULL ORDER BY line LIMIT ${Math.trunc(max)}`,
   );
   return rows.map((r) => {
@@ -294,7 +295,7 @@ export async function parquetProblems(db: Db, input: InputFile, max: number): Pr
 export async function parquetProblemRanges(db: Db, input: InputFile, skip: number): Promise<[number, number][]> {
   const shape = await describe(db, input.path);
   const rows = await db.all<{ first: number; last: number }>(
-    `WITH bad AS (SELECT file_row_number + 1 AS line FROM read_parquet(${sqlString(input.path)}, file_row_number = true)
+    `WITH bad AS (SELECT file_row_number + 1 AS line FROM read_parquet(${sqlFilePath(input.path)}, file_row_number = true)
                   WHERE ${problemSql(shape)} IS NOT NULL ORDER BY line OFFSET ${Math.trunc(skip)})
      SELECT min(line)::INTEGER AS first, max(line)::INTEGER AS last
      FROM (SELECT line, line - row_number() OVER (ORDER BY line) AS island FROM bad) GROUP BY island ORDER BY first`,

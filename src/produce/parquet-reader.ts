@@ -5,6 +5,7 @@
  * reader traps under Node, and its sync reader needs the whole file in memory.)
  */
 import { NO_EXTENSION_FETCH, duckdb } from '../store/duckdb.js';
+import { sqlFilePath } from '../store/file-path-sql.js';
 import { eventKey } from '../telemetry/event-types.js';
 import { InputError, engineMessage } from '../errors.js';
 import { errorOfCutStream, guardStream } from '../store/stream-guard.js';
@@ -18,7 +19,6 @@ export function bigIntToSpanId(v: bigint): string {
   return BigInt.asUintN(64, v).toString(16).padStart(16, '0');
 }
 
-const sqlStr = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 const TOP = ['record_type', 'trace_id', 'span_id', 'event_id', 'span_name', 'parent_span_id', 'links', 'start_time_unix_nano', 'end_time_unix_nano',
@@ -57,7 +57,7 @@ export async function* readParquetRecords(
   const db = await duckdb.DuckDBInstance.create(':memory:', NO_EXTENSION_FETCH);
   const con = await db.connect();
   try {
-    const src = `read_parquet(${sqlStr(path)})`;
+    const src = `read_parquet(${sqlFilePath(path)})`;
     const desc = await con.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`);
     const described = desc.getRowsJS().map((r) => ({ name: String(r[0]), type: String(r[1]) }));
     const present = new Set(described.map((c) => c.name));

@@ -1,0 +1,65 @@
+/**
+ * How PATH arguments name the files runlens reads: a file is read as itself whatever its name, a
+ * glob means what the shell's expansion of it would, and each file is read once.
+ */
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { ROOT } from '../helpers/samples.js';
+
+const S = (name: string) => path.join(ROOT, 'samples', name);
+const dir = tempDir('runlens-input-paths-');
+
+/** A fresh folder holding copies of samples under the given names. */
+function folder(name: string, files: Record<string, string>): string {
+  const d = path.join(dir, name);
+  mkdirSync(d, { recursive: true });
+  for (const [f, sample] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(d, f)), { recursive: true });
+    copyFileSync(S(sample), path.join(d, f));
+  }
+  return d;
+}
+
+describe('a file whose name holds glob characters is read as itself', () => {
+  it('JSONL named build[1].jsonl beside build1.jsonl: the failed run is read, in the file and in its folder', () => {
+    const d = folder('brackets-jsonl', { 'build[1].jsonl': 'failed-build.jsonl', 'build1.jsonl': 'clean-build.jsonl' });
+    const one = runCli(['gate', path.join(d, 'build[1].jsonl')]);
+    expect(one.code).toBe(1);
+    const all = runCli(['gate', d]);
+    expect(all.code).toBe(1);
+    expect(all.stdout).toContain('2 runs');
+  });
+
+  it('Parquet named q[1].parquet beside q1.parquet: validate counts its own records, gate fails it', () => {
+    const d = folder('brackets-parquet', { 'q[1].parquet': 'failed-build.parquet', 'q1.parquet': 'clean-build.parquet' });
+    const f = path.join(d, 'q[1].parquet');
+    expect(runCli(['gate', f]).code).toBe(1);
+    const v = runCli(['validate', f, '--format', 'json']);
+    expect(v.stdout + v.stderr).toContain('525');
+    expect(v.stdout + v.stderr).not.toContain('557');
+  });
+
+  it('x*.jsonl and p?.parquet are one file each, not a pattern over their neighbours', () => {
+    const d = folder('stars', { 'x*.jsonl': 'clean-build.jsonl', 'xy.jsonl': 'failed-build.jsonl', 'p?.parquet': 'clean-build.parquet', 'p1.parquet': 'failed-build.parquet' });
+    const star = runCli(['load', path.join(d, 'x*.jsonl'), '--format', 'json']);
+    expect(star.code).toBe(0);
+    expect(JSON.parse(star.stdout).files.map((f: { records: number }) => f.records)).toEqual([557]);
+    const q = runCli(['runs', path.join(d, 'p?.parquet')]);
+    expect(q.stderr).toBe('');
+    expect(q.code).toBe(0);
+  });
+
+  it('an error about such a file names it as the user did', () => {
+    const d = folder('brackets-bad', {});
+    const f = path.join(d, 'bad[1].parquet');
+    const good = readFileSync(S('clean-build.parquet'));
+    writeFileSync(f, Buffer.concat([good.subarray(0, 4), Buffer.alloc(3000, 7), good.subarray(-4)]));
+    const r = runCli(['runs', f]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${f}: not a readable Parquet file`);
+    expect(r.stderr).not.toContain('runlens-paths-');
+  });
+});
