@@ -56,13 +56,19 @@ export async function expandPaths(args: string[]): Promise<string[]> {
     }
     if (st?.isFile()) out.push(arg);
     else if (st?.isDirectory()) {
-      const found = (await fg('**/*', { cwd: arg, onlyFiles: true, dot: false, followSymbolicLinks: true })).filter((f) => TELEMETRY_EXT.test(f));
+      const found = await folderFiles(arg);
       if (found.length === 0) throw new InputError('no telemetry files in this folder (looked for .jsonl, .ndjson, .json, .parquet and .log, optionally .gz)', arg);
       // (a loop, not push(...): a spread of a folder's every file can overflow the stack)
-      for (const f of found.sort()) out.push(path.join(arg, f));
+      for (const f of found) out.push(f);
     } else if (fg.isDynamicPattern(arg)) {
-      const found = (await fg(arg, { onlyFiles: true })).sort();
-      if (found.length === 0) throw new InputError('no file matches this pattern', arg);
+      // what the shell would give: files as named, and folders, read as a folder argument is
+      const found: string[] = [];
+      for (const m of (await fg(arg, { onlyFiles: false, followSymbolicLinks: true })).sort()) {
+        const mst = await stat(m).catch(() => undefined);
+        if (mst?.isDirectory()) for (const f of await folderFiles(m)) found.push(f);
+        else if (mst?.isFile()) found.push(m);
+      }
+      if (found.length === 0) throw new InputError('no file matches this pattern (nor a telemetry file in a folder it matches)', arg);
       for (const f of found) out.push(f);
     } else {
       throw new InputError(systemReason({ code: 'ENOENT' }), arg);
@@ -71,6 +77,12 @@ export async function expandPaths(args: string[]): Promise<string[]> {
   // (a folder inside may hold links to files elsewhere)
   for (const f of out) refuseOutsideStep(f, 'input');
   return [...new Set(out)];
+}
+
+/** A folder's telemetry files, in every folder under it, sorted. */
+async function folderFiles(dir: string): Promise<string[]> {
+  const found = (await fg('**/*', { cwd: dir, onlyFiles: true, dot: false, followSymbolicLinks: true })).filter((f) => TELEMETRY_EXT.test(f));
+  return found.sort().map((f) => path.join(dir, f));
 }
 
 /**

@@ -63,3 +63,22 @@ describe('a file whose name holds glob characters is read as itself', () => {
     expect(r.stderr).not.toContain('runlens-paths-');
   });
 });
+
+describe('a glob runlens expands means what the shell expansion of it would', () => {
+  it('a folder the glob matches is read as a folder argument is: quoting does not change the verdict', () => {
+    const d = folder('glob-folders', { 'clean.jsonl': 'clean-build.jsonl', 'ci/failed.jsonl': 'failed-build.jsonl' });
+    const quoted = runCli(['gate', path.join(d, '*')]);
+    const shell = runCli(['gate', path.join(d, 'ci'), path.join(d, 'clean.jsonl')]);
+    expect(shell.code).toBe(1);
+    expect(quoted.code).toBe(1);
+    expect(quoted.stdout).toContain('2 runs');
+  });
+
+  it('a glob that matches only folders reads their files', () => {
+    const d = folder('glob-only-folders', { 'sub1/a.jsonl': 'clean-build.jsonl', 'sub2/b.jsonl': 'two-runs.jsonl' });
+    const r = runCli(['load', path.join(d, 'su*'), '--format', 'json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).files).toHaveLength(2);
+  });
+});
