@@ -1,5 +1,5 @@
 /** Expand PATH arguments (files, folders recursively, globs) and detect each file's format by content. */
-import { open, stat } from 'node:fs/promises';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { InputError, systemReason } from '../errors.js';
@@ -63,9 +63,11 @@ export async function expandPaths(args: string[]): Promise<string[]> {
     } else if (fg.isDynamicPattern(arg)) {
       // what the shell would give: files as named, and folders, read as a folder argument is
       const found: string[] = [];
-      for (const m of (await fg(arg, { onlyFiles: false, followSymbolicLinks: true })).sort()) {
+      const walked = new Set<string>();
+      // (** does not go through links to folders, as in the shell: a link back up would be a loop)
+      for (const m of (await fg(arg, { onlyFiles: false, followSymbolicLinks: !arg.includes('**') })).sort()) {
         const mst = await stat(m).catch(() => undefined);
-        if (mst?.isDirectory()) for (const f of await folderFiles(m)) found.push(f);
+        if (mst?.isDirectory()) for (const f of await folderFiles(m, walked)) found.push(f);
         else if (mst?.isFile()) found.push(m);
       }
       if (found.length === 0) throw new InputError('no file matches this pattern (nor a telemetry file in a folder it matches)', arg);
@@ -79,10 +81,31 @@ export async function expandPaths(args: string[]): Promise<string[]> {
   return [...new Set(out)];
 }
 
-/** A folder's telemetry files, in every folder under it, sorted. */
-async function folderFiles(dir: string): Promise<string[]> {
-  const found = (await fg('**/*', { cwd: dir, onlyFiles: true, dot: false, followSymbolicLinks: true })).filter((f) => TELEMETRY_EXT.test(f));
-  return found.sort().map((f) => path.join(dir, f));
+/**
+ * A folder's telemetry files, in every folder under it (links followed), sorted. Each real folder
+ * is walked once (`walked`: their real paths), so a link back up the tree is not a loop.
+ */
+async function folderFiles(dir: string, walked = new Set<string>()): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const here = path.join(dir, rel);
+    const real = await realpath(here).catch(() => undefined);
+    if (real === undefined || walked.has(real)) return;
+    walked.add(real);
+    const entries = await readdir(here, { withFileTypes: true }).catch((e: unknown) => {
+      throw new InputError(systemReason(e), here);
+    });
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      const r = path.join(rel, e.name);
+      const kind = e.isSymbolicLink() ? await stat(path.join(dir, r)).catch(() => undefined) : e;
+      if (kind?.isDirectory()) await walk(r);
+      else if (kind?.isFile() && TELEMETRY_EXT.test(e.name)) found.push(r);
+    }
+  };
+  await walk('');
+  // (the order of the relative paths, as the folder's files are listed everywhere)
+  return found.map((f) => f.split(path.sep).join('/')).sort().map((f) => path.join(dir, f));
 }
 
 /**

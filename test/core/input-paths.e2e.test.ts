@@ -2,7 +2,7 @@
  * How PATH arguments name the files runlens reads: a file is read as itself whatever its name, a
  * glob means what the shell's expansion of it would, and each file is read once.
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -80,5 +80,18 @@ describe('a glob runlens expands means what the shell expansion of it would', ()
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).files).toHaveLength(2);
+  });
+});
+
+describe('a link back up a folder is walked once', () => {
+  it('a folder holding a link to its parent: its one file is read once, as a folder and through a ** glob', () => {
+    const d = folder('loop', { 'clean.jsonl': 'clean-build.jsonl' });
+    mkdirSync(path.join(d, 'sub'));
+    symlinkSync('..', path.join(d, 'sub', 'up'));
+    for (const arg of [d, path.join(d, '**/*.jsonl')]) {
+      const r = runCli(['load', arg, '--format', 'json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).files.map((f: { path: string }) => f.path)).toEqual([path.join(d, 'clean.jsonl')]);
+    }
   });
 });
