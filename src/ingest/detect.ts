@@ -42,7 +42,10 @@ export function refuseStdin(arg: string): void {
   if (arg === '-') throw new InputError('reading telemetry from standard input is not supported: save it to a file and give its path', arg);
 }
 
-/** Resolve PATH arguments to files, in a stable order. A path that matches nothing is an error. */
+/**
+ * Resolve PATH arguments to files, in a stable order. A path that matches nothing is an error.
+ * (Several PATHs can name one file: namedFiles gives each file once.)
+ */
 export async function expandPaths(args: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const arg of args) {
@@ -79,6 +82,25 @@ export async function expandPaths(args: string[]): Promise<string[]> {
   // (a folder inside may hold links to files elsewhere)
   for (const f of out) refuseOutsideStep(f, 'input');
   return [...new Set(out)];
+}
+
+/**
+ * The files PATH arguments name, each file once however many PATHs name it (`a.jsonl`,
+ * `./a.jsonl`, a link, a hard link: one device and inode), under the first path found for it,
+ * with every argument that named it, in order.
+ */
+export async function namedFiles(args: string[]): Promise<Map<string, string[]>> {
+  const byId = new Map<string, { path: string; args: string[] }>();
+  for (const arg of args) {
+    for (const f of await expandPaths([arg])) {
+      const st = await stat(f).catch(() => undefined);
+      const id = st ? `${st.dev}:${st.ino}` : `path:${f}`;
+      const named = byId.get(id);
+      if (named === undefined) byId.set(id, { path: f, args: [arg] });
+      else if (!named.args.includes(arg)) named.args.push(arg);
+    }
+  }
+  return new Map([...byId.values()].map((n) => [n.path, n.args]));
 }
 
 /**

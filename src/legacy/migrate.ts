@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { InputError, OutputError, systemReason } from '../errors.js';
-import { expandPaths } from '../ingest/detect.js';
+import { namedFiles } from '../ingest/detect.js';
 import { TelemetryWriter } from '../produce/writer.js';
 import type { IdSource } from '../produce/ids.js';
 import { invocationIdOf, migrateRun, type MigrateSummary } from './from-run-results.js';
@@ -96,7 +96,7 @@ export function writers(sinks: TelemetrySink[], ids?: IdSource): { writerFor: (v
  * (a shell glob names them), anything else is an error saying what it is.
  */
 export async function legacyInputs(args: string[]): Promise<{ inputs: [string, InputKind][]; skipped: { path: string; reason: string }[] }> {
-  const files = await expandPaths(args);
+  const files = [...(await namedFiles(args)).keys()];
   const named = new Set(args);
   const inputs: [string, InputKind][] = [];
   const skipped: { path: string; reason: string }[] = [];

@@ -7,7 +7,7 @@
  * Unknown event types, enum values and envelope keys are warnings: the schema is additive.
  */
 import { engineMessage, InputError } from '../errors.js';
-import { detectFile, everyPathAdds, expandPaths } from '../ingest/detect.js';
+import { detectFile, everyPathAdds, namedFiles } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import {
   ArtifactType, ExecutionPhase, HookOutcome, HookType, NodeCacheReason, NodeCancelReason, NodeErrorType, NodeMaterialization, NodeOutcome,
@@ -363,30 +363,23 @@ export async function validateFile(path: string, opts: ValidateOptions = {}): Pr
 /** Validate files, folders (their telemetry files) and globs, as every command takes PATHs. */
 export async function validatePaths(paths: string[], opts: ValidateOptions = {}): Promise<FileReport[]> {
   const out: FileReport[] = [];
-  const seen = new Set<string>();
   /** files that held something to check (a record, or a line that should have been one) */
   const checked = new Set<string>();
   const olderEngine = new Set<string>();
-  const expanded = new Map<string, string[]>();
-  for (const arg of paths) {
-    const files = await expandPaths([arg]);
-    expanded.set(arg, files);
-    for (const p of files) {
-      if (seen.has(p)) continue;
-      seen.add(p);
-      if (!(files.length === 1 && p === arg) && (await detectFile(p)).format.startsWith('legacy-')) {
-        opts.onSkip?.(p, "an older-engine file, not telemetry (load, runs, tree, query and gate read it; migrate translates it)");
-        olderEngine.add(p);
-        continue;
-      }
-      const report = await validateFile(p, opts);
-      out.push(report);
-      if (report.records > 0 || report.violations > 0) checked.add(p);
+  const named = await namedFiles(paths);
+  for (const [p, args] of named) {
+    if (!args.includes(p) && (await detectFile(p)).format.startsWith('legacy-')) {
+      opts.onSkip?.(p, "an older-engine file, not telemetry (load, runs, tree, query and gate read it; migrate translates it)");
+      olderEngine.add(p);
+      continue;
     }
+    const report = await validateFile(p, opts);
+    out.push(report);
+    if (report.records > 0 || report.violations > 0) checked.add(p);
   }
   // a folder or glob of older-engine files only, or an empty file, is refused as one older-engine file named alone is
   for (const arg of paths) {
-    const files = expanded.get(arg) ?? [];
+    const files = [...named].filter(([, args]) => args.includes(arg)).map(([p]) => p);
     const why = files.some((p) => olderEngine.has(p)) ? ' (older-engine files are not telemetry: runlens migrate translates them)' : '';
     everyPathAdds([arg], () => files.map((p) => ({ path: p, adds: checked.has(p) })), 'no telemetry in this input', `no telemetry record${why}`);
   }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import xxhashWasm from 'xxhash-wasm';
 import { InputError, RunlensError, engineMessage, errorMessage } from '../errors.js';
-import { detectFile, expandPaths, type InputFile, type InputFormat } from '../ingest/detect.js';
+import { detectFile, namedFiles, type InputFile, type InputFormat } from '../ingest/detect.js';
 import { detectInputs, legacyKindOf, LegacyReader } from '../legacy/read-in-place.js';
 import { DEFAULT_OBJECT_BYTES, LARGE_OBJECT_BYTES, isObjectSizeError, jsonBufferBytes, parseJsonError, readJsonSql } from '../ingest/jsonl.js';
 import { LISTED_BAD_LINES, addToRanges, blankLinesAsObjects, scanBeside, vetLines, type BadLine, type LinesVetted } from '../ingest/jsonl-lines.js';
@@ -122,8 +122,7 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   let inputs: InputFile[] = [];
   let at = -1;
   try {
-    const namedBy = new Map<string, string[]>();
-    for (const arg of args) for (const p of await expandPaths([arg])) namedBy.set(p, [...(namedBy.get(p) ?? []), arg]);
+    const namedBy = await namedFiles(args);
     const detected = await detectInputs([...namedBy.keys()], args);
     inputs = detected.inputs;
     skipped = detected.skipped;

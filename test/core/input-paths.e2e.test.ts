@@ -2,11 +2,11 @@
  * How PATH arguments name the files runlens reads: a file is read as itself whatever its name, a
  * glob means what the shell's expansion of it would, and each file is read once.
  */
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { tempDir, writeLines } from '../helpers/fixtures.js';
 import { ROOT } from '../helpers/samples.js';
 
 const S = (name: string) => path.join(ROOT, 'samples', name);
@@ -93,5 +93,22 @@ describe('a link back up a folder is walked once', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).files.map((f: { path: string }) => f.path)).toEqual([path.join(d, 'clean.jsonl')]);
     }
+  });
+});
+
+describe('a file named by several PATHs is read once', () => {
+  it('./a.jsonl, a.jsonl, a link and a hard link to it: one file, its bad lines counted once, every PATH that named it listed', () => {
+    const d = folder('same-file', {});
+    const lines = readFileSync(S('clean-build.jsonl'), 'utf8').split('\n').filter(Boolean);
+    writeLines(d, 'a.jsonl', [...lines.slice(0, 40), '{oops', ...lines.slice(40), 'not json']);
+    symlinkSync('a.jsonl', path.join(d, 'alink.jsonl'));
+    linkSync(path.join(d, 'a.jsonl'), path.join(d, 'hard.jsonl'));
+    const args = ['a.jsonl', './a.jsonl', 'alink.jsonl', 'hard.jsonl'];
+    const r = runCli(['load', '--lenient', ...args, '--format', 'json'], { cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.skippedLines).toBe(2);
+    expect(report.files).toHaveLength(1);
+    expect(report.files[0].args).toEqual(args);
   });
 });
