@@ -1,4 +1,5 @@
 /** Expand PATH arguments (files, folders recursively, globs) and detect each file's format by content. */
+import type { Stats } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
@@ -42,6 +43,13 @@ export function refuseStdin(arg: string): void {
   if (arg === '-') throw new InputError('reading telemetry from standard input is not supported: save it to a file and give its path', arg);
 }
 
+/** A PATH that exists but is not a regular file or folder (a pipe, a device) is refused for what it is. */
+export function refuseNotRegular(arg: string, st: Stats): void {
+  if (st.isFile() || st.isDirectory()) return;
+  const what = st.isFIFO() ? 'a FIFO (named pipe)' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isSocket() ? 'a socket' : 'not a regular file';
+  throw new InputError(`${what}: runlens reads regular files and folders (save the data to a file and give its path)`, arg);
+}
+
 /**
  * Resolve PATH arguments to files, in a stable order. A path that matches nothing is an error.
  * (Several PATHs can name one file: namedFiles gives each file once.)
@@ -57,6 +65,7 @@ export async function expandPaths(args: string[]): Promise<string[]> {
     } catch {
       st = undefined;
     }
+    if (st) refuseNotRegular(arg, st);
     if (st?.isFile()) out.push(arg);
     else if (st?.isDirectory()) {
       const found = await folderFiles(arg);

@@ -1,8 +1,8 @@
 /** JSONL <-> Parquet conversion, streaming both ways: the input's format told by content, the output's by its extension. */
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, RunlensError, UsageError, systemReason } from '../errors.js';
-import { detectFile, refuseStdin } from '../ingest/detect.js';
+import { detectFile, refuseNotRegular, refuseStdin } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import { readJsonlRecords, writeJsonlFile, writeJsonlRecords } from './jsonl-io.js';
 import { readParquetRecords } from './parquet-reader.js';
@@ -37,6 +37,7 @@ export async function convertFile(input: string, output: string, opts: ConvertOp
   } catch (e) {
     throw new InputError(systemReason(e), input);
   }
+  refuseNotRegular(input, await stat(input));
   refuseOutputOverInput(output, [input]);
   refuseOlderEngineFile(input, 'convert converts telemetry between JSONL and Parquet');
   // told by content, as a load tells it (a gzip file named .jsonl, a Parquet file of any name)

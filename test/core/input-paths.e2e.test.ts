@@ -2,6 +2,7 @@
  * How PATH arguments name the files runlens reads: a file is read as itself whatever its name, a
  * glob means what the shell's expansion of it would, and each file is read once.
  */
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -110,5 +111,16 @@ describe('a file named by several PATHs is read once', () => {
     expect(report.skippedLines).toBe(2);
     expect(report.files).toHaveLength(1);
     expect(report.files[0].args).toEqual(args);
+  });
+});
+
+describe('a PATH that is neither a regular file nor a folder', () => {
+  it('a FIFO is refused for what it is (exit 2)', () => {
+    const d = folder('special', {});
+    const fifo = path.join(d, 'ff');
+    execFileSync('mkfifo', [fifo]);
+    const g = runCli(['gate', fifo]);
+    expect(g.code).toBe(2);
+    expect(g.stderr).toContain(`${fifo}: a FIFO (named pipe): runlens reads regular files and folders`);
   });
 });
