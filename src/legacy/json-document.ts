@@ -3,6 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
 import { refuseOutsideStep } from '../service/job-step.js';
+import { KEY_TWICE, keyWrittenTwiceAt } from '../produce/line-form.js';
 
 /** A JSON value as a message names it: `the string "x"`, `a list`, `an object`, `5`. */
 export const shown = (v: unknown) => (typeof v === 'string' ? `the string ${JSON.stringify(v)}` : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : JSON.stringify(v));
@@ -21,7 +22,7 @@ function lineColumn(text: string, pos: number): { line: number; column: number }
 /**
  * A whole JSON document (run_results.json, manifest.json); unreadable or malformed names the file,
  * and malformed JSON its line and column (JSON.parse gives only a character offset); a lone
- * surrogate the field that holds it.
+ * surrogate the field that holds it, a key written twice its line and path.
  */
 export function readJsonDocument(file: string, what: string): unknown {
   refuseOutsideStep(file, what);
@@ -43,6 +44,9 @@ export function readJsonDocument(file: string, what: string): unknown {
     const { line, column } = lineColumn(text, Number(at[1]));
     throw new InputError(`not a readable ${what}: ${msg.replace(/ in JSON at position \d+.*$/s, '')} (column ${column})`, file, line);
   }
+  // JSON.parse keeps the last of a key written twice, silently: refused as in telemetry JSONL
+  const twice = keyWrittenTwiceAt(text, doc)[0];
+  if (twice) throw new InputError(KEY_TWICE, file, lineColumn(text, twice.at).line, twice.field);
   // refused as in telemetry JSONL: the translation could not be loaded
   const lone = findLoneSurrogate(doc, text);
   if (lone) throw new InputError(loneSurrogateText(lone), file, undefined, lone.path);

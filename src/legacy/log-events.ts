@@ -92,13 +92,8 @@ function flatData(data: Record<string, unknown>): Record<string, unknown> {
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 
-export function parseEventLine(line: string): LegacyEvent | null {
-  let o: unknown;
-  try {
-    o = JSON.parse(line);
-  } catch {
-    return null;
-  }
+/** A parsed line as an event, or null when it is not one. */
+export function eventOf(o: unknown): LegacyEvent | null {
   if (!isObj(o)) return null;
   let name: string, code: string, level: string, msg: string, ts: unknown, inv: unknown, thread: string, data: Record<string, unknown>;
   let status: string | undefined;

@@ -5,9 +5,10 @@ import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
 import type { BadLine } from '../ingest/jsonl-lines.js';
-import { parseEventLine, type LegacyEvent } from './log-events.js';
+import { eventOf, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
 import { refuseOutsideStep } from '../service/job-step.js';
+import { KEY_TWICE, keyWrittenTwiceAt } from '../produce/line-form.js';
 
 export interface LogFileReport {
   file: string;
@@ -111,8 +112,16 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   const onLine = (line: string) => {
     n++;
     if (line.length === 0) return;
-    const ev = line.charCodeAt(0) === 123 /* { */ ? parseEventLine(line) : null;
+    const value = line.charCodeAt(0) === 123 /* { */ ? jsonValue(line) : undefined;
+    const ev = value === undefined ? null : eventOf(value);
     if (ev && o.file !== undefined) refuseLoneSurrogate(line, o.file, n);
+    // JSON.parse keeps the last of a key written twice (a node's status), silently
+    const twice = ev && o.file !== undefined ? keyWrittenTwiceAt(line, value)[0]?.field : undefined;
+    if (twice !== undefined) {
+      if (!o.lenient) throw new InputError(`${KEY_TWICE}${o.hint ?? ''}`, o.file, n, twice);
+      malformed.push({ line: n, field: twice, reason: KEY_TWICE });
+      return;
+    }
     // A read file's line that begins as JSON and does not parse may have been any event (a node's
     // result): not a text line to pass over. A live command's output is not stopped for one.
     const broken = !ev && o.file !== undefined && line.charCodeAt(0) === 123 ? jsonError(line) : undefined;
@@ -156,6 +165,15 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   flush();
   if (draining) await draining;
   return { lines: n, badLines: bad, malformed };
+}
+
+/** A line's JSON value, or undefined when it is not JSON. */
+function jsonValue(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Why a line is not JSON, or undefined when it is. */

@@ -1,0 +1,64 @@
+/**
+ * How the older engine's files are read as bytes and text, held to what the telemetry JSONL reader
+ * holds a line to: a key written twice, invalid UTF-8, a byte order mark, UTF-16 and line ends are
+ * said with the file (and line), never read as something else.
+ */
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+const dir = tempDir('runlens-legacy-encoding-');
+const RR = 'samples/older-engine/target/run_results.json';
+const MANIFEST = 'samples/older-engine/target/manifest.json';
+const LOG = 'samples/older-engine/logs/dbt.log';
+
+/** A folder `name` holding `file` (bytes) and, when asked, the sample manifest.json beside it. */
+function put(name: string, file: string, bytes: Buffer | string, withManifest = false): string {
+  const d = path.join(dir, name);
+  mkdirSync(d, { recursive: true });
+  if (withManifest) copyFileSync(MANIFEST, path.join(d, 'manifest.json'));
+  const p = path.join(d, file);
+  writeFileSync(p, bytes);
+  return p;
+}
+
+/** The sample log's lines (LF-separated, as bytes), edited by `edit`. */
+function logWith(edit: (lines: Buffer[]) => void): Buffer {
+  const lines: Buffer[] = [];
+  const b = readFileSync(LOG);
+  for (let from = 0, nl = b.indexOf(0x0a); from < b.length; from = nl + 1, nl = b.indexOf(0x0a, from)) lines.push(b.subarray(from, nl < 0 ? b.length : nl));
+  edit(lines);
+  return Buffer.concat(lines.flatMap((l, i) => (i ? [Buffer.from('\n'), l] : [l])));
+}
+
+function expectRefused(r: { code: number; stderr: string }, where: RegExp): void {
+  expect(r.stderr).toMatch(where);
+  expect(r.code).toBe(2);
+  expect(r.stderr).not.toContain('translated.jsonl');
+  expect(r.stderr).not.toContain('internal error');
+}
+
+describe('a key written twice', () => {
+  it('in run_results.json is refused naming the file, line and key, not read last-wins', () => {
+    const text = readFileSync(RR, 'utf8').replace('"status": "error"', '"status": "error", "status": "success"');
+    const file = put('twice-rr', 'run_results.json', text, true);
+    const line = text.slice(0, text.indexOf('"status": "error", "status"')).split('\n').length;
+    const where = new RegExp(`run_results\\.json:${line}: results\\[\\]\\.status: key written twice`);
+    for (const args of [['gate', file, '--fail-on', 'error'], ['runs', file], ['migrate', file, '-o', path.join(dir, 'twice-rr.jsonl')]]) expectRefused(runCli(args), where);
+  });
+
+  it('in a JSON log line is refused naming the file, line and key; --lenient skips the line', () => {
+    const file = put('twice-log', 'dbt.log', logWith((l) => {
+      l[55] = Buffer.from(l[55]!.toString().replace('"status":"error","total"', '"status":"error","status":"success","total"'));
+      l[56] = Buffer.from(l[56]!.toString().replace('"status":"error","thread"', '"status":"error","status":"success","thread"'));
+    }));
+    expect(readFileSync(file, 'utf8').split('"status":"error","status":"success"')).toHaveLength(3);
+    expectRefused(runCli(['gate', file, '--fail-on', 'error']), /dbt\.log:56: [a-z_.]*status: key written twice.*--lenient/);
+    expectRefused(runCli(['migrate', file, '-o', path.join(dir, 'twice-log.jsonl')]), /dbt\.log:56: [a-z_.]*status: key written twice/);
+    const lenient = runCli(['runs', file, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toMatch(/dbt\.log:56/);
+  });
+});
