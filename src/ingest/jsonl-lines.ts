@@ -225,7 +225,7 @@ function commaBeforeClose(chunk: Buffer, before: number): boolean {
   return false;
 }
 
-const BOM_PROBLEM = 'starts with a UTF-8 byte order mark (BOM), which JSON does not allow: save the file without one';
+export const BOM_PROBLEM = 'starts with a UTF-8 byte order mark (BOM), which JSON does not allow: save the file without one';
 
 /** A line's bytes as a JSON value (and its text), or why it is not one. Blank lines (DuckDB skips them) are 'blank'. */
 export function parseLine(bytes: Buffer): { value: unknown; text: string } | { problem: string } | 'blank' {

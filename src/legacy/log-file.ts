@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
-import type { BadLine } from '../ingest/jsonl-lines.js';
+import { BOM_PROBLEM, type BadLine } from '../ingest/jsonl-lines.js';
 import { eventOf, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
 import { refuseOutsideStep } from '../service/job-step.js';
@@ -109,33 +109,36 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   let text = '';
   let drained = 0;
   let draining: Promise<void> | null = null;
+  /** A read file's line that cannot be read: it stops the read, or with lenient is skipped and listed. */
+  const damaged = (reason: string, field?: string) => {
+    if (!o.lenient) throw new InputError(`${reason}${o.hint ?? ''}`, o.file, n, field);
+    malformed.push({ line: n, reason: field ? `${field}: ${reason}` : reason });
+  };
   const onLine = (line: string) => {
     n++;
     if (line.length === 0) return;
-    const value = line.charCodeAt(0) === 123 /* { */ ? jsonValue(line) : undefined;
+    // JSON may start after white space; a byte order mark before it is refused as in telemetry JSONL
+    let at = 0;
+    while (isJsonSpace(line.charCodeAt(at))) at++;
+    const bom = line.charCodeAt(at) === 0xfeff;
+    if (bom) while (isJsonSpace(line.charCodeAt(++at)));
+    const json = line.charCodeAt(at) === 123; /* { */
+    if (json && bom) {
+      if (o.file !== undefined) return damaged(BOM_PROBLEM);
+      line = line.slice(at);
+    }
+    const value = json ? jsonValue(line) : undefined;
     const ev = value === undefined ? null : eventOf(value);
     if (ev && o.file !== undefined) refuseLoneSurrogate(line, o.file, n);
     // JSON.parse keeps the last of a key written twice (a node's status), silently
     const twice = ev && o.file !== undefined ? keyWrittenTwiceAt(line, value)[0]?.field : undefined;
-    if (twice !== undefined) {
-      if (!o.lenient) throw new InputError(`${KEY_TWICE}${o.hint ?? ''}`, o.file, n, twice);
-      malformed.push({ line: n, field: twice, reason: KEY_TWICE });
-      return;
-    }
+    if (twice !== undefined) return damaged(KEY_TWICE, twice);
     // A read file's line that begins as JSON and does not parse may have been any event (a node's
     // result): not a text line to pass over. A live command's output is not stopped for one.
-    const broken = !ev && o.file !== undefined && line.charCodeAt(0) === 123 ? jsonError(line) : undefined;
-    if (broken !== undefined) {
-      if (!o.lenient) throw new InputError(`malformed JSON: ${broken}${o.hint ?? ''}`, o.file, n);
-      malformed.push({ line: n, reason: `malformed JSON: ${broken}` });
-      return;
-    }
+    const broken = !ev && o.file !== undefined && json ? jsonError(line) : undefined;
+    if (broken !== undefined) return damaged(`malformed JSON: ${broken}`);
     // Every line the engine writes has its time: without one, the run's times would be made up.
-    if (ev?.badTs && o.file !== undefined) {
-      if (!o.lenient) throw new InputError(`${ev.badTs.why}${o.hint ?? ''}`, o.file, n, ev.badTs.field);
-      malformed.push({ line: n, reason: `${ev.badTs.field}: ${ev.badTs.why}` });
-      return;
-    }
+    if (ev?.badTs && o.file !== undefined) return damaged(ev.badTs.why, ev.badTs.field);
     if (ev) {
       events.push(ev);
       if (human && ev.level !== 'debug' && ev.msg) text += ev.msg + '\n';
@@ -166,6 +169,8 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
   if (draining) await draining;
   return { lines: n, badLines: bad, malformed };
 }
+
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
 
 /** A line's JSON value, or undefined when it is not JSON. */
 function jsonValue(line: string): unknown {

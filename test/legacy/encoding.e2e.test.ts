@@ -62,3 +62,28 @@ describe('a key written twice', () => {
     expect(lenient.stderr).toMatch(/dbt\.log:56/);
   });
 });
+
+describe('the start of a JSON log line', () => {
+  it('white space before `{` is read as the JSON it is: the node keeps its error', () => {
+    const file = put('ws-log', 'dbt.log', logWith((l) => {
+      l[55] = Buffer.concat([Buffer.from(' '), l[55]!]);
+      l[56] = Buffer.concat([Buffer.from('\t '), l[56]!]);
+    }));
+    const r = runCli(['gate', file, '--fail-on', 'error']);
+    expect(r.stdout).toMatch(/gate FAILED: 1 error/);
+    expect(r.code).toBe(1);
+    const m = runCli(['migrate', file, '-o', path.join(dir, 'ws-log.jsonl')]);
+    expect(m.stdout).toMatch(/error 1/);
+    expect(m.stdout).not.toMatch(/canceled|non-JSON/);
+  });
+
+  it('a byte order mark is refused as telemetry JSONL refuses it; --lenient skips the line', () => {
+    const file = put('bom-log', 'dbt.log', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(LOG)]));
+    const where = /dbt\.log:1: starts with a UTF-8 byte order mark \(BOM\), which JSON does not allow/;
+    expectRefused(runCli(['runs', file]), where);
+    expectRefused(runCli(['migrate', file, '-o', path.join(dir, 'bom-log.jsonl')]), where);
+    const lenient = runCli(['runs', file, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toMatch(/dbt\.log:1/);
+  });
+});
