@@ -21,9 +21,9 @@ export interface LogFileReport {
 }
 
 /**
- * Lines of a text stream as readline (crlfDelay: Infinity) splits them: "\n", "\r\n" and a lone
- * "\r" end a line, a last line without an ending still counts. Works on whole chunks: one pass of
- * indexOf per chunk instead of readline's per-line events and async iteration.
+ * Lines of a text stream: only "\n" ends a line (as in telemetry JSONL, and as awk and sed count
+ * them), a "\r" before it is part of the line end, a lone "\r" is part of its line; a last line
+ * without an ending still counts. Works on whole chunks: one pass of indexOf per chunk.
  */
 export class LineSplitter {
   /** the unended line so far, in pieces: joined once when a line end comes, so a long line costs its length, not its length squared */
@@ -31,33 +31,15 @@ export class LineSplitter {
 
   /** Calls onLine for every line completed by this chunk. */
   push(chunk: string, onLine: (line: string) => void): void {
-    const last = this.pending.at(-1);
-    // (a "\r" last in the pending text ends a line whatever follows: decided in the loop below)
-    if (chunk.indexOf('\n') < 0 && chunk.indexOf('\r') < 0 && !last?.endsWith('\r')) {
+    if (chunk.indexOf('\n') < 0) {
       if (chunk.length) this.pending.push(chunk);
       return;
     }
     const s = this.pending.length ? this.pending.join('') + chunk : chunk;
     let from = 0;
-    if (s.indexOf('\r') < 0) {
-      for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', from)) {
-        onLine(s.slice(from, nl));
-        from = nl + 1;
-      }
-    } else {
-      for (let i = 0; i < s.length; i++) {
-        const c = s.charCodeAt(i);
-        if (c === 10) {
-          onLine(s.slice(from, i));
-          from = i + 1;
-        } else if (c === 13) {
-          // a "\r" last in the chunk may be the first half of "\r\n": decided with the next chunk
-          if (i === s.length - 1) break;
-          onLine(s.slice(from, i));
-          if (s.charCodeAt(i + 1) === 10) i++;
-          from = i + 1;
-        }
-      }
+    for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', from)) {
+      onLine(withoutCr(s.slice(from, nl)));
+      from = nl + 1;
     }
     const rest = s.slice(from);
     this.pending = rest.length ? [rest] : [];
@@ -66,10 +48,11 @@ export class LineSplitter {
   end(onLine: (line: string) => void): void {
     const rest = this.pending.join('');
     this.pending = [];
-    if (rest.endsWith('\r')) onLine(rest.slice(0, -1));
-    else if (rest.length) onLine(rest);
+    if (rest.length) onLine(withoutCr(rest));
   }
 }
+
+const withoutCr = (line: string) => (line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line);
 
 export interface FeedOptions {
   /**

@@ -87,3 +87,23 @@ describe('the start of a JSON log line', () => {
     expect(lenient.stderr).toMatch(/dbt\.log:1/);
   });
 });
+
+describe('line ends of a JSON log', () => {
+  it('only LF ends a line: a lone CR does not, and errors name the line awk and sed count', () => {
+    const file = put('cr-log', 'dbt.log', logWith((l) => {
+      l.splice(2, 2, Buffer.concat([l[2]!, Buffer.from('\r'), l[3]!])); // lines 3 and 4 joined by a lone CR
+      l[60] = l[60]!.subarray(0, 50); // line 61 cut mid-way
+    }));
+    expectRefused(runCli(['runs', file]), /dbt\.log:3: malformed JSON/);
+    expect(runCli(['runs', file, '--lenient']).stderr).toMatch(/dbt\.log:3: malformed JSON.*\n.*dbt\.log:61: malformed JSON: Unterminated string/);
+  });
+
+  it('CRLF line ends are read as LF ones; a lone CR between tokens is white space in its line', () => {
+    const text = readFileSync(LOG, 'utf8');
+    const file = put('crlf-log', 'dbt.log', text.replaceAll('\n', '\r\n').replace('{"data":{"args"', '{"data":\r{"args"'));
+    const r = runCli(['migrate', file, '-o', path.join(dir, 'crlf-log.jsonl')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/error 1/);
+    expect(r.stdout).toContain(`${text.split('\n').length - (text.endsWith('\n') ? 1 : 0)} lines`);
+  });
+});
