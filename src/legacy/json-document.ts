@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
@@ -22,18 +23,21 @@ function lineColumn(text: string, pos: number): { line: number; column: number }
 /**
  * A whole JSON document (run_results.json, manifest.json); unreadable or malformed names the file,
  * and malformed JSON its line and column (JSON.parse gives only a character offset); a lone
- * surrogate the field that holds it, a key written twice its line and path.
+ * surrogate the field that holds it, invalid UTF-8 the file, a key written twice its line and path.
  */
 export function readJsonDocument(file: string, what: string): unknown {
   refuseOutsideStep(file, what);
-  let text: string;
+  let bytes: Buffer;
   try {
     // Bytes first, then one decode: cheaper than readFileSync(file, 'utf8') on a big run_results.json.
-    const bytes = readFileSync(file);
-    text = (bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString('utf8');
+    const raw = readFileSync(file);
+    bytes = raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw;
   } catch (e) {
     throw new InputError(`not a readable ${what}: ${errorMessage(e)}`, file);
   }
+  // refused as in telemetry JSONL: a decode would put U+FFFD in its place, silently (a node id changed)
+  if (!isUtf8(bytes)) throw new InputError('not valid UTF-8', file);
+  const text = bytes.toString('utf8');
   let doc: unknown;
   try {
     doc = JSON.parse(text);

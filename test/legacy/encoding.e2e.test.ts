@@ -107,3 +107,16 @@ describe('line ends of a JSON log', () => {
     expect(r.stdout).toContain(`${text.split('\n').length - (text.endsWith('\n') ? 1 : 0)} lines`);
   });
 });
+
+describe('invalid UTF-8', () => {
+  it('in run_results.json is refused naming the file, in manifest.json said, not read as U+FFFD', () => {
+    const bad = (b: Buffer) => Buffer.from(b.toString('latin1').replace('model.shop.stg_customers', 'model.shop.stg_cust\xc0\xafomers'), 'latin1');
+    const rr = put('utf8-rr', 'run_results.json', bad(readFileSync(RR)), true);
+    expectRefused(runCli(['runs', rr]), /run_results\.json: not valid UTF-8/);
+    const m = put('utf8-manifest', 'manifest.json', bad(readFileSync(MANIFEST)));
+    copyFileSync(RR, path.join(path.dirname(m), 'run_results.json'));
+    // a manifest beside a run that cannot be read is not used, and said so
+    const r = runCli(['gate', path.join(path.dirname(m), 'run_results.json')]);
+    expect(r.stderr).toMatch(/could not be read, so none was used .*manifest\.json: not valid UTF-8/);
+  });
+});
