@@ -12,6 +12,7 @@ import { errorOfCutStream, guardStream } from '../store/stream-guard.js';
 import { ATTRIBUTE_COLUMNS, ATTRIBUTE_KIND, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { NOT_JSON } from '../ingest/parquet.js';
+import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
 import { SOURCE_LINE, sortKeys, type AttrValue, type JsonlRecord, type Link, type Located } from './record.js';
 
@@ -125,11 +126,20 @@ class RowFault {
   constructor(readonly problem: RecordProblem) {}
 }
 
-/** `read()` of a row's JSON `texts`, or a RowFault when one of them is not JSON. */
+/**
+ * `read()` of a row's JSON `texts`, or a RowFault when one of them is not JSON, or writes a key twice
+ * (a load reads the first, JSON.parse the last: refused as in a JSONL line).
+ */
 function fromJson<T>(field: string, texts: (string | null)[], read: () => T): T | RowFault {
   try {
-    const lone = texts.map((t) => t && loneSurrogate(t)).find(Boolean);
-    if (lone) return new RowFault({ field, reason: `${NOT_JSON}: ${loneSurrogateReason(lone)}` });
+    for (const t of texts) {
+      if (!t) continue;
+      const value: unknown = JSON.parse(t);
+      const lone = loneSurrogate(t, value);
+      if (lone) return new RowFault({ field, reason: `${NOT_JSON}: ${loneSurrogateReason(lone)}` });
+      const twice = keysWrittenTwice(t, value)[0];
+      if (twice !== undefined) return new RowFault({ field, reason: `${KEY_TWICE}: ${twice}` });
+    }
     return read();
   } catch (e) {
     if (e instanceof SyntaxError) return new RowFault({ field, reason: NOT_JSON });

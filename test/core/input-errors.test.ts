@@ -438,6 +438,26 @@ describe('a key written twice (JSON.parse keeps the last, DuckDB\'s reader the f
   });
 });
 
+describe('a key written twice in a Parquet json_payload (load reads the first, JSON.parse the last)', () => {
+  // row 379 of the sample holds its one failed test's outcome detail
+  const twice = `CASE WHEN r = 379 THEN struct_update(attributes, json_payload := replace(attributes.json_payload,
+    '"test_outcome":"TEST_OUTCOME_FAILED"', '"test_outcome":"TEST_OUTCOME_PASSED","test_outcome":"TEST_OUTCOME_FAILED"')) ELSE attributes END AS attributes`;
+
+  it('validate reports it and convert refuses it, as for a JSONL attribute', async () => {
+    const p = await rewriteParquet('twice-payload.parquet', 'samples/failed-build.parquet', twice);
+    const said = `${p}:379: attributes.json_payload: key written twice (a reader may take either value): NodeTestDetail.test_outcome`;
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toContain(said);
+    for (const out of ['twice-payload.out.jsonl', 'twice-payload.out.parquet']) {
+      const c = runCli(['convert', p, path.join(dir, out)]);
+      expect(c.code, c.stdout + c.stderr).toBe(2);
+      expect(c.stderr).toContain(said);
+      expect(existsSync(path.join(dir, out))).toBe(false);
+    }
+  });
+});
+
 describe('a value the Parquet columns cannot hold', () => {
   it('a negative status code: convert refuses it by its line, and writes nothing', () => {
     const n = firstOf('SpanEnd') + 1;
