@@ -19,7 +19,7 @@ import type { JsonlRecord, LogRecordRecord, SpanEndRecord, SpanStartRecord } fro
 import type { TelemetrySink } from '../produce/sinks/types.js';
 import type { Db } from '../store/db.js';
 import { appendLiveRows, closeLiveSource, deriveTouchedNow, LiveRows, openLiveSource, type LiveSource } from '../store/live.js';
-import { logsToRows, rowsToRecords, spansToRows, type ConvertedRows } from './otlp-records.js';
+import { keysTwiceByRecord, logsToRows, rowsToRecords, spansToRows, type ConvertedRows } from './otlp-records.js';
 import { ResentRecords } from './resent-records.js';
 
 export interface ReceiverOptions {
@@ -222,11 +222,13 @@ export class OtlpReceiver {
 
   private decode(signal: Signal, json: boolean, body: Buffer): ConvertedRows {
     let req: OtlpTraceRequest | OtlpLogsRequest;
+    let text: string | undefined;
     if (json) {
       // toString would replace bad bytes with U+FFFD: stored text would differ from what was sent
       if (!isUtf8(body)) throw new HttpError(400, 'invalid JSON: the body is not valid UTF-8');
       try {
-        req = JSON.parse(body.toString('utf8')) as OtlpTraceRequest | OtlpLogsRequest;
+        text = body.toString('utf8');
+        req = JSON.parse(text) as OtlpTraceRequest | OtlpLogsRequest;
       } catch (e) {
         throw new HttpError(400, `invalid JSON: ${(e as Error).message}`);
       }
@@ -244,9 +246,12 @@ export class OtlpReceiver {
     // Each span or log is type-checked here, before the answer: what cannot be stored is rejected
     // (partialSuccess), a request whose structure is not OTLP throws (400).
     try {
+      // a key written twice, which JSON.parse took silently: its record is rejected
+      const twice = text === undefined ? undefined
+        : signal === 'traces' ? keysTwiceByRecord(text, req, 'resourceSpans', 'scopeSpans', 'spans') : keysTwiceByRecord(text, req, 'resourceLogs', 'scopeLogs', 'logRecords');
       return signal === 'traces'
-        ? spansToRows(req as OtlpTraceRequest)
-        : logsToRows(req as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()));
+        ? spansToRows(req as OtlpTraceRequest, twice)
+        : logsToRows(req as OtlpLogsRequest, () => this.ids.uuidv7(Date.now()), twice);
     } catch (e) {
       throw new HttpError(400, `not an OTLP ${signal} request: ${(e as Error).message}`);
     }

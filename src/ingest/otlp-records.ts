@@ -14,6 +14,7 @@ import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type
 import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
 import { LONE_SURROGATE, wellFormed } from './lone-surrogate.js';
+import { KEY_TWICE, keysWrittenTwice } from '../produce/line-form.js';
 import { cutText } from '../render/cut-text.js';
 
 /** Span name patterns the engine generates (telemetry.md 1.2), most specific first. */
@@ -194,12 +195,17 @@ function scalar(v: unknown, parseJsonText: boolean, key: string, depth = 0): Att
       const x = v.stringValue;
       if (typeof x !== 'string') return fail('stringValue', `a string expected, ${got(x)}`);
       if (parseJsonText && !STRING_KEYS.has(key) && (x.startsWith('{') || x.startsWith('['))) {
+        let parsed: AttrValue;
         try {
-          const parsed = JSON.parse(x) as AttrValue;
-          return keepsItsText(parsed) ? parsed : x;
+          parsed = JSON.parse(x) as AttrValue;
         } catch {
           return x;
         }
+        if (!keepsItsText(parsed)) return x;
+        // JSON.parse keeps a repeated key's last value, a load of the JSONL its first
+        const twice = keysWrittenTwice(x, parsed)[0];
+        if (twice !== undefined) fail('stringValue', `${KEY_TWICE}: ${twice}`);
+        return parsed;
       }
       return x;
     }
@@ -260,11 +266,10 @@ function attributes(kvs: unknown[], depth: number): Attributes {
       within('kvlistValue.values', e);
     }
     if (key === '__proto__') continue;
+    const name = key === 'code.file.path' ? 'file' : key === 'code.line.number' ? 'line' : key;
+    if (Object.hasOwn(o, name)) fail(`kvlistValue.values[${i}].key`, `${KEY_TWICE}: ${name}`);
     try {
-      const v = scalar((kvs[i] as Record<string, unknown>).value, false, key, depth);
-      if (key === 'code.file.path') o['file'] = v;
-      else if (key === 'code.line.number') o['line'] = v;
-      else o[key] = v;
+      o[name] = scalar((kvs[i] as Record<string, unknown>).value, false, key, depth);
     } catch (e) {
       within(`kvlistValue.values[${i}].value`, e);
     }
@@ -410,6 +415,8 @@ const taken: { eventType: AttrValue | undefined; dbtEventType: AttrValue | undef
 };
 const keysBuf: string[] = [];
 const fragsBuf: string[] = [];
+/** the index in the request of each entry of keysBuf */
+const entriesBuf: number[] = [];
 
 /** `"key":` of attribute keys seen (they repeat on every span); bounded, keys are the sender's choice. */
 const keyPrefix = new Map<string, string>();
@@ -426,7 +433,7 @@ function entryText(key: string, v: AttrValue): string {
 }
 
 /**
- * Attributes as the engine's JSON text (keys ascending, a repeated key's last value wins), made of
+ * Attributes as the engine's JSON text (keys ascending, a key given twice refused), made of
  * one fragment per entry rather than an object serialized afterwards. `take`: the keys a span
  * (event_type, dbt.event_type) or a log record (event_id) carries apart, left in `taken`.
  * A malformed entry throws a BadField naming it (`[i].key`, `[i].value.intValue`, ...).
@@ -438,8 +445,10 @@ function attributesText(kvs: unknown, parseJsonText: boolean, take: 'span' | 'lo
   if (kvs.length === 0) return '{}';
   const keys = keysBuf;
   const frags = fragsBuf;
+  const entries = entriesBuf;
   keys.length = 0;
   frags.length = 0;
+  entries.length = 0;
   let sorted = true;
   for (let j = 0; j < kvs.length; j++) {
     let key = keyOf(kvs[j], j);
@@ -456,24 +465,28 @@ function attributesText(kvs: unknown, parseJsonText: boolean, take: 'span' | 'lo
     }
     // only the engine's own: another producer's `event_type` ("click") is an attribute like any other
     if (take === 'span' && (key === 'event_type' || key === 'dbt.event_type') && isEngineEventType(v)) {
+      if ((key === 'event_type' ? taken.eventType : taken.dbtEventType) !== undefined) fail(`[${j}].key`, `${KEY_TWICE}: ${key}`);
       if (key === 'event_type') taken.eventType = v;
       else taken.dbtEventType = v;
       continue;
     }
     if (take === 'log' && key === 'event_id' && typeof v === 'string') {
+      if (taken.eventId !== undefined) fail(`[${j}].key`, `${KEY_TWICE}: ${key}`);
       taken.eventId = v;
       continue;
     }
     if (keys.length > 0 && !(keys[keys.length - 1]! < key)) sorted = false;
     keys.push(key);
+    entries.push(j);
     frags.push(entryText(key, v));
   }
   if (sorted) return checkJsonText(`{${frags.join(',')}}`, '');
-  // Out of order or repeated keys: a stable sort keeps repeats in arrival order, the last one wins.
+  // Out of order or repeated keys: a stable sort keeps repeats in arrival order. A key given twice is
+  // refused (JSON.parse of a JSONL line would keep its last value, a load its first).
   const order = keys.map((_, k) => k).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
   const out: string[] = [];
   for (let k = 0; k < order.length; k++) {
-    if (k + 1 < order.length && keys[order[k + 1]!] === keys[order[k]!]) continue;
+    if (k + 1 < order.length && keys[order[k + 1]!] === keys[order[k]!]) fail(`[${entries[order[k + 1]!]}].key`, `${KEY_TWICE}: ${keys[order[k]!]}`);
     out.push(frags[order[k]!]!);
   }
   return checkJsonText(`{${out.join(',')}}`, '');
@@ -577,14 +590,45 @@ function addSpan(rows: LiveRows, s: unknown): void {
   if (links !== null) rows.setStr('links', i, links);
 }
 
-/** An ExportTraceServiceRequest (decoded or OTLP/JSON) as SpanEnd rows (SpanStart for a span without an end) of the live source. */
-export function spansToRows(req: OtlpTraceRequest): ConvertedRows {
+/** The fields of a span, and of a log record, that are read. */
+const SPAN_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId', 'name', 'startTimeUnixNano', 'endTimeUnixNano', 'attributes', 'status', 'links']);
+const LOG_FIELDS = new Set(['traceId', 'spanId', 'timeUnixNano', 'observedTimeUnixNano', 'severityNumber', 'severityText', 'body', 'eventName', 'attributes']);
+
+/**
+ * The first key an OTLP/JSON request's text writes twice in a field read, by the span or log record
+ * that holds it (`resourceSpans[0].scopeSpans[0].spans[3]` -> `status.code`). JSON.parse kept its
+ * last value; a JSONL line writing it twice is refused or read as its first, so the record is
+ * rejected. `text`: the request's text, `req` its JSON.parse. A level above the records written
+ * twice (`spans`) throws: the request is no OTLP request to take.
+ */
+export function keysTwiceByRecord(text: string, req: unknown, resources: string, scopes: string, items: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const paths = keysWrittenTwice(text, req);
+  if (paths.length === 0) return out;
+  const read = items === 'spans' ? SPAN_FIELDS : LOG_FIELDS;
+  const item = new RegExp(`^(${resources}\\[\\d+\\]\\.${scopes}\\[\\d+\\]\\.${items}\\[\\d+\\])\\.(([^.[]+).*)$`);
+  const levels = new RegExp(`^${resources}(\\[\\d+\\]\\.${scopes}(\\[\\d+\\]\\.${items})?)?$`);
+  for (const p of paths) {
+    const m = item.exec(p);
+    if (m && read.has(m[3]!) && !out.has(m[1]!)) out.set(m[1]!, m[2]!);
+    else if (!m && levels.test(p)) throw new Error(`${p}: ${KEY_TWICE}`);
+  }
+  return out;
+}
+
+/**
+ * An ExportTraceServiceRequest (decoded or OTLP/JSON) as SpanEnd rows (SpanStart for a span without
+ * an end) of the live source. `twice`: keysTwiceByRecord of an OTLP/JSON request.
+ */
+export function spansToRows(req: OtlpTraceRequest, twice?: Map<string, string>): ConvertedRows {
   const groups = itemsOf(req, 'resourceSpans', 'scopeSpans', 'spans');
   const rows = new LiveRows(Math.max(1, groups.reduce((n, g) => n + g.items.length, 0)));
   const out: ConvertedRows = { rows, rejected: 0, errors: [] };
   for (const { where, items } of groups) {
     for (let k = 0; k < items.length; k++) {
       try {
+        const field = twice?.get(`${where}[${k}]`);
+        if (field !== undefined) fail(field, KEY_TWICE);
         addSpan(rows, items[k]);
       } catch (e) {
         reject(out, `${where}[${k}]`, e);
@@ -628,14 +672,16 @@ function addLog(rows: LiveRows, l: unknown, newEventId: () => string): void {
   rows.setEventId(i, sentEventId ?? newEventId(), sentEventId !== null);
 }
 
-/** An ExportLogsServiceRequest (decoded or OTLP/JSON) as LogRecord rows of the live source. */
-export function logsToRows(req: OtlpLogsRequest, newEventId: () => string): ConvertedRows {
+/** An ExportLogsServiceRequest (decoded or OTLP/JSON) as LogRecord rows of the live source (`twice`: as spansToRows'). */
+export function logsToRows(req: OtlpLogsRequest, newEventId: () => string, twice?: Map<string, string>): ConvertedRows {
   const groups = itemsOf(req, 'resourceLogs', 'scopeLogs', 'logRecords');
   const rows = new LiveRows(Math.max(1, groups.reduce((n, g) => n + g.items.length, 0)));
   const out: ConvertedRows = { rows, rejected: 0, errors: [] };
   for (const { where, items } of groups) {
     for (let k = 0; k < items.length; k++) {
       try {
+        const field = twice?.get(`${where}[${k}]`);
+        if (field !== undefined) fail(field, KEY_TWICE);
         addLog(rows, items[k], newEventId);
       } catch (e) {
         reject(out, `${where}[${k}]`, e);

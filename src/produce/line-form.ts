@@ -14,7 +14,7 @@ export interface FormIssue {
 export const KEY_TWICE = 'key written twice (a reader may take either value)';
 const CRLF = 'a carriage return before the newline (a CRLF line end): each line ends with a newline alone';
 
-/** The keys `text` (the text of `value`) writes twice, as dotted paths (`status.code`). */
+/** The keys `text` (the text of `value`) writes twice, as dotted paths (`status.code`, `links[0].attributes.x`). */
 export function keysWrittenTwice(text: string, value: unknown): string[] {
   if (JSON.stringify(value) === text) return [];
   return keyWrittenTwiceAt(text, value).map((i) => i.field);
@@ -77,6 +77,8 @@ interface Container {
   key: string;
   /** an object expects a key next (after `{` or `,`) */
   wantKey: boolean;
+  /** an array's element being read */
+  index: number;
 }
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
@@ -100,12 +102,13 @@ function scan(text: string): FormIssue[] {
         top.wantKey = false;
       }
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      const path = !top ? '' : top.keys ? (top.path ? `${top.path}.${top.key}` : top.key) : `${top.path}[]`;
-      stack.push({ keys: c === 0x7b ? new Set() : null, path, key: '', wantKey: c === 0x7b });
+      const path = !top ? '' : top.keys ? (top.path ? `${top.path}.${top.key}` : top.key) : `${top.path}[${top.index}]`;
+      stack.push({ keys: c === 0x7b ? new Set() : null, path, key: '', wantKey: c === 0x7b, index: 0 });
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       stack.pop();
     } else if (c === 0x2c /* , */) {
       if (top?.keys) top.wantKey = true;
+      else if (top) top.index++;
     } else if (!spaced && isSpace(c)) {
       spaced = true;
       out.push({ field: '-', rule: c === 0x0d && i === text.length - 1 ? CRLF : 'white space between tokens: each line must be one compact JSON object' });

@@ -19,7 +19,7 @@ function traces(spans: object[]): Buffer {
 const kv = (key: string, value: object) => ({ key, value });
 
 describe('OTLP protobuf -> records', () => {
-  it('maps every AnyValue kind, nested JSON text, code locations, repeated keys and event_type', () => {
+  it('maps every AnyValue kind, nested JSON text, code locations and event_type', () => {
     const span = {
       traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), parentSpanId: hex('0000000000000000'), name: 'Node evaluated (test.p.t)', kind: 1,
       traceState: 'x=1', startTimeUnixNano: '1772073188904419000', endTimeUnixNano: '1772073189904419000',
@@ -31,7 +31,6 @@ describe('OTLP protobuf -> records', () => {
         kv('node_test_detail', { stringValue: '{"failing_rows": 4, "test_outcome": "TEST_OUTCOME_FAILED"}' }),
         kv('broken', { stringValue: '{nope' }), kv('sql', { stringValue: '[1]' }), kv('empty', {}),
         kv('code.file.path', { stringValue: 'models/a.sql' }), kv('code.line.number', { intValue: 12 }),
-        kv('dup', { stringValue: 'first' }), kv('dup', { stringValue: 'last' }),
         kv('event_type', { stringValue: 'v1.public.events.fusion.node.NodeEvaluated' }),
       ],
       events: [{ timeUnixNano: '1', name: 'ignored' }],
@@ -52,7 +51,7 @@ describe('OTLP protobuf -> records', () => {
       small: 7, neg: -3, big: '9007199254740993', i32max: '2147483648', d: 1.5, b: true, bytes: Buffer.from('hi').toString('base64'),
       arr: ['a', 1, null], map: { file: 'f.sql', k: '{"not":"parsed"}' },
       node_test_detail: { failing_rows: 4, test_outcome: 'TEST_OUTCOME_FAILED' }, broken: '{nope', sql: '[1]', empty: null,
-      file: 'models/a.sql', line: 12, dup: 'last',
+      file: 'models/a.sql', line: 12,
     });
     // handed to DuckDB as columns: ids as the integers of their 8 bytes, attributes as engine-order JSON
     const row = spansToRows(request).rows.row(0);
@@ -70,7 +69,7 @@ describe('OTLP protobuf -> records', () => {
       startTimeUnixNano: '9223372036854775807', endTimeUnixNano: '0', attributes,
     });
     const { rows, rejected } = spansToRows(decodeTraces(traces([
-      s(TID, 'ffffffffffffffff', [kv('z', { stringValue: 'q"uote' }), kv('a', { intValue: 1 }), kv('m', { kvlistValue: { values: [kv('y', { boolValue: false }), kv('b', { doubleValue: 0.5 })] } }), kv('a', { intValue: 2 })]),
+      s(TID, 'ffffffffffffffff', [kv('z', { stringValue: 'q"uote' }), kv('a', { intValue: 1 }), kv('m', { kvlistValue: { values: [kv('y', { boolValue: false }), kv('b', { doubleValue: 0.5 })] } })]),
       s(TID2, '0000000000000001', [kv('__proto__', { stringValue: 'x' }), kv('10', { stringValue: 'ten' }), kv('9', { stringValue: 'nine' }), kv('dbt.event_type', { stringValue: 'v1.x.Y' })]),
       s(TID, '0100000000000000', []),
       s('00000000000000000000000000000000', '0100000000000000', []),
@@ -82,9 +81,9 @@ describe('OTLP protobuf -> records', () => {
     expect(r.parent_span_id).toBe(255n);
     // a zero end time means "not set": the span has not ended, a SpanStart
     expect([r.record_type, r.start_ns, r.end_ns]).toEqual(['SpanStart', 2n ** 63n - 1n, null]);
-    // the text itself, not only what it parses to: sorted keys, the last of a repeated key, nested keys sorted
-    expect(r.attributes).toBe(sortedJson({ a: 2, m: { b: 0.5, y: false }, z: 'q"uote' }));
-    expect(r.attributes).toBe('{"a":2,"m":{"b":0.5,"y":false},"z":"q\\"uote"}');
+    // the text itself, not only what it parses to: sorted keys, nested keys sorted
+    expect(r.attributes).toBe(sortedJson({ a: 1, m: { b: 0.5, y: false }, z: 'q"uote' }));
+    expect(r.attributes).toBe('{"a":1,"m":{"b":0.5,"y":false},"z":"q\\"uote"}');
     expect(rows.row(1).attributes).toBe('{"10":"ten","9":"nine"}');
     expect(rows.row(1).event_type).toBe('v1.x.Y');
     expect(rows.row(2).attributes).toBe('{}');
@@ -106,6 +105,24 @@ describe('OTLP protobuf -> records', () => {
         severity_number: 17, severity_text: 'ERROR', body: 'got 4 results', event_type: 'v1.public.events.fusion.log.LogMessage', attributes: { unique_id: 'test.p.t' } },
       { record_type: 'LogRecord', trace_id: TID, span_id: null, span_name: null, event_id: 'generated', time_unix_nano: '1772073189904419001',
         severity_number: 0, severity_text: 'INFO', body: '{"a":1}', event_type: '', attributes: {} },
+    ]);
+  });
+
+  it('an attribute key given twice rejects the span, at the top, in a kvlist or inside JSON text (a JSONL line writing a key twice is refused)', () => {
+    const s = (attributes: object[]) => ({ traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Phase: RUN', startTimeUnixNano: '1', endTimeUnixNano: '2', attributes });
+    const { rejected, errors } = spansToRecords(decodeTraces(traces([
+      s([kv('dup', { stringValue: 'first' }), kv('a', { intValue: 1 }), kv('dup', { stringValue: 'last' })]),
+      s([kv('m', { kvlistValue: { values: [kv('k', { intValue: 1 }), kv('k', { intValue: 2 })] } })]),
+      s([kv('node_test_detail', { stringValue: '{"test_outcome":"TEST_OUTCOME_FAILED","test_outcome":"TEST_OUTCOME_PASSED"}' })]),
+      s([kv('event_type', { stringValue: 'v1.public.events.fusion.phase.PhaseExecuted' }), kv('event_type', { stringValue: 'v1.public.events.fusion.node.NodeEvaluated' })]),
+    ])));
+    expect(rejected).toBe(4);
+    const twice = 'key written twice (a reader may take either value)';
+    expect(errors).toEqual([
+      `resourceSpans[0].scopeSpans[0].spans[0].attributes[2].key: ${twice}: dup`,
+      `resourceSpans[0].scopeSpans[0].spans[1].attributes[0].value.kvlistValue.values[1].key: ${twice}: k`,
+      `resourceSpans[0].scopeSpans[0].spans[2].attributes[0].value.stringValue: ${twice}: test_outcome`,
+      `resourceSpans[0].scopeSpans[0].spans[3].attributes[1].key: ${twice}: event_type`,
     ]);
   });
 

@@ -291,6 +291,37 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
     expect(rx.stats).toMatchObject({ spans: 2, rejected: 1, lost: 0 });
   });
 
+  it('a key written twice in a span is rejected naming it, as a JSONL line writing a key twice is refused; its neighbours are stored', async () => {
+    const { rx, db } = await startReceiver({ flushIntervalMs: 60_000 });
+    const twice = (edit: (span: string) => string) => {
+      const text = JSON.stringify(requestOf([spanWith('00000000000000c1'), spanWith('00000000000000c2')]));
+      const at = text.indexOf('"spanId":"00000000000000c2"');
+      return text.slice(0, at) + edit(text.slice(at));
+    };
+    const KEY = 'key written twice (a reader may take either value)';
+    const cases: [string, string][] = [
+      [twice((t) => t.replace('"status":{"code":2,"message":"error"}', '"status":{"code":2,"message":"error","code":1}')), 'status.code'],
+      [twice((t) => t.replace('{"stringValue":"NODE_OUTCOME_ERROR"}', '{"stringValue":"NODE_OUTCOME_ERROR","stringValue":"NODE_OUTCOME_SUCCESS"}')), 'attributes[1].value.stringValue'],
+      [twice((t) => t.replace('{"key":"defined_at_line"', '{"key":"node_outcome","value":{"stringValue":"NODE_OUTCOME_SUCCESS"}},{"key":"defined_at_line"')), `attributes[2].key: ${KEY}: node_outcome`],
+      [twice((t) => t.replace('{"key":"defined_at_line","value":{"intValue":3}}',
+        '{"key":"node_test_detail","value":{"stringValue":"{\\"test_outcome\\":\\"TEST_OUTCOME_FAILED\\",\\"test_outcome\\":\\"TEST_OUTCOME_PASSED\\"}"}}')),
+      `attributes[2].value.stringValue: ${KEY}: test_outcome`],
+    ];
+    for (const [body, said] of cases) {
+      const res = await fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(res.status, body).toBe(200);
+      const reason = said.includes(KEY) ? said : `${said}: ${KEY}`;
+      expect(await res.json(), body).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: `resourceSpans[0].scopeSpans[0].spans[1].${reason}` } });
+    }
+    // the list of spans itself written twice: no request to take
+    const spansTwice = JSON.stringify(requestOf([spanWith('00000000000000d1')])).replace('"spans":[', '"spans":[],"spans":[');
+    const res = await fetch(`${rx.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: spansTwice });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain(`resourceSpans[0].scopeSpans[0].spans: ${KEY}`);
+    await rx.flush(true);
+    expect(await db.all(`SELECT DISTINCT span_id FROM spans ORDER BY span_id`)).toEqual([{ span_id: '00000000000000c1' }]);
+  });
+
   it('with JSONL and Parquet outputs: a bad attribute key is rejected, never a 500 after storing; outputs and model hold the same spans', async () => {
     const dir = tempDir();
     const jsonl = path.join(dir, 'copy.jsonl');
