@@ -212,6 +212,8 @@ export interface ParquetRead {
 
 /** What a load says of JSON text that is not JSON (validate's words for a line). */
 export const NOT_JSON = 'not valid JSON';
+/** Why JSON text that starts with U+FEFF is not JSON (said after NOT_JSON). */
+export const BOM_IN_JSON = 'starts with a byte order mark (U+FEFF), which JSON does not allow';
 
 /**
  * Why the model cannot hold a row (the reasons of recordProblem in src/ingest/jsonl.ts; the Parquet
@@ -228,26 +230,31 @@ function problemSql(shape: ParquetShape): string {
     ${missing('trace_id')} ${missing('span_id')}
     ${has('trace_id') ? `WHEN NOT ${traceIdOkSql} THEN 'trace_id: must be 32 hex digits (or a UUID) (got ' || left(to_json(CAST(trace_id AS VARCHAR))::VARCHAR, 60) || ')'` : ''}
     WHEN ${status} IS NOT NULL THEN 'status.code: ' || ${status}
-    ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson} || ': ${NOT_JSON}'` : ''} END`;
+    ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson}` : ''} END`;
 }
 
 /**
- * JSON text a row holds that is not JSON: the json_payload of its attributes or of a link, else NULL.
+ * JSON text a row holds that is not JSON, as `field: reason` (the json_payload of its attributes or of a link), else NULL.
  * An empty json_payload is none (as convert reads it). `parsed`: the node rows' json_payload already
  * parsed (_rl_p, NULL where it is not JSON), which spares most rows a second parse.
  */
 function badJsonSql(shape: ParquetShape, parsed?: string): string | undefined {
   const invalid = (v: string) => `(${v} IS NOT NULL AND ${v} <> '' AND NOT json_valid(${v}))`;
+  const bom = (v: string) => `starts_with(${v}, chr(65279))`;
+  const said = (field: string, bomFound: string) =>
+    `${sqlString(`${field}: ${NOT_JSON}`)} || CASE WHEN ${bomFound} THEN ${sqlString(`: ${BOM_IN_JSON}`)} ELSE '' END`;
   const checks: string[] = [];
   if (shape.attrs.includes('json_payload')) {
     const v = `CAST(attributes.json_payload AS VARCHAR)`;
     const check = parsed
       ? `CASE WHEN ${MSG} IN ('NodeEvaluated', 'NodeProcessed') THEN ${parsed} IS NULL AND ${v} IS NOT NULL AND ${v} <> '' ELSE ${invalid(v)} END`
       : invalid(v);
-    checks.push(`WHEN ${check} THEN 'attributes.json_payload'`);
+    checks.push(`WHEN ${check} THEN ${said('attributes.json_payload', bom(v))}`);
   }
   if (shape.top.has('links')) {
-    checks.push(`WHEN links IS NOT NULL AND list_bool_or(list_transform(links, l -> ${invalid('CAST(l.json_payload AS VARCHAR)')})) THEN 'links.json_payload'`);
+    const l = 'CAST(l.json_payload AS VARCHAR)';
+    checks.push(`WHEN links IS NOT NULL AND list_bool_or(list_transform(links, l -> ${invalid(l)}))
+      THEN ${said('links.json_payload', `list_bool_or(list_transform(links, l -> ${invalid(l)} AND ${bom(l)}))`)}`);
   }
   return checks.length ? `CASE ${checks.join(' ')} END` : undefined;
 }

@@ -11,7 +11,7 @@ import { InputError, engineMessage } from '../errors.js';
 import { errorOfCutStream, guardStream } from '../store/stream-guard.js';
 import { ATTRIBUTE_COLUMNS, ATTRIBUTE_KIND, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
-import { NOT_JSON } from '../ingest/parquet.js';
+import { BOM_IN_JSON, NOT_JSON } from '../ingest/parquet.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
 import { SOURCE_LINE, sortKeys, type AttrValue, type JsonlRecord, type Link, type Located } from './record.js';
@@ -76,6 +76,9 @@ export async function* readParquetRecords(
       ...attrCols.map((c) => {
         const e = `attributes.${ident(c.name)}`;
         const cast = c.kind === 'u64' || c.kind === 'dict' || c.kind === 'lstr' || c.kind === 'json' ? '::VARCHAR' : c.kind === 'bool' ? '' : '::BIGINT';
+        // DuckDB's client decodes text dropping a leading U+FEFF, which makes JSON text that is not JSON
+        // look like JSON: one more is put before it, so that fromJson sees it, as a load does
+        if (c.kind === 'json') return `CASE WHEN starts_with(${e}, chr(65279)) THEN chr(65279) || ${e} ELSE ${e} END AS ${ident('a_' + c.name)}`;
         return `${e}${cast} AS ${ident('a_' + c.name)}`;
       }),
       ...outside.map((f) => `to_json(attributes.${ident(f)})::VARCHAR AS ${ident('x_' + f)}`),
@@ -134,6 +137,7 @@ function fromJson<T>(field: string, texts: (string | null)[], read: () => T): T 
   try {
     for (const t of texts) {
       if (!t) continue;
+      if (t.startsWith('\ufeff')) return new RowFault({ field, reason: `${NOT_JSON}: ${BOM_IN_JSON}` });
       const value: unknown = JSON.parse(t);
       const lone = loneSurrogate(t, value);
       if (lone) return new RowFault({ field, reason: `${NOT_JSON}: ${loneSurrogateReason(lone)}` });

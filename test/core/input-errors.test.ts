@@ -458,6 +458,22 @@ describe('a key written twice in a Parquet json_payload (load reads the first, J
   });
 });
 
+describe('a Parquet json_payload that starts with a byte order mark', () => {
+  it('load, validate and convert all refuse it, saying why', async () => {
+    const p = await rewriteParquet('bom-payload.parquet', 'samples/failed-build.parquet',
+      `CASE WHEN r = 379 THEN struct_update(attributes, json_payload := chr(65279) || attributes.json_payload) ELSE attributes END AS attributes`);
+    const said = `${p}:379: attributes.json_payload: not valid JSON: starts with a byte order mark (U+FEFF), which JSON does not allow`;
+    for (const args of [['gate', p], ['convert', p, path.join(dir, 'bom-payload.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(said);
+    }
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toContain(said);
+  });
+});
+
 describe('a value the Parquet columns cannot hold', () => {
   it('a negative status code: convert refuses it by its line, and writes nothing', () => {
     const n = firstOf('SpanEnd') + 1;
