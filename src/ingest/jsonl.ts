@@ -9,6 +9,7 @@ import { sqlString } from '../store/db.js';
 import { sqlFilePath } from '../store/file-path-sql.js';
 import type { InputFile } from './detect.js';
 import { cutText } from '../render/cut-text.js';
+import { OBJECT_ATTRIBUTES } from '../telemetry/details.js';
 
 /** Envelope field -> key in the file, per key style. */
 const KEYS = {
@@ -70,6 +71,13 @@ const NON_FINITE_SPELLINGS = ['NaN', 'nan', 'NAN', 'Infinity', 'infinity', 'INFI
 const maybeNonFiniteText = (t: string) => `list_contains([${NON_FINITE_SPELLINGS}], ${t})`;
 const maybeNonFiniteJson = (j: string) =>
   `((contains(${j}, 'NaN') OR contains(${j}, 'Infinity')) AND regexp_matches(${j}, '[:,\\[]-?(?i:nan|inf|infinity)[,}\\]]'))`;
+
+/**
+ * A structured attribute the model reads (OBJECT_ATTRIBUTES) given as another JSON type; the text
+ * search spares the JSON parse on the lines without it.
+ */
+const objectAttributeProblem = (attributes: string, field: string) =>
+  `(contains(CAST(${attributes} AS VARCHAR), ${sqlString(JSON.stringify(field))}) AND json_type(${attributes}, ${sqlString(`$.${field}`)}) NOT IN ('OBJECT', 'NULL'))`;
 
 /**
  * DuckDB's default largest record (16 MiB). Its reader cuts a file into buffers sized from this
@@ -168,6 +176,14 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
     if (x === undefined || x === null) continue;
     if (kind === 'array' ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) return { field: f, reason: `must be an ${kind} ${got(x)}` };
   }
+  // the structured attributes the model reads: another type (JSON text in a string) would lose what they say
+  const a = r[k.attributes] as Record<string, unknown> | null | undefined;
+  if (a) {
+    for (const f of OBJECT_ATTRIBUTES) {
+      const x = a[f];
+      if (x !== undefined && x !== null && (typeof x !== 'object' || Array.isArray(x))) return { field: `${k.attributes}.${f}`, reason: `must be an object ${got(x)}` };
+    }
+  }
   const code = (r[k.status] as Record<string, unknown> | null | undefined)?.code;
   if (code !== undefined && code !== null && !isInteger(code, 32)) return { field: `${k.status}.code`, reason: `must be an integer ${got(code)}` };
   // an unsigned enum (OTLP's status codes; the engine's Parquet column is UInt32)
@@ -212,7 +228,8 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       OR ${notAsWritten('start_text', 'start_ns')} OR ${notAsWritten('end_text', 'end_ns')} OR ${notAsWritten('time_text', 'time_ns')}
       OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')
       OR ${['span_name', 'event_type', 'event_id', 'severity_text', 'body', 'status_message'].map(maybeNonFiniteText).join(' OR ')}
-      OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}`;
+      OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}
+      OR ${OBJECT_ATTRIBUTES.map((f) => objectAttributeProblem('attributes', f)).join(' OR ')}`;
   // Three steps, so that nothing is computed twice: read, cast, check.
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,

@@ -13,6 +13,7 @@ import type { OtlpLogsRequest, OtlpTraceRequest } from '../otlp/decode.js';
 import { sortedJson, type AttrValue, type Attributes, type LogRecordRecord, type SpanEndRecord, type SpanStartRecord } from '../produce/record.js';
 import { hexSpanId, LiveRows } from '../store/live.js';
 import { eventType } from '../telemetry/event-types.js';
+import { OBJECT_ATTRIBUTES } from '../telemetry/details.js';
 import { LONE_SURROGATE, wellFormed } from './lone-surrogate.js';
 import { KEY_TWICE, keysWrittenTwice } from '../produce/line-form.js';
 import { cutText } from '../render/cut-text.js';
@@ -463,6 +464,10 @@ function attributesText(kvs: unknown, parseJsonText: boolean, take: 'span' | 'lo
     } catch (e) {
       within(`[${j}].value`, e);
     }
+    // a structured attribute the model reads, sent as JSON text that did not parse (or as another
+    // type): the model would read it as none (a failed test lost), so the span is rejected
+    if (take === 'span' && v !== null && (typeof v !== 'object' || Array.isArray(v)) && (OBJECT_ATTRIBUTES as readonly string[]).includes(key))
+      fail(`[${j}].value`, `${key}: an object expected (or JSON text of one), ${got(v)}`);
     // only the engine's own: another producer's `event_type` ("click") is an attribute like any other
     if (take === 'span' && (key === 'event_type' || key === 'dbt.event_type') && isEngineEventType(v)) {
       if ((key === 'event_type' ? taken.eventType : taken.dbtEventType) !== undefined) fail(`[${j}].key`, `${KEY_TWICE}: ${key}`);

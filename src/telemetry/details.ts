@@ -14,3 +14,9 @@ export const DETAIL_KEYS: Record<string, string> = {
 export const DETAIL_KEY_ALIASES: Record<string, string> = { TestEvaluationDetail: 'node_test_detail' };
 
 export const DETAIL_VARIANT_BY_KEY: Record<string, string> = Object.fromEntries(Object.entries(DETAIL_KEYS).map(([v, k]) => [k, v]));
+
+/**
+ * The attributes the model reads that are objects (the object-valued fields of ATTR_STRUCT_FIELDS in
+ * src/store/normalize-sql.ts): another JSON type there is an input error, not a value read as none.
+ */
+export const OBJECT_ATTRIBUTES = ['node_skip_upstream_detail', 'node_test_detail'] as const;

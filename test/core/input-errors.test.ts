@@ -474,6 +474,31 @@ describe('a Parquet json_payload that starts with a byte order mark', () => {
   });
 });
 
+describe('a structured attribute the model reads given as another JSON type', () => {
+  const FAILED = readFileSync(path.join(ROOT, 'samples/failed-build.jsonl'), 'utf8').trimEnd().split('\n');
+  const at = FAILED.findIndex((l) => l.includes('"node_test_detail":{"failing_rows":4,"test_outcome":"TEST_OUTCOME_FAILED"}')) + 1;
+  const skipAt = FAILED.findIndex((l) => l.includes('"node_skip_upstream_detail":{')) + 1;
+
+  it.each([
+    ['node_test_detail', at, (l: string) => l.replace('"node_test_detail":{"failing_rows":4,"test_outcome":"TEST_OUTCOME_FAILED"}',
+      '"node_test_detail":"{\\"failing_rows\\":4,\\"test_outcome\\":\\"TEST_OUTCOME_FAILED\\"}"')],
+    ['node_skip_upstream_detail', skipAt, (l: string) => l.replace(/"node_skip_upstream_detail":\{[^}]*\}/, '"node_skip_upstream_detail":["x"]')],
+  ])('%s: load and gate exit 2 naming line and field, validate reports it', (field, n, edit) => {
+    const lines = [...FAILED];
+    lines[n - 1] = edit(lines[n - 1]!);
+    expect(lines[n - 1]).not.toBe(FAILED[n - 1]);
+    const p = file(`string-${field}.jsonl`, lines);
+    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed']]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(`${p}:${n}: attributes.${field}: must be an object`);
+    }
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code, v.stdout).toBe(1);
+    expect(v.stdout).toContain(`${p}:${n}: attributes.${field}: must be an object`);
+  });
+});
+
 describe('a value the Parquet columns cannot hold', () => {
   it('a negative status code: convert refuses it by its line, and writes nothing', () => {
     const n = firstOf('SpanEnd') + 1;

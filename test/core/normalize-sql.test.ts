@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlString, type Db } from '../../src/store/db.js';
 import { openModel } from '../../src/store/load.js';
+import { ATTR_STRUCT_FIELDS } from '../../src/store/normalize-sql.js';
+import { OBJECT_ATTRIBUTES } from '../../src/telemetry/details.js';
 import { ExecutionPhase, NodeOutcome, NodeSkipReason, NodeType, TestOutcome, normalizeEnum, type EnumTable } from '../../src/telemetry/enums.js';
 
 let db: Db;
@@ -32,6 +34,13 @@ function spellings(t: EnumTable): string[] {
   out.push(`${t.prefix}SOMETHING_NEW`, 'Something New', 'something new', 'some-thing', '999');
   return out;
 }
+
+describe('the attributes the model reads', () => {
+  it('the object-valued ones are those a load holds to being objects', () => {
+    const objects = Object.entries(ATTR_STRUCT_FIELDS).filter(([, t]) => typeof t === 'object').map(([k]) => k);
+    expect([...OBJECT_ATTRIBUTES].sort()).toEqual(objects.sort());
+  });
+});
 
 describe('SQL enum macros', () => {
   for (const [fn, table] of MACROS) {

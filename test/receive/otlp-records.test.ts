@@ -126,6 +126,19 @@ describe('OTLP protobuf -> records', () => {
     ]);
   });
 
+  it('a structured attribute the model reads (node_test_detail) whose JSON text does not parse rejects the span, naming it', () => {
+    const s = (value: object) => ({ traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Node evaluated (test.p.t)', startTimeUnixNano: '1', endTimeUnixNano: '2',
+      attributes: [kv('unique_id', { stringValue: 'test.p.t' }), kv('node_test_detail', value)] });
+    const { rejected, errors } = spansToRecords(decodeTraces(traces([
+      s({ stringValue: '\ufeff{"failing_rows":4,"test_outcome":"TEST_OUTCOME_FAILED"}' }),
+      s({ intValue: 4 }),
+      s({ kvlistValue: { values: [kv('test_outcome', { stringValue: 'TEST_OUTCOME_FAILED' })] } }),
+    ])));
+    expect(rejected).toBe(2);
+    expect(errors[0]).toMatch(/^resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.attributes\[1\]\.value: node_test_detail: an object expected \(or JSON text of one\), got "\ufeff\{/);
+    expect(errors[1]).toBe('resourceSpans[0].scopeSpans[0].spans[1].attributes[1].value: node_test_detail: an object expected (or JSON text of one), got number');
+  });
+
   it('truncated or garbled protobuf throws (the receiver answers 400)', () => {
     const good = traces([{ traceId: hex(TID), spanId: hex('eee19b7ec3c1b174'), name: 'Phase: RUN', startTimeUnixNano: '1' }]);
     expect(() => decodeTraces(good.subarray(0, good.length - 3))).toThrow();
