@@ -2,6 +2,7 @@
  * The service: one fastify app over a Store, with the outbox dispatcher and the job runner. Used by
  * `runlens serve`, the tests (port 0, injected clock, tiny delays) and the bench.
  */
+import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { join } from 'node:path';
 import { DEFAULT_STEP_COMMANDS } from './cli-options.js';
@@ -100,6 +101,16 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     }
     reply.log.error(err);
     return reply.code(500).send(errorBody(new ApiError(500, 'Internal server error.', e.message)));
+  });
+  // A body that is not UTF-8 would be decoded with U+FFFD in place of its bad bytes and stored so:
+  // refused, naming the field that holds them (the first text field with U+FFFD once decoded).
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    jsonParser(req, body.toString('utf8'), (err, parsed) => {
+      if (err || isUtf8(body)) return done(err, parsed);
+      const field = parsed !== null && typeof parsed === 'object' ? Object.entries(parsed as object).find(([, v]) => JSON.stringify(v).includes('\uFFFD'))?.[0] : undefined;
+      done(new ApiError(400, `Invalid request: ${field ?? 'body'} is not valid UTF-8 text`, `${field ?? 'body'}: bytes that are not UTF-8`));
+    });
   });
   // No id holds a NUL character (nothing with one is stored, and PostgreSQL cannot be asked for one).
   app.addHook('onRequest', async (req) => {

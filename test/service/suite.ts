@@ -421,6 +421,20 @@ export function serviceSuite(factory: StoreFactory): void {
         expect((await h.api('GET', SUB(d.id))).json.data.name).toBe('hook');
       });
 
+      it('refuses text that is not well formed (a lone surrogate escape, bytes that are not UTF-8) with 400 naming the field', async () => {
+        const base = { name: 'hook', client_url: 'https://example.com/hook', event_types: ALL };
+        for (const [field, value] of [['name', 'lone\ud800x'], ['description', 'd\udc00']] as const) {
+          const r = await h.api('POST', SUBS, { ...base, [field]: value });
+          expect(r.status, field).toBe(400);
+          expect(r.json.status.user_message, field).toContain(`${field} must not contain a lone surrogate \\u`);
+        }
+        const url = `${h.base}${SUBS.replace('{acct}', String(h.accountId))}`;
+        const body = Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff]), Buffer.from(`","client_url":"https://example.com/hook","event_types":${JSON.stringify(ALL)}}`)]);
+        const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' }, body });
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { status: { user_message: string } }).status.user_message).toContain('name is not valid UTF-8');
+      });
+
       it('keeps a delivery log: events of a subscription and the receipts of each attempt', async () => {
         const d = await subscribe({ client_url: `${rx.url}/fail` });
         await enqueue();
@@ -580,6 +594,9 @@ export function serviceSuite(factory: StoreFactory): void {
         const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'c\u0000' });
         expect(r.status).toBe(400);
         expect(r.json.status.user_message).toContain('cause must not contain a NUL character');
+        const lone = await h.api('POST', JOBS, { ...base, name: 'j\udc00' });
+        expect(lone.status).toBe(400);
+        expect(lone.json.status.user_message).toContain('name must not contain a lone surrogate \\udc00');
       });
 
       it('a step that prints a NUL character succeeds, its log keeps the text (NUL as U+FFFD) and the next step runs', async () => {

@@ -3,6 +3,7 @@ import { EVENT_TYPES, type EventType } from '../store/types.js';
 import { stepRefusal } from '../command-line.js';
 import { targetRefusal, type HostResolver } from '../ssrf.js';
 import { NUL_REFUSAL } from '../storable-text.js';
+import { findLoneSurrogate, loneSurrogateReason, wellFormed } from '../../ingest/lone-surrogate.js';
 import { parseId } from '../ids.js';
 import { invalid } from './envelope.js';
 import { JOB_FIELDS, RUN_FIELDS, SUBSCRIPTION_FIELDS } from './views.js';
@@ -46,9 +47,13 @@ function asBody(body: unknown): Body {
   return body as Body;
 }
 
-/** A text field: no store can hold a NUL character, so none is taken (see storable-text.ts). */
+/**
+ * A text field: no store can hold a NUL character, so none is taken (see storable-text.ts); nor half
+ * of a UTF-16 pair (`"\ud800"`), which the stores keep as U+FFFD: what a GET returns would differ.
+ */
 function text(field: string, v: string): string {
   if (v.includes('\0')) throw invalid(field, NUL_REFUSAL);
+  if (!wellFormed(v)) throw invalid(field, `must not contain ${loneSurrogateReason(findLoneSurrogate(v, JSON.stringify(v))!.escape)}`);
   return v;
 }
 
