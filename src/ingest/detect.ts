@@ -6,6 +6,7 @@ import fg from 'fast-glob';
 import { InputError, systemReason } from '../errors.js';
 import { sniffLegacy, type LegacyKind } from '../legacy/sniff.js';
 import { refuseOutsideStep } from '../service/job-step.js';
+import { otherFileKind } from '../file-kind.js';
 
 /** Telemetry (JSONL, Parquet), or a file of the older engine (translated on the fly: src/legacy). */
 export type InputFormat = 'jsonl' | 'parquet' | `legacy-${LegacyKind}`;
@@ -45,8 +46,8 @@ export function refuseStdin(arg: string): void {
 
 /** A PATH that exists but is not a regular file or folder (a pipe, a device) is refused for what it is. */
 export function refuseNotRegular(arg: string, st: Stats): void {
-  if (st.isFile() || st.isDirectory()) return;
-  const what = st.isFIFO() ? 'a FIFO (named pipe)' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isSocket() ? 'a socket' : 'not a regular file';
+  const what = otherFileKind(st);
+  if (what === undefined) return;
   throw new InputError(`${what}: runlens reads regular files and folders (save the data to a file and give its path)`, arg);
 }
 

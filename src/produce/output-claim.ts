@@ -9,9 +9,10 @@
  *   the process is stopped by SIGINT, SIGTERM or SIGHUP, as are the locks, unless the command
  *   handles that signal itself (record, receive): it then ends its writing and releases them.
  */
-import { createWriteStream, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, linkSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { UsageError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
+import { otherFileKind } from '../file-kind.js';
 import { outputLabel } from './output-path.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { makeFolders } from '../folders.js';
@@ -20,7 +21,23 @@ const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** A file written beside FILE, to be renamed over it (a .gz output's stays .gz: the writer compresses by name). */
 export function besideFile(file: string): string {
+  refuseNotAFile(file);
   return `${file}.${process.pid}.tmp${file.endsWith('.gz') ? '.gz' : ''}`;
+}
+
+/**
+ * An output is put in its place by a rename, which would replace a FIFO or a device (as root,
+ * /dev/null itself) with a regular file: such a path is refused before anything is written.
+ */
+function refuseNotAFile(file: string): void {
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return; // (nothing there yet, or a path the writer reports itself)
+  }
+  const what = otherFileKind(st);
+  if (what) throw new InputError(`${what}, not a file: an output is written beside its name and then put in its place, which would replace it; name a file`, file);
 }
 
 /** Files this process removes if a signal ends it: locks it holds and files written beside outputs. */

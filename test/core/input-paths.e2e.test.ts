@@ -3,7 +3,7 @@
  * glob means what the shell's expansion of it would, and each file is read once.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -122,5 +122,13 @@ describe('a PATH that is neither a regular file nor a folder', () => {
     const g = runCli(['gate', fifo]);
     expect(g.code).toBe(2);
     expect(g.stderr).toContain(`${fifo}: a FIFO (named pipe): runlens reads regular files and folders`);
+  });
+
+  it.skipIf(!existsSync('/dev/null') || !statSync('/dev/null').isCharacterDevice())('/dev/null is refused as a character device, by the reading commands and by convert', () => {
+    for (const args of [['runs', '/dev/null'], ['convert', '/dev/null', path.join(folder('devnull', {}), 'x.parquet')]]) {
+      const r = runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain('/dev/null: a character device: runlens reads regular files and folders');
+    }
   });
 });
