@@ -73,13 +73,6 @@ const maybeNonFiniteJson = (j: string) =>
   `((contains(${j}, 'NaN') OR contains(${j}, 'Infinity')) AND regexp_matches(${j}, '[:,\\[]-?(?i:nan|inf|infinity)[,}\\]]'))`;
 
 /**
- * A structured attribute the model reads (OBJECT_ATTRIBUTES) given as another JSON type; the text
- * search spares the JSON parse on the lines without it.
- */
-const objectAttributeProblem = (attributes: string, field: string) =>
-  `(contains(CAST(${attributes} AS VARCHAR), ${sqlString(JSON.stringify(field))}) AND json_type(${attributes}, ${sqlString(`$.${field}`)}) NOT IN ('OBJECT', 'NULL'))`;
-
-/**
  * DuckDB's default largest record (16 MiB). Its reader cuts a file into buffers sized from this
  * limit, and one buffer is read by one thread: with a large limit a whole file can end up on one
  * thread. So loads start with the default and retry a file with LARGE_OBJECT_BYTES only when a
@@ -228,8 +221,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       OR ${notAsWritten('start_text', 'start_ns')} OR ${notAsWritten('end_text', 'end_ns')} OR ${notAsWritten('time_text', 'time_ns')}
       OR NOT prefix(CAST(attributes AS VARCHAR), '{') OR NOT prefix(CAST(links AS VARCHAR), '[')
       OR ${['span_name', 'event_type', 'event_id', 'severity_text', 'body', 'status_message'].map(maybeNonFiniteText).join(' OR ')}
-      OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}
-      OR ${OBJECT_ATTRIBUTES.map((f) => objectAttributeProblem('attributes', f)).join(' OR ')}`;
+      OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}`;
   // Three steps, so that nothing is computed twice: read, cast, check.
   const read = `SELECT
       CAST($file_id AS INTEGER) AS file_id,
