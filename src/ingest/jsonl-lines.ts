@@ -225,6 +225,9 @@ function commaBeforeClose(chunk: Buffer, before: number): boolean {
   return false;
 }
 
+/** Said of a line (or file) with bytes that are not UTF-8. */
+export const NOT_UTF8 = 'not valid UTF-8';
+
 export const BOM_PROBLEM = 'starts with a UTF-8 byte order mark (BOM), which JSON does not allow: save the file without one';
 
 /** A line's bytes as a JSON value (and its text), or why it is not one. Blank lines (DuckDB skips them) are 'blank'. */
@@ -232,7 +235,7 @@ export function parseLine(bytes: Buffer): { value: unknown; text: string } | { p
   let blank = true;
   for (let i = 0; i < bytes.length && blank; i++) blank = bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0d;
   if (blank) return 'blank';
-  if (!isUtf8(bytes)) return { problem: 'not valid UTF-8' };
+  if (!isUtf8(bytes)) return { problem: NOT_UTF8 };
   // Said as such: JSON.parse's message would quote the invisible character.
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { problem: BOM_PROBLEM };
   const text = bytes.toString('utf8');

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
+import { NOT_UTF8 } from '../ingest/jsonl-lines.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { KEY_TWICE, keyWrittenTwiceAt } from '../produce/line-form.js';
 
@@ -36,7 +37,7 @@ export function readJsonDocument(file: string, what: string): unknown {
     throw new InputError(`not a readable ${what}: ${errorMessage(e)}`, file);
   }
   // refused as in telemetry JSONL: a decode would put U+FFFD in its place, silently (a node id changed)
-  if (!isUtf8(bytes)) throw new InputError('not valid UTF-8', file);
+  if (!isUtf8(bytes)) throw new InputError(NOT_UTF8, file);
   const text = bytes.toString('utf8');
   let doc: unknown;
   try {

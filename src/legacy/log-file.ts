@@ -1,10 +1,10 @@
 /** A JSON log file streamed line by line through the translator (never held in memory). */
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
-import { BOM_PROBLEM, type BadLine } from '../ingest/jsonl-lines.js';
+import { BOM_PROBLEM, NOT_UTF8, type BadLine } from '../ingest/jsonl-lines.js';
 import { eventOf, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
 import { refuseOutsideStep } from '../service/job-step.js';
@@ -21,34 +21,42 @@ export interface LogFileReport {
 }
 
 /**
- * Lines of a text stream: only "\n" ends a line (as in telemetry JSONL, and as awk and sed count
+ * Lines of a byte stream: only "\n" ends a line (as in telemetry JSONL, and as awk and sed count
  * them), a "\r" before it is part of the line end, a lone "\r" is part of its line; a last line
- * without an ending still counts. Works on whole chunks: one pass of indexOf per chunk.
+ * without an ending still counts. Each line comes decoded, with whether its bytes are UTF-8 (a
+ * decode alone would put U+FFFD in place of the others, silently). Works on whole chunks: the
+ * lines a chunk completes are checked and decoded at once, line by line only when they hold a
+ * byte that is not UTF-8.
  */
 export class LineSplitter {
   /** the unended line so far, in pieces: joined once when a line end comes, so a long line costs its length, not its length squared */
-  private pending: string[] = [];
+  private pending: Buffer[] = [];
 
   /** Calls onLine for every line completed by this chunk. */
-  push(chunk: string, onLine: (line: string) => void): void {
-    if (chunk.indexOf('\n') < 0) {
+  push(chunk: Buffer, onLine: (line: string, utf8: boolean) => void): void {
+    const last = chunk.lastIndexOf(0x0a);
+    if (last < 0) {
       if (chunk.length) this.pending.push(chunk);
       return;
     }
-    const s = this.pending.length ? this.pending.join('') + chunk : chunk;
-    let from = 0;
-    for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', from)) {
-      onLine(withoutCr(s.slice(from, nl)));
-      from = nl + 1;
+    const ended = chunk.subarray(0, last + 1);
+    const whole = this.pending.length ? Buffer.concat([...this.pending, ended]) : ended;
+    this.pending = last + 1 < chunk.length ? [chunk.subarray(last + 1)] : [];
+    if (isUtf8(whole)) {
+      const s = whole.toString('utf8');
+      for (let from = 0, nl = s.indexOf('\n'); nl >= 0; from = nl + 1, nl = s.indexOf('\n', from)) onLine(withoutCr(s.slice(from, nl)), true);
+      return;
     }
-    const rest = s.slice(from);
-    this.pending = rest.length ? [rest] : [];
+    for (let from = 0, nl = whole.indexOf(0x0a); nl >= 0; from = nl + 1, nl = whole.indexOf(0x0a, from)) {
+      const b = whole.subarray(from, nl);
+      onLine(withoutCr(b.toString('utf8')), isUtf8(b));
+    }
   }
 
-  end(onLine: (line: string) => void): void {
-    const rest = this.pending.join('');
+  end(onLine: (line: string, utf8: boolean) => void): void {
+    const rest = Buffer.concat(this.pending);
     this.pending = [];
-    if (rest.length) onLine(withoutCr(rest));
+    if (rest.length) onLine(withoutCr(rest.toString('utf8')), isUtf8(rest));
   }
 }
 
@@ -81,8 +89,8 @@ export interface FeedOptions {
 
 const DRAIN_EVERY = 4096;
 
-/** Feed a text stream (utf8 chunks) to a translator, chunk by chunk. */
-export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator, o: FeedOptions = {}): Promise<{ lines: number; badLines: number; malformed: BadLine[] }> {
+/** Feed a byte stream to a translator, chunk by chunk. */
+export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator, o: FeedOptions = {}): Promise<{ lines: number; badLines: number; malformed: BadLine[] }> {
   const split = new LineSplitter();
   const human = o.human;
   let n = 0;
@@ -97,7 +105,7 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
     if (!o.lenient) throw new InputError(`${reason}${o.hint ?? ''}`, o.file, n, field);
     malformed.push({ line: n, reason: field ? `${field}: ${reason}` : reason });
   };
-  const onLine = (line: string) => {
+  const onLine = (line: string, utf8: boolean) => {
     n++;
     if (line.length === 0) return;
     // JSON may start after white space; a byte order mark before it is refused as in telemetry JSONL
@@ -106,11 +114,14 @@ export async function feedLines(chunks: AsyncIterable<string>, t: LogTranslator,
     const bom = line.charCodeAt(at) === 0xfeff;
     if (bom) while (isJsonSpace(line.charCodeAt(++at)));
     const json = line.charCodeAt(at) === 123; /* { */
+    // refused as in telemetry JSONL: read as U+FFFD, a node id would name another node; a live
+    // command's line is no event then (as a malformed one)
+    if (json && !utf8 && o.file !== undefined) return damaged(NOT_UTF8);
     if (json && bom) {
       if (o.file !== undefined) return damaged(BOM_PROBLEM);
       line = line.slice(at);
     }
-    const value = json ? jsonValue(line) : undefined;
+    const value = json && utf8 ? jsonValue(line) : undefined;
     const ev = value === undefined ? null : eventOf(value);
     if (ev && o.file !== undefined) refuseLoneSurrogate(line, o.file, n);
     // JSON.parse keeps the last of a key written twice (a node's status), silently
@@ -179,18 +190,13 @@ function refuseLoneSurrogate(line: string, file: string, n: number): void {
   if (at) throw new InputError(loneSurrogateText(at), file, n, at.path);
 }
 
-export function textOf(input: Readable): AsyncIterable<string> {
-  input.setEncoding('utf8');
-  return input as AsyncIterable<string>;
-}
-
 export async function translateLogFile(
   file: string, o: TranslatorOptions, drain: () => Promise<void>, read: Pick<FeedOptions, 'lenient' | 'hint'> = {},
 ): Promise<LogFileReport> {
   refuseOutsideStep(file, 'input');
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
   const t = new LogTranslator(o);
-  const { lines, badLines, malformed } = await feedLines(textOf(file.endsWith('.gz') ? input.pipe(createGunzip()) : input), t, { drain, file, ...read });
+  const { lines, badLines, malformed } = await feedLines(file.endsWith('.gz') ? input.pipe(createGunzip()) : input, t, { drain, file, ...read });
   t.end();
   for (const s of t.summaries) s.file = file;
   return { file, lines, badLines, malformed, invocations: t.summaries };

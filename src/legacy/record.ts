@@ -16,7 +16,7 @@ import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
 import { checkOutputPlace, refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
-import { feedLines, textOf } from './log-file.js';
+import { feedLines } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
 import { commandOf } from '../telemetry/command-line.js';
@@ -169,7 +169,7 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   let badLines = 0;
   try {
     // Each chunk's human text is written before its events are translated or the sinks waited for.
-    const r = await feedLines(textOf(child.stdout!), t, { drain, human: (text) => human.write(text) });
+    const r = await feedLines(child.stdout!, t, { drain, human: (text) => human.write(text) });
     lines = r.lines;
     badLines = r.badLines;
     const { code, signal } = await exited;

@@ -119,4 +119,16 @@ describe('invalid UTF-8', () => {
     const r = runCli(['gate', path.join(path.dirname(m), 'run_results.json')]);
     expect(r.stderr).toMatch(/could not be read, so none was used .*manifest\.json: not valid UTF-8/);
   });
+
+  it('in a JSON log line is refused naming the file and line, not read as U+FFFD; --lenient skips the line', () => {
+    const file = put('utf8-log', 'dbt.log', Buffer.from(readFileSync(LOG, 'latin1').replaceAll('model.shop.stg_customers', 'model.shop.stg_cust\xffomers'), 'latin1'));
+    const where = /dbt\.log:48: not valid UTF-8/;
+    expectRefused(runCli(['runs', file]), where);
+    expectRefused(runCli(['gate', file, '--fail-on', 'error']), where);
+    expectRefused(runCli(['migrate', file, '-o', path.join(dir, 'utf8-log.jsonl')]), where);
+    const lenient = runCli(['runs', file, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toMatch(/dbt\.log:48: not valid UTF-8/);
+    expect(lenient.stderr).toMatch(/dbt\.log:57: not valid UTF-8/);
+  });
 });

@@ -12,11 +12,15 @@ function lfLines(chunks: string[]): string[] {
   return text.endsWith('\n') || text === '' ? lines.slice(0, -1) : lines;
 }
 
-function splitterLines(chunks: string[]): string[] {
+function splitterLines(chunks: (string | Buffer)[], notUtf8: string[] = []): string[] {
   const out: string[] = [];
   const s = new LineSplitter();
-  for (const c of chunks) s.push(c, (l) => out.push(l));
-  s.end((l) => out.push(l));
+  const onLine = (l: string, utf8: boolean) => {
+    out.push(l);
+    if (!utf8) notUtf8.push(l);
+  };
+  for (const c of chunks) s.push(Buffer.from(c), onLine);
+  s.end(onLine);
   return out;
 }
 
@@ -49,12 +53,30 @@ describe('log stream input', () => {
     expect(lines[1]!.length).toBe('second '.length + 512 * chunk.length + '\rthird'.length);
   });
 
+  it('a character cut between chunks is read whole; a line with a byte that is not UTF-8 is said, the lines around it are not', () => {
+    const bytes = Buffer.from('{"a":"\u00fc\u20ac"}\n{"b":"x\u00e9"}\r\n{"c":1}\nlast \u00fc', 'utf8');
+    const lines = ['{"a":"\u00fc\u20ac"}', '{"b":"x\u00e9"}', '{"c":1}', 'last \u00fc'];
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const bad: string[] = [];
+      expect(splitterLines([bytes.subarray(0, cut), bytes.subarray(cut)], bad), String(cut)).toEqual(lines);
+      expect(bad).toEqual([]);
+    }
+    const broken = Buffer.concat([bytes.subarray(0, 22), Buffer.from([0xff]), bytes.subarray(22)]);
+    for (let cut = 1; cut < broken.length; cut++) {
+      const bad: string[] = [];
+      const out = splitterLines([broken.subarray(0, cut), broken.subarray(cut)], bad);
+      expect(out.length).toBe(4);
+      expect(bad, String(cut)).toEqual([out[1]]);
+      expect([out[0], out[2], out[3]]).toEqual([lines[0], lines[2], lines[3]]);
+    }
+  });
+
   it("a chunk's human text (non-JSON lines as they are, messages of non-debug events) is passed on before its events are translated", async () => {
     const order: string[] = [];
     const t = { feed: (ev: LegacyEvent) => order.push(`feed ${ev.name}`) } as unknown as LogTranslator;
     const chunk1 = [line('MainReportVersion', 'info', 'Running with dbt=1.9.0'), 'plain text', line('NodeStart', 'debug', 'NodeStart'), ''].join('\n');
     const chunk2 = [line('LogStartLine', 'info', '1 of 1 START'), '{not json'].join('\n');
-    const r = await feedLines(Readable.from([chunk1, chunk2]), t, { human: (text) => order.push(`human ${JSON.stringify(text)}`) });
+    const r = await feedLines(Readable.from([Buffer.from(chunk1), Buffer.from(chunk2)]), t, { human: (text) => order.push(`human ${JSON.stringify(text)}`) });
     expect(order).toEqual([
       `human ${JSON.stringify('Running with dbt=1.9.0\nplain text\n')}`,
       'feed MainReportVersion',
