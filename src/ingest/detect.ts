@@ -7,6 +7,7 @@ import { InputError, systemReason } from '../errors.js';
 import { sniffLegacy, type LegacyKind } from '../legacy/sniff.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { otherFileKind } from '../file-kind.js';
+import { utf16Problem } from './jsonl-lines.js';
 
 /** Telemetry (JSONL, Parquet), or a file of the older engine (translated on the fly: src/legacy). */
 export type InputFormat = 'jsonl' | 'parquet' | `legacy-${LegacyKind}`;
@@ -178,15 +179,18 @@ export async function detectFile(file: string): Promise<InputFile> {
     }
     if (/\.parquet$/i.test(file)) throw new InputError('not a Parquet file (no PAR1 magic)', file);
     const gzip = head[0] === 0x1f && head[1] === 0x8b;
-    let text = head.toString('utf8');
+    let bytes = head;
     if (gzip) {
       const { gunzipSync } = await import('node:zlib');
       try {
-        text = gunzipSync(head, { finishFlush: 2 /* Z_SYNC_FLUSH: a prefix is enough */ }).toString('utf8');
+        bytes = gunzipSync(head, { finishFlush: 2 /* Z_SYNC_FLUSH: a prefix is enough */ });
       } catch {
-        text = '';
+        bytes = Buffer.alloc(0);
       }
     }
+    const utf16 = utf16Problem(bytes);
+    if (utf16) throw new InputError(utf16, file);
+    const text = bytes.toString('utf8');
     const legacy = sniffLegacy(text);
     if (legacy) return { path: file, format: `legacy-${legacy}`, gzip, size, keyStyle: 'snake' };
     // The first JSON object line decides: lines before it that are not one (garbage, an array) are

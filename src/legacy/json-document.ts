@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
-import { NOT_UTF8 } from '../ingest/jsonl-lines.js';
+import { NOT_UTF8, utf16Problem } from '../ingest/jsonl-lines.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { KEY_TWICE, keyWrittenTwiceAt } from '../produce/line-form.js';
 
@@ -37,6 +37,8 @@ export function readJsonDocument(file: string, what: string): unknown {
     throw new InputError(`not a readable ${what}: ${errorMessage(e)}`, file);
   }
   // refused as in telemetry JSONL: a decode would put U+FFFD in its place, silently (a node id changed)
+  const utf16 = utf16Problem(bytes);
+  if (utf16) throw new InputError(utf16, file);
   if (!isUtf8(bytes)) throw new InputError(NOT_UTF8, file);
   const text = bytes.toString('utf8');
   let doc: unknown;

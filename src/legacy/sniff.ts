@@ -6,6 +6,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
+import { utf16Problem } from '../ingest/jsonl-lines.js';
 
 /** run_results.json, sources.json and JSON logs hold runs; the other artifacts hold none. */
 export type LegacyKind = 'run-results' | 'sources' | 'log' | 'manifest' | 'artifact';
@@ -83,7 +84,7 @@ export function describeKind(kind: LegacyKind): string {
   }
 }
 
-/** The first bytes of a file (decompressed when gzipped). */
+/** The first bytes of a file as text (decompressed when gzipped); UTF-16 text is refused, saying so. */
 export function headOf(file: string, bytes = 1 << 16): { text: string; binary: 'parquet' | null } {
   let fd: number;
   try {
@@ -102,14 +103,17 @@ export function headOf(file: string, bytes = 1 << 16): { text: string; binary: '
   }
   const head = buf.subarray(0, n);
   if (head.subarray(0, 4).toString('latin1') === 'PAR1') return { text: '', binary: 'parquet' };
+  let data = head;
   if (head[0] === 0x1f && head[1] === 0x8b) {
     try {
-      return { text: gunzipSync(head, { finishFlush: 2 /* Z_SYNC_FLUSH: a prefix is enough */ }).toString('utf8'), binary: null };
+      data = gunzipSync(head, { finishFlush: 2 /* Z_SYNC_FLUSH: a prefix is enough */ });
     } catch {
       return { text: '', binary: null };
     }
   }
-  return { text: head.toString('utf8'), binary: null };
+  const utf16 = utf16Problem(data);
+  if (utf16) throw new InputError(utf16, file);
+  return { text: data.toString('utf8'), binary: null };
 }
 
 /**

@@ -132,3 +132,31 @@ describe('invalid UTF-8', () => {
     expect(lenient.stderr).toMatch(/dbt\.log:57: not valid UTF-8/);
   });
 });
+
+describe('UTF-16', () => {
+  /** UTF-16 text as Windows PowerShell's `>` writes it (little-endian, with a byte order mark), or big-endian without one. */
+  const le = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+  const be = (text: string) => Buffer.from(text, 'utf16le').swap16();
+  const where = (file: string) => new RegExp(`${file.replace('.', '\\.')}: UTF-16 text \\((little|big)-endian\\), not UTF-8: save the file as UTF-8`);
+
+  it('a run_results.json or JSON log in UTF-16 is said to be one, naming the file', () => {
+    const rr = put('utf16-rr', 'run_results.json', le(readFileSync(RR, 'utf8')), true);
+    expectRefused(runCli(['gate', rr, '--fail-on', 'error']), where('run_results.json'));
+    expectRefused(runCli(['migrate', rr, '-o', path.join(dir, 'utf16-rr.jsonl')]), where('run_results.json'));
+    const log = put('utf16-log', 'dbt.log', be(readFileSync(LOG, 'utf8')));
+    expectRefused(runCli(['runs', log]), where('dbt.log'));
+    expectRefused(runCli(['migrate', path.dirname(log), '-o', path.join(dir, 'utf16-log.jsonl')]), where('dbt.log'));
+  });
+
+  it('a manifest.json in UTF-16 beside a run is said to be one', () => {
+    const m = put('utf16-manifest', 'manifest.json', le(readFileSync(MANIFEST, 'utf8')));
+    copyFileSync(RR, path.join(path.dirname(m), 'run_results.json'));
+    const r = runCli(['gate', path.join(path.dirname(m), 'run_results.json')]);
+    expect(r.stderr).toMatch(/could not be read, so none was used .*manifest\.json: UTF-16 text \(little-endian\), not UTF-8/);
+  });
+
+  it('telemetry JSONL in UTF-16 is said to be one, by every command that reads it', () => {
+    const file = put('utf16-jsonl', 'run.jsonl', le(readFileSync('samples/failed-build.jsonl', 'utf8')));
+    for (const args of [['runs', file], ['gate', file], ['validate', file], ['convert', file, path.join(dir, 'utf16.parquet')]]) expectRefused(runCli(args), where('run.jsonl'));
+  });
+});
