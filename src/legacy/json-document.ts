@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
-import { NOT_UTF8, utf16Problem } from '../ingest/jsonl-lines.js';
+import { BOM_PROBLEM, NOT_UTF8, utf16Problem } from '../ingest/jsonl-lines.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { KEY_TWICE, keyWrittenTwiceAt } from '../produce/line-form.js';
 
@@ -40,6 +40,8 @@ export function readJsonDocument(file: string, what: string): unknown {
   const utf16 = utf16Problem(bytes);
   if (utf16) throw new InputError(utf16, file);
   if (!isUtf8(bytes)) throw new InputError(NOT_UTF8, file);
+  // Said as such: JSON.parse's message would quote the invisible character.
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) throw new InputError(BOM_PROBLEM, file);
   const text = bytes.toString('utf8');
   let doc: unknown;
   try {

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { errorMessage } from '../errors.js';
+import { InputError, errorMessage } from '../errors.js';
 import { readManifest, type Manifest } from './manifest.js';
 
 export interface ManifestUse {
@@ -61,7 +61,8 @@ export class ManifestFinder {
     const found = manifestCandidates(file, kind).find((p) => existsSync(p));
     if (!found) return { explicit: false };
     const m = this.get(found);
-    if (m instanceof Error) return { explicit: false, error: `${found}: ${m.message}` };
+    // (an InputError about the file names it already)
+    if (m instanceof Error) return { explicit: false, error: m instanceof InputError && m.file === found ? m.message : `${found}: ${m.message}` };
     return { path: found, explicit: false, invocationId: m.invocationId };
   }
 

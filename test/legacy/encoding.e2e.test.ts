@@ -160,3 +160,22 @@ describe('UTF-16', () => {
     for (const args of [['runs', file], ['gate', file], ['validate', file], ['convert', file, path.join(dir, 'utf16.parquet')]]) expectRefused(runCli(args), where('run.jsonl'));
   });
 });
+
+describe('a byte order mark before a JSON document', () => {
+  const withBom = (file: string) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(file)]);
+
+  it('in run_results.json is refused as telemetry JSONL refuses one', () => {
+    const rr = put('bom-rr', 'run_results.json', withBom(RR), true);
+    const where = /run_results\.json: starts with a UTF-8 byte order mark \(BOM\), which JSON does not allow: save the file without one/;
+    for (const args of [['gate', rr], ['runs', rr], ['migrate', rr, '-o', path.join(dir, 'bom-rr.jsonl')]]) expectRefused(runCli(args), where);
+  });
+
+  it('in a manifest.json beside a run is said once, with its path once', () => {
+    const m = put('bom-manifest', 'manifest.json', withBom(MANIFEST));
+    copyFileSync(RR, path.join(path.dirname(m), 'run_results.json'));
+    const r = runCli(['gate', path.join(path.dirname(m), 'run_results.json')]);
+    expect(r.stderr).toMatch(/could not be read, so none was used \([^()]*manifest\.json: starts with a UTF-8 byte order mark \(BOM\)/);
+    expect(r.stderr.split('manifest.json:')).toHaveLength(2);
+    expectRefused(runCli(['gate', path.join(path.dirname(m), 'run_results.json'), '--manifest', m]), /manifest\.json: starts with a UTF-8 byte order mark/);
+  });
+});
