@@ -45,7 +45,7 @@ describe('a key written twice', () => {
     const text = readFileSync(RR, 'utf8').replace('"status": "error"', '"status": "error", "status": "success"');
     const file = put('twice-rr', 'run_results.json', text, true);
     const line = text.slice(0, text.indexOf('"status": "error", "status"')).split('\n').length;
-    const where = new RegExp(`run_results\\.json:${line}: results\\[\\]\\.status: key written twice`);
+    const where = new RegExp(`run_results\\.json:${line}: results\\[4\\]\\.status: key written twice`);
     for (const args of [['gate', file, '--fail-on', 'error'], ['runs', file], ['migrate', file, '-o', path.join(dir, 'twice-rr.jsonl')]]) expectRefused(runCli(args), where);
   });
 
