@@ -114,14 +114,14 @@ export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator,
     const bom = line.charCodeAt(at) === 0xfeff;
     if (bom) while (isJsonSpace(line.charCodeAt(++at)));
     const json = line.charCodeAt(at) === 123; /* { */
-    // refused as in telemetry JSONL: read as U+FFFD, a node id would name another node; a live
-    // command's line is no event then (as a malformed one)
+    // refused as in telemetry JSONL: read as U+FFFD, a node id would name another node. A live
+    // command's line is still read so (its node's outcome kept): its output is not stopped for one.
     if (json && !utf8 && o.file !== undefined) return damaged(NOT_UTF8);
     if (json && bom) {
       if (o.file !== undefined) return damaged(BOM_PROBLEM);
       line = line.slice(at);
     }
-    const value = json && utf8 ? jsonValue(line) : undefined;
+    const value = json ? jsonValue(line) : undefined;
     const ev = value === undefined ? null : eventOf(value);
     if (ev && o.file !== undefined) refuseLoneSurrogate(line, o.file, n);
     // JSON.parse keeps the last of a key written twice (a node's status), silently

@@ -71,6 +71,15 @@ describe('log stream input', () => {
     }
   });
 
+  it("a live command's event line that is not UTF-8 is still read (U+FFFD in place of its bad bytes), not dropped", async () => {
+    const fed: string[] = [];
+    const t = { feed: (ev: LegacyEvent) => fed.push(ev.msg) } as unknown as LogTranslator;
+    const bytes = Buffer.from(`${line('LogModelResult', 'error', 'ERROR creating stg_cust\u00ffomers')}\n`, 'latin1');
+    const r = await feedLines(Readable.from([bytes]), t);
+    expect(fed).toEqual(['ERROR creating stg_cust\ufffdomers']);
+    expect(r).toEqual({ lines: 1, badLines: 0, malformed: [] });
+  });
+
   it("a chunk's human text (non-JSON lines as they are, messages of non-debug events) is passed on before its events are translated", async () => {
     const order: string[] = [];
     const t = { feed: (ev: LegacyEvent) => order.push(`feed ${ev.name}`) } as unknown as LogTranslator;
