@@ -7,7 +7,7 @@ import { InputError, systemReason } from '../errors.js';
 import { sniffLegacy, type LegacyKind } from '../legacy/sniff.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { otherFileKind } from '../file-kind.js';
-import { utf16Problem } from './jsonl-lines.js';
+import { utf16Problem } from './text-encoding.js';
 
 /** Telemetry (JSONL, Parquet), or a file of the older engine (translated on the fly: src/legacy). */
 export type InputFormat = 'jsonl' | 'parquet' | `legacy-${LegacyKind}`;

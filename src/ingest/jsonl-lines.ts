@@ -12,6 +12,7 @@ import { InputError, errorMessage } from '../errors.js';
 import { loneSurrogate, loneSurrogateReason } from './lone-surrogate.js';
 import { KEY_TWICE, keysWrittenTwice } from '../produce/line-form.js';
 import { readerReadsKey, recordProblem } from './jsonl.js';
+import { BOM_PROBLEM, NOT_UTF8 } from './text-encoding.js';
 
 export interface RawLine {
   /** from 1 */
@@ -225,24 +226,6 @@ function commaBeforeClose(chunk: Buffer, before: number): boolean {
   return false;
 }
 
-/** Said of a line (or file) with bytes that are not UTF-8. */
-export const NOT_UTF8 = 'not valid UTF-8';
-
-/**
- * Why a file whose first bytes are these (decompressed) cannot be read, when they are UTF-16 text:
- * a byte order mark FF FE or FE FF, or a NUL beside each of the first two characters (Windows
- * PowerShell's `>` writes UTF-16LE). Said as such: read as UTF-8 it is not JSON, for a reason no
- * one could see.
- */
-export function utf16Problem(head: Buffer): string | undefined {
-  const [a, b, c, d] = head;
-  const little = (a === 0xff && b === 0xfe) || (head.length >= 4 && a !== 0 && b === 0 && c !== 0 && d === 0);
-  const big = (a === 0xfe && b === 0xff) || (head.length >= 4 && a === 0 && b !== 0 && c === 0 && d !== 0);
-  if (!little && !big) return undefined;
-  return `UTF-16 text (${little ? 'little' : 'big'}-endian), not UTF-8: save the file as UTF-8 (without a byte order mark)`;
-}
-
-export const BOM_PROBLEM = 'starts with a UTF-8 byte order mark (BOM), which JSON does not allow: save the file without one';
 
 /** A line's bytes as a JSON value (and its text), or why it is not one. Blank lines (DuckDB skips them) are 'blank'. */
 export function parseLine(bytes: Buffer): { value: unknown; text: string } | { problem: string } | 'blank' {

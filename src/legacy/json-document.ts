@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
-import { BOM_PROBLEM, NOT_UTF8, utf16Problem } from '../ingest/jsonl-lines.js';
+import { BOM_PROBLEM, NOT_UTF8, utf16Problem } from '../ingest/text-encoding.js';
 import { refuseOutsideStep } from '../service/job-step.js';
 import { KEY_TWICE, keyWrittenTwiceAt } from '../produce/line-form.js';
 

@@ -6,7 +6,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
-import { utf16Problem } from '../ingest/jsonl-lines.js';
+import { utf16Problem } from '../ingest/text-encoding.js';
 
 /** run_results.json, sources.json and JSON logs hold runs; the other artifacts hold none. */
 export type LegacyKind = 'run-results' | 'sources' | 'log' | 'manifest' | 'artifact';

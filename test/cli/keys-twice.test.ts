@@ -8,7 +8,7 @@ describe('keyWrittenTwiceAt', () => {
   it('finds a key written twice at any depth, with where it starts', () => {
     const text = '{"a": 1, "b": {"c": [ {"d": 1, "d" : 2} ]}, "a": 3}';
     expect(twice(text)).toEqual([
-      { field: 'b.c[].d', at: text.indexOf('"d" :') },
+      { field: 'b.c[0].d', at: text.indexOf('"d" :') },
       { field: 'a', at: text.lastIndexOf('"a"') },
     ]);
   });
