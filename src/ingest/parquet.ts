@@ -157,6 +157,20 @@ const payloadDetail = (variant: (typeof PAYLOAD_DETAILS)[number]) => {
 const payloadScalar = (f: PayloadScalar, type: string) => `TRY_CAST(_rl_s[${PAYLOAD_SCALARS.indexOf(f) + 1}] AS ${type})`;
 
 /**
+ * A node's outcome detail, as attrStructSql reads it, given as another JSON type than an object (JSON
+ * text in a string), as `field: reason`, else NULL: read as an empty detail, a failed test would pass.
+ * json_extract writes JSON compact, so an object's text starts with `{`: a test of text, not a parse.
+ */
+function detailProblemSql(shape: ParquetShape): string | undefined {
+  if (!shape.attrs.includes('json_payload')) return undefined;
+  const whens = [['_rl_td', 'node_test_detail'], [payloadDetail('NodeSkipUpstreamDetail'), 'node_skip_upstream_detail']].map(([v, field]) => {
+    const d = `CAST(${v} AS VARCHAR)`;
+    return `WHEN NOT starts_with(${d}, '{') AND ${d} <> 'null' THEN ${sqlString(`attributes.${field}: must be an object (got `)} || left(${d}, 60) || ')'`;
+  });
+  return `CASE ${whens.join(' ')} END`;
+}
+
+/**
  * A UInt64 id as 16 lower-case hex digits. to_hex, and padding only below 2^60 (one id in 16): cheaper
  * than printf with lower().
  */
@@ -182,7 +196,7 @@ function withMessageSql(shape: ParquetShape, path: string, opts: { rowNumbers?: 
 }
 
 /** Innermost select: the message name and a node's json_payload parsed once. */
-function innerSql(shape: ParquetShape, path: string): string {
+function innerSql(shape: ParquetShape, path: string, opts: { rowNumbers?: boolean } = {}): string {
   const hasAttrs = shape.top.has('attributes');
   // A row without an event type is told by its span name, as the normalizer tells its kind (rl_span_kind).
   const named = shape.top.has('span_name') ? ` OR (coalesce(${MSG}, '') = '' AND rl_span_kind(NULL, span_name) IN ('node_evaluated', 'node_processed'))` : '';
@@ -193,7 +207,7 @@ function innerSql(shape: ParquetShape, path: string): string {
   const scalars = PAYLOAD_SCALARS.map((f) => sqlString(`$.${f}`)).join(', ');
   return `(SELECT *, coalesce(${payloadDetail('NodeTestDetail')}, ${payloadDetail('TestEvaluationDetail')}) AS _rl_td
            FROM (SELECT *, json_extract(_rl_p, [${details}]) AS _rl_d, json_extract_string(_rl_p, [${scalars}]) AS _rl_s
-                 FROM (SELECT *, ${p} AS _rl_p FROM ${withMessageSql(shape, path)})))`;
+                 FROM (SELECT *, ${p} AS _rl_p FROM ${withMessageSql(shape, path, opts)})))`;
 }
 
 /**
@@ -225,12 +239,14 @@ function problemSql(shape: ParquetShape): string {
   const missing = (c: string) => (has(c) ? `WHEN ${rt} <> 'LogRecord' AND ${c} IS NULL THEN '${c}: must not be null on a ' || ${rt}` : `WHEN ${rt} <> 'LogRecord' THEN '${c}: missing (required on ' || ${rt} || ')'`);
   const badJson = badJsonSql(shape);
   const status = statusCodeProblemSql(shape);
+  const detail = detailProblemSql(shape);
   return `CASE WHEN ${rt} IS NULL THEN 'record_type: missing'
     WHEN ${rt} NOT IN (${RECORD_TYPES.map((t) => sqlString(t)).join(', ')}) THEN 'record_type: must be SpanStart, SpanEnd or LogRecord (got ' || to_json(${rt}) || ')'
     ${missing('trace_id')} ${missing('span_id')}
     ${has('trace_id') ? `WHEN NOT ${traceIdOkSql} THEN 'trace_id: must be 32 hex digits (or a UUID) (got ' || left(to_json(CAST(trace_id AS VARCHAR))::VARCHAR, 60) || ')'` : ''}
     WHEN ${status} IS NOT NULL THEN 'status.code: ' || ${status}
-    ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson}` : ''} END`;
+    ${badJson ? `WHEN ${badJson} IS NOT NULL THEN ${badJson}` : ''}
+    ${detail ? `WHEN ${detail} IS NOT NULL THEN ${detail}` : ''} END`;
 }
 
 /**
@@ -280,7 +296,8 @@ function storableRecordTypeSql(shape: ParquetShape): string {
   const badJson = badJsonSql(shape, '_rl_p');
   const status = shape.top.has('status_code') ? ' AND (status_code IS NULL OR status_code BETWEEN 0 AND 2147483647)' : '';
   const trace = shape.top.has('trace_id') ? ` AND ${traceIdOkSql}` : '';
-  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${trace}${badJson ? ` AND ${badJson} IS NULL` : ''}${status}
+  const detail = detailProblemSql(shape);
+  return `CASE WHEN (record_type = 'LogRecord' OR (record_type IN ('SpanStart', 'SpanEnd') AND ${ids}))${trace}${badJson ? ` AND ${badJson} IS NULL` : ''}${status}${detail ? ` AND ${detail} IS NULL` : ''}
     THEN CAST(record_type AS VARCHAR) END`;
 }
 
@@ -289,7 +306,7 @@ export async function parquetProblems(db: Db, input: InputFile, max: number): Pr
   const shape = await describe(db, input.path);
   const rows = await db.all<{ line: number; problem: string }>(
     `SELECT (file_row_number + 1)::INTEGER AS line, problem FROM (
-       SELECT file_row_number, ${problemSql(shape)} AS problem FROM read_parquet(${sqlFilePath(input.path)}, file_row_number = true))
+       SELECT file_row_number, ${problemSql(shape)} AS problem FROM ${innerSql(shape, input.path, { rowNumbers: true })})
      WHERE problem IS NOT NULL ORDER BY line LIMIT ${Math.trunc(max)}`,
   );
   return rows.map((r) => {
@@ -302,7 +319,7 @@ export async function parquetProblems(db: Db, input: InputFile, max: number): Pr
 export async function parquetProblemRanges(db: Db, input: InputFile, skip: number): Promise<[number, number][]> {
   const shape = await describe(db, input.path);
   const rows = await db.all<{ first: number; last: number }>(
-    `WITH bad AS (SELECT file_row_number + 1 AS line FROM read_parquet(${sqlFilePath(input.path)}, file_row_number = true)
+    `WITH bad AS (SELECT file_row_number + 1 AS line FROM ${innerSql(shape, input.path, { rowNumbers: true })}
                   WHERE ${problemSql(shape)} IS NOT NULL ORDER BY line OFFSET ${Math.trunc(skip)})
      SELECT min(line)::INTEGER AS first, max(line)::INTEGER AS last
      FROM (SELECT line, line - row_number() OVER (ORDER BY line) AS island FROM bad) GROUP BY island ORDER BY first`,

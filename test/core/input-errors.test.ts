@@ -499,6 +499,32 @@ describe('a structured attribute the model reads given as another JSON type', ()
   });
 });
 
+describe('a Parquet json_payload holding an outcome detail of another JSON type', () => {
+  // rows 379 and 380 of the sample hold its one failed test's outcome detail, rows 332 and 333 an upstream skip's
+  const edit = `CASE WHEN r IN (379, 380) THEN struct_update(attributes, json_payload := replace(attributes.json_payload,
+      '{"test_outcome":"TEST_OUTCOME_FAILED","failing_rows":4}', '"{\\"test_outcome\\":\\"TEST_OUTCOME_FAILED\\",\\"failing_rows\\":4}"'))
+    WHEN r IN (332, 333) THEN struct_update(attributes, json_payload := replace(attributes.json_payload,
+      '{"upstream_unique_id":"model.acme.stg_employees"}', '7')) ELSE attributes END AS attributes`;
+
+  it('load and gate exit 2 naming file, row and field, as validate and convert do; --lenient skips the rows', async () => {
+    const p = await rewriteParquet('detail-type.parquet', 'samples/failed-build.parquet', edit);
+    const said = `${p}:332: attributes.node_skip_upstream_detail: must be an object (got 7)`;
+    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed'], ['convert', p, path.join(dir, 'detail-type.jsonl')]]) {
+      const r = runCli(args);
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr, args[0]).toContain(said);
+    }
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toContain(said);
+    expect(v.stdout).toContain(`${p}:380: attributes.node_test_detail: must be an object (got "{\\"test_outcome\\":`);
+    const lenient = runCli(['load', p, '--lenient']);
+    expect(lenient.code, lenient.stderr).toBe(0);
+    expect(lenient.stderr).toContain(`skipped 4 rows in ${p}`);
+    expect(lenient.stderr).toContain(`${p}:380: attributes.node_test_detail: must be an object (got "{\\"test_outcome\\":`);
+  });
+});
+
 describe('a value the Parquet columns cannot hold', () => {
   it('a negative status code: convert refuses it by its line, and writes nothing', () => {
     const n = firstOf('SpanEnd') + 1;
