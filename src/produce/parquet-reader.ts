@@ -22,6 +22,12 @@ export function bigIntToSpanId(v: bigint): string {
 
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
+/**
+ * Text as the file holds it: DuckDB's client decodes text dropping a leading U+FEFF, so one more is
+ * put before it (a leading U+FEFF in JSON text, which is not JSON, is then seen as a load sees it).
+ */
+const keepBom = (e: string) => `CASE WHEN starts_with(${e}, chr(65279)) THEN chr(65279) || ${e} ELSE ${e} END`;
+
 const TOP = ['record_type', 'trace_id', 'span_id', 'event_id', 'span_name', 'parent_span_id', 'links', 'start_time_unix_nano', 'end_time_unix_nano',
   'time_unix_nano', 'severity_number', 'severity_text', 'body', 'status_code', 'status_message', 'event_type'] as const;
 
@@ -38,7 +44,9 @@ function topExpr(name: string, present: Set<string>): string {
     case 'links':
       return `CASE WHEN links IS NULL THEN NULL ELSE to_json(list_transform(links, l -> struct_pack(trace_id := l.trace_id, span_id := printf('%016x', l.span_id), json_payload := l.json_payload)))::VARCHAR END AS links`;
     default:
-      return `${ident(name)}::${name === 'severity_number' || name === 'status_code' ? 'BIGINT' : 'VARCHAR'} AS ${ident(name)}`;
+      return name === 'severity_number' || name === 'status_code'
+        ? `${ident(name)}::BIGINT AS ${ident(name)}`
+        : `${keepBom(`${ident(name)}::VARCHAR`)} AS ${ident(name)}`;
   }
 }
 
@@ -75,11 +83,8 @@ export async function* readParquetRecords(
       ...TOP.map((n) => topExpr(n, present)),
       ...attrCols.map((c) => {
         const e = `attributes.${ident(c.name)}`;
-        const cast = c.kind === 'u64' || c.kind === 'dict' || c.kind === 'lstr' || c.kind === 'json' ? '::VARCHAR' : c.kind === 'bool' ? '' : '::BIGINT';
-        // DuckDB's client decodes text dropping a leading U+FEFF, which makes JSON text that is not JSON
-        // look like JSON: one more is put before it, so that fromJson sees it, as a load does
-        if (c.kind === 'json') return `CASE WHEN starts_with(${e}, chr(65279)) THEN chr(65279) || ${e} ELSE ${e} END AS ${ident('a_' + c.name)}`;
-        return `${e}${cast} AS ${ident('a_' + c.name)}`;
+        if (c.kind === 'dict' || c.kind === 'lstr' || c.kind === 'json') return `${keepBom(`${e}::VARCHAR`)} AS ${ident('a_' + c.name)}`;
+        return `${e}${c.kind === 'u64' ? '::VARCHAR' : c.kind === 'bool' ? '' : '::BIGINT'} AS ${ident('a_' + c.name)}`;
       }),
       ...outside.map((f) => `to_json(attributes.${ident(f)})::VARCHAR AS ${ident('x_' + f)}`),
     ];

@@ -306,3 +306,35 @@ describe('a JSONL file and its Parquet copy load the same attributes', () => {
     expect(fromParquet.map((r) => JSON.parse(r.a) as unknown)).toEqual(fromJsonl.map((r) => JSON.parse(r.a) as unknown));
   });
 });
+
+describe('convert keeps the text of a Parquet file exactly', () => {
+  it('a leading U+FEFF in span_name, body, status message, severity text and a text attribute is kept', async () => {
+    const src = join(import.meta.dirname, '../../samples/failed-build.parquet');
+    const bom = join(tmp.dir, 'bom-text.parquet');
+    const db = await openModel();
+    try {
+      const b = (e: string) => `chr(65279) || ${e}`;
+      await db.run(`COPY (SELECT * REPLACE (${b('span_name')} AS span_name, ${b('body')} AS body, ${b('status_message')} AS status_message,
+                      ${b('severity_text')} AS severity_text, struct_update(attributes, name := ${b('attributes.name')}) AS attributes)
+                    FROM read_parquet('${src}')) TO '${bom}' (FORMAT parquet)`);
+    } finally {
+      db.close();
+    }
+    const read = async (pq: string) => {
+      const out = join(tmp.dir, `${pq.endsWith('bom-text.parquet') ? 'bom' : 'plain'}-text.jsonl`);
+      await convertFile(pq, out);
+      return readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown> & { attributes: Record<string, unknown> });
+    };
+    const [plain, kept] = [await read(src), await read(bom)];
+    expect(kept.length).toBe(plain.length);
+    const withBom = (v: unknown) => (typeof v === 'string' ? `\ufeff${v}` : v);
+    const fields = (r: (typeof plain)[number]) => ({
+      span_name: r.span_name, body: r.body, severity_text: r.severity_text,
+      status_message: (r.status as { message?: unknown } | null | undefined)?.message, name: r.attributes.name,
+    });
+    const expected = plain.map((r) => Object.fromEntries(Object.entries(fields(r)).map(([k, v]) => [k, withBom(v)])));
+    expect(kept.map(fields)).toEqual(expected);
+    // every field edited is somewhere present
+    for (const k of ['span_name', 'body', 'severity_text', 'status_message', 'name'] as const) expect(expected.some((f) => typeof f[k] === 'string'), k).toBe(true);
+  });
+});
