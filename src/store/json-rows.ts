@@ -203,7 +203,8 @@ async function streamGuarded(conn: DuckDBConnection, sql: string, params: Params
       ({ names, types } = fast);
       read = (chunk) => (chunk.getColumnValues(0) as string[]).map((t) => JSON.parse(t) as unknown[]);
     } catch {
-      result = undefined; // not a subquery (PRAGMA, SHOW, ...): the usual way
+      result = undefined; // not a subquery (PRAGMA, SHOW, ...), or its error: the usual way says it
+      await guard.restart(); // (a failed statement leaves the guard's transaction aborted)
     }
   }
   if (!result) {

@@ -12,6 +12,8 @@ export interface StreamGuard {
   whole(): Promise<boolean>;
   /** Ends the guard's transaction (a stream left before its end, or one that failed at its start). */
   release(): Promise<void>;
+  /** Begins the guard's transaction again, after a statement that failed before any stream began. */
+  restart(): Promise<void>;
 }
 
 export async function guardStream(conn: DuckDBConnection): Promise<StreamGuard> {
@@ -35,6 +37,11 @@ export async function guardStream(conn: DuckDBConnection): Promise<StreamGuard> 
       return whole;
     },
     release: () => end('ROLLBACK').catch(() => undefined),
+    async restart() {
+      if (!own) return;
+      await conn.run('ROLLBACK');
+      await conn.run('BEGIN TRANSACTION');
+    },
   };
 }
 
