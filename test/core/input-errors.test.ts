@@ -458,19 +458,25 @@ describe('a key written twice in a Parquet json_payload (load reads the first, J
   });
 });
 
+/** Each command exits 2 saying `said` on stderr, and validate lists it as a violation (exit 1). */
+function refusedAndReported(p: string, commands: string[][], said: string): string {
+  for (const args of commands) {
+    const r = runCli(args);
+    expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+    expect(r.stderr, args[0]).toContain(said);
+  }
+  const v = runCli(['validate', p, '--no-warnings']);
+  expect(v.code, v.stdout + v.stderr).toBe(1);
+  expect(v.stdout).toContain(said);
+  return v.stdout;
+}
+
 describe('a Parquet json_payload that starts with a byte order mark', () => {
   it('load, validate and convert all refuse it, saying why', async () => {
     const p = await rewriteParquet('bom-payload.parquet', 'samples/failed-build.parquet',
       `CASE WHEN r = 379 THEN struct_update(attributes, json_payload := chr(65279) || attributes.json_payload) ELSE attributes END AS attributes`);
     const said = `${p}:379: attributes.json_payload: not valid JSON: starts with a byte order mark (U+FEFF), which JSON does not allow`;
-    for (const args of [['gate', p], ['convert', p, path.join(dir, 'bom-payload.jsonl')]]) {
-      const r = runCli(args);
-      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
-      expect(r.stderr, args[0]).toContain(said);
-    }
-    const v = runCli(['validate', p, '--no-warnings']);
-    expect(v.code, v.stdout + v.stderr).toBe(1);
-    expect(v.stdout).toContain(said);
+    refusedAndReported(p, [['gate', p], ['convert', p, path.join(dir, 'bom-payload.jsonl')]], said);
   });
 });
 
@@ -488,14 +494,7 @@ describe('a structured attribute the model reads given as another JSON type', ()
     lines[n - 1] = edit(lines[n - 1]!);
     expect(lines[n - 1]).not.toBe(FAILED[n - 1]);
     const p = file(`string-${field}.jsonl`, lines);
-    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed']]) {
-      const r = runCli(args);
-      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
-      expect(r.stderr, args[0]).toContain(`${p}:${n}: attributes.${field}: must be an object`);
-    }
-    const v = runCli(['validate', p, '--no-warnings']);
-    expect(v.code, v.stdout).toBe(1);
-    expect(v.stdout).toContain(`${p}:${n}: attributes.${field}: must be an object`);
+    refusedAndReported(p, [['load', p], ['gate', p, '--fail-on', 'test-failed']], `${p}:${n}: attributes.${field}: must be an object`);
   });
 });
 
@@ -509,15 +508,8 @@ describe('a Parquet json_payload holding an outcome detail of another JSON type'
   it('load and gate exit 2 naming file, row and field, as validate and convert do; --lenient skips the rows', async () => {
     const p = await rewriteParquet('detail-type.parquet', 'samples/failed-build.parquet', edit);
     const said = `${p}:332: attributes.node_skip_upstream_detail: must be an object (got 7)`;
-    for (const args of [['load', p], ['gate', p, '--fail-on', 'test-failed'], ['convert', p, path.join(dir, 'detail-type.jsonl')]]) {
-      const r = runCli(args);
-      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
-      expect(r.stderr, args[0]).toContain(said);
-    }
-    const v = runCli(['validate', p, '--no-warnings']);
-    expect(v.code, v.stdout + v.stderr).toBe(1);
-    expect(v.stdout).toContain(said);
-    expect(v.stdout).toContain(`${p}:380: attributes.node_test_detail: must be an object (got "{\\"test_outcome\\":`);
+    const validated = refusedAndReported(p, [['load', p], ['gate', p, '--fail-on', 'test-failed'], ['convert', p, path.join(dir, 'detail-type.jsonl')]], said);
+    expect(validated).toContain(`${p}:380: attributes.node_test_detail: must be an object (got "{\\"test_outcome\\":`);
     const lenient = runCli(['load', p, '--lenient']);
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(lenient.stderr).toContain(`skipped 4 rows in ${p}`);
