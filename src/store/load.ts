@@ -364,8 +364,7 @@ async function insertJsonl(
   if (failure === undefined) {
     const stats = await rowStats(db, o.fileId);
     // a comma before a closing brace (maybe in a string), a vertical tab: only a line that JSON.parse refuses is a fault
-    linesHold = stats.bad === 0 && !(await timed('detail check', () => detailOfAnotherType(db, o.fileId))) &&
-      (!(trailingComma || notJsonSpace) || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0);
+    linesHold = stats.bad === 0 && (!(trailingComma || notJsonSpace) || (await vetLines(input.path, { ...vet, stopAtFirst: true })).count === 0);
     if (linesHold && !blankLines) return { stats, blankLines: 0 };
   }
   await restart(db);
@@ -389,24 +388,6 @@ async function insertJsonl(
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * Whether a span's attributes hold a test's or a skip's detail in another JSON type than an object
- * (JSON text in a string), which the normalizer reads as an empty detail: a failed test would pass.
- * Looked for only among the tests read with no outcome or as passed (but for a detail written `{}`,
- * as the engine writes a pass) and the upstream skips without an upstream, so that the usual load
- * parses no attributes again; the lines then say which.
- */
-async function detailOfAnotherType(db: Db, fileId: number): Promise<boolean> {
-  const another = (field: string) => `contains(attributes, '"${field}"') AND json_type(attributes, '$.${field}') NOT IN ('OBJECT', 'NULL')`;
-  return (await db.scalar<boolean>(
-    `SELECT count(*) > 0 FROM record_rows WHERE file_id = $file_id AND record_type = 'SpanEnd' AND (
-       ((resource_type IN ('test', 'unit_test') AND test_outcome IS NULL OR test_outcome = 'passed' AND NOT contains(attributes, '"node_test_detail":{}'))
-         AND ${another('node_test_detail')})
-       OR (skip_reason = 'upstream' AND upstream_unique_id IS NULL AND ${another('node_skip_upstream_detail')}))`,
-    { file_id: fileId },
-  )) === true;
 }
 
 /** Roll the open transaction back and begin another (the file's rows are read again). */

@@ -484,11 +484,15 @@ describe('a structured attribute the model reads given as another JSON type', ()
   const FAILED = readFileSync(path.join(ROOT, 'samples/failed-build.jsonl'), 'utf8').trimEnd().split('\n');
   const at = FAILED.findIndex((l) => l.includes('"node_test_detail":{"failing_rows":4,"test_outcome":"TEST_OUTCOME_FAILED"}')) + 1;
   const skipAt = FAILED.findIndex((l) => l.includes('"node_skip_upstream_detail":{')) + 1;
+  // the failed test's SpanStart: what it says stands for a span that never ends
+  const spanOf = (l: string) => (JSON.parse(l) as { span_id: string }).span_id;
+  const startAt = FAILED.findIndex((l) => l.includes('"record_type":"SpanStart"') && spanOf(l) === spanOf(FAILED[at - 1]!)) + 1;
 
   it.each([
     ['node_test_detail', at, (l: string) => l.replace('"node_test_detail":{"failing_rows":4,"test_outcome":"TEST_OUTCOME_FAILED"}',
       '"node_test_detail":"{\\"failing_rows\\":4,\\"test_outcome\\":\\"TEST_OUTCOME_FAILED\\"}"')],
     ['node_skip_upstream_detail', skipAt, (l: string) => l.replace(/"node_skip_upstream_detail":\{[^}]*\}/, '"node_skip_upstream_detail":["x"]')],
+    ['node_test_detail', startAt, (l: string) => l.replace('"attributes":{', '"attributes":{"node_test_detail":"failed",')],
   ])('%s: load and gate exit 2 naming line and field, validate reports it', (field, n, edit) => {
     const lines = [...FAILED];
     lines[n - 1] = edit(lines[n - 1]!);
