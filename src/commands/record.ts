@@ -1,5 +1,6 @@
 import type { CommandBody } from './command.js';
 import { recordCommand } from '../legacy/record.js';
+import type { LiveLines } from '../legacy/log-file.js';
 import { outFormat } from '../legacy/sinks.js';
 import { outputLabel, outputPath } from '../produce/output-path.js';
 import { plural } from '../render/plural.js';
@@ -47,6 +48,8 @@ export const recordCommandModule: CommandBody<Args> = {
       `runlens: recorded ${plural(r.invocations.length, 'invocation')}, ${plural(nodes, 'node')}${canceled ? ` (${canceled} canceled)` : ''}, ` +
         `${plural(r.records, 'record')} to ${outputLabel(out)}; ${exited}\n`,
     );
+    liveLinesSaid(r.unread, 'that began as JSON but could not be read (no record)', true);
+    liveLinesSaid(r.notUtf8, 'not valid UTF-8 (read with U+FFFD in place of the bad bytes)', false);
     if (r.records === 0 && r.lines > 0) {
       const why = r.badLines === r.lines ? 'none was a dbt JSON log event (the engine writes them with --log-format json)' : 'none gave a record';
       process.stderr.write(`runlens: warning: the command printed ${plural(r.lines, 'line')} but ${why}: nothing was recorded\n`);
@@ -54,3 +57,11 @@ export const recordCommandModule: CommandBody<Args> = {
     process.exitCode = r.exitCode;
   },
 };
+
+/** Lines of a live command's output read short of what they held: a warning (the command is not stopped for them). */
+function liveLinesSaid(l: LiveLines, what: string, reasons: boolean): void {
+  if (!l.count) return;
+  const lines = l.first.map((b) => `line ${b.line}${reasons ? ` (${b.reason})` : ''}`).join(', ');
+  const more = l.count > l.first.length ? `, and ${plural(l.count - l.first.length, 'more line')}` : '';
+  process.stderr.write(`runlens: warning: the command's output had ${plural(l.count, 'line')} ${what}: ${lines}${more}\n`);
+}

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
-import type { BadLine } from '../ingest/jsonl-lines.js';
+import { LISTED_BAD_LINES, type BadLine } from '../ingest/jsonl-lines.js';
 import { BOM_PROBLEM, NOT_UTF8 } from '../ingest/text-encoding.js';
 import { eventOf, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
@@ -90,13 +90,39 @@ export interface FeedOptions {
 
 const DRAIN_EVERY = 4096;
 
+/** What feedLines read of a stream. */
+export interface FedLines {
+  lines: number;
+  badLines: number;
+  malformed: BadLine[];
+  /**
+   * A live command's lines (no `file`) read short of what they held, which its output is not
+   * stopped for: a line that began as JSON but did not parse (no record), one not UTF-8 (read with
+   * U+FFFD). Counted, the first LISTED_BAD_LINES of each kept.
+   */
+  unread: LiveLines;
+  notUtf8: LiveLines;
+}
+
+export interface LiveLines {
+  count: number;
+  first: BadLine[];
+}
+
+const noteLine = (l: LiveLines, b: BadLine) => {
+  l.count++;
+  if (l.first.length < LISTED_BAD_LINES) l.first.push(b);
+};
+
 /** Feed a byte stream to a translator, chunk by chunk. */
-export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator, o: FeedOptions = {}): Promise<{ lines: number; badLines: number; malformed: BadLine[] }> {
+export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator, o: FeedOptions = {}): Promise<FedLines> {
   const split = new LineSplitter();
   const human = o.human;
   let n = 0;
   let bad = 0;
   const malformed: BadLine[] = [];
+  const unread: LiveLines = { count: 0, first: [] };
+  const notUtf8: LiveLines = { count: 0, first: [] };
   let events: LegacyEvent[] = [];
   let text = '';
   let drained = 0;
@@ -117,7 +143,10 @@ export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator,
     const json = line.charCodeAt(at) === 123; /* { */
     // refused as in telemetry JSONL: read as U+FFFD, a node id would name another node. A live
     // command's line is still read so (its node's outcome kept): its output is not stopped for one.
-    if (json && !utf8 && o.file !== undefined) return damaged(NOT_UTF8);
+    if (json && !utf8) {
+      if (o.file !== undefined) return damaged(NOT_UTF8);
+      noteLine(notUtf8, { line: n, reason: NOT_UTF8 });
+    }
     if (json && bom) {
       if (o.file !== undefined) return damaged(BOM_PROBLEM);
       line = line.slice(at);
@@ -130,8 +159,11 @@ export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator,
     if (twice !== undefined) return damaged(KEY_TWICE, twice);
     // A read file's line that begins as JSON and does not parse may have been any event (a node's
     // result): not a text line to pass over. A live command's output is not stopped for one.
-    const broken = !ev && o.file !== undefined && json ? jsonError(line) : undefined;
-    if (broken !== undefined) return damaged(`malformed JSON: ${broken}`);
+    const broken = !ev && json ? jsonError(line) : undefined;
+    if (broken !== undefined) {
+      if (o.file !== undefined) return damaged(`malformed JSON: ${broken}`);
+      noteLine(unread, { line: n, reason: `malformed JSON: ${broken}` });
+    }
     // Every line the engine writes has its time: without one, the run's times would be made up.
     if (ev?.badTs && o.file !== undefined) return damaged(ev.badTs.why, ev.badTs.field);
     if (ev) {
@@ -162,7 +194,7 @@ export async function feedLines(chunks: AsyncIterable<Buffer>, t: LogTranslator,
   split.end(onLine);
   flush();
   if (draining) await draining;
-  return { lines: n, badLines: bad, malformed };
+  return { lines: n, badLines: bad, malformed, unread, notUtf8 };
 }
 
 const isJsonSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;

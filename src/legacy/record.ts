@@ -16,7 +16,7 @@ import { claimOutput, type OutputClaim } from '../produce/output-claim.js';
 import { checkOutputPlace, refuseOutputOverInput, STDOUT } from '../produce/output-path.js';
 import type { IdSource } from '../produce/ids.js';
 import { readManifest } from './manifest.js';
-import { feedLines } from './log-file.js';
+import { feedLines, type LiveLines } from './log-file.js';
 import { LogTranslator, type LogSummary } from './log-translator.js';
 import { writers } from './migrate.js';
 import { commandOf } from '../telemetry/command-line.js';
@@ -47,6 +47,9 @@ export interface RecordResult {
   notWritten?: string;
   /** lines that were not JSON log events */
   badLines: number;
+  /** lines that began as JSON but gave no record, and lines not UTF-8 (read with U+FFFD) */
+  unread: LiveLines;
+  notUtf8: LiveLines;
   records: number;
   invocations: LogSummary[];
   argv: string[];
@@ -167,11 +170,15 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   const t = new LogTranslator({ manifest, writerFor, commandHint: commandOf(argv.join(' ')) ?? undefined, quiet: quietArgv(argv) });
   let lines = 0;
   let badLines = 0;
+  let unread: LiveLines = { count: 0, first: [] };
+  let notUtf8: LiveLines = { count: 0, first: [] };
   try {
     // Each chunk's human text is written before its events are translated or the sinks waited for.
     const r = await feedLines(child.stdout!, t, { drain, human: (text) => human.write(text) });
     lines = r.lines;
     badLines = r.badLines;
+    unread = r.unread;
+    notUtf8 = r.notUtf8;
     const { code, signal } = await exited;
     if (stoppedBy || (signal && (STOP_SIGNALS as string[]).includes(signal))) t.interrupt();
     else t.end(undefined, { exited: true, exitedWell: code === 0 });
@@ -196,7 +203,7 @@ async function record(o: RecordOptions, argv: string[], claim: OutputClaim | und
   function finish(code: number | null, signal: NodeJS.Signals | null): RecordResult {
     // the command's own exit, also after a signal it handled; 128 + the signal only when one ended it
     const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
-    return { exitCode, code, signal, stoppedBy, interrupted: stoppedBy !== null || signal === 'SIGINT', lines, badLines, records: sinks[0]!.records, invocations: t.summaries, argv };
+    return { exitCode, code, signal, stoppedBy, interrupted: stoppedBy !== null || signal === 'SIGINT', lines, badLines, unread, notUtf8, records: sinks[0]!.records, invocations: t.summaries, argv };
   }
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LineSplitter, feedLines } from '../../src/legacy/log-file.js';
 import type { LegacyEvent } from '../../src/legacy/log-events.js';
 import type { LogTranslator } from '../../src/legacy/log-translator.js';
+import { NOT_UTF8 } from '../../src/ingest/text-encoding.js';
 
 /** Lines as awk counts them: LF ends one, a CR before it is part of the line end. */
 function lfLines(chunks: string[]): string[] {
@@ -77,7 +78,7 @@ describe('log stream input', () => {
     const bytes = Buffer.from(`${line('LogModelResult', 'error', 'ERROR creating stg_cust\u00ffomers')}\n`, 'latin1');
     const r = await feedLines(Readable.from([bytes]), t);
     expect(fed).toEqual(['ERROR creating stg_cust\ufffdomers']);
-    expect(r).toEqual({ lines: 1, badLines: 0, malformed: [] });
+    expect(r).toEqual({ lines: 1, badLines: 0, malformed: [], unread: { count: 0, first: [] }, notUtf8: { count: 1, first: [{ line: 1, reason: NOT_UTF8 }] } });
   });
 
   it("a chunk's human text (non-JSON lines as they are, messages of non-debug events) is passed on before its events are translated", async () => {
@@ -94,6 +95,7 @@ describe('log stream input', () => {
       'feed LogStartLine',
       `human ${JSON.stringify('{not json\n')}`, // the last line, unended, once the stream ends
     ]);
-    expect(r).toEqual({ lines: 5, badLines: 2, malformed: [] });
+    // the unended `{not json` began as JSON: passed over, and said
+    expect(r).toEqual({ lines: 5, badLines: 2, malformed: [], unread: { count: 1, first: [{ line: 5, reason: expect.stringMatching(/^malformed JSON: /) }] }, notUtf8: { count: 0, first: [] } });
   });
 });

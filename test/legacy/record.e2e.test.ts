@@ -133,6 +133,21 @@ describe('record', () => {
     expect(r.stderr).toMatch(/runlens: warning: the command printed 2 lines but none was a dbt JSON log event/);
   });
 
+  it.skipIf(note.missing)(note.title('live lines that begin as JSON but cannot be read, or are not UTF-8, are said by number'), () => {
+    const dir = tempDir('runlens-record-unread-');
+    const lines = readFileSync(sample(LEGACY, 'log_1.8.2_postgres_test_pass_fail.jsonl'), 'latin1').split('\n');
+    const nodeLine = lines.findIndex((l) => l.includes('"node_status": "pass"'));
+    expect(nodeLine).toBeGreaterThan(2);
+    lines[1] = lines[1]!.slice(0, 40); // cut mid-way
+    lines[nodeLine] = lines[nodeLine]!.replace('"unique_id": "', '"unique_id": "\xff').replace('"unique_id":"', '"unique_id":"\xff');
+    const log = path.join(dir, 'live.log');
+    writeFileSync(log, Buffer.from(lines.join('\n'), 'latin1'));
+    const r = runCli(['record', '-o', path.join(dir, 'run.jsonl'), '--', 'cat', log]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/runlens: warning: the command's output had 1 line that began as JSON but could not be read \(no record\): line 2 \(malformed JSON/);
+    expect(r.stderr).toContain(`runlens: warning: the command's output had 1 line not valid UTF-8 (read with U+FFFD in place of the bad bytes): line ${nodeLine + 1}\n`);
+  });
+
   it.skipIf(note.missing)(note.title('an engine that dies before its closing lines fails the run; a replay of a cut log that exits 0 leaves it incomplete, as the log read in place'), () => {
     const dir = tempDir('runlens-record-cut-');
     const log = sample(LEGACY, 'log_1.8.2_postgres_build_mixed.jsonl');
