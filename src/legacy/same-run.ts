@@ -41,10 +41,10 @@ const ENDED_WELL: SpanEnding = { status: null, attributes: {} };
 const worse = (a: SpanEnding, b: SpanEnding) =>
   (errorStatus(a) && !errorStatus(b)) || outcomeRank(a.attributes) > outcomeRank(b.attributes) || testRank(a.attributes) > testRank(b.attributes);
 
-/** `r` with what `w` says worse of the span's ending; `r` itself when nothing. */
-function withWorse(r: SpanEndRecord, w: SpanEnding): SpanEndRecord {
+/** `r` (a SpanEnd, or an ending kept) with what `w` says worse of the span's ending; `r` itself when nothing. */
+function withWorse<T extends SpanEnding>(r: T, w: SpanEnding): T {
   if (!worse(w, r)) return r;
-  const out: SpanEndRecord = { ...r, attributes: { ...r.attributes } };
+  const out: T = { ...r, attributes: { ...r.attributes } };
   if (errorStatus(w) && !errorStatus(r)) out.status = { code: w.status!.code, message: w.status!.message };
   const take = (keys: readonly string[]) => {
     for (const k of keys) {
@@ -62,7 +62,7 @@ export function logsLast<T>(items: readonly T[], isLog: (t: T) => boolean): T[] 
   return [...items.filter((t) => !isLog(t)), ...items.filter(isLog)];
 }
 
-/** An input's translation seen without writing it: its traces, and the spans it ends badly (the worst copy of each). */
+/** An input's translation seen without writing it: its traces, and the spans it ends badly (the worst of each of their endings). */
 export class ScanSink implements TelemetrySink {
   readonly name = 'scan';
   readonly traces = new Set<string>();
@@ -72,8 +72,9 @@ export class ScanSink implements TelemetrySink {
     this.traces.add(r.trace_id);
     if (r.record_type !== 'SpanEnd') return;
     const ending = { status: r.status, attributes: r.attributes };
+    if (!worse(ending, ENDED_WELL)) return;
     const before = this.errors.get(spanKey(r));
-    if (worse(ending, before ?? ENDED_WELL) && (!before || !worse(before, ending))) this.errors.set(spanKey(r), ending);
+    this.errors.set(spanKey(r), before ? withWorse(before, ending) : ending);
   }
   // Attributes as text spare the writer building objects: only a SpanEnd that may end worse (an
   // ERROR, a node's, which carries its outcome and test detail) has its attributes parsed.
@@ -92,7 +93,7 @@ export interface InputPlan {
   shared: Set<string>;
   /** a later input holds one of them: remember what is written */
   later: boolean;
-  /** how later inputs end spans badly (first later input first) */
+  /** how later inputs end spans badly (the worst of each, the first later input's where equal) */
   raise: Map<string, SpanEnding>;
 }
 
@@ -111,7 +112,11 @@ export function planSameRun(traces: Set<string>[], errors: (Map<string, SpanEndi
       for (const t of common) shared.add(t);
       if (j > k && common.length > 0) {
         later = true;
-        for (const [span, st] of errors[j] ?? []) if (own.has(span.slice(0, span.lastIndexOf('/'))) && !raise.has(span)) raise.set(span, st);
+        for (const [span, st] of errors[j] ?? []) {
+          if (!own.has(span.slice(0, span.lastIndexOf('/')))) continue;
+          const had = raise.get(span);
+          raise.set(span, had ? withWorse(had, st) : st);
+        }
       }
     }
     return { shared, later, raise };

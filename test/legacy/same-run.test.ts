@@ -1,0 +1,34 @@
+/** The worst of each copy's ending of a span, as migrate writes one copy of a run that several inputs hold. */
+import { describe, expect, it } from 'vitest';
+import { ScanSink, planSameRun, type SpanEnding } from '../../src/legacy/same-run.js';
+import type { JsonlRecord } from '../../src/produce/record.js';
+
+const TRACE = '0a1b2c3d4e5f4a6b8c7d9e0f1a2b3c4d';
+const SPAN = '1a2b3c4d5e6f7a8b';
+const endOf = (e: SpanEnding) =>
+  ({ record_type: 'SpanEnd', trace_id: TRACE, span_id: SPAN, event_type: 'v1.public.events.fusion.node.NodeProcessed', ...e }) as unknown as JsonlRecord;
+
+// one copy ends the node's span with an ERROR status, another says its test failed
+const ERRORED: SpanEnding = { status: { code: 2, message: 'boom' }, attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS' } };
+const TEST_FAILED: SpanEnding = {
+  status: null,
+  attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: { test_outcome: 'TEST_OUTCOME_FAILED', failing_rows: 3 } },
+};
+const BOTH = { status: ERRORED.status, attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: TEST_FAILED.attributes.node_test_detail } };
+
+describe('the worst ending of a span', () => {
+  it('of one input that ends the span twice, each worse in another way, takes what each says worse', () => {
+    for (const order of [[ERRORED, TEST_FAILED], [TEST_FAILED, ERRORED]]) {
+      const scan = new ScanSink();
+      for (const e of order) scan.write(endOf(e));
+      expect(scan.errors.get(`${TRACE}/${SPAN}`)).toEqual(BOTH);
+    }
+  });
+
+  it('of two later inputs, each worse in another way, raises the first copy with both', () => {
+    const key = `${TRACE}/${SPAN}`;
+    const traces = [new Set([TRACE]), new Set([TRACE]), new Set([TRACE])];
+    const plan = planSameRun(traces, [undefined, new Map([[key, ERRORED]]), new Map([[key, TEST_FAILED]])]);
+    expect(plan[0]!.raise.get(key)).toEqual(BOTH);
+  });
+});
