@@ -14,14 +14,15 @@ overall AS (
         ORDER BY duration_ms DESC, unique_id, trace_id LIMIT $limit)
 ),
 evaluations AS (
-  SELECT trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms
+  SELECT trace_id, unique_id, resource_type, phase, node_outcome, test_outcome, duration_ms, span_id
   FROM nodes WHERE kind = 'evaluated' AND duration_ms IS NOT NULL AND trace_id IN (SELECT trace_id FROM picked)
 ),
 -- each phase's N-th longest duration: only evaluations at or above it are ranked (ties kept)
 cut AS (SELECT phase, list_min(max(duration_ms, $limit)) AS ms FROM evaluations GROUP BY phase),
 per_phase AS (
-  SELECT 'phase:' || coalesce(e.phase, '?') AS scope, e.*,
-    row_number() OVER (PARTITION BY e.phase ORDER BY e.duration_ms DESC, e.unique_id, e.trace_id) AS rank
+  -- a node evaluated twice in a phase (a trace of several invocations): what each says, then its span, tells ties apart
+  SELECT 'phase:' || coalesce(e.phase, '?') AS scope, e.* EXCLUDE (span_id),
+    row_number() OVER (PARTITION BY e.phase ORDER BY e.duration_ms DESC, e.unique_id, e.trace_id, e.node_outcome, e.test_outcome, e.span_id) AS rank
   FROM evaluations e JOIN cut c ON c.phase IS NOT DISTINCT FROM e.phase
   WHERE e.duration_ms >= c.ms
 )

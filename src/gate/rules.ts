@@ -4,7 +4,7 @@
  * reporters that list every test, the tests) come into JavaScript.
  */
 import type { Db } from '../store/db.js';
-import { sqlString } from '../store/sql-text.js';
+import { LOG_TEXT_ORDER, sqlString } from '../store/sql-text.js';
 import { plural } from '../render/plural.js';
 import type { OutcomeColumns } from '../store/outcome-columns.js';
 import { cleanMessage, reasonOf } from './reason.js';
@@ -165,8 +165,8 @@ async function selectNodes(db: Db, failOn: readonly FailOn[], where: string, par
        ORDER BY trace_id, ${rank} NULLS LAST, unique_id ${limit === undefined ? '' : `LIMIT ${Math.max(0, Math.floor(limit))}`}
      ),
      m AS (
-       SELECT trace_id, unique_id, list(body ORDER BY time_ns) FILTER (WHERE ${ERROR_LOGS}) AS errors,
-         list(body ORDER BY time_ns) FILTER (WHERE ${WARN_LOGS}) AS warnings
+       SELECT trace_id, unique_id, list(body ORDER BY ${LOG_TEXT_ORDER}) FILTER (WHERE ${ERROR_LOGS}) AS errors,
+         list(body ORDER BY ${LOG_TEXT_ORDER}) FILTER (WHERE ${WARN_LOGS}) AS warnings
        FROM logs WHERE (trace_id, unique_id) IN (SELECT trace_id, unique_id FROM n WHERE rule IS NOT NULL)
        GROUP BY ALL
      )
@@ -231,7 +231,7 @@ async function countOffenders(db: Db, failOn: readonly FailOn[], inTrace: string
 async function runMessages(db: Db, traces: string[]): Promise<Map<string, string[]>> {
   if (traces.length === 0) return new Map();
   const rows = await db.all<{ trace_id: string; messages: string[] }>(
-    `SELECT trace_id, list(body ORDER BY time_ns) AS messages FROM logs
+    `SELECT trace_id, list(body ORDER BY ${LOG_TEXT_ORDER}) AS messages FROM logs
      WHERE ${ERROR_LOGS} AND unique_id IS NULL AND trace_id IN (${traces.map(sqlString).join(', ')}) GROUP BY ALL`,
   );
   return new Map(rows.map((r) => [r.trace_id, r.messages]));

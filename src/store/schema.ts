@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
-import { sqlString } from './sql-text.js';
+import { LOG_TEXT_ORDER, sqlString } from './sql-text.js';
 import { sourceFreshness } from './freshness-sql.js';
 import { DERIVE_RULES, deriveTouched } from './derive.js';
 import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, normalizerMacros } from './normalize-sql.js';
@@ -58,7 +58,7 @@ WITH errs AS (
   -- ERROR log records only (few): their text is the node's error.
   -- A log without a unique_id attribute belongs to the node of the span it was logged on (its name says which).
   -- Those of a node written without a unique_id are keyed by the span they were logged on.
-  SELECT trace_id, coalesce(unique_id, span_id) AS node_key, string_agg(body, '\n' ORDER BY time_ns) AS error_text
+  SELECT trace_id, coalesce(unique_id, span_id) AS node_key, string_agg(body, '\n' ORDER BY ${LOG_TEXT_ORDER}) AS error_text
   FROM (SELECT trace_id, span_id, time_ns, body, rl_unique_id(${ATTRIBUTES}, span_name) AS unique_id
         FROM record_rows r ${ATTRIBUTES_JOIN}
         WHERE record_type = 'LogRecord' AND (severity_number >= 17 OR severity_text = 'ERROR') AND body IS NOT NULL AND body <> '')

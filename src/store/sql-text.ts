@@ -14,3 +14,9 @@ export function sqlString(s: string): string {
 export function sqlIn(expr: string, values: readonly string[]): string {
   return `(${values.map((v) => `${expr} = ${sqlString(v)}`).join(' OR ')})`;
 }
+
+/**
+ * The order in which log texts of one node or run are joined: by time, then (logs of the same
+ * instant) by their text, so that the answer never follows the order the inputs came in.
+ */
+export const LOG_TEXT_ORDER = 'time_ns, body';

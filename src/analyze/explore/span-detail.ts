@@ -3,6 +3,7 @@
  * upstream-skip chain down to the root cause, failing rows and file. Small results only.
  */
 import type { Db } from '../../store/db.js';
+import { LOG_TEXT_ORDER } from '../../store/sql-text.js';
 
 export interface LogLine {
   time_ms: number;
@@ -69,7 +70,7 @@ export async function spanDetail(db: Db, traceId: string, spanId: string, maxLog
   const t0 = `(SELECT min(start_ns) FROM spans WHERE trace_id = $t)`;
   const logs = await db.all<LogLine>(
     `SELECT (time_ns - ${t0}) / 1e6 AS time_ms, severity_text AS severity, body, event_type
-     FROM logs WHERE trace_id = $t AND span_id = $s ORDER BY time_ns LIMIT ${maxLogs}`,
+     FROM logs WHERE trace_id = $t AND span_id = $s ORDER BY ${LOG_TEXT_ORDER} LIMIT ${maxLogs}`,
     { t: traceId, s: spanId },
   );
   const logCount = logs.length < maxLogs ? logs.length : await db.scalar<number>(
@@ -90,7 +91,7 @@ export async function spanDetail(db: Db, traceId: string, spanId: string, maxLog
 export async function runLogs(db: Db, traceId: string, max = 200): Promise<{ logs: LogLine[]; count: number }> {
   const logs = await db.all<LogLine>(
     `SELECT (time_ns - min(time_ns) OVER ()) / 1e6 AS time_ms, severity_text AS severity, body, event_type
-     FROM logs WHERE trace_id = $t ORDER BY time_ns LIMIT ${max}`,
+     FROM logs WHERE trace_id = $t ORDER BY ${LOG_TEXT_ORDER} LIMIT ${max}`,
     { t: traceId },
   );
   const count = logs.length < max ? logs.length : await db.scalar<number>('SELECT count(*)::INTEGER FROM logs WHERE trace_id = $t', { t: traceId });
@@ -99,7 +100,7 @@ export async function runLogs(db: Db, traceId: string, max = 200): Promise<{ log
 
 /** The SQL that lists a run's log records, for a screen that shows only some. */
 export const runLogsSql = (traceId: string): string =>
-  `SELECT * FROM logs WHERE trace_id = '${traceId.replaceAll("'", "''")}' ORDER BY time_ns`;
+  `SELECT * FROM logs WHERE trace_id = '${traceId.replaceAll("'", "''")}' ORDER BY ${LOG_TEXT_ORDER}`;
 
 /**
  * Follow upstream_unique_id from a skipped node through node_results of the run until a node that
