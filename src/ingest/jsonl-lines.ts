@@ -13,6 +13,7 @@ import { loneSurrogate, loneSurrogateReason } from './lone-surrogate.js';
 import { KEY_TWICE, keysWrittenTwice } from '../produce/line-form.js';
 import { readerReadsKey, recordProblem } from './jsonl.js';
 import { BOM_PROBLEM, NOT_UTF8 } from './text-encoding.js';
+import { LISTED_BAD_LINES, type BadLine } from './bad-line.js';
 
 export interface RawLine {
   /** from 1 */
@@ -247,15 +248,7 @@ export function parseLine(bytes: Buffer): { value: unknown; text: string } | { p
   return { value, text };
 }
 
-/** A line a load cannot take, and why (field: the envelope field at fault, if one is). */
-export interface BadLine {
-  line: number;
-  field?: string;
-  reason: string;
-}
-
-/** Bad lines listed with their reasons; the others are counted and kept as line ranges. */
-export const LISTED_BAD_LINES = 20;
+export { LISTED_BAD_LINES, type BadLine } from './bad-line.js';
 
 /** Add `line` (after every line in them) to `ranges`: the line after the last range's end extends it. */
 export function addToRanges(ranges: [number, number][], line: number): void {

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
 import { findLoneSurrogate, loneSurrogateText, mayHoldLoneSurrogate } from '../ingest/lone-surrogate.js';
-import { LISTED_BAD_LINES, type BadLine } from '../ingest/jsonl-lines.js';
+import { LISTED_BAD_LINES, type BadLine } from '../ingest/bad-line.js';
 import { BOM_PROBLEM, NOT_UTF8 } from '../ingest/text-encoding.js';
 import { eventOf, type LegacyEvent } from './log-events.js';
 import { LogTranslator, type LogSummary, type TranslatorOptions } from './log-translator.js';
