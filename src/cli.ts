@@ -6,7 +6,8 @@
  * strings by the million and spends much less time in GC with it. It applies when the CLI runs as a
  * program (npx, the bin link), not under `node dist/src/cli.js`.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { shellWords } from './render/shell-words.js';
 import { fileURLToPath } from 'node:url';
 import type { CommandModule } from 'yargs';
 import { applyArgumentRules, unknownOptions } from './commands/argument-rules.js';
@@ -58,9 +59,10 @@ export async function main(argv: string[]): Promise<number> {
       if (err && err.name !== 'YError') throw err;
       // Usage problems: message plus a pointer (or the command's help when arguments are missing), exit 2.
       let text = msg ?? err?.message ?? 'bad usage';
-      // an unknown option took the word after it as its value: that, not a missing word, is the problem
-      const unknown = text.startsWith(MISSING_ARGUMENTS) ? unknownOptions(parser, argv) : [];
-      if (unknown.length) text = `${YARGS_STRINGS['Unknown argument: %s'][unknown.length > 1 ? 'other' : 'one'].replace('%s', unknown.join(', '))}`;
+      // Unknown options named as written (yargs drops their dashes). An unknown option that took the
+      // word after it as its value leaves a word missing: the option, not the word, is the problem.
+      const unknown = text.startsWith(MISSING_ARGUMENTS) || text.startsWith(UNKNOWN) ? unknownOptions(parser, argv) : [];
+      if (unknown.length) text = `${YARGS_STRINGS['Unknown argument: %s'][unknown.length > 1 ? 'other' : 'one'].replace('%s', unknown.join(', '))}${dashFileHint(unknown, word)}`;
       if (text.startsWith(MISSING_ARGUMENTS)) {
         process.stderr.write(`runlens ${word}: ${text}\n\n`);
         y.showHelp((h: string) => process.stderr.write(h + '\n'));
@@ -93,6 +95,13 @@ export async function main(argv: string[]): Promise<number> {
 class UsageExit extends Error {}
 
 const MISSING_ARGUMENTS = 'missing arguments';
+const UNKNOWN = 'unknown option';
+
+/** An "unknown option" that is a file's name: how to give a file whose name starts with a dash. */
+function dashFileHint(unknown: string[], command: string): string {
+  const file = unknown.find((w) => existsSync(w));
+  return file ? `\n(to name a file that starts with a dash, give it after --: ${shellWords(['runlens', command, '--', file])})` : '';
+}
 
 /** yargs's messages in runlens's voice (lower case, options with their dashes, what to do). */
 const YARGS_STRINGS = {

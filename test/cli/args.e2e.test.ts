@@ -142,6 +142,17 @@ describe('values', () => {
     expect(r.stderr).not.toMatch(/missing arguments/);
   });
 
+  it('a file whose name starts with a dash, given without --, is named as written, with the way to give it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'runlens-dash-'));
+    copyFileSync(FAILED, path.join(dir, '-x.jsonl'));
+    const r = runCli(['runs', '-x.jsonl'], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^runlens: unknown option or extra argument: -x\.jsonl\n/);
+    expect(r.stderr).toContain('to name a file that starts with a dash, give it after --: runlens runs -- -x.jsonl');
+    expect(runCli(['runs', '--', '-x.jsonl'], { cwd: dir }).code).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('--trace without a value is a usage error', () => {
     for (const cmd of ['tree', 'gate']) {
       const r = runCli([cmd, FAILED, '--trace']);
