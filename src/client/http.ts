@@ -10,7 +10,12 @@ export interface ClientConfig {
   baseUrl: string;
   token: string;
   accountId: string | number;
+  /** how long a request waits for the answer to begin, and then for each next part of it (default ANSWER_TIMEOUT_MS) */
+  answerTimeoutMs?: number;
 }
+
+/** How long a request waits for the service to answer, and then for each next part of the answer, unless told otherwise. */
+export const ANSWER_TIMEOUT_MS = 60_000;
 
 export class ApiClientError extends Error {
   constructor(
@@ -23,28 +28,75 @@ export class ApiClientError extends Error {
   }
 }
 
+/**
+ * The service took the request and then did not answer, or stopped answering part way (`started`),
+ * within `waitedMs`: it was reached, so this is not a connection failure.
+ */
+export class NoAnswer extends ApiClientError {
+  constructor(readonly request: string, readonly started: boolean, readonly waitedMs: number) {
+    const s = Number((waitedMs / 1000).toFixed(3));
+    super(0, `${request}: ${started ? `the service stopped answering (nothing more for ${s} s)` : `the service did not answer within ${s} s`}`);
+  }
+}
+
 /** `{data, status, extra}` as both API versions answer. */
 export type Envelope<T> = { data: T; status: { code: number; is_success?: boolean }; extra?: { pagination?: { total_count: number; count: number } } };
 
 export class ApiClient {
   readonly base: string;
-  constructor(readonly config: ClientConfig) {
+  /** `deadline` (epoch ms): every request ends by then, answered or not (a NoAnswer). */
+  constructor(readonly config: ClientConfig, readonly deadline = Infinity) {
     this.base = config.baseUrl.replace(/\/+$/, '');
   }
 
+  /** This client with its requests ending by `deadline` (epoch ms). */
+  until(deadline: number): ApiClient {
+    return new ApiClient(this.config, deadline);
+  }
+
+  /**
+   * The answer to one request. It waits for the answer to begin, and then for each next part of its
+   * body, at most the answer timeout (and never past the deadline); then the request is aborted with
+   * a NoAnswer, which reading the body also throws.
+   */
   async raw(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Response> {
     const url = this.base + path;
     const headers: Record<string, string> = { ...extraHeaders, authorization: `Token ${this.config.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const wait = this.config.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let started = false;
+    const arm = () => {
+      clearTimeout(timer);
+      const ms = Math.max(0, Math.min(wait, this.deadline - Date.now()));
+      // unref: an answer whose body nobody reads does not keep the process up
+      timer = setTimeout(() => abort.abort(new NoAnswer(`${method} ${url}`, started, ms)), ms).unref();
+    };
+    arm();
     let res: Response;
     try {
       // Redirects are not followed: fetch would re-send a POST as a GET of the new address, so a create
       // behind a redirect would print whatever that GET answers and report success.
-      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' });
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual', signal: abort.signal });
     } catch (e) {
+      clearTimeout(timer);
+      if (e instanceof NoAnswer) throw e;
       const cause = (e as { cause?: Error }).cause;
       throw new ApiClientError(0, `${method} ${url}: cannot reach the service: ${cause?.message ?? (e as Error).message}`);
     }
+    started = true;
+    arm();
+    // each part of the body that arrives gives the next one the whole wait again
+    const timed = res.body?.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, out) => {
+        arm();
+        out.enqueue(chunk);
+      },
+      flush: () => clearTimeout(timer),
+    }));
+    if (!timed) clearTimeout(timer);
+    res = new Response(timed ?? null, { status: res.status, statusText: res.statusText, headers: res.headers });
     if (res.status >= 300 && res.status < 400) {
       await res.body?.cancel();
       const location = res.headers.get('location');
@@ -78,6 +130,7 @@ export class ApiClient {
     try {
       text = await res.text();
     } catch (e) {
+      if (e instanceof NoAnswer) throw e;
       throw new ApiClientError(0, `${request}: the answer was cut short (${(e as Error).message})`);
     }
     try {

@@ -3,7 +3,7 @@
  * runs, read one run with its steps and follow it until it has finished. Objects are returned as
  * the API answered them.
  */
-import { ApiClient, ApiClientError, type ApiObject, type ClientConfig } from './http.js';
+import { ApiClient, ApiClientError, NoAnswer, type ApiObject, type ClientConfig } from './http.js';
 
 export interface JobInput {
   name: string;
@@ -96,39 +96,41 @@ export class JobsClient {
     return this.http.page<RunInfo>(`${this.path}/runs/?job_definition_id=${jobId}&order_by=-id&offset=${offset}&limit=${limit}`);
   }
 
-  /** One run with its steps. */
-  async run(runId: number | string): Promise<RunInfo> {
-    return this.http.data<RunInfo>('GET', `${this.path}/runs/${runId}/?include_related=${encodeURIComponent('["run_steps"]')}`);
+  /** One run with its steps (`deadline`, epoch ms: the read ends by then, a NoAnswer when it had no answer). */
+  async run(runId: number | string, deadline = Infinity): Promise<RunInfo> {
+    return this.http.until(deadline).data<RunInfo>('GET', `${this.path}/runs/${runId}/?include_related=${encodeURIComponent('["run_steps"]')}`);
   }
 
   /**
    * Reads the run every `intervalMs` until it has finished; `onChange` hears each new status. Throws
-   * `WaitTimeout` after `timeoutMs` (none: waits as long as it takes). A read the service did not
-   * answer, or answered 429 or 5xx (a restart, its database away), is tried again (`onRetry` hears
-   * it) until such reads have failed for `retryForMs` in a row; any other error ends the wait.
+   * `WaitTimeout` after `timeoutMs` (none: waits as long as it takes); no read goes on past that.
+   * A read the service did not answer, or answered 429 or 5xx (a restart, its database away), is
+   * tried again (`onRetry` hears it) until such reads have failed for `retryForMs` in a row; any
+   * other error ends the wait.
    */
   async waitFor(
     runId: number | string,
     o: { intervalMs: number; timeoutMs?: number; retryForMs?: number; onChange?: (r: RunInfo) => void; onRetry?: (e: ApiClientError) => void },
   ): Promise<RunInfo> {
     const deadline = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
-    let last: number | undefined;
+    let last: RunInfo | undefined;
     let failingSince: number | undefined;
     for (;;) {
       let r: RunInfo;
       try {
-        r = await this.run(runId);
+        r = await this.run(runId, deadline);
         failingSince = undefined;
       } catch (e) {
         if (!(e instanceof ApiClientError) || !passing(e)) throw e;
+        if (e instanceof NoAnswer && Date.now() >= deadline) throw new WaitTimeout(last, e);
         failingSince ??= Date.now();
         if (Date.now() - failingSince >= (o.retryForMs ?? WAIT_RETRY_MS) || Date.now() >= deadline) throw e;
         o.onRetry?.(e);
         await sleep(Math.min(o.intervalMs, Math.max(0, deadline - Date.now())));
         continue;
       }
-      if (r.status !== last) o.onChange?.(r);
-      last = r.status;
+      if (r.status !== last?.status) o.onChange?.(r);
+      last = r;
       if (runFinished(r)) return r;
       if (Date.now() >= deadline) throw new WaitTimeout(r);
       await sleep(Math.min(o.intervalMs, Math.max(0, deadline - Date.now())));
@@ -136,8 +138,9 @@ export class JobsClient {
   }
 }
 
+/** The wait ran out: the run had not finished (`run`, as last read), or its last read was not answered (`noAnswer`). */
 export class WaitTimeout extends Error {
-  constructor(readonly run: RunInfo) {
-    super(`run ${run.id} has not finished (${run.status_humanized ?? run.status})`);
+  constructor(readonly run: RunInfo | undefined, readonly noAnswer?: NoAnswer) {
+    super(noAnswer ? noAnswer.message : `run ${run?.id} has not finished (${run?.status_humanized ?? run?.status})`);
   }
 }

@@ -108,7 +108,12 @@ export const jobsCommand: CommandBody<object> = {
               onRetry: (e) => process.stderr.write(`runlens: ${e.message}; trying again\n`),
             });
           } catch (e) {
-            if (e instanceof WaitTimeout) throw new InputError(`run ${started.id} is still ${e.run.status_humanized ?? e.run.status} after --timeout ${a.timeout} s; \`runlens jobs run-status ${started.id}\` shows it later`);
+            const later = `\`runlens jobs run-status ${started.id}\` shows it later`;
+            if (e instanceof WaitTimeout && e.noAnswer) throw new InputError(`run ${started.id}: the service did not answer ${e.noAnswer.request} before --timeout ${a.timeout} s ran out; ${later}`);
+            if (e instanceof WaitTimeout) {
+              const run = e.run ?? started;
+              throw new InputError(`run ${started.id} is still ${run.status_humanized ?? run.status} after --timeout ${a.timeout} s; ${later}`);
+            }
             throw e;
           }
           printRun(run, a.format);

@@ -478,6 +478,33 @@ describe('service client commands end to end', () => {
       }
     });
 
+    describe('a service that accepts the connection and never answers', () => {
+      /** Answers the trigger POST with a Running run 5; leaves every GET without an answer (`stall`: sends the headers and a little of the body, then nothing). */
+      async function silentService(stall = false) {
+        const svc = await httpServer((req, res) => {
+          if (req.method === 'POST') {
+            return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: { code: 200, is_success: true },
+              data: { id: 5, job_id: 1, status: 3, status_humanized: 'Running', is_complete: false, finished_at: null } }));
+          }
+          if (stall) res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '1000' }).write('PAR1');
+        });
+        return { ...svc, close: () => { svc.server.closeAllConnections(); return closeServer(svc.server); } };
+      }
+
+      it('`jobs run --wait --timeout 2` gives up (exit 2) saying the service did not answer', async () => {
+        const svc = await silentService();
+        try {
+          const r = await run(['jobs', 'run', '1', '--wait', '--timeout', '2'], { ...env, RUNLENS_BASE_URL: svc.url });
+          expect(r.code, r.stderr).toBe(2);
+          expect(r.stderr).toContain(`run 5: the service did not answer GET ${svc.url}/api/v2/accounts/${accountId}/runs/5/?include_related=`);
+          expect(r.stderr).toContain('before --timeout 2 s ran out');
+          expect(r.stderr).not.toContain('cannot reach the service');
+        } finally {
+          await svc.close();
+        }
+      }, 30_000);
+    });
+
     it('starts a full listing over when the list changes between pages, and fails when it keeps changing (exit 2)', async () => {
       // An account of its own, with more jobs than one page (100) holds.
       const acct = JSON.parse(cli(['accounts', 'create', 'Paged', '--data', data, '--format', 'json']).stdout);
