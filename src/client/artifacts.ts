@@ -2,7 +2,7 @@
  * Client of the v2 run API: run details with steps, and the per-step telemetry artifact
  * `telemetry-<n>-otel.parquet`. Without a step number it finds the steps that have telemetry.
  */
-import { answerSummary, ApiClient, ApiClientError, type ClientConfig } from './http.js';
+import { answerSummary, ApiClient, ApiClientError, NoAnswer, type ClientConfig } from './http.js';
 import { JobsClient, runFinished, type RunInfo } from './jobs.js';
 import { telemetryNotStoredReason } from '../service/telemetry-note.js';
 
@@ -57,6 +57,7 @@ export class ArtifactsClient {
     try {
       bytes = Buffer.from(await res.arrayBuffer());
     } catch (e) {
+      if (e instanceof NoAnswer) throw e;
       throw new ApiClientError(0, `${name} of run ${runId}: the download was cut short (${(e as Error).message})`);
     }
     // Any 200 is not the artifact: a web page answers every path at a wrong --base-url. An answer

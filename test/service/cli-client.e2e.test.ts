@@ -259,6 +259,7 @@ describe('service client commands end to end', () => {
         [['jobs', 'run', '1', '--wait', '--interval', '0'], '--interval: expected a positive number of seconds'],
         [['jobs', 'run', '1', '--wait', '--interval', '2200000'], '--interval: at most 2147483 seconds'],
         [['jobs', 'run', '1', '--wait', '--timeout', '2200000'], '--timeout: at most 2147483 seconds'],
+        [['artifacts', 'fetch', '--run', '7', '-o', '-', '--timeout', '0'], '--timeout: expected a positive number of seconds'],
         [['webhooks', 'events', 'wsu_x', '--limit', '0'], '--limit: expected an integer from 1 to 100'],
         [['webhooks', 'list', '--offset', '-1'], '--offset: expected an integer from 0'],
         [['jobs', 'list', '--offset', '1.5'], '--offset: expected an integer from 0'],
@@ -501,6 +502,24 @@ describe('service client commands end to end', () => {
           expect(r.stderr).not.toContain('cannot reach the service');
         } finally {
           await svc.close();
+        }
+      }, 30_000);
+
+      it('`artifacts fetch --timeout 1` gives up (exit 2) on an answer that does not come or stops coming, and writes no file', async () => {
+        for (const stall of [false, true]) {
+          const svc = await silentService(stall);
+          const out = join(mkdtempSync(join(tmpdir(), 'runlens-silent-')), 'run.parquet');
+          try {
+            const r = await run(['artifacts', 'fetch', '--run', '5', '--step', '1', '-o', out, '--timeout', '1'], { ...env, RUNLENS_BASE_URL: svc.url });
+            expect(r.code, r.stderr).toBe(2);
+            expect(r.stderr).toContain(`GET ${svc.url}/api/v2/accounts/${accountId}/runs/5/artifacts/metadata/telemetry-1-otel.parquet?step=1: `);
+            expect(r.stderr).toContain(stall ? 'the service stopped answering (nothing more for 1 s)' : 'the service did not answer within 1 s');
+            expect(r.stderr).toContain('--timeout S waits longer');
+            expect(r.stderr).not.toContain('cannot reach the service');
+            expect(existsSync(out)).toBe(false);
+          } finally {
+            await svc.close();
+          }
         }
       }, 30_000);
     });
