@@ -94,8 +94,11 @@ async function fetchArtifacts(a: Args): Promise<void> {
     if (a.output !== '-') process.stdout.write(`${a.output}\t${all[0]!.bytes.length} bytes (step ${all[0]!.step})\n`);
     return;
   }
-  if ((/\.parquet$/i.test(a.output) || a.output === '-') && !isDir(a.output)) {
-    throw new UsageError(`run ${a.run} has telemetry in steps ${all.map((x) => x.step).join(', ')}: pass --step N, or -o a folder`);
+  // a path that is not a folder names one file, which cannot hold several steps' telemetry
+  if (!isDir(a.output)) {
+    const what = a.output === '-' ? 'is stdout' : 'is a file';
+    throw new UsageError(`run ${a.run} has ${all.length} steps with telemetry (${all.map((x) => x.step).join(', ')}): -o ${a.output} ${what}; `
+      + 'give a folder (one that exists, or a path ending in /) or --step K');
   }
   makeFolders(a.output);
   for (const { step, bytes } of all) {

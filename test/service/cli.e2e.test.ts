@@ -241,6 +241,11 @@ describe('service CLI end to end', () => {
       return r.data.is_complete ? r.data : null;
     }, 'run complete');
     const out = join(data, 'same-out');
+    // a new path without a trailing / names a file, which cannot hold two steps
+    const plain = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', out]);
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain(`run ${run.data.id} has 2 steps with telemetry (1, 2): -o ${out} is a file; give a folder (one that exists, or a path ending in /) or --step K`);
+    expect(existsSync(out)).toBe(false);
     const fetched = cli(['artifacts', 'fetch', ...conn, '--run', String(run.data.id), '-o', `${out}/`]);
     expect(fetched.code, fetched.stderr).toBe(0);
     const nodes = [1, 2].map((step) => JSON.parse(cli(['runs', join(out, `telemetry-${step}-otel.parquet`), '--format', 'json']).stdout).map((r: any) => r.nodes));
