@@ -35,7 +35,7 @@ export class ArtifactsClient {
 
   /**
    * One step's telemetry. When there is none (404) and the run has not finished, `RunNotFinished`:
-   * the step may still be running, or its telemetry not stored yet.
+   * this service stores telemetry when the run ends.
    */
   async fetchStepTelemetry(runId: number | string, step: number): Promise<Buffer> {
     try {
@@ -105,7 +105,7 @@ export class ArtifactsClient {
   }
 }
 
-/** The run has not finished (`step`: the step asked for, whose telemetry is not there yet). */
+/** The run has not finished, so its telemetry is not stored yet (`step`: the step asked for). */
 export class RunNotFinished extends Error {
   constructor(readonly run: RunInfo, readonly step?: number) {
     super(`run ${run.id} is still ${run.status_humanized ?? run.status}`);

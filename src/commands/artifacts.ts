@@ -30,13 +30,11 @@ const isDir = (p: string) => {
   }
 };
 
-/** What an unfinished run means for the fetch asked for (exit 2). */
+/** A run that has not finished (exit 2): the service stores its steps' telemetry only when it ends. */
 function notFinished(e: RunNotFinished, runId: string): InputError {
-  const status = `run ${runId} is still ${e.run.status_humanized ?? e.run.status}`;
-  const show = `\`runlens jobs run-status ${runId}\` shows it`;
-  if (e.step !== undefined) return new InputError(`${status}: step ${e.step} has not finished or its telemetry is not stored yet; ${show}`);
-  return new InputError(`${status}: its telemetry is not complete; ${show} (\`runlens jobs run JOB --wait\` follows a new run to its end); `
-    + '--step K fetches a step that has finished');
+  const telemetry = e.step === undefined ? 'its telemetry is' : `step ${e.step}'s telemetry is`;
+  return new InputError(`run ${runId} is still ${e.run.status_humanized ?? e.run.status}: ${telemetry} stored when the run ends; fetch it then `
+    + `(\`runlens jobs run JOB --wait\` follows a new run to its end; \`runlens jobs run-status ${runId}\` shows this one)`);
 }
 
 const knownAction = (v: string | undefined): string | undefined => {

@@ -633,7 +633,7 @@ describe('service client commands end to end', () => {
         });
       }
 
-      it('refuses a run still running without --step (exit 2), saying how to follow it; --step fetches a step that has finished', async () => {
+      it('refuses a run still running (exit 2), saying its telemetry is stored when it ends and how to wait for that', async () => {
         const svc = await runService(false);
         const dir = mkdtempSync(join(tmpdir(), 'runlens-running-'));
         try {
@@ -641,9 +641,10 @@ describe('service client commands end to end', () => {
           const out = join(dir, 'run.parquet');
           const all = await run(['artifacts', 'fetch', '--run', '7', '-o', out], at);
           expect(all.code).toBe(2);
-          expect(all.stderr).toContain('run 7 is still Running: its telemetry is not complete');
+          expect(all.stderr).toContain('run 7 is still Running: its telemetry is stored when the run ends; fetch it then');
           expect(all.stderr).toContain('`runlens jobs run-status 7`');
-          expect(all.stderr).toContain('--step');
+          expect(all.stderr).toContain('`runlens jobs run JOB --wait`');
+          expect(all.stderr).not.toContain('--step');
           expect(all.stdout).toBe('');
           expect(existsSync(out)).toBe(false);
 
@@ -653,7 +654,8 @@ describe('service client commands end to end', () => {
 
           const notYet = await run(['artifacts', 'fetch', '--run', '7', '--step', '2', '-o', join(dir, 'two.parquet')], at);
           expect(notYet.code).toBe(2);
-          expect(notYet.stderr).toContain('run 7 is still Running: step 2 has not finished or its telemetry is not stored yet');
+          expect(notYet.stderr).toContain("run 7 is still Running: step 2's telemetry is stored when the run ends; fetch it then");
+          expect(notYet.stderr).not.toContain('has not finished');
           expect(existsSync(join(dir, 'two.parquet'))).toBe(false);
         } finally {
           await closeServer(svc.server);
