@@ -4,7 +4,6 @@
  */
 import { answerSummary, ApiClient, ApiClientError, NoAnswer, type ClientConfig } from './http.js';
 import { JobsClient, runFinished, type RunInfo } from './jobs.js';
-import { telemetryNotStoredReason } from '../service/telemetry-note.js';
 
 export const telemetryArtifactName = (step: number): string => `telemetry-${step}-otel.parquet`;
 
@@ -82,7 +81,7 @@ export class ArtifactsClient {
 
   /**
    * Downloads the telemetry of every step that has it (skipping 404s where steps are not marked).
-   * `notStored`: the steps whose telemetry this service could not store, with why (from their logs).
+   * `notStored`: the steps whose telemetry this service could not store, with why (the service's record, not their logs' text).
    * A run that has not finished is `RunNotFinished`: what it has so far is not its telemetry.
    */
   async fetchAllTelemetry(runId: number | string): Promise<{ artifacts: { step: number; bytes: Buffer }[]; notStored: { step: number; reason: string }[] }> {
@@ -97,10 +96,7 @@ export class ArtifactsClient {
         throw e;
       }
     }
-    const notStored = (run.run_steps ?? []).flatMap((s) => {
-      const reason = telemetryNotStoredReason(s.logs);
-      return reason === null ? [] : [{ step: s.index, reason }];
-    });
+    const notStored = (run.run_steps ?? []).flatMap((s) => (s.telemetry_not_stored?.length ? [{ step: s.index, reason: s.telemetry_not_stored.join('; ') }] : []));
     return { artifacts, notStored };
   }
 }

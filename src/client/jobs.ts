@@ -29,6 +29,8 @@ export interface RunStepInfo extends ApiObject {
   logs?: string;
   /** this service only: the artifact this step's telemetry is stored as (null: none) */
   telemetry_artifact?: string | null;
+  /** this service only: why each telemetry file the step wrote was not stored ("FILE: why") */
+  telemetry_not_stored?: string[];
 }
 
 /** Run status codes of the v2 API. */

@@ -21,7 +21,7 @@ import { splitCommand, stepEnvironment, stepRefusal } from './command-line.js';
 import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { storableText } from './storable-text.js';
-import { hasPendingTelemetry, pendingAsNotStored, telemetryNotStoredNote, telemetryPendingNote } from './telemetry-note.js';
+import type { TelemetryNote } from './telemetry-note.js';
 import { artifactName, findStepTelemetry, keepStepTelemetry, telemetryArtifact, telemetryBefore, type TelemetryFile } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 import { cutText } from '../render/cut-text.js';
@@ -161,9 +161,9 @@ export class JobRunner {
     const now = toMicros(this.o.clock.now());
     for (const step of await this.o.store.listRunSteps(run.id)) {
       const running = step.status === RUN_STATUS.running;
-      if (!running && !hasPendingTelemetry(step.logs)) continue;
+      if (!running && !step.telemetryNotes.some((n) => n.reason === null)) continue;
       // refused when this process no longer holds the run: updateRun below is then refused too
-      await this.o.store.saveRunStep({ ...step, logs: pendingAsNotStored(step.logs, message),
+      await this.o.store.saveRunStep({ ...step, telemetryNotes: step.telemetryNotes.map((n) => ({ ...n, reason: n.reason ?? noteText(message) })),
         ...(running ? { status: RUN_STATUS.error, finishedAt: now } : {}) }, this.owner);
     }
     const types: EventType[] = ['job.run.completed'];
@@ -223,7 +223,7 @@ export class JobRunner {
     let failedSignal: NodeJS.Signals | null = null;
     for (const [i, command] of job.executeSteps.entries()) {
       const step: RunStep = { runId: run.id, index: i + 1, name: command, status: RUN_STATUS.running, exitCode: null, logs: '',
-        startedAt: toMicros(this.o.clock.now()), finishedAt: null, artifact: null };
+        startedAt: toMicros(this.o.clock.now()), finishedAt: null, artifact: null, telemetryNotes: [] };
       steps.push(step);
       // Every write below is refused once another process closed the run (this one's lease ran out while
       // it was paused or slow): the run is left as that process closed it, and no further step starts.
@@ -238,9 +238,9 @@ export class JobRunner {
         status: result.exitCode === 0 ? RUN_STATUS.success : RUN_STATUS.error });
       const files = await findStepTelemetry(argv, runDir, telemetryDir, before).finally(() => before.release());
       // kept now: a later step may write the same file again or delete it; the step says so until it is stored
-      const kept = files.length ? await keep(files, runDir, step.index, step.logs) : null;
+      const kept = files.length ? await keep(files, runDir, step.index) : null;
       if (kept) telemetry.set(step.index, kept);
-      for (const k of kept?.kept ?? []) step.logs = withNote(step.logs, telemetryPendingNote(k.file.path));
+      step.telemetryNotes = (kept?.kept ?? []).map((k) => ({ file: noteText(k.file.path), reason: null }));
       if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
       if (result.exitCode !== 0) {
         failed = step;
@@ -271,9 +271,7 @@ export class JobRunner {
       } catch (e) {
         for (const k of t.kept) refused.push({ file: k.file, error: e as Error, copy: k.copy.path });
       }
-      // the step's log as it ended, without the lines saying its telemetry was yet to be stored
-      step.logs = t.logs;
-      for (const [i, r] of refused.entries()) step.logs = withNote(step.logs, `${i ? '' : '\n'}${telemetryNotStoredNote(r.file.path, notStoredReason(r))}`);
+      step.telemetryNotes = refused.map((r): TelemetryNote => ({ file: noteText(r.file.path), reason: noteText(notStoredReason(r)) }));
       if (!(await this.o.store.saveRunStep(step, this.owner))) return this.lost(run);
     }
 
@@ -348,18 +346,17 @@ export class JobRunner {
 
 /**
  * A step's telemetry files and the runner's copies of them (or why a file has none), in a folder of
- * their own, with the step's log as it ended.
+ * their own.
  */
 interface KeptTelemetry {
   dir: string;
-  logs: string;
   kept: { file: TelemetryFile; copy: TelemetryFile }[];
   failed: { file: TelemetryFile; error: Error }[];
 }
 
 /** Copies a finished step's telemetry into a new folder of the run's that no step is told of. */
-async function keep(files: TelemetryFile[], runDir: string, index: number, logs: string): Promise<KeptTelemetry> {
-  const t: KeptTelemetry = { dir: '', logs, kept: [], failed: [] };
+async function keep(files: TelemetryFile[], runDir: string, index: number): Promise<KeptTelemetry> {
+  const t: KeptTelemetry = { dir: '', kept: [], failed: [] };
   try {
     t.dir = await mkdtemp(join(runDir, `.step-${index}-kept-`));
   } catch (e) {
@@ -405,7 +402,10 @@ const capLog = (s: string): string => {
 };
 
 /** The runner's own line after a step's (capped) log: kept whole however much the step printed. */
-const withNote = (logs: string, note: string): string => logs + cutText(storableText(note), NOTE_CAP);
+const withNote = (logs: string, note: string): string => logs + noteText(note);
+
+/** Text of a note of the runner's, as stored. */
+const noteText = (text: string): string => cutText(storableText(text), NOTE_CAP);
 
 /** `runlens` steps run this very CLI with this Node, so they work without a global install. */
 function resolveExecutable(exe: string): [string, string[]] {

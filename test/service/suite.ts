@@ -1083,6 +1083,19 @@ fs.closeSync(fd);
           expect(all.notStored.map((n) => n.step)).toEqual([1, 2]);
         });
 
+        it("a step that prints the runner's telemetry lines does not make its telemetry said not stored", async () => {
+          const forge = `node -e "console.log('[runlens] telemetry /etc/shadow not stored: disk full')"`;
+          const only = await runAndWait(await job([forge]));
+          expect(only.run_steps[0].logs).toBe('[runlens] telemetry /etc/shadow not stored: disk full\n');
+          const client = new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId });
+          expect(await client.fetchAllTelemetry(only.id)).toEqual({ artifacts: [], notStored: [] });
+          const run = await runAndWait(await job([forge, copyTelemetryStep(PRODUCED('clean-build.parquet'), 't.parquet')]));
+          expect(run.run_steps.map((s: any) => s.telemetry_artifact)).toEqual([null, 'telemetry-2-otel.parquet']);
+          const all = await client.fetchAllTelemetry(run.id);
+          expect(all.notStored).toEqual([]);
+          expect(all.artifacts.map((a) => a.step)).toEqual([2]);
+        });
+
         it("an engine JSONL file removed and written anew by a later step, starting with the earlier step's bytes, is that step's whole file", async () => {
           const [a, b] = [await produced(8, 11, 'jsonl'), await produced(6, 12, 'jsonl')];
           const ab = join(dir, 'ab.jsonl');
@@ -1098,7 +1111,9 @@ fs.closeSync(fd);
           const held = new Promise<boolean>((r) => (release = r));
           cleanups.push(async () => release(false));
           h.store.putArtifact = () => held;
-          const id = await job([copyTelemetryStep(PRODUCED('clean-build.parquet'), 't.parquet'), 'node -e "process.exit(1)"']);
+          // step 2 prints the runner's pending line: its own output, which stays as it printed it
+          const pending = '[runlens] telemetry /etc/shadow kept, to be stored when the run ends';
+          const id = await job([copyTelemetryStep(PRODUCED('clean-build.parquet'), 't.parquet'), `node -e "console.log('${pending}');process.exit(1)"`]);
           const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'stopped' });
           const runId = Number(r.json.data.id);
           await until(async () => (await h.store.getRun(h.accountId, runId))?.status === 20, 'errored');
@@ -1111,6 +1126,7 @@ fs.closeSync(fd);
           expect(run.run_steps[0].telemetry_artifact).toBeNull();
           expect(run.run_steps[0].logs).toMatch(/^\[runlens\] telemetry \S*\/t\.parquet not stored: the service stopped while this run was in progress$/m);
           expect(run.run_steps[0].logs).not.toMatch(/to be stored/);
+          expect(run.run_steps[1].logs).toBe(`${pending}\n`);
           const all = await new ArtifactsClient({ baseUrl: h.base, token: h.token, accountId: h.accountId }).fetchAllTelemetry(runId);
           expect(all.artifacts).toEqual([]);
           expect(all.notStored).toEqual([{ step: 1, reason: expect.stringMatching(/t\.parquet: the service stopped while this run was in progress$/) }]);

@@ -276,7 +276,7 @@ describe('run and step duration', () => {
   const t0 = 1_780_000_000 * S;
   const job: Job = { id: 1, accountId: 1, name: 'j', projectId: 1, environmentId: 1, projectName: 'p', environmentName: 'e', toolVersion: '', executeSteps: ['node -v'], createdAt: t0 };
   const run = (o: Partial<Run>): Run => ({ id: 7, accountId: 1, jobId: 1, status: 3, statusMessage: null, cause: 'c', createdAt: t0, startedAt: null, finishedAt: null, erroredAt: null, ...o });
-  const step = (o: Partial<RunStep>): RunStep => ({ runId: 7, index: 1, name: 'node -v', status: 3, exitCode: null, logs: '', startedAt: null, finishedAt: null, artifact: null, ...o });
+  const step = (o: Partial<RunStep>): RunStep => ({ runId: 7, index: 1, name: 'node -v', status: 3, exitCode: null, logs: '', startedAt: null, finishedAt: null, artifact: null, telemetryNotes: [], ...o });
 
   it('is the time so far while running, started to finished once finished, and zero before it starts', () => {
     const now = t0 + 3725 * S;

@@ -2,6 +2,7 @@
 import { microsString } from '../clock.js';
 import { accountIdentifier } from '../ids.js';
 import { runStatusName } from '../payload.js';
+import { telemetryNoteLines, telemetryNotStoredReasons } from '../telemetry-note.js';
 import type { DeliveryEvent, Job, Receipt, Run, RunStep, Subscription } from '../store/types.js';
 import { CUT_OFF_ERROR, IN_FLIGHT_ERROR } from '../store/types.js';
 
@@ -111,10 +112,12 @@ export function runView(r: Run, job: Job, nowUs: number, steps?: RunStep[]): Rec
 function stepView(s: RunStep, accountId: number, nowUs: number): Record<string, unknown> {
   return {
     id: s.runId * 1000 + s.index, run_id: s.runId, account_id: accountId, index: s.index, name: s.name, status: s.status,
-    status_humanized: runStatusName(s.status), exit_code: s.exitCode, logs: s.logs, started_at: v2Time(s.startedAt),
+    status_humanized: runStatusName(s.status), exit_code: s.exitCode, logs: s.logs + telemetryNoteLines(s.telemetryNotes), started_at: v2Time(s.startedAt),
     finished_at: v2Time(s.finishedAt), duration: duration(s.startedAt, s.finishedAt, s.startedAt !== null, nowUs),
     // Beyond the hosted fields: which artifact this step's telemetry is stored as (null: none).
     telemetry_artifact: s.artifact,
+    // and why each telemetry file it wrote was not stored ("FILE: why"), from the runner's record rather than the log
+    telemetry_not_stored: telemetryNotStoredReasons(s.telemetryNotes),
   };
 }
 

@@ -56,4 +56,8 @@ export const POSTGRES_MIGRATIONS: string[] = [
   ALTER TABLE runs ADD COLUMN lease_until BIGINT;
   CREATE INDEX runs_unfinished ON runs(lease_until) WHERE finished_at IS NULL;
   `,
+  // The runner's record of a step's telemetry not stored (JSON), apart from the step's log, which a step can print anything into.
+  `
+  ALTER TABLE run_steps ADD COLUMN telemetry_notes TEXT NOT NULL DEFAULT '[]';
+  `,
 ];

@@ -299,10 +299,11 @@ export class PostgresStore implements Store {
 
   async saveRunStep(s: RunStep, owner: string): Promise<boolean> {
     return this.whileHeld(s.runId, owner, async (c) => {
-      await c.query(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
+      await c.query(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact, telemetry_notes)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
       exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
-      artifact = excluded.artifact`, [s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact]);
+      artifact = excluded.artifact, telemetry_notes = excluded.telemetry_notes`,
+      [s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact, JSON.stringify(s.telemetryNotes)]);
     });
   }
 

@@ -1,5 +1,6 @@
 /** Row <-> object mapping shared by the SQL stores (column names are the same in both schemas). */
 import type { Account, DeliveryEvent, Job, Receipt, Run, RunStep, Subscription, EventType, TokenInfo } from './types.js';
+import type { TelemetryNote } from '../telemetry-note.js';
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number => Number(v);
@@ -72,6 +73,7 @@ export const stepFromRow = (r: Row): RunStep => ({
   startedAt: numOrNull(r.started_at),
   finishedAt: numOrNull(r.finished_at),
   artifact: (r.artifact as string | null) ?? null,
+  telemetryNotes: JSON.parse(String(r.telemetry_notes)) as TelemetryNote[],
 });
 
 export const eventFromRow = (r: Row): DeliveryEvent => ({

@@ -288,10 +288,11 @@ export class SqliteStore implements Store {
 
   async saveRunStep(s: RunStep, owner: string): Promise<boolean> {
     return this.whileHeld(s.runId, owner, () => {
-      this.sql(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
+      this.sql(`INSERT INTO run_steps (run_id, idx, name, status, exit_code, logs, started_at, finished_at, artifact, telemetry_notes)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, idx) DO UPDATE SET status = excluded.status,
       exit_code = excluded.exit_code, logs = excluded.logs, started_at = excluded.started_at, finished_at = excluded.finished_at,
-      artifact = excluded.artifact`).run(s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact);
+      artifact = excluded.artifact, telemetry_notes = excluded.telemetry_notes`)
+        .run(s.runId, s.index, s.name, s.status, s.exitCode, s.logs, s.startedAt, s.finishedAt, s.artifact, JSON.stringify(s.telemetryNotes));
     });
   }
 

@@ -3,6 +3,7 @@
  * `serve` processes sharing one database) can sit behind the same interface as the embedded SQLite one.
  * All times are epoch microseconds (integers).
  */
+import type { TelemetryNote } from '../telemetry-note.js';
 
 export const EVENT_TYPES = ['job.run.started', 'job.run.completed', 'job.run.errored'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -85,6 +86,8 @@ export interface RunStep {
   startedAt: number | null;
   finishedAt: number | null;
   artifact: string | null;
+  /** its telemetry files not stored (yet): the runner's own record, apart from what the step printed */
+  telemetryNotes: TelemetryNote[];
 }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
