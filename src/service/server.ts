@@ -14,6 +14,7 @@ import type { ArchivalPolicy, Store } from './store/types.js';
 import { DEFAULT_ARCHIVAL } from './subscription-state.js';
 import { systemResolver, type HostResolver } from './ssrf.js';
 import { ApiError, errorBody, notFound } from './http/envelope.js';
+import { authenticateRequest } from './http/auth.js';
 import type { ServiceContext } from './http/context.js';
 import { webhookRoutes } from './http/webhook-routes.js';
 import { runRoutes } from './http/run-routes.js';
@@ -106,6 +107,8 @@ export async function createService(o: ServiceOptions): Promise<Service> {
   // refused, naming the field that holds them (the first text field with U+FFFD once decoded).
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
+    // no body, whatever the header says (many clients send it on every request): a route that needs one says so
+    if (!body.length) return done(null, undefined);
     jsonParser(req, body.toString('utf8'), (err, parsed) => {
       if (err || isUtf8(body)) return done(err, parsed);
       const field = parsed !== null && typeof parsed === 'object' ? Object.entries(parsed as object).find(([, v]) => JSON.stringify(v).includes('\uFFFD'))?.[0] : undefined;
@@ -117,6 +120,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     const bad = Object.entries((req.params ?? {}) as Record<string, string>).find(([, v]) => v.includes('\0'));
     if (bad) throw notFound(bad[0]);
   });
+  app.addHook('onRequest', authenticateRequest(store));
   app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody(notFound(`${req.method} ${req.url.split('?')[0]}`))));
   webhookRoutes(app, ctx);
   runRoutes(app, ctx);

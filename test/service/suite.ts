@@ -104,6 +104,33 @@ export function serviceSuite(factory: StoreFactory): void {
         expect(basic.status).toBe(401);
       });
 
+      it('answers 401 without a valid token before it reads the body', async () => {
+        const json = { 'content-type': 'application/json' };
+        for (const tok of [null, 'nope']) {
+          for (const [m, p, b] of [['DELETE', '/api/v2/accounts/{acct}/jobs/419/', undefined], ['DELETE', SUB('x'), undefined],
+            ['POST', SUBS, '{not json'], ['POST', '/api/v2/accounts/{acct}/jobs/', '']] as const) {
+            const r = await h.api(m, p, b, tok, json);
+            expect(r.status, `${m} ${p} ${r.text}`).toBe(401);
+            expect(r.json.status).toMatchObject({ code: 401, is_success: false });
+          }
+        }
+      });
+
+      it('reads an empty JSON body as no body: DELETE with Content-Type: application/json deletes, a route that needs a body says so', async () => {
+        const json = { 'content-type': 'application/json' };
+        const sub = await subscribe({ client_url: `${rx.url}/ok` });
+        expect((await h.api('DELETE', SUB(sub.id), undefined, h.token, json)).status).toBe(200);
+        expect((await h.api('GET', SUB(sub.id))).status).toBe(404);
+        const job = await h.api('POST', '/api/v2/accounts/{acct}/jobs/', { name: 'j', project_id: 7, environment_id: 8, execute_steps: ['node -v'] });
+        expect(job.status, job.text).toBe(201);
+        const del = await h.api('DELETE', `/api/v2/accounts/{acct}/jobs/${job.json.data.id}/`, undefined, h.token, json);
+        expect(del.status, del.text).toBe(200);
+        expect((await h.api('GET', `/api/v2/accounts/{acct}/jobs/${job.json.data.id}/`)).status).toBe(404);
+        const empty = await h.api('POST', SUBS, undefined, h.token, json);
+        expect(empty.status).toBe(400);
+        expect(empty.json.status.user_message).toBe('Invalid request: body must be a JSON object');
+      });
+
       it("hides another account's subscriptions and account path (404)", async () => {
         const mine = await subscribe({ client_url: `${rx.url}/ok` });
         const other = await h.store.createAccount('Other', Date.now() * 1000);

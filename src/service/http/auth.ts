@@ -33,7 +33,7 @@ export const RUN_TRIGGERS: readonly string[] = WRITE_ACCESS.runs.sets;
 export const writeAccessSummary = (): string =>
   `${Object.values(WRITE_ACCESS).map((w) => `${w.what}: ${w.sets.join(', ')}`).join('; ')}; any token reads`;
 
-export async function authenticate(store: Store, req: FastifyRequest, accountIdParam: string): Promise<TokenRecord> {
+async function authenticate(store: Store, req: FastifyRequest, accountIdParam: string): Promise<TokenRecord> {
   const header = req.headers.authorization;
   const m = typeof header === 'string' ? /^(Token|Bearer)\s+(\S+)\s*$/i.exec(header) : null;
   if (!m) throw new ApiError(401, 'Authentication credentials were not provided.', 'send Authorization: Token <api token> (or Bearer <api token>)');
@@ -41,6 +41,24 @@ export async function authenticate(store: Store, req: FastifyRequest, accountIdP
   if (!token) throw new ApiError(401, 'Invalid token.', 'the API token is unknown');
   if (accountIdParam !== String(token.accountId)) throw notFound('account'); // canonical ids only: 01 is not 1
   return token;
+}
+
+const tokens = new WeakMap<FastifyRequest, TokenRecord>();
+
+/**
+ * onRequest hook: every route under an account authenticates before its body is read, so a request
+ * without valid credentials is 401 whatever its body holds.
+ */
+export const authenticateRequest = (store: Store) => async (req: FastifyRequest): Promise<void> => {
+  const account = (req.params as { account_id?: string } | undefined)?.account_id;
+  if (account !== undefined) tokens.set(req, await authenticate(store, req, account));
+};
+
+/** The token the request was authenticated with (by the hook above). */
+export function tokenOf(req: FastifyRequest): TokenRecord {
+  const t = tokens.get(req);
+  if (!t) throw new Error(`${req.method} ${req.routeOptions.url}: route without an account to authenticate against`);
+  return t;
 }
 
 export function requirePermission(token: TokenRecord, allowed: readonly string[], action: string): void {

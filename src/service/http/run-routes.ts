@@ -4,7 +4,7 @@ import { toMicros } from '../clock.js';
 import { parseId } from '../ids.js';
 import type { Job } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { authenticate, JOB_WRITERS, requirePermission, RUN_TRIGGERS } from './auth.js';
+import { tokenOf, JOB_WRITERS, requirePermission, RUN_TRIGGERS } from './auth.js';
 import { invalid, notFound, v2, v2List } from './envelope.js';
 import { parseJobBody, parsePaging, parseRunBody } from './validate.js';
 import { jobView, runView } from './views.js';
@@ -22,7 +22,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { store, clock } = ctx;
 
   app.post<{ Params: P }>(`${base}/jobs/`, async (req, reply) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, JOB_WRITERS, 'creating a job');
     const b = parseJobBody(req.body, ctx.stepCommands);
     const job = await store.createJob({
@@ -42,19 +42,19 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   };
 
   app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/jobs/`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const { offset, limit } = parsePaging(req.query, 100);
     const page = await store.listJobs(t.accountId, offset, limit);
     return v2List(page.items.map(jobView), page.total, { offset, limit }, 'id');
   });
 
   app.get<{ Params: P }>(`${base}/jobs/:job_id/`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     return v2(jobView(await liveJob(t.accountId, req.params.job_id)));
   });
 
   app.delete<{ Params: P }>(`${base}/jobs/:job_id/`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, JOB_WRITERS, 'deleting a job');
     const job = await store.deleteJob(t.accountId, idParam(req.params.job_id, 'job'), toMicros(clock.now()));
     if (!job) throw notFound('job');
@@ -62,7 +62,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.post<{ Params: P }>(`${base}/jobs/:job_id/run/`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, RUN_TRIGGERS, 'triggering a run');
     const job = await liveJob(t.accountId, req.params.job_id);
     const { cause } = parseRunBody(req.body);
@@ -71,7 +71,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/runs/`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const { offset, limit } = parsePaging(req.query, 100);
     const jobParam = req.query.job_definition_id;
     let jobId: number | undefined;
@@ -94,7 +94,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: P; Querystring: { include_related?: string } }>(`${base}/runs/:run_id/`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const run = await store.getRun(t.accountId, idParam(req.params.run_id, 'run'));
     if (!run) throw notFound('run');
     const job = await store.getJob(t.accountId, run.jobId);
@@ -105,7 +105,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: P; Querystring: { step?: string } }>(`${base}/runs/:run_id/artifacts/*`, async (req, reply) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const runId = idParam(req.params.run_id, 'run');
     const path = req.params['*'];
     const m = /^(?:metadata\/)?(telemetry-(\d+)-otel\.parquet)$/.exec(path);

@@ -6,7 +6,7 @@ import { buildTestPayload } from '../payload.js';
 import { activeAfterUpdate, ifMatchHolds, subscriptionEtag } from '../subscription-state.js';
 import type { Subscription } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { authenticate, requirePermission, WEBHOOK_WRITERS } from './auth.js';
+import { tokenOf, requirePermission, WEBHOOK_WRITERS } from './auth.js';
 import { ApiError, notFound, v3 } from './envelope.js';
 import { checkTargetAllowed, parsePaging, parseSubscriptionBody, refuseSecretChange } from './validate.js';
 import { eventView, receiptView, subscriptionView } from './views.js';
@@ -24,7 +24,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   };
 
   app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/subscriptions`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const { offset, limit } = parsePaging(req.query);
     const page = await store.listSubscriptions(t.accountId, offset, limit);
     return {
@@ -35,7 +35,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.post<{ Params: P }>(`${base}/subscriptions`, async (req, reply) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, WEBHOOK_WRITERS, 'creating a webhook subscription');
     const b = parseSubscriptionBody(req.body, false);
     refuseSecretChange(b.hmac_secret, null);
@@ -52,14 +52,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: P }>(`${base}/subscription/:id`, async (req, reply) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const s = await load(t.accountId, req.params.id);
     reply.header('etag', subscriptionEtag(s));
     return v3(subscriptionView(s));
   });
 
   app.put<{ Params: P }>(`${base}/subscription/:id`, async (req, reply) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, WEBHOOK_WRITERS, 'updating a webhook subscription');
     const b = parseSubscriptionBody(req.body, true);
     refuseSecretChange(b.hmac_secret, (await load(t.accountId, req.params.id)).hmacSecret);
@@ -93,14 +93,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.delete<{ Params: P }>(`${base}/subscription/:id`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, WEBHOOK_WRITERS, 'deleting a webhook subscription');
     if (!(await store.deleteSubscription(t.accountId, req.params.id))) throw notFound('webhook subscription');
     return { data: { id: req.params.id }, status: { code: 200, is_success: true } };
   });
 
   app.get<{ Params: P }>(`${base}/subscription/:id/test`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     requirePermission(t, WEBHOOK_WRITERS, 'testing a webhook subscription');
     const s = await load(t.accountId, req.params.id);
     const nowMs = clock.now();
@@ -115,7 +115,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: P; Querystring: Record<string, unknown> }>(`${base}/subscription/:id/events`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     await load(t.accountId, req.params.id);
     const { offset, limit } = parsePaging(req.query);
     const page = await store.listEvents(t.accountId, req.params.id, offset, limit);
@@ -128,14 +128,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 
   // One event by its id alone (the hosted API's older path), so a client holding only an event id finds its subscription.
   app.get<{ Params: P }>(`${base}/event/:event_id`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const ev = await store.findEvent(t.accountId, req.params.event_id);
     if (!ev) throw notFound('webhook event');
     return v3(eventView(ev));
   });
 
   app.get<{ Params: P }>(`${base}/subscription/:id/event/:event_id/receipt`, async (req) => {
-    const t = await authenticate(store, req, req.params.account_id);
+    const t = tokenOf(req);
     const ev = await store.getEvent(t.accountId, req.params.id, req.params.event_id);
     if (!ev) throw notFound('webhook event');
     return v3((await store.listReceipts(ev.id)).map((r) => receiptView(r, ev)));
