@@ -13,7 +13,7 @@ import { SqliteStore } from './store/sqlite.js';
 import type { ArchivalPolicy, Store } from './store/types.js';
 import { DEFAULT_ARCHIVAL } from './subscription-state.js';
 import { systemResolver, type HostResolver } from './ssrf.js';
-import { ApiError, errorBody, notFound } from './http/envelope.js';
+import { ApiError, echoed, errorBody, notFound } from './http/envelope.js';
 import { authenticateRequest } from './http/auth.js';
 import type { ServiceContext } from './http/context.js';
 import { webhookRoutes } from './http/webhook-routes.js';
@@ -22,6 +22,8 @@ import { runRoutes } from './http/run-routes.js';
 export { DEFAULT_STEP_COMMANDS };
 /** Longest path parameter (ids are far shorter); longer ones are refused with 414 in the envelope. */
 const MAX_PARAM_LENGTH = 100;
+const paramTooLong = (): ApiError =>
+  new ApiError(414, `Invalid request: a path parameter is too long (at most ${MAX_PARAM_LENGTH} characters)`, `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
 
 export interface ServiceOptions {
   /** data folder: the SQLite database and run working folders (required unless `store` and `workDir` are given) */
@@ -85,9 +87,8 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     logger: o.logger ?? false, routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH }, bodyLimit: 1024 * 1024,
     // The router's own refusals (a path parameter too long, a malformed %-escape) in the API's envelope.
     frameworkErrors: (err, _req, reply) => {
-      const api = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? new ApiError(414, `Invalid request: a path parameter is too long (at most ${MAX_PARAM_LENGTH} characters)`, `${err.code}: ${err.message}`)
-        : new ApiError(err.statusCode ?? 400, `Invalid request: ${err.message}`, `${err.code}: ${err.message}`);
+      const api = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? paramTooLong()
+        : new ApiError(err.statusCode ?? 400, `Invalid request: ${echoed(err.message)}`, `${err.code}: ${echoed(err.message)}`);
       // the handler is generic over route types; this reply is the plain one
       void (reply as unknown as FastifyReply).code(api.statusCode).send(errorBody(api));
     },
@@ -116,12 +117,16 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     });
   });
   // No id holds a NUL character (nothing with one is stored, and PostgreSQL cannot be asked for one).
+  // The router bounds named parameters, not a wildcard's (an artifact's name): bounded here alike.
   app.addHook('onRequest', async (req) => {
-    const bad = Object.entries((req.params ?? {}) as Record<string, string>).find(([, v]) => v.includes('\0'));
+    const params = Object.entries((req.params ?? {}) as Record<string, string>);
+    // (the not-found handler's wildcard holds the whole path: an unknown path is 404, however long)
+    if (!req.is404 && params.some(([, v]) => v.length > MAX_PARAM_LENGTH)) throw paramTooLong();
+    const bad = params.find(([, v]) => v.includes('\0'));
     if (bad) throw notFound(bad[0]);
   });
   app.addHook('onRequest', authenticateRequest(store));
-  app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody(notFound(`${req.method} ${req.url.split('?')[0]}`))));
+  app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody(notFound(`${req.method} ${echoed(req.url.split('?')[0]!)}`))));
   webhookRoutes(app, ctx);
   runRoutes(app, ctx);
 

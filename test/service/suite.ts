@@ -362,12 +362,18 @@ export function serviceSuite(factory: StoreFactory): void {
       it('answers oversized and malformed path parameters in the error envelope', async () => {
         const long = 'x'.repeat(300);
         for (const path of [SUB(`wsu_${long}`), `${SUB(`wsu_${long}`)}/events`, `/api/v3/accounts/${'9'.repeat(300)}/webhooks/subscriptions`,
-          `/api/v2/accounts/{acct}/runs/${'1'.repeat(300)}/`]) {
+          `/api/v2/accounts/{acct}/runs/${'1'.repeat(300)}/`, `/api/v2/accounts/{acct}/runs/1/artifacts/${'a'.repeat(5000)}`,
+          `/api/v2/accounts/{acct}/runs/1/artifacts/metadata/${'a'.repeat(101)}`]) {
           const r = await h.api('GET', path);
           expect(r.status, path.slice(0, 60)).toBe(414);
           expect(r.json, path.slice(0, 60)).toMatchObject({ data: null, status: { code: 414, is_success: false } });
           expect(r.json.status.user_message).toMatch(/too long/);
+          expect(r.text.length, path.slice(0, 60)).toBeLessThan(500);
         }
+        // an unknown path is not echoed back whole
+        const unknown = await h.api('GET', `/${'n/'.repeat(2500)}`);
+        expect(unknown.status).toBe(404);
+        expect(unknown.text.length).toBeLessThan(500);
         const bad = await h.api('GET', SUB('wsu_%E0%A4%A'));
         expect(bad.status).toBe(400);
         expect(bad.json).toMatchObject({ data: null, status: { code: 400, is_success: false } });

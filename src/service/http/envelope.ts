@@ -1,4 +1,5 @@
 /** Response envelopes of the hosted API: v3 `{data, status:{code}}`, v2 adds is_success and messages. */
+import { cutText } from '../../render/cut-text.js';
 
 export class ApiError extends Error {
   constructor(
@@ -15,6 +16,9 @@ export const NOT_FOUND_MESSAGE = 'The requested resource was not found. Please c
 export const notFound = (what: string): ApiError => new ApiError(404, NOT_FOUND_MESSAGE, `${what} not found`);
 /** 400 naming the field, so a person can fix the request. */
 export const invalid = (field: string, problem: string): ApiError => new ApiError(400, `Invalid request: ${field} ${problem}`, `${field}: ${problem}`);
+
+/** What a request sent, as an error message quotes it: cut, so an answer never grows with the request. */
+export const echoed = (s: string, max = 200): string => (s.length > max ? `${cutText(s, max)}... (${s.length} characters)` : s);
 
 export function errorBody(e: ApiError): unknown {
   return { data: null, status: { code: e.statusCode, is_success: false, user_message: e.userMessage, developer_message: e.developerMessage } };

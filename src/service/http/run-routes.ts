@@ -5,7 +5,7 @@ import { parseId } from '../ids.js';
 import type { Job } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { tokenOf, JOB_WRITERS, requirePermission, RUN_TRIGGERS } from './auth.js';
-import { invalid, notFound, v2, v2List } from './envelope.js';
+import { echoed, invalid, notFound, v2, v2List } from './envelope.js';
 import { parseJobBody, parsePaging, parseRunBody } from './validate.js';
 import { jobView, runView } from './views.js';
 
@@ -109,7 +109,7 @@ export function runRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const runId = idParam(req.params.run_id, 'run');
     const path = req.params['*'];
     const m = /^(?:metadata\/)?(telemetry-(\d+)-otel\.parquet)$/.exec(path);
-    if (!m) throw notFound(`artifact ${path}`);
+    if (!m) throw notFound(`artifact ${echoed(path)}`);
     if (req.query.step !== undefined && req.query.step !== m[2]) throw invalid('step', `must match the step number in the artifact name (${m[2]})`);
     const bytes = await store.getArtifact(t.accountId, runId, m[1]!);
     if (!bytes) throw notFound(`artifact ${m[1]} of run ${runId}`);
