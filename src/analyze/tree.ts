@@ -239,6 +239,13 @@ export async function buildTreeText(db: Db, traceId: string, maxDepth?: number, 
   return { trace_id: traceId, command: head?.command ?? null, spans: head?.spans ?? 0, lines };
 }
 
+/**
+ * The deepest level drawn indented (the model's depths stop there too): deeper spans are drawn at
+ * that indentation, each line saying its depth. Drawn in full, a chain of thousands of spans would
+ * print its depth squared in blanks.
+ */
+const DRAWN_DEPTH = 64;
+
 /** A span of the text tree: its parent's place in start order (1-based; 0 for a root), name, facts, duration. */
 type TreeSpan = [parent: number, name: string, facts: string | null, durationMs: number | null];
 
@@ -261,10 +268,10 @@ function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
   const fill = first.slice(0, n + 2);
   for (let i = 1; i <= n; i++) kids[fill[parent[i]!]!++] = i;
   const childCount = (p: number) => first[p + 1]! - first[p]!;
-  const line = (i: number, prefix: string): TreeText['lines'][number] => {
+  const line = (i: number, depth: number, prefix: string): TreeText['lines'][number] => {
     const [, name, f, ms] = spans[i - 1]!;
     const all = inCycle[i] ? (f ? `${f}, ${CYCLE_FACT}` : CYCLE_FACT) : f;
-    return [prefix + name + (all ? `  [${all}]` : ''), ms];
+    return [prefix + (depth > DRAWN_DEPTH ? `[depth ${depth}] ` : '') + name + (all ? `  [${all}]` : ''), ms];
   };
 
   const lines: TreeText['lines'] = [];
@@ -273,13 +280,14 @@ function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
   for (const root of [n + 1, 0]) for (let k = first[root + 1]! - 1; k >= first[root]!; k--) stack.push([kids[k]!, 0, '', '']);
   while (stack.length > 0) {
     const [span, depth, prefix, childPrefix] = stack.pop()!;
-    if (depth <= cutAt) lines.push(line(span, prefix));
+    if (depth <= cutAt) lines.push(line(span, depth, prefix));
     const count = childCount(span);
     if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${plural(count, 'child span')}`, null]);
     if (depth >= cutAt) continue;
     for (let k = first[span + 1]! - 1; k >= first[span]!; k--) {
       const last = k === first[span + 1]! - 1;
-      stack.push([kids[k]!, depth + 1, childPrefix + (last ? '└─ ' : '├─ '), childPrefix + (last ? '   ' : '│  ')]);
+      const deeper = depth + 1 < DRAWN_DEPTH ? childPrefix + (last ? '   ' : '│  ') : childPrefix;
+      stack.push([kids[k]!, depth + 1, childPrefix + (last ? '└─ ' : '├─ '), deeper]);
     }
   }
   return lines;
