@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InputError, errorMessage } from '../errors.js';
+import { TOO_DEEP, tooDeep } from '../ingest/nesting.js';
 import { findLoneSurrogate, loneSurrogateText } from '../ingest/lone-surrogate.js';
 import { BOM_PROBLEM, NOT_UTF8, utf16Problem } from '../ingest/text-encoding.js';
 import { refuseOutsideStep } from '../service/job-step.js';
@@ -24,7 +25,7 @@ function lineColumn(text: string, pos: number): { line: number; column: number }
 /**
  * A whole JSON document (run_results.json, manifest.json); unreadable or malformed names the file,
  * and malformed JSON its line and column (JSON.parse gives only a character offset); a lone
- * surrogate the field that holds it, invalid UTF-8 the file, a key written twice its line and path.
+ * surrogate or a value nested too deep the field that holds it, invalid UTF-8 the file, a key written twice its line and path.
  */
 export function readJsonDocument(file: string, what: string): unknown {
   refuseOutsideStep(file, what);
@@ -53,6 +54,9 @@ export function readJsonDocument(file: string, what: string): unknown {
     const { line, column } = lineColumn(text, Number(at[1]));
     throw new InputError(`not a readable ${what}: ${msg.replace(/ in JSON at position \d+.*$/s, '')} (column ${column})`, file, line);
   }
+  // the translation writes it again (and the walks below recurse)
+  const deep = tooDeep(doc);
+  if (deep !== undefined) throw new InputError(TOO_DEEP, file, undefined, deep);
   // JSON.parse keeps the last of a key written twice, silently: refused as in telemetry JSONL
   const twice = keyWrittenTwiceAt(text, doc)[0];
   if (twice) throw new InputError(KEY_TWICE, file, lineColumn(text, twice.at).line, twice.field);

@@ -16,7 +16,7 @@ const CRLF = 'a carriage return before the newline (a CRLF line end): each line 
 
 /** The keys `text` (the text of `value`) writes twice, as dotted paths (`status.code`, `links[0].attributes.x`). */
 export function keysWrittenTwice(text: string, value: unknown): string[] {
-  if (JSON.stringify(value) === text) return [];
+  if (writesBack(text, value)) return [];
   return keyWrittenTwiceAt(text, value).map((i) => i.field);
 }
 
@@ -44,17 +44,36 @@ function keysIn(text: string): number {
   return n;
 }
 
-/** How many members the objects of a parsed value hold, nested ones too. */
-function membersOf(v: unknown): number {
-  if (typeof v !== 'object' || v === null) return 0;
+/**
+ * How many members the objects of a parsed value hold, nested ones too. An explicit stack, not
+ * recursion: JSON.parse reads values nested deeper than the call stack reaches.
+ */
+function membersOf(value: unknown): number {
   let n = 0;
-  if (Array.isArray(v)) for (const x of v) n += membersOf(x);
-  else
-    for (const k in v) {
-      n++;
-      n += membersOf((v as Record<string, unknown>)[k]);
-    }
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) for (const x of v) stack.push(x);
+    else
+      for (const k in v) {
+        n++;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+  }
   return n;
+}
+
+/**
+ * Does JSON.stringify write `value` back as `text`? False for a value nested deeper than it
+ * reaches (it throws): such a line is scanned as any other.
+ */
+function writesBack(text: string, value: unknown): boolean {
+  try {
+    return JSON.stringify(value) === text;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -64,7 +83,7 @@ function membersOf(v: unknown): number {
  * or the faults looked for) are scanned.
  */
 export function lineFormIssues(text: string, value: unknown): FormIssue[] {
-  if (JSON.stringify(value) === text) return [];
+  if (writesBack(text, value)) return [];
   return scan(text);
 }
 

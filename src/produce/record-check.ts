@@ -2,9 +2,11 @@
  * What `convert` holds each record it reads to: what a load refuses (recordProblem, in its words),
  * and what the engine's record form cannot hold, JSONL and Parquet alike: a field the Parquet layout
  * requires, text that is not a string, a time as a JSON number (which loses digits), a link that is
- * not one. A record that passes is written by serializeRecord and BatchBuilder as it came.
+ * not one, a value nested deeper than the writers reach. A record that passes is written by
+ * serializeRecord and BatchBuilder as it came.
  */
 import { recordProblem } from '../ingest/jsonl.js';
+import { TOO_DEEP, tooDeep } from '../ingest/nesting.js';
 import { cutText } from '../render/cut-text.js';
 
 export interface RecordProblem {
@@ -29,6 +31,8 @@ const TIMES: Record<string, readonly string[]> = {
 const LOWER_ID = /^[0-9a-f]{16}$/;
 
 export function convertProblem(v: unknown): RecordProblem | undefined {
+  const deep = tooDeep(v);
+  if (deep !== undefined) return { field: deep, reason: TOO_DEEP };
   return recordProblem(v, 'snake') ?? formProblem(v as Record<string, unknown>);
 }
 
