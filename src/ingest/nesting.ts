@@ -1,7 +1,8 @@
 /**
  * How deep a parsed JSON value nests. JSON.parse reads any depth, but JSON.stringify and the
  * recursive walks that write a value again in another form run out of call stack a few thousand
- * levels down: a value nested deeper than MAX_NESTING is refused where it would be written so.
+ * levels down: a value nested deeper than MAX_NESTING is refused where it would be written so,
+ * and named only where it would be shown.
  */
 
 /** Arrays and objects inside one another, counted from the record or document. */

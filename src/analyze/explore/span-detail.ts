@@ -2,6 +2,7 @@
  * Everything the detail pane shows for one span: attributes, its log records, error text, the
  * upstream-skip chain down to the root cause, failing rows and file. Small results only.
  */
+import { TOO_DEEP, tooDeep } from '../../ingest/nesting.js';
 import type { Db } from '../../store/db.js';
 import { LOG_TEXT_ORDER } from '../../store/sql-text.js';
 
@@ -130,12 +131,14 @@ export async function upstreamChain(db: Db, traceId: string, uniqueId: string): 
   return out;
 }
 
-/** Attributes as sorted `key: value` lines, nested objects flattened with dots. */
+/** Attributes as sorted `key: value` lines, nested objects flattened with dots (a value nested too deep named only). */
 export function attributeLines(attrs: Record<string, unknown>, prefix = ''): string[] {
   const out: string[] = [];
   for (const k of Object.keys(attrs).sort()) {
     const v = attrs[k];
-    if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
+    // (a load reads any nesting; flattening it and JSON.stringify run out of call stack)
+    if (!prefix && v && typeof v === 'object' && tooDeep(v) !== undefined) out.push(`${k}: (${TOO_DEEP})`);
+    else if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
       out.push(...attributeLines(v as Record<string, unknown>, `${prefix}${k}.`));
     } else out.push(`${prefix}${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
