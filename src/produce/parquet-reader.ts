@@ -12,6 +12,7 @@ import { errorOfCutStream, guardStream } from '../store/stream-guard.js';
 import { ATTRIBUTE_COLUMNS, ATTRIBUTE_KIND, attributesLayoutNote, joinAttributes, parquetColumnsProblem, structFields } from './parquet-layout.js';
 import { loneSurrogate, loneSurrogateReason } from '../ingest/lone-surrogate.js';
 import { BOM_IN_JSON, NOT_JSON } from '../ingest/parquet.js';
+import { TOO_DEEP, tooDeep } from '../ingest/nesting.js';
 import { KEY_TWICE, keysWrittenTwice } from './line-form.js';
 import { convertProblem, type RecordProblem } from './record-check.js';
 import { SOURCE_LINE, sortKeys, type AttrValue, type JsonlRecord, type Link, type Located } from './record.js';
@@ -135,8 +136,8 @@ class RowFault {
 }
 
 /**
- * `read()` of a row's JSON `texts`, or a RowFault when one of them is not JSON, or writes a key twice
- * (a load reads the first, JSON.parse the last: refused as in a JSONL line).
+ * `read()` of a row's JSON `texts`, or a RowFault when one of them is not JSON, writes a key twice
+ * (a load reads the first, JSON.parse the last: refused as in a JSONL line), or nests too deep.
  */
 function fromJson<T>(field: string, texts: (string | null)[], read: () => T): T | RowFault {
   try {
@@ -144,6 +145,8 @@ function fromJson<T>(field: string, texts: (string | null)[], read: () => T): T 
       if (!t) continue;
       if (t.startsWith('\ufeff')) return new RowFault({ field, reason: `${NOT_JSON}: ${BOM_IN_JSON}` });
       const value: unknown = JSON.parse(t);
+      // (sorting its keys, and the writers, would run out of call stack)
+      if (tooDeep(value) !== undefined) return new RowFault({ field, reason: TOO_DEEP });
       const lone = loneSurrogate(t, value);
       if (lone) return new RowFault({ field, reason: `${NOT_JSON}: ${loneSurrogateReason(lone)}` });
       const twice = keysWrittenTwice(t, value)[0];

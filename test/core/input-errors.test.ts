@@ -361,6 +361,23 @@ describe('a Parquet row whose json_payload is not JSON is refused by its row, no
   });
 });
 
+describe('a Parquet row whose json_payload nests deeper than the call stack reaches', () => {
+  const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+  const rewrite = `CASE WHEN r = 379 THEN struct_update(attributes, json_payload := '{"deep":${deep}}') ELSE attributes END AS attributes`;
+
+  it('a load reads it; convert refuses it and validate lists it, by row and field, with no internal error', async () => {
+    const p = await rewriteParquet('deep-payload.parquet', 'samples/failed-build.parquet', rewrite);
+    const runs = runCli(['runs', p]);
+    expect(runs.code, runs.stderr).toBe(0);
+    const c = runCli(['convert', p, path.join(dir, 'deep-payload.jsonl')]);
+    expect(c.code).toBe(2);
+    expect(c.stderr).toBe(`runlens: ${p}:379: attributes.json_payload: nested deeper than 1000 levels\n`);
+    const v = runCli(['validate', p, '--no-warnings']);
+    expect(v.code, v.stderr).toBe(1);
+    expect(v.stdout).toContain(`${p}:379: attributes.json_payload: nested deeper than 1000 levels`);
+  });
+});
+
 describe('a lone surrogate escape (half a UTF-16 pair) is not valid JSON, although JSON.parse takes it', () => {
   const lone = (n: number) => LINES[n - 1]!.replace(/"span_name":"/, '"span_name":"audit.\\ud83d_x ');
 
