@@ -5,6 +5,7 @@
  * loses the record; malformed JSON is reported as file:line.
  */
 import { availableParallelism } from 'node:os';
+import { jsonForMessage } from './nesting.js';
 import { sqlString } from '../store/db.js';
 import { sqlFilePath } from '../store/file-path-sql.js';
 import type { InputFile } from './detect.js';
@@ -146,7 +147,7 @@ export function recordProblem(v: unknown, keyStyle: 'snake' | 'camel'): { field:
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return { field: '-', reason: 'not a JSON object' };
   const k = KEYS[keyStyle];
   const r = v as Record<string, unknown>;
-  const got = (x: unknown) => `(got ${cutText(String(JSON.stringify(x)), 60)})`;
+  const got = (x: unknown) => `(got ${cutText(jsonForMessage(x), 60)})`;
   const rt = r[k.record_type];
   if (rt === undefined || rt === null) return { field: k.record_type, reason: 'missing' };
   if (!(RECORD_TYPES as readonly unknown[]).includes(rt)) return { field: k.record_type, reason: `must be SpanStart, SpanEnd or LogRecord ${got(rt)}` };

@@ -6,7 +6,7 @@
  * serializeRecord and BatchBuilder as it came.
  */
 import { recordProblem } from '../ingest/jsonl.js';
-import { TOO_DEEP, tooDeep } from '../ingest/nesting.js';
+import { jsonForMessage, TOO_DEEP, tooDeep } from '../ingest/nesting.js';
 import { cutText } from '../render/cut-text.js';
 
 export interface RecordProblem {
@@ -14,7 +14,7 @@ export interface RecordProblem {
   reason: string;
 }
 
-const got = (x: unknown) => `(got ${cutText(String(JSON.stringify(x)), 60)})`;
+const got = (x: unknown) => `(got ${cutText(jsonForMessage(x), 60)})`;
 
 /** Fields the engine's Parquet layout holds no null in. */
 const REQUIRED = ['trace_id', 'severity_number', 'severity_text', 'event_type'] as const;

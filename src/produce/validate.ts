@@ -7,6 +7,7 @@
  * Unknown event types, enum values and envelope keys are warnings: the schema is additive.
  */
 import { engineMessage, InputError } from '../errors.js';
+import { jsonForMessage } from '../ingest/nesting.js';
 import { detectFile, everyPathAdds, namedFiles } from '../ingest/detect.js';
 import { refuseOlderEngineFile } from '../legacy/sniff.js';
 import {
@@ -141,7 +142,7 @@ class FileChecker {
     const r = v as Record<string, unknown>;
     const rt = r.record_type;
     const order = typeof rt === 'string' ? ORDER[rt] : undefined;
-    if (!order) return this.issue(line, 'record_type', `must be SpanStart, SpanEnd or LogRecord (got ${JSON.stringify(rt)})`);
+    if (!order) return this.issue(line, 'record_type', `must be SpanStart, SpanEnd or LogRecord (got ${cutText(jsonForMessage(rt), 60)})`);
     const keys = Object.keys(r);
     for (const k of order) if (!(k in r)) this.issue(line, k, `missing (required on ${rt})`);
     // A field of another record type's envelope is one the table says is absent here; others may be new (additive schema).
@@ -161,7 +162,7 @@ class FileChecker {
         if (!nullable) this.issue(line, k, `must not be null`);
         return;
       }
-      if (typeof x !== 'string' || !re.test(x)) this.issue(line, k, `must be ${what}${nullable ? ' or null' : ''} (got ${cutText(String(JSON.stringify(x)), 60)})`);
+      if (typeof x !== 'string' || !re.test(x)) this.issue(line, k, `must be ${what}${nullable ? ' or null' : ''} (got ${cutText(jsonForMessage(x), 60)})`);
     };
     str('trace_id', HEX32, '32 lower-case hex digits');
     str('span_id', HEX16, '16 lower-case hex digits', rt === 'LogRecord');
@@ -246,9 +247,9 @@ class FileChecker {
           else if (e.number === 0 && NON_OPTIONAL_ENUMS.has(path)) this.issue(line, f, `zero value ${v} must be omitted`);
         }
       } else if (U64_KEYS.has(path)) {
-        if (typeof v !== 'string' || !DEC.test(v)) this.issue(line, f, `64-bit integer must be a decimal string (got ${JSON.stringify(v)})`);
+        if (typeof v !== 'string' || !DEC.test(v)) this.issue(line, f, `64-bit integer must be a decimal string (got ${cutText(jsonForMessage(v), 60)})`);
       } else if (I32_KEYS.has(path)) {
-        if (typeof v !== 'number' || !Number.isInteger(v)) this.issue(line, f, `32-bit integer must be a JSON number (got ${JSON.stringify(v)})`);
+        if (typeof v !== 'number' || !Number.isInteger(v)) this.issue(line, f, `32-bit integer must be a JSON number (got ${cutText(jsonForMessage(v), 60)})`);
         else if (v < -(2 ** 31) || v >= 2 ** 31) this.issue(line, f, `32-bit integer out of range (got ${v})`);
         else if (path === 'node_test_detail.failing_rows' && v === 0) this.issue(line, f, 'zero value must be omitted');
       }
@@ -270,12 +271,12 @@ class FileChecker {
     let s = this.spans.get(id);
     const parent = typeof r.parent_span_id === 'string' ? r.parent_span_id : null;
     if (!s) {
-      s = { line, started: false, ended: false, name: String(r.span_name), start: String(r.start_time_unix_nano), parent };
+      s = { line, started: false, ended: false, name: asText(r.span_name), start: asText(r.start_time_unix_nano), parent };
       this.spans.set(id, s);
       if (parent) this.refs.push([line, 'parent_span_id', r.trace_id, parent]);
     } else {
-      if (s.name !== String(r.span_name)) this.issue(line, 'span_name', `differs from the span's other record at line ${s.line}`);
-      if (s.start !== String(r.start_time_unix_nano)) this.issue(line, 'start_time_unix_nano', `differs from the span's other record at line ${s.line}`);
+      if (s.name !== asText(r.span_name)) this.issue(line, 'span_name', `differs from the span's other record at line ${s.line}`);
+      if (s.start !== asText(r.start_time_unix_nano)) this.issue(line, 'start_time_unix_nano', `differs from the span's other record at line ${s.line}`);
       if (s.parent !== parent) this.issue(line, 'parent_span_id', `differs from the span's other record at line ${s.line}`);
     }
     if (rt === 'SpanStart') {
@@ -390,3 +391,6 @@ export async function validatePaths(paths: string[], opts: ValidateOptions = {})
 export function formatIssue(i: Issue): string {
   return printableLine(`${i.file}:${i.line}: ${i.field}: ${i.rule}${i.severity === 'warning' ? ' (warning)' : ''}`);
 }
+
+/** A field's text to compare with another record's (String() of a deeply nested list recurses). */
+const asText = (x: unknown): string => (typeof x === 'string' ? x : jsonForMessage(x));

@@ -63,6 +63,27 @@ describe('a JSONL record holding a deeply nested value', () => {
   });
 });
 
+describe('a deeply nested value in place of an envelope field', () => {
+  it('span_name: validate lists it, runs reads the file, convert names it', () => {
+    const input = jsonlWith('deep-name.jsonl', '"links":null', (l) => l.replace(/"span_name":"[^"]*"/, `"span_name":${deepArray}`));
+    const v = runCli(['validate', input.file]);
+    expect(v.code, v.stderr).toBe(1);
+    expect(v.stdout).toContain(`${input.file}:${input.line}: span_name: must be a string`);
+    expect(runCli(['runs', input.file]).code).toBe(0);
+    const c = runCli(['convert', input.file, path.join(dir, 'deep-name.parquet')]);
+    expect(c.stderr).toBe(`runlens: ${input.file}:${input.line}: span_name[0][0]: nested deeper than 1000 levels\n`);
+  });
+
+  it('severity_number: validate lists it, runs names it, with no internal error', () => {
+    const input = jsonlWith('deep-severity.jsonl', '"links":null', (l) => l.replace(/"severity_number":\d+/, `"severity_number":${deepArray}`));
+    const v = runCli(['validate', input.file]);
+    expect(v.code, v.stderr).toBe(1);
+    const r = runCli(['runs', input.file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${input.file}:${input.line}: severity_number: must be an integer (got a list nested deeper than 1000 levels)`);
+  });
+});
+
 describe("an older engine's run_results.json holding a deeply nested value", () => {
   const file = path.join(dir, 'run_results.json');
   const doc = JSON.parse(readFileSync('samples/older-engine/target/run_results.json', 'utf8')) as { results: Record<string, unknown>[] };
