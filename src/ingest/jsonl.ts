@@ -76,7 +76,7 @@ const maybeNonFiniteJson = (j: string) =>
 /**
  * A structured attribute the model reads (OBJECT_ATTRIBUTES) given as another JSON type than an object
  * (JSON text in a string): the normalizer would read an empty detail, and a failed test would pass.
- * Only attributes that name the key are parsed again.
+ * Looked for only in attributes with a key ending in `_detail"` (readJsonSql), so that few are parsed again.
  */
 const anotherType = (field: string) =>
   `json_type(attributes, '$.${field}') NOT IN ('OBJECT', 'NULL')`;
