@@ -28,7 +28,12 @@ describe('a run of log records only', () => {
       const f = await t.until(/log records only/);
       expect(f).toContain('no spans: this run has 3 log records only');
       expect(f).toMatch(/INFO/);
-      expect(f).toContain(`FROM logs WHERE trace_id = '${TRACE}' ORDER BY time_ns"`);
+      const hint = /runlens query INPUT --sql "(.+)"/.exec(f);
+      expect(hint, 'the hint names the query that lists every log record').not.toBeNull();
+      const listed = await db.all<{ body: string | null; event_type: string }>(hint![1]);
+      const shown = [...f.matchAll(/^\+\S+ \w+ (\w+)$/gm)].map((m) => m[1]);
+      expect(shown).toHaveLength(3);
+      expect(listed.map((r) => r.body || r.event_type.split('.').at(-1)), 'the query lists them in the order shown').toEqual(shown);
       await t.press('d');
       const d = await t.until((fr) => !fr.includes('loading') && /no spans/.test(fr) && /┌/.test(fr), 'the detail pane');
       expect(d).not.toContain('loading');
