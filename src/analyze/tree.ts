@@ -181,9 +181,15 @@ export interface TreeText {
   trace_id: string;
   command: string | null;
   spans: number;
-  /** in print order: the line up to its duration, and the duration in ms (null: none) */
-  lines: [text: string, durationMs: number | null][];
+  /**
+   * In print order: the line up to its duration, and the duration in ms (null: none). Laid out as
+   * they are read, once: a large tree is written a piece at a time, never held whole.
+   */
+  lines: Iterable<TreeLine>;
 }
+
+/** A line of the text tree up to its duration, and the duration in ms (null: none). */
+export type TreeLine = [text: string, durationMs: number | null];
 
 /**
  * A span's facts, the [...] of its line after the name (outcome, a source's failed or warned freshness, skip, test, error, NOT ENDED,
@@ -253,7 +259,7 @@ type TreeSpan = [parent: number, name: string, facts: string | null, durationMs:
  * Lines of a tree whose spans are given in start order (span i, 1-based, is spans[i - 1]).
  * Depth-first from the roots, children in start order; then from the cut of each parent cycle.
  */
-function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
+function* layOutTree(spans: TreeSpan[], cutAt: number): Generator<TreeLine> {
   const n = spans.length;
   const parent = new Int32Array(n + 1);
   for (let i = 1; i <= n; i++) parent[i] = spans[i - 1]![0];
@@ -268,21 +274,20 @@ function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
   const fill = first.slice(0, n + 2);
   for (let i = 1; i <= n; i++) kids[fill[parent[i]!]!++] = i;
   const childCount = (p: number) => first[p + 1]! - first[p]!;
-  const line = (i: number, depth: number, prefix: string): TreeText['lines'][number] => {
+  const line = (i: number, depth: number, prefix: string): TreeLine => {
     const [, name, f, ms] = spans[i - 1]!;
     const all = inCycle[i] ? (f ? `${f}, ${CYCLE_FACT}` : CYCLE_FACT) : f;
     return [prefix + (depth > DRAWN_DEPTH ? `[depth ${depth}] ` : '') + name + (all ? `  [${all}]` : ''), ms];
   };
 
-  const lines: TreeText['lines'] = [];
   // explicit stack (a deep chain must not overflow the JS stack): span, depth, line prefix, prefix of its children
   const stack: [number, number, string, string][] = [];
   for (const root of [n + 1, 0]) for (let k = first[root + 1]! - 1; k >= first[root]!; k--) stack.push([kids[k]!, 0, '', '']);
   while (stack.length > 0) {
     const [span, depth, prefix, childPrefix] = stack.pop()!;
-    if (depth <= cutAt) lines.push(line(span, depth, prefix));
+    if (depth <= cutAt) yield line(span, depth, prefix);
     const count = childCount(span);
-    if (depth === cutAt && count > 0) lines.push([`${childPrefix}└─ … ${plural(count, 'child span')}`, null]);
+    if (depth === cutAt && count > 0) yield [`${childPrefix}└─ … ${plural(count, 'child span')}`, null];
     if (depth >= cutAt) continue;
     for (let k = first[span + 1]! - 1; k >= first[span]!; k--) {
       const last = k === first[span + 1]! - 1;
@@ -290,5 +295,4 @@ function layOutTree(spans: TreeSpan[], cutAt: number): TreeText['lines'] {
       stack.push([kids[k]!, depth + 1, childPrefix + (last ? '└─ ' : '├─ '), deeper]);
     }
   }
-  return lines;
 }

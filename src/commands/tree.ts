@@ -1,8 +1,8 @@
 import type { CommandBody } from './command.js';
 import { criticalMarks, criticalPathTable, criticalSpans, markCritical } from '../analyze/critical-path.js';
 import { buildTree, buildTreeText, spanTraces } from '../analyze/tree.js';
-import { writeJsonItems } from '../render/json-stream.js';
-import { renderTreeText, treeJson } from '../render/tree-text.js';
+import { writeJsonItems, writePieces } from '../render/json-stream.js';
+import { treeJson, treeTextLines } from '../render/tree-text.js';
 import { withModel, withModelOptions, type ModelArgs } from './model-args.js';
 import { valueOption, wholeNumber } from './options.js';
 
@@ -31,9 +31,14 @@ export const treeCommand: CommandBody<Args> = {
         }
         return writeJsonItems(process.stdout, trees(), a.trace !== undefined);
       }
-      for (const id of ids) {
-        process.stdout.write(renderTreeText(await buildTreeText(db, id, a.depth, criticalMarks(await criticalPathTable(db, id)))) + (ids.length > 1 ? '\n' : ''));
+      // written as it is laid out: a reader that goes away (`| head`) stops it, and no tree is held whole
+      async function* text() {
+        for (const id of ids) {
+          yield* treeTextLines(await buildTreeText(db, id, a.depth, criticalMarks(await criticalPathTable(db, id))));
+          if (ids.length > 1) yield '\n';
+        }
       }
+      return writePieces(process.stdout, text());
     });
   },
 };

@@ -25,14 +25,21 @@ export function formatDuration(ms: number | null): string {
   return `${Math.floor(secs / 60)}m${String(secs % 60).padStart(2, '0')}s`;
 }
 
-/** The text tree: a header, then each line with its duration (lines laid out by buildTreeText). */
-export function renderTreeText(tree: TreeText): string {
-  let out = printableLine(`trace ${tree.trace_id}${tree.command ? ` (${tree.command})` : ''}: ${plural(tree.spans, 'span')}`) + '\n';
+/**
+ * The text tree a line at a time: a header, then each line with its duration (lines laid out by
+ * buildTreeText as they are read).
+ */
+export function* treeTextLines(tree: TreeText): Generator<string> {
+  yield printableLine(`trace ${tree.trace_id}${tree.command ? ` (${tree.command})` : ''}: ${plural(tree.spans, 'span')}`) + '\n';
   for (const [text, ms] of tree.lines) {
     const d = formatDuration(ms);
-    out += printableLine(d ? `${text}  ${d}` : text) + '\n';
+    yield printableLine(d ? `${text}  ${d}` : text) + '\n';
   }
-  return out;
+}
+
+/** The text tree as one string (a small tree; the command writes treeTextLines in pieces). */
+export function renderTreeText(tree: TreeText): string {
+  return [...treeTextLines(tree)].join('');
 }
 
 /**

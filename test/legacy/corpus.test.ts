@@ -64,7 +64,7 @@ describe.skipIf(note.missing)(note.title('the legacy corpus read in place'), () 
       for (const r of rows) expect(r.relative_path ?? undefined, r.unique_id as string).toBe(defined(r.unique_id as string));
     } else expect(report.files[0]!.note).toContain('no manifest.json beside it');
     // process and invocation first, then the phases in the order the older engine runs them
-    const lines = (await buildTreeText(db, runs[0]!.trace_id as string, 1)).lines.map(([text]) => text);
+    const lines = [...(await buildTreeText(db, runs[0]!.trace_id as string, 1)).lines].map(([text]) => text);
     expect(lines[0]).toMatch(/^dbt process /);
     expect(lines[1]).toMatch(/^dbt invocation \(/);
     const phases = lines.filter((l) => /Phase: /.test(l)).map((l) => /Phase: (\w+)/.exec(l)![1]);

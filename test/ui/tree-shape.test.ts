@@ -33,13 +33,13 @@ describe('the explorer tree', () => {
       const db = await openModel();
       await loadPaths(db, [file()]);
       const [trace] = await traceIds(db);
-      const text = await buildTreeText(db, trace!);
+      const lines = [...(await buildTreeText(db, trace!)).lines];
       const shape = await buildTreeShape(db, trace!);
       const rows = await db.all<{ name: string; depth: number; orphan: boolean; cycle: boolean }>(`SELECT name, depth, orphan, cycle FROM ${shape.table} ORDER BY pos`);
-      expect(rows.length).toBe(text.lines.length);
+      expect(rows.length).toBe(lines.length);
       if (what === 'a run with orphan spans') expect(rows.filter((r) => r.orphan).length).toBeGreaterThan(0);
       expect(rows.filter((r) => r.cycle).length).toBe(what === 'a run with a parent cycle' ? 2 : 0);
-      for (const [i, [line]] of text.lines.entries()) {
+      for (const [i, [line]] of lines.entries()) {
         // `tree` indents with three columns a level (`├─ `, `│  `, `   `)
         const prefix = /^(?:[│├└ ][─ ] )*/.exec(line)![0];
         expect({ depth: rows[i]!.depth, line: line.slice(prefix.length).startsWith(rows[i]!.name), cycle: rows[i]!.cycle }, `line ${i + 1} of tree: ${line}; explorer: ${rows[i]!.name}`).toEqual({
