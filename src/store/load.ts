@@ -261,12 +261,14 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       if (read.vetted) Object.assign(report, { badLines: read.vetted.listed, moreBadLines: read.vetted.more });
     }
     const sha = (await hashing) ?? null;
-    const same = sha === null ? undefined : await db.one<{ records: number }>('SELECT records::INTEGER AS records FROM files WHERE sha256 = $sha', { sha });
+    const same = sha === null ? undefined : await db.one<{ file_id: number }>('SELECT file_id FROM files WHERE sha256 = $sha', { sha });
     if (same !== undefined) {
       await db.run('ROLLBACK');
       await attributes?.rollback();
+      // what the file holds, not what it added when first loaded (none, if its records were there then)
       report.duplicate = true;
-      report.alreadyPresent = same.records;
+      report.alreadyPresent = stats.n - stats.bad;
+      report.skippedLines = stats.bad - blankLines;
       return report;
     }
     report.skippedLines = stats.bad - blankLines;

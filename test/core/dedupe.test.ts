@@ -188,6 +188,10 @@ describe('a record is in the model once', () => {
     const gate = runCli(['gate', '--db', model, '--fail-on', 'error,test-failed']);
     expect(gate.code).toBe(1);
     expect(gate.stdout).toMatch(/stg_employees/);
+    // the same file again: its records are there (it added none of its own the first time)
+    const again = runCli(['load', FAILED_JSONL, '--db', model]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('failed-build.jsonl (jsonl): 525 records already present, nothing added');
   });
 
   it('a span repeated within one input (a file concatenated with itself, a retried OTLP batch) is one span', async () => {
