@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { InputError, UsageError } from '../errors.js';
 import { Db, sqlString } from './db.js';
 import { shellWords } from '../render/shell-words.js';
-import { ensureSchema, modelState, unfinishedLoads, type ModelState } from './schema.js';
+import { ensureSchema, modelState, readUnderEarlierRules, unfinishedLoads, type ModelState } from './schema.js';
 
 const MAKES_MODELS = '`runlens load PATH --db FILE` makes models';
 
@@ -38,6 +38,16 @@ async function unfinishedLoadsError(db: Db, path: string): Promise<InputError> {
   return new InputError(`${loads.length} loads into the model did not finish (${loads.join('; ')}): it may lack files those loads were given; run each again (${again})${anew('one')}`, path);
 }
 
+/** Say so when the model's records were read by an earlier runlens, whose answers may differ from a load today. */
+async function warnOfEarlierRules(db: Db, path: string): Promise<void> {
+  if (!(await readUnderEarlierRules(db))) return;
+  process.stderr.write(
+    `runlens: warning: ${path}: its records were loaded by an earlier runlens, which read some telemetry otherwise than this one ` +
+      `(which of two copies of a span wins, what a load refuses, how the older engine's files translate); they are kept as read then, ` +
+      `so answers may differ from a load of the same files today: to be sure, load its files into a new model\n`,
+  );
+}
+
 /**
  * Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. `load`: the
  * command line of the load about to run (a new model is made with its mark). `unfinished`, for a model
@@ -57,6 +67,7 @@ export async function openModel(dbPath?: string, opts: { load?: string; unfinish
       process.stderr.write(`runlens: ${e.message}\n`);
     }
     const fresh = state === 'empty';
+    if (dbPath !== undefined && !fresh && state !== 'unfinished') await warnOfEarlierRules(db, dbPath);
     await ensureSchema(db, { fresh, load: opts.load });
     if (fresh && dbPath !== undefined) db.madeForLoad = opts.load;
     return db;
@@ -78,6 +89,7 @@ export async function openModelToRead(dbPath: string, opts: { copy?: boolean } =
     state = await modelState(db);
     refuse(state, dbPath, true);
     if (state === 'load-unfinished') throw await unfinishedLoadsError(db, dbPath);
+    await warnOfEarlierRules(db, dbPath);
   } catch (e) {
     db.close();
     throw e;

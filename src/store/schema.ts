@@ -12,6 +12,14 @@ import { NODE_RESULT, NORMALIZED_COLUMNS, SPAN_TREE_COLUMNS, linkedSpanId, norma
 
 export const SCHEMA_VERSION = 4;
 
+/**
+ * The rules by which a load reads telemetry into records: what it refuses, which of two copies of a
+ * span wins, how the older engine's files translate. Raise it when a change makes a load of the same
+ * files give other records. A --db model keeps its records as they were read (they are not read
+ * again), so a model made under lower rules is used with a warning (src/store/open.ts).
+ */
+export const READING_RULES = 1;
+
 export const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,
   // One row per loaded input; its content hash ("xxh64:<hex>", in a column named sha256 as in old databases) makes loading the same content twice a no-op.
@@ -166,6 +174,13 @@ export async function unmarkLoad(db: Db, load: string): Promise<void> {
   await db.run(`DELETE FROM runlens_meta WHERE ${IS_LOAD_MARK} AND value = $load`, { load });
 }
 
+/** Whether the model's records were read under rules older than READING_RULES (or before they were recorded). */
+export async function readUnderEarlierRules(db: Db): Promise<boolean> {
+  const rules = await db.scalar<string | null>(`SELECT max(value) FROM runlens_meta WHERE key = 'reading_rules'`);
+  if (rules !== null && Number(rules) >= READING_RULES) return false;
+  return (await db.scalar<number>('SELECT count(*)::INTEGER FROM (SELECT 1 FROM record_rows LIMIT 1)')) > 0;
+}
+
 /** Whether a database is a runlens model, and of this runlens's DDL. */
 export async function modelState(db: Db): Promise<ModelState> {
   const tables = await db.all<{ name: string }>(`SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary`);
@@ -193,7 +208,9 @@ export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: s
     // A new database, with nothing to migrate: one call, not a round trip per statement; one
     // transaction, so that a new model file is either made whole or left empty.
     const mark = opts.load !== undefined && !db.inMemory ? [markLoadSql(opts.load)] : [];
-    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta, ...mark].map((sql): [string, string] => ['schema', sql]), { transaction: !db.inMemory });
+    // written once, when the model is made: its later loads do not change how its first were read
+    const rules = `INSERT INTO runlens_meta VALUES ('reading_rules', '${READING_RULES}')`;
+    await db.script([...TABLES, ...normalizerMacros(), ...VIEWS, meta, rules, ...mark].map((sql): [string, string] => ['schema', sql]), { transaction: !db.inMemory });
     return;
   }
   for (const s of TABLES) await db.run(s);
@@ -230,6 +247,8 @@ export async function ensureSchema(db: Db, opts: { migrate?: boolean; madeBy?: s
   }
   await finishPendingLoads(db);
   await db.run(meta);
+  // a model with no records yet (its first load stopped before them) takes this runlens's rules
+  await db.run(`INSERT OR REPLACE INTO runlens_meta SELECT 'reading_rules', '${READING_RULES}' WHERE NOT EXISTS (SELECT 1 FROM record_rows)`);
 }
 
 /**
