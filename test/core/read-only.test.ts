@@ -311,6 +311,10 @@ describe('a --db model whose creation was interrupted', () => {
     expect(load.stderr).toBe('');
     expect(load.code).toBe(0);
     expect(runCount(db)).toBe(1);
+    // its records were read by this runlens: nothing to warn of
+    const after = runCli(['runs', '--db', db]);
+    expect(after.code).toBe(0);
+    expect(after.stderr).toBe('');
   });
 });
 
