@@ -8,6 +8,13 @@ import { SPAN_KIND_BY_MESSAGE, USUAL_DEPTH } from '../telemetry/event-types.js';
 import { sqlIn, sqlString } from './db.js';
 import { detailMacroSql } from '../ingest/parquet.js';
 
+/** The short name of `value` when it is one of `spellings` (NULL otherwise): its position in an ENUM of them. */
+function spellingLookup(spellings: [string, string][], value: string): string {
+  const names = spellings.map(([k]) => sqlString(k)).join(', ');
+  const shorts = spellings.map(([, v]) => sqlString(v)).join(', ');
+  return `[${shorts}][enum_code(TRY_CAST(${value} AS ENUM(${names}))) + 1]`;
+}
+
 function enumMacro(fn: string, t: EnumTable): string {
   // Every spelling the tables know (constant name, suffix, number, short name, aliases) -> short name.
   // The first spelling given wins, in the order normalizeEnum tries them.
@@ -23,16 +30,14 @@ function enumMacro(fn: string, t: EnumTable): string {
     add(e.short, e.short);
   }
   for (const [k, v] of Object.entries(ALIASES[t.name] ?? {})) add(k, v);
-  // A known spelling's short name: its position in an ENUM of the known spellings.
-  const spellings = [...known.keys()].map(sqlString).join(', ');
-  const shorts = [...known.values()].map(sqlString).join(', ');
-  const lookup = `[${shorts}][enum_code(TRY_CAST(v AS ENUM(${spellings}))) + 1]`;
   // Other spellings (odd casing, prose like "Run", unknown values, which are kept: the schema is
-  // additive) as normalizeEnum reads them.
+  // additive) as normalizeEnum reads them. Looked up the same way, not with a CASE of one WHEN per
+  // spelling: DuckDB copies a CASE's operand into every WHEN, and binding the copies cost a small
+  // file's insert more than reading the file.
   const key = `regexp_replace(regexp_replace(upper(trim(v)), '[ -]+', '_', 'g'), '^${t.prefix}', '')`;
   const keyed = [...known].filter(([k]) => k === k.toUpperCase() && !k.startsWith(t.prefix));
-  const slow = `CASE ${key} ${keyed.map(([k, v]) => `WHEN ${sqlString(k)} THEN ${sqlString(v)}`).join(' ')} ELSE lower(${key}) END`;
-  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE WHEN v IS NULL OR v = '' THEN NULL ELSE coalesce(${lookup}, ${slow}) END;`;
+  const slow = `coalesce(${spellingLookup(keyed, key)}, lower(${key}))`;
+  return `CREATE OR REPLACE MACRO ${fn}(v) AS CASE WHEN v IS NULL OR v = '' THEN NULL ELSE coalesce(${spellingLookup([...known], 'v')}, ${slow}) END;`;
 }
 
 function spanKindMacro(): string {
