@@ -2,7 +2,8 @@
  * One measured step of the core bench, in its own process so peak RSS is its own.
  * Usage: node dist/bench/core-child.js <task> <file> [arg: the trace for tree, the runs for generate]; prints one JSON line.
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { listSavedQueries, runSavedQuery } from '../src/analyze/queries.js';
 import { buildTreeText } from '../src/analyze/tree.js';
@@ -44,6 +45,16 @@ async function main(): Promise<Record<string, unknown>> {
       const n = (await c.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRows()[0]![0];
       return { ms: performance.now() - t0, records: n };
     }
+    case 'raw-jsonl-files': {
+      // <folder>: each file read by a statement of its own, as a load reads a folder file by file
+      const inst = await DuckDBInstance.create(':memory:');
+      const c = await inst.connect();
+      const files = readdirSync(file).sort();
+      await c.run(`CREATE TABLE t AS SELECT * FROM read_json(${sqlString(path.join(file, files[0]!))}, format = 'newline_delimited', columns = ${JSON_COLUMNS})`);
+      for (const f of files.slice(1)) await c.run(`INSERT INTO t SELECT * FROM read_json(${sqlString(path.join(file, f))}, format = 'newline_delimited', columns = ${JSON_COLUMNS})`);
+      const n = (await c.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRows()[0]![0];
+      return { ms: performance.now() - t0, records: n, files: files.length };
+    }
     case 'raw-jsonl-db': {
       // into a database file (arg), written out as it is closed, as `load --db` does
       const inst = await DuckDBInstance.create(fresh(arg!));
@@ -82,6 +93,13 @@ async function main(): Promise<Record<string, unknown>> {
       // <file> [runs]: the bench's input, written by a process of its own (see bench/core.ts)
       const g = await generate({ output: file, runs: Number(arg ?? 1), nodes: 20_000, seed: 7, failRate: 0.01 });
       return { ms: performance.now() - t0, records: g.records };
+    }
+    case 'generate-many': {
+      // <folder> <files>: one small run per file (30 nodes, about 300 KB), as a folder of many CI runs' telemetry holds
+      mkdirSync(file, { recursive: true });
+      let records = 0;
+      for (let i = 1; i <= Number(arg); i++) records += (await generate({ output: path.join(file, `run-${String(i).padStart(4, '0')}.jsonl`), runs: 1, nodes: 30, seed: i })).records;
+      return { ms: performance.now() - t0, records };
     }
     case 'tree': {
       const db = await openModel();

@@ -1,6 +1,7 @@
 /**
  * Core bench (issue 2): load of >= 1M generated records (JSONL and Parquet) beside raw DuckDB reads of
- * the same file in the same run, saved queries on the loaded model, tree of one large trace, peak RSS.
+ * the same file in the same run, saved queries on the loaded model, tree of one large trace, peak RSS,
+ * and a folder of many small files beside DuckDB reading them one statement each.
  * Each step runs in its own process (bench/core-child.ts) so its peak RSS is its own.
  * Run alone: `npx tsc -p tsconfig.build.json && node dist/bench/core.js [--records 1000000]`.
  */
@@ -110,6 +111,11 @@ export async function runCoreBench(opts: { records?: number } = {}): Promise<voi
     for (const [name, ms] of Object.entries(q.queries)) console.log(`core: query ${name}: ${ms.toFixed(0)} ms on ${g.records.toLocaleString()} records (goal < 300 ms)`);
     const tr = child('tree', jsonl);
     console.log(`core: tree of one trace with ${Number(tr.spans).toLocaleString()} spans: ${tr.ms!.toFixed(0)} ms (goal < 1000 ms)`);
+    const many = path.join(dir, 'many');
+    const manyFiles = 200;
+    const mg = child('generate-many', many, String(manyFiles));
+    const pm = paired('raw-jsonl-files', many, 3);
+    console.log(`core: JSONL load of a folder of ${manyFiles} files (${Number(mg.records).toLocaleString()} records, one 30-node run each) best ${(pm.ours.ms! / 1000).toFixed(2)} s = ${(pm.ours.ms! / manyFiles).toFixed(0)} ms per file vs raw read_json of each file by a statement of its own best ${(pm.raw.ms! / 1000).toFixed(2)} s; median ratio ${pm.ratio.toFixed(2)}x (${ratioText(pm)})`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

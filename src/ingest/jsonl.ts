@@ -215,7 +215,7 @@ function isInteger(x: unknown, bits: 32 | 64): boolean {
  * then reports as a malformed line. DuckDB's reader is forgiving where a JSON parser is not (trailing
  * commas, NaN), and reads a number where a string belongs as its text (so ids are read as JSON).
  */
-export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; checks?: boolean; path?: string }): string {
+export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; checks?: boolean; path?: string; files?: readonly string[] }): string {
   const k = KEYS[file.keyStyle];
   const columns = Object.entries(k)
     .map(([field, key]) => `${sqlString(key)}: '${READ_TYPES[field as keyof typeof READ_TYPES] ?? 'VARCHAR'}'`)
@@ -232,9 +232,11 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       OR ${['span_name', 'event_type', 'event_id', 'severity_text', 'body', 'status_message'].map(maybeNonFiniteText).join(' OR ')}
       OR ${maybeNonFiniteJson('CAST(attributes AS VARCHAR)')} OR ${maybeNonFiniteJson('CAST(links AS VARCHAR)')}
       OR (contains(CAST(attributes AS VARCHAR), '_detail"') AND (${OBJECT_ATTRIBUTES.map(anotherType).join(' OR ')}))`;
+  // `files`: plain files of file's key style read at once, each row's file_id the place of its file in the list, from 0
+  const paths = opts.files ? `[${opts.files.map(sqlFilePath).join(', ')}]` : undefined;
   // Three steps, so that nothing is computed twice: read, cast, check.
   const read = `SELECT
-      CAST($file_id AS INTEGER) AS file_id,
+      ${paths ? `CAST(list_position(${paths}, filename) - 1 AS INTEGER)` : 'CAST($file_id AS INTEGER)'} AS file_id,
       ${q(k.record_type)} AS record_type,
       ${idRead(q(k.trace_id), 'trace_id', (id) => `rl_trace_id(${id})`)},
       ${idRead(q(k.span_id), 'span_id', lower)},
@@ -249,7 +251,7 @@ export function readJsonSql(file: InputFile, opts: { maxObjectBytes?: number; ch
       ${q(k.body)} AS body,
       ${q(k.links)} AS links,
       ${q(k.attributes)} AS attributes
-    FROM read_json(${sqlFilePath(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}},
+    FROM read_json(${paths ?? sqlFilePath(opts.path ?? file.path)}, format = 'newline_delimited', columns = {${columns}}, filename = ${paths !== undefined},
                    compression = '${file.gzip && opts.path === undefined ? 'gzip' : 'uncompressed'}', maximum_object_size = ${opts.maxObjectBytes ?? DEFAULT_OBJECT_BYTES},
                    ignore_errors = false)`;
   const cast = `SELECT *, TRY_CAST(start_text AS BIGINT) AS start_ns, TRY_CAST(end_text AS BIGINT) AS end_ns, TRY_CAST(time_text AS BIGINT) AS time_ns,

@@ -19,6 +19,7 @@ import { Db, sqlString } from './db.js';
 import { hideRecordsAlreadyPresent } from './dedupe.js';
 import { ensureSchema, finishPendingLoads, markLoadSql, unfinishedLoads, unmarkLoad } from './schema.js';
 import { normalizeSelect } from './normalize-sql.js';
+import { StagedJsonl } from './staged-jsonl.js';
 import { timed } from './timing.js';
 
 export interface LoadOptions {
@@ -121,6 +122,7 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
   // the inputs, and the one being read, for a refusal to say what the model kept
   let inputs: InputFile[] = [];
   let at = -1;
+  const staged = new StagedJsonl();
   try {
     const namedBy = await namedFiles(args);
     const detected = await detectInputs([...namedBy.keys()], args);
@@ -133,10 +135,16 @@ export async function loadPaths(db: Db, args: string[], opts: LoadOptions = {}):
       at = index;
       // Records can only be present already when the model had some, or an earlier file added some.
       const place: FilePlace = { index, count: inputs.length, compare: !fresh || files.some((f) => f.records > 0) };
-      const report = legacyKindOf(input.format) ? await loadTranslated(db, legacy, input, opts, place) : await loadFile(db, input, opts, place);
-      files.push({ ...report, args: namedBy.get(input.path)! });
+      if (legacyKindOf(input.format)) {
+        files.push({ ...(await loadTranslated(db, legacy, input, opts, place)), args: namedBy.get(input.path)! });
+        continue;
+      }
+      if (await staged.ready(db, inputs, index)) place.staged = staged;
+      files.push({ ...(await loadFile(db, input, opts, place)), args: namedBy.get(input.path)! });
     }
+    await staged.drop(db);
   } catch (e) {
+    await staged.drop(db).catch(() => undefined);
     // The files committed before the one that failed are finished all the same (derived), as they
     // would be at the model's next opening.
     await finishPendingLoads(db, { touched: true }).catch(() => undefined);
@@ -171,6 +179,8 @@ interface FilePlace {
   count: number;
   /** compare the file's records with those already in the model */
   compare: boolean;
+  /** the file's rows wait in a batch read with others */
+  staged?: StagedJsonl;
 }
 
 /** The rows of file `fileId` in record_rows: its first row id, how many, and how many DuckDB could not take (record_type NULL). */
@@ -204,7 +214,7 @@ async function loadTranslated(db: Db, legacy: LegacyReader, input: InputFile, op
   }
 }
 
-async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare }: FilePlace): Promise<Omit<FileReport, 'args'>> {
+async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, count, compare, staged }: FilePlace): Promise<Omit<FileReport, 'args'>> {
   const shown = input.shownAs ?? input;
   const report: Omit<FileReport, 'args'> = {
     path: shown.path, format: shown.format, records: 0, traces: 0, duplicate: false, alreadyPresent: 0, worseTaken: 0, setAside: 0, earlierSetAside: 0, tracesShared: 0,
@@ -253,6 +263,10 @@ async function loadFile(db: Db, input: InputFile, opts: LoadOptions, { index, co
       await restoreThreads();
       stats = await rowStats(db, fileId);
       if (stats.bad > 0) Object.assign(report, await parquetBadRows(db, input, lenient));
+    } else if (staged) {
+      await db.run('BEGIN TRANSACTION');
+      await staged.copy(db, input, fileId);
+      stats = await rowStats(db, fileId);
     } else {
       await db.run('BEGIN TRANSACTION');
       const read = await insertJsonl(db, input, { fileId, lenient, insert });
