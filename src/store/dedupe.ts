@@ -160,13 +160,20 @@ export interface AlreadyPresent {
  */
 export async function hideRecordsAlreadyPresent(db: Db, fileId: number, records: number): Promise<AlreadyPresent> {
   const params = { file_id: fileId };
-  await timed('dedupe: shared traces', () => db.run(
-    `CREATE OR REPLACE TEMP TABLE _shared_traces AS
-     SELECT DISTINCT trace_id FROM record_rows WHERE file_id = $file_id AND record_type IS NOT NULL
-     INTERSECT
-     SELECT DISTINCT trace_id FROM record_rows WHERE file_id <> $file_id AND record_type IS NOT NULL`,
-    params,
-  ));
+  // A semi join, not INTERSECT: it reads only the model's rows of the file's traces, where INTERSECT
+  // gathered every trace of the model for each file. Log records with no trace share "no trace".
+  await timed('dedupe: shared traces', async () => {
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE _shared_traces AS
+       SELECT DISTINCT trace_id FROM record_rows WHERE file_id <> $file_id AND record_type IS NOT NULL
+         AND trace_id IN (SELECT trace_id FROM record_rows WHERE file_id = $file_id AND record_type IS NOT NULL)`,
+      params,
+    );
+    const traceless = 'trace_id IS NULL AND record_type IS NOT NULL';
+    if (await db.scalar<boolean>(`SELECT count(*) > 0 FROM record_rows WHERE file_id = $file_id AND ${traceless}`, params)) {
+      await db.run(`INSERT INTO _shared_traces SELECT NULL WHERE EXISTS (SELECT 1 FROM record_rows WHERE file_id <> $file_id AND ${traceless})`, params);
+    }
+  });
   try {
     const shared = await db.one<{ n: number; traced: number }>('SELECT count(*)::INTEGER AS n, count(trace_id)::INTEGER AS traced FROM _shared_traces');
     const tracesShared = shared!.traced;

@@ -121,6 +121,24 @@ describe('a record is in the model once', () => {
     }
   });
 
+  it('log records with no trace: one repeated by a second file is there once, and a file of other records hides none', async () => {
+    const log = (body: string, at: number) => ({ record_type: 'LogRecord', time_unix_nano: ns(at), severity_number: 9, severity_text: 'INFO', body,
+      event_type: FUSION_ET('log.LogMessage'), attributes: {} });
+    const run = span({ id: '00000000000000b1', name: 'dbt invocation (y)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
+    const db = await openModel();
+    try {
+      const r = await loadPaths(db, [
+        writeLines(dir, 'traceless-1.jsonl', [log('starting', 1), log('done', 2)]),
+        writeLines(dir, 'traced.jsonl', run),
+        writeLines(dir, 'traceless-2.jsonl', [log('done', 2), log('again', 3)]),
+      ]);
+      expect(r.files.map((f) => [f.records, f.alreadyPresent])).toEqual([[2, 0], [2, 0], [1, 1]]);
+      expect(await db.all('SELECT body FROM logs ORDER BY time_ns')).toEqual([{ body: 'starting' }, { body: 'done' }, { body: 'again' }]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('a copy that says a span ended in error wins over one that says it ended well, in either order, with --db too', async () => {
     // The older engine's artifact and its log translate to the same spans; only the log knows that
     // an on-run-end hook failed. Here: the engine's file, and a copy whose invocation ended in error.
