@@ -17,7 +17,7 @@ import { normalizeSelect } from './normalize-sql.js';
 import { timed } from './timing.js';
 
 /** Files up to this size are read in batches; a bigger file's insert costs more than its planning. */
-export const STAGED_FILE_BYTES = 4 << 20;
+const STAGED_FILE_BYTES = 4 << 20;
 const BATCH_BYTES = 64 << 20;
 const BATCH_FILES = 256;
 
