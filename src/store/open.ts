@@ -26,9 +26,10 @@ function refuse(state: ModelState, path: string, reading: boolean): void {
   }
 }
 
-/** Loads into the model that did not complete, said with the commands that run them again. */
-async function unfinishedLoadsError(db: Db, path: string): Promise<InputError> {
-  const loads = await unfinishedLoads(db);
+/** Loads into the model that did not complete (but `except`), said with the commands that run them again. */
+async function unfinishedLoadsError(db: Db, path: string, except?: string): Promise<InputError | undefined> {
+  const loads = (await unfinishedLoads(db)).filter((l) => l !== except);
+  if (loads.length === 0) return undefined;
   const again = loads.map((l) => `\`runlens ${l} --db ${shellWords([path])}\``).join(', ');
   // only that load completing clears its mark: one that never can leaves the model to be made anew
   const anew = (it: string) => `; if ${it} cannot complete (a file it was given is damaged), make the model again: remove ${path} and load what it should hold`;
@@ -52,7 +53,8 @@ async function warnOfEarlierRules(db: Db, path: string): Promise<void> {
  * Open (or create) a model to write: in memory, or the --db FILE of `load` and `receive`. `load`: the
  * command line of the load about to run (a new model is made with its mark). `unfinished`, for a model
  * a load into which did not complete: `refuse` it as readers do (a command that judges or shows the
- * model), or `warn` and go on (one that only adds to it); a load goes on silently.
+ * model), or `warn` and go on (one that only adds to it, as a load does: its own earlier mark, which
+ * it is about to clear, is not said).
  */
 export async function openModel(dbPath?: string, opts: { load?: string; unfinished?: 'refuse' | 'warn' } = {}): Promise<Db> {
   // DuckDB's name for an in-memory database: a "saved" model that is gone when the command ends
@@ -62,9 +64,9 @@ export async function openModel(dbPath?: string, opts: { load?: string; unfinish
     const state = dbPath === undefined ? 'empty' : await modelState(db);
     if (dbPath !== undefined) refuse(state, dbPath, false);
     if (dbPath !== undefined && state === 'load-unfinished' && opts.unfinished) {
-      const e = await unfinishedLoadsError(db, dbPath);
-      if (opts.unfinished === 'refuse') throw e;
-      process.stderr.write(`runlens: ${e.message}\n`);
+      const e = await unfinishedLoadsError(db, dbPath, opts.unfinished === 'warn' ? opts.load : undefined);
+      if (e && opts.unfinished === 'refuse') throw e;
+      if (e) process.stderr.write(`runlens: warning: ${e.message}\n`);
     }
     const fresh = state === 'empty';
     if (dbPath !== undefined && !fresh && state !== 'unfinished') await warnOfEarlierRules(db, dbPath);
@@ -88,7 +90,7 @@ export async function openModelToRead(dbPath: string, opts: { copy?: boolean } =
   try {
     state = await modelState(db);
     refuse(state, dbPath, true);
-    if (state === 'load-unfinished') throw await unfinishedLoadsError(db, dbPath);
+    if (state === 'load-unfinished') throw (await unfinishedLoadsError(db, dbPath))!;
     await warnOfEarlierRules(db, dbPath);
   } catch (e) {
     db.close();
@@ -130,6 +132,6 @@ async function copyIntoMemory(dbPath: string): Promise<Db> {
  * --receive) refuses one a load into which did not complete, as readers do. `load`: see openModel.
  */
 export async function openModelFor(o: { db?: string; writes: boolean; adding: boolean; shows?: boolean; load?: string }): Promise<Db> {
-  if (o.writes || o.db === undefined) return openModel(o.db, { load: o.load, unfinished: o.shows ? 'refuse' : undefined });
+  if (o.writes || o.db === undefined) return openModel(o.db, { load: o.load, unfinished: o.shows ? 'refuse' : 'warn' });
   return openModelToRead(o.db, { copy: o.adding });
 }

@@ -411,6 +411,22 @@ describe('the marks of unfinished --db loads', () => {
     expect(unfinished(db).code).toBe(1); // the failed run of a.jsonl
   });
 
+  it('are said by another load, which loads all the same; the load they name, run again, says nothing of its own', async () => {
+    const dir = tempDir();
+    const db = model2(dir);
+    const lost = path.join(dir, 'lost.jsonl');
+    writeFileSync(lost, readFileSync(FAILED));
+    await mark(db, `load ${lost}`, `load_unfinished:load ${lost}`);
+    const other = runCli(['load', CLEAN, '--db', db]);
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stderr).toContain(`runlens: warning: ${db}: a load into the model did not finish (load ${lost})`);
+    expect(other.stderr).toContain(`run the load again (\`runlens load ${lost} --db ${db}\`)`);
+    const again = runCli(['load', lost, '--db', db]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe('');
+    expect(unfinished(db).code).toBe(1); // the failed run of lost.jsonl, the model whole
+  });
+
   it('refuse the receiving gate as the gate, and explore --receive; receive warns and receives', async () => {
     const dir = tempDir();
     const db = model2(dir);
