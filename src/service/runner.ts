@@ -22,6 +22,7 @@ import { eventId } from './ids.js';
 import { buildPayload, RUN_STATUS } from './payload.js';
 import { storableText } from './storable-text.js';
 import type { TelemetryNote } from './telemetry-note.js';
+import { endOrphanedSteps, forgetStep, recordStep } from './step-processes.js';
 import { artifactName, findStepTelemetry, keepStepTelemetry, telemetryArtifact, telemetryBefore, type TelemetryFile } from './step-telemetry.js';
 import type { EventType, Job, NewEvent, Run, RunLease, RunStep, Store } from './store/types.js';
 import { cutText } from '../render/cut-text.js';
@@ -131,6 +132,9 @@ export class JobRunner {
     for (const run of runs) {
       // its own run, taken back from a process that took it while this one was slow: it goes on here
       if (this.executing.has(run.id)) continue;
+      // a step its serve left running (a kill -9) ends with the run
+      const ended = endOrphanedSteps(this.o.workDir, run);
+      if (ended.length) process.emitWarning(`runlens runner: run ${run.id}: ended the step its process left running (process group ${ended.join(', ')})`);
       const job = await this.o.store.getJob(run.accountId, run.jobId);
       // on a shared store the holder may still be alive (slow, or cut off from the database)
       const message = all ? 'the service stopped while this run was in progress'
@@ -328,14 +332,17 @@ export class JobRunner {
         return;
       }
       this.steps.add(child);
+      if (child.pid !== undefined) recordStep(cwd, run, child.pid);
       // decoded by each stream, which keeps a character's first bytes until the read that ends it
       for (const out of [child.stdout!, child.stderr!]) out.setEncoding('utf8').on('data', append);
       child.on('error', (e) => {
         this.steps.delete(child);
+        forgetStep(cwd);
         resolvePromise({ exitCode: null, signal: null, logs: `${logs}[runlens] could not start ${exe}: ${e.message}\n` });
       });
       child.on('close', (code, signal) => {
         this.steps.delete(child);
+        forgetStep(cwd);
         if (code !== null || !signal) return resolvePromise({ exitCode: code ?? 1, signal: null, logs });
         // 128 + the signal's number, the exit status shells report for a process a signal ended
         resolvePromise({ exitCode: 128 + (constants.signals[signal] ?? 0), signal, logs: withNote(logs, `[runlens] step killed by ${signal}\n`) });
