@@ -18,7 +18,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 9;
+export const DERIVE_RULES = 10;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -57,6 +57,19 @@ UPDATE record_rows SET span_row = record_type = 'SpanEnd' AND span_id IS NOT NUL
   node_result = ${NODE_RESULT}
 WHERE trace_id IN ${TOUCHED} AND record_type IN ('SpanStart', 'SpanEnd')`;
 
+/** The normalized columns UNENDED fills on a SpanStart. */
+const UNENDED_COLUMNS = ['unique_id', 'phase', 'node_outcome', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows',
+  'resource_type', 'name', 'relative_path', 'materialization', 'rows_affected', 'in_selection', 'attr_duration_ms'];
+
+/**
+ * SpanStarts of touched traces that an earlier derive found unended are back as inserted (their
+ * columns empty): UNENDED fills them again for those still unended, and a span that ended since is
+ * defined by its SpanEnd alone, as after one load of the same inputs.
+ */
+const RESET_STARTS = `
+UPDATE record_rows SET ${UNENDED_COLUMNS.map((c) => `${c} = NULL`).join(', ')}
+WHERE trace_id IN ${TOUCHED} AND record_type = 'SpanStart' AND coalesce(${UNENDED_COLUMNS.map((c) => `${c}::VARCHAR`).join(', ')}) IS NOT NULL`;
+
 /**
  * A span with several SpanEnds (the same run from two inputs, or said twice in one): the first stands
  * for it, having taken what the others say worse (takeWorseWithinSql).
@@ -70,10 +83,7 @@ WHERE rowid IN (
 
 /** Normalized columns of spans that never ended: their SpanStart was not normalized at insert. */
 const UNENDED = `
-UPDATE record_rows r SET unique_id = n.unique_id, phase = n.phase, node_outcome = n.node_outcome, skip_reason = n.skip_reason,
-  upstream_unique_id = n.upstream_unique_id, test_outcome = n.test_outcome, failing_rows = n.failing_rows,
-  resource_type = n.resource_type, name = n.name, relative_path = n.relative_path, materialization = n.materialization,
-  rows_affected = n.rows_affected, in_selection = n.in_selection, attr_duration_ms = n.attr_duration_ms
+UPDATE record_rows r SET ${UNENDED_COLUMNS.map((c) => `${c} = n.${c}`).join(', ')}
 FROM (${normalizeSelect(`SELECT r.rowid AS record_rowid, record_type, span_id, event_type, span_name, status_code, links, a.attributes
   FROM record_rows r JOIN ${attributesOfRows(`SELECT r FROM _unended`)} a
     ON a.record_rowid = r.rowid`, { spanStarts: true })}) n
@@ -325,7 +335,7 @@ export async function deriveTouched(db: Db, opts: DeriveOptions = {}): Promise<v
     ['derive: clear runs', `DELETE FROM runs WHERE trace_id IN ${TOUCHED}`],
     // Derived rows have no order of their own: unordered inserts run in parallel.
     ['derive: unordered', 'SET preserve_insertion_order = false'],
-    ...(check?.existed ? [['derive: reset spans', RESET] as Step] : []),
+    ...(check?.existed ? [['derive: reset spans', RESET], ['derive: reset spans', RESET_STARTS]] as Step[] : []),
     ...(check?.repeated ? [['derive: worse ends', takeWorseWithinSql(filter)], ['derive: duplicate ends', DUPLICATE_ENDS]] as Step[] : []),
     ...unendedStarts(filter),
     ...(check?.idless ? [idFromEvaluations(filter)] : []),
