@@ -119,18 +119,21 @@ export async function* rawLines(path: string, gzip: boolean, onRead?: (fraction:
  * trailing comma (`{"a":1,}`, `[1,]`) for valid JSON: the scan says whether a `,` comes before a `}`
  * or `]` (a `,}` inside a string is a false alarm, which the line check then clears). It takes a
  * vertical tab or form feed for white space (and skips a line of them): the scan says whether one is there. It skips blank
- * lines, so that the rows after one are off their lines: the scan says whether a record follows one. A gzip
- * file is also read through to its end (DuckDB's reader takes a truncated gzip for a text that ends
- * early, and does not check the checksum); zlib works in a thread of its own. Rejects with rawLines'
- * InputError.
+ * lines, so that the rows after one are off their lines: the scan says whether a record follows one. It
+ * refuses a byte order mark at the start of the first file it reads only: the scan says whether the file
+ * starts with one. A gzip file is also read through to its end (DuckDB's reader takes a truncated gzip for
+ * a text that ends early, and does not check the checksum); zlib works in a thread of its own. Rejects
+ * with rawLines' InputError.
  */
-export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean; blankLines: boolean; notJsonSpace: boolean }> {
+export async function scanBeside(path: string, gzip: boolean): Promise<{ trailingComma: boolean; blankLines: boolean; notJsonSpace: boolean; byteOrderMark: boolean }> {
   let before = 0; // the last byte that is not white space, from the chunks before
   let trailingComma = false;
   let notJsonSpace = false;
   const line = { blankSoFar: true, sawBlank: false };
   let blankLines = false;
+  let byteOrderMark: boolean | undefined;
   for await (const chunk of gzip ? textChunks(path, true) : reusedChunks(path)) {
+    byteOrderMark ??= chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
     if (!trailingComma) trailingComma = commaBeforeClose(chunk, before);
     // a raw vertical tab or form feed is not JSON anywhere (white space to the reader, which skips a line of them)
     if (!notJsonSpace) notJsonSpace = chunk.includes(0x0b) || chunk.includes(0x0c);
@@ -142,7 +145,7 @@ export async function scanBeside(path: string, gzip: boolean): Promise<{ trailin
       }
     }
   }
-  return { trailingComma, blankLines, notJsonSpace };
+  return { trailingComma, blankLines, notJsonSpace, byteOrderMark: byteOrderMark ?? false };
 }
 
 /**

@@ -128,8 +128,11 @@ describe('small JSONL files read in batches', () => {
     // a line cut short (line 7), which stops DuckDB's read of the whole batch
     const cut = path.join(dir, 'bad-batch-2-cut.jsonl');
     writeFileSync(cut, [...lines.slice(0, 6), lines[6]!.slice(0, 40), ...lines.slice(7)].join('\n'));
+    // a byte order mark before line 1, which DuckDB's reader refuses in the first file of a read only
+    const bom = path.join(dir, 'bad-batch-2-bom.jsonl');
+    writeFileSync(bom, `\uFEFF${lines.join('\n')}`);
 
-    for (const [bad, line, field, copied] of [[misshapen, 7, 'span_id', 2], [comma, 9, undefined, 2], [cut, 7, undefined, 0]] as const) {
+    for (const [bad, line, field, copied] of [[misshapen, 7, 'span_id', 2], [comma, 9, undefined, 2], [cut, 7, undefined, 0], [bom, 1, undefined, 2]] as const) {
       const files = [good[0]!, bad, good[2]!];
       const strict = await openModel();
       const alone = await openModel();
