@@ -90,7 +90,8 @@ export async function openModelToRead(dbPath: string, opts: { copy?: boolean } =
   try {
     state = await modelState(db);
     refuse(state, dbPath, true);
-    if (state === 'load-unfinished') throw (await unfinishedLoadsError(db, dbPath))!;
+    const unfinished = state === 'load-unfinished' ? await unfinishedLoadsError(db, dbPath) : undefined;
+    if (unfinished) throw unfinished;
     await warnOfEarlierRules(db, dbPath);
   } catch (e) {
     db.close();

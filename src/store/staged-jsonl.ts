@@ -54,7 +54,8 @@ export class StagedJsonl {
     this.clean = new Map();
     for (const input of batch) this.tried.add(input);
     if (batch.length < 2) return;
-    // what DuckDB's reader forgives (a trailing comma, blank lines; a byte order mark in a file after the first), looked for beside the read, a file at a time
+    // what DuckDB's reader forgives (a trailing comma, blank lines; a byte order mark in a file after
+    // the first), looked for beside the read, a file at a time
     const scans = (async () => {
       const flagged: boolean[] = [];
       for (const input of batch) {
