@@ -100,7 +100,8 @@ async function receive(a: Args, { jsonl, parquet }: Claims): Promise<void> {
   const repeated = rx.stats.repeated ? `, ${rx.stats.repeated} sent again (kept once)` : '';
   // an output that failed misses records answered 200: said on the stop line, and exit 2
   const failed = [...rx.sinkErrors].map(([name, e]) => `${name} (${e.message})`);
-  if (a.db && rx.stats.lost) failed.unshift(`the model ${a.db} (${rx.reasons.lost})`);
+  const modelFailure = rx.stats.lost ? rx.reasons.lost : rx.reasons.closing;
+  if (a.db && modelFailure) failed.unshift(`the model ${a.db} (${modelFailure})`);
   const notWritten = failed.length ? `; not written in full: ${failed.join(', ')}` : '';
   log(`runlens: stopped (${signal}): ${rx.stats.spans} spans and ${rx.stats.logs} logs received, ${rx.stats.rejected} rejected${refused}${repeated}${lost}${a.db ? `; model in ${a.db}` : ''}${notWritten}`);
   if (failed.length) throw new RunlensError('', 'input');

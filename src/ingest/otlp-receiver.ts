@@ -74,6 +74,8 @@ export interface UnstoredReasons {
   rejected?: string;
   refused?: string;
   lost?: string;
+  /** the model refused the write that closes the source (its record count): a full disk */
+  closing?: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -445,7 +447,14 @@ export class OtlpReceiver {
     await this.app.close();
     // what could not be written is counted (stats.lost) and reported; the outputs still close
     await this.flush(true).catch((e: unknown) => this.o.log?.(`runlens: receive: writing to the database failed: ${(e as Error).message}`));
-    if (this.source) await closeLiveSource(this.o.db, this.source);
+    if (this.source) {
+      try {
+        await closeLiveSource(this.o.db, this.source);
+      } catch (e) {
+        this.reasons.closing = (e as Error).message;
+        this.o.log?.(`runlens: receive: writing to the database failed: ${(e as Error).message}`);
+      }
+    }
     if (this.threadsBefore) await this.o.db.run(`SET threads = ${this.threadsBefore}`);
     for (const s of this.o.sinks ?? []) {
       try {

@@ -459,6 +459,18 @@ describe('runlens receive: the OTLP/HTTP protocol', () => {
       { span_id: '00000000000000e1' }, { span_id: '00000000000000e3' }, { span_id: '00000000000000f1' },
     ]);
   });
+
+  it('a model that refuses the write that closes it (a full disk) is said as not written in full, never thrown from close', async () => {
+    const { rx, db } = await startReceiver();
+    expect((await postJson(rx, requestOf([spanWith('00000000000000a1')]))).status).toBe(200);
+    await rx.flush(true);
+    // the close's own write (the source's record count) fails, as a commit does on a full disk
+    const run = db.run.bind(db);
+    (db as { run: Db['run'] }).run = (sql, params) =>
+      (sql.startsWith('UPDATE files SET records') ? Promise.reject(new Error('Failed to commit: Could not write file "m.duckdb.wal": File too large')) : run(sql, params));
+    await expect(rx.close()).resolves.toBeUndefined();
+    expect(rx.reasons.closing).toMatch(/File too large/);
+  });
 });
 
 
