@@ -18,7 +18,7 @@ const TOUCHED = `(SELECT trace_id FROM _touched)`;
  * The rules' version: part of the model's fingerprint (schema.ts), so that a --db model derived by
  * a runlens with other rules is derived again when opened. Raise it when a rule below changes.
  */
-export const DERIVE_RULES = 10;
+export const DERIVE_RULES = 11;
 
 /**
  * SpanStart and SpanEnd merged without copying: the spans view reads the record marked span_row. At
@@ -228,11 +228,16 @@ pv AS (
 ),
 bounds AS (
   -- a trace seen only through its log records (its spans not loaded, or not written yet) is a run too
-  SELECT trace_id, min(t0) AS start_ns, max(t1) AS end_ns, count(*) FILTER (WHERE span) AS spans,
-    string_agg(DISTINCT f.path, ', ') AS files
-  FROM (SELECT trace_id, start_ns AS t0, coalesce(end_ns, start_ns) AS t1, true AS span, file_id FROM spans WHERE true ${filter}
+  SELECT trace_id, min(t0) AS start_ns, max(t1) AS end_ns, count(*) FILTER (WHERE span) AS spans
+  FROM (SELECT trace_id, start_ns AS t0, coalesce(end_ns, start_ns) AS t1, true AS span FROM spans WHERE true ${filter}
         UNION ALL
-        SELECT trace_id, time_ns, time_ns, false, file_id FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IS NOT NULL ${filter})
+        SELECT trace_id, time_ns, time_ns, false FROM record_rows WHERE record_type = 'LogRecord' AND trace_id IS NOT NULL ${filter})
+  GROUP BY ALL
+),
+sources AS (
+  -- every file that holds a record of the run, the SpanStarts of spans another file ends included
+  SELECT trace_id, string_agg(DISTINCT f.path, ', ' ORDER BY f.path) AS files
+  FROM (SELECT DISTINCT trace_id, file_id FROM record_rows WHERE record_type IS NOT NULL AND trace_id IS NOT NULL ${filter})
   JOIN files f USING (file_id) GROUP BY ALL
 ),
 counts AS (
@@ -264,8 +269,9 @@ SELECT b.trace_id,
   coalesce(c.nodes, 0), coalesce(c.success, 0), coalesce(c.error, 0), coalesce(c.skipped, 0), coalesce(c.canceled, 0),
   coalesce(c.tests_passed, 0), coalesce(c.tests_warned, 0), coalesce(c.tests_failed, 0),
   coalesce(c.error, 0) > 0 OR coalesce(c.tests_failed, 0) > 0 OR coalesce(s.status_code, 0) = 2 OR coalesce(st.sources, 0) > 0 AS failed,
-  b.files
+  src.files
 FROM bounds b LEFT JOIN s USING (trace_id)
+LEFT JOIN sources src ON src.trace_id = b.trace_id
 LEFT JOIN pv ON pv.trace_id = b.trace_id
 LEFT JOIN counts c ON c.trace_id = b.trace_id
 LEFT JOIN stale st ON st.trace_id = b.trace_id`;

@@ -297,13 +297,34 @@ describe('a record is in the model once', () => {
     const inv = span({ id: '00000000000000b1', name: 'dbt invocation (x)', eventType: FUSION_ET('invocation.Invocation'), start: 0, end: 10 });
     const db = await openModel();
     try {
-      const a = await loadPaths(db, [writeLines(dir, 'part-a.jsonl', [inv[0]!])]);
-      const b = await loadPaths(db, [writeLines(dir, 'part-b.jsonl', [inv[1]!])]);
+      const partA = writeLines(dir, 'part-a.jsonl', [inv[0]!]);
+      const partB = writeLines(dir, 'part-b.jsonl', [inv[1]!]);
+      const a = await loadPaths(db, [partA]);
+      const b = await loadPaths(db, [partB]);
       expect([a.alreadyPresent, b.alreadyPresent]).toEqual([0, 0]);
       expect(await db.one('SELECT ended, spans::INT AS spans FROM runs')).toEqual({ ended: true, spans: 1 });
       expect(await db.scalar('SELECT count(*)::INT FROM records')).toBe(2);
+      // the file that holds only the run's SpanStart holds part of it too
+      const files = await db.scalar<string>('SELECT files FROM runs');
+      expect(files.split(', ').sort()).toEqual([partA, partB].sort());
     } finally {
       db.close();
+    }
+  });
+
+  it('a run\'s files are every file that holds a record of it, in one load or in several', async () => {
+    const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
+    const starts = writeLines(dir, 'starts-only.jsonl', lines.filter((l) => l.includes('"SpanStart"')));
+    const rest = writeLines(dir, 'no-starts.jsonl', lines.filter((l) => !l.includes('"SpanStart"')));
+    for (const loads of [[[starts, rest]], [[starts], [rest]], [[rest], [starts]]]) {
+      const db = await openModel();
+      try {
+        for (const paths of loads) await loadPaths(db, paths);
+        const files = await db.scalar<string>('SELECT files FROM runs');
+        expect(files.split(', ').sort(), JSON.stringify(loads)).toEqual([rest, starts].sort());
+      } finally {
+        db.close();
+      }
     }
   });
 });
