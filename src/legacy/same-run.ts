@@ -4,7 +4,7 @@
  * (src/store/dedupe.ts hideRecordsAlreadyPresent, in the order of read-in-place.ts detectInputs):
  * the first input's records; of each later input only the records not already written (identity:
  * recordIdentity); where a later input ends a span worse (an ERROR status, a worse node or test
- * outcome), the written copy of that span takes it.
+ * outcome, or alike but saying more: worse), the written copy of that span takes it.
  *
  * Streaming: a scan of the later inputs (translated into ScanSink, nothing kept but their traces
  * and how they end spans badly) comes first, so that the first copy is written with its final
@@ -37,15 +37,32 @@ const testRank = (a: Attributes) => {
 const errorStatus = (e: SpanEnding) => e.status?.code === 2;
 const ENDED_WELL: SpanEnding = { status: null, attributes: {} };
 
+/** A count as the model reads it (rl_count, an INTEGER): an integer, or its digits as text; anything else 0. */
+const count = (v: unknown) => {
+  const n = Number(v);
+  return /^-?[0-9]+$/.test(String(v)) && n >= -(2 ** 31) && n < 2 ** 31 ? n : 0;
+};
+/** How bad an ending is, compared in order as src/store/dedupe.ts STATUS_KEY and TEST_KEY. */
+const statusKey = (e: SpanEnding) => [errorStatus(e), errorStatus(e) && e.status!.message != null].map(Number);
+const testKey = (a: Attributes) => {
+  const rank = testRank(a);
+  return [rank, rank > 1 ? count((a.node_test_detail as Attributes).failing_rows) : 0];
+};
+const above = (a: number[], b: number[]) => {
+  const i = a.findIndex((v, k) => v !== b[k]);
+  return i >= 0 && a[i]! > b[i]!;
+};
+const worseStatus = (a: SpanEnding, b: SpanEnding) => above(statusKey(a), statusKey(b));
+const worseTest = (a: SpanEnding, b: SpanEnding) => above(testKey(a.attributes), testKey(b.attributes));
+
 /** `a` ends the span worse than `b` in some way. */
-const worse = (a: SpanEnding, b: SpanEnding) =>
-  (errorStatus(a) && !errorStatus(b)) || outcomeRank(a.attributes) > outcomeRank(b.attributes) || testRank(a.attributes) > testRank(b.attributes);
+const worse = (a: SpanEnding, b: SpanEnding) => worseStatus(a, b) || outcomeRank(a.attributes) > outcomeRank(b.attributes) || worseTest(a, b);
 
 /** `r` (a SpanEnd, or an ending kept) with what `w` says worse of the span's ending; `r` itself when nothing. */
 function withWorse<T extends SpanEnding>(r: T, w: SpanEnding): T {
   if (!worse(w, r)) return r;
   const out: T = { ...r, attributes: { ...r.attributes } };
-  if (errorStatus(w) && !errorStatus(r)) out.status = { code: w.status!.code, message: w.status!.message };
+  if (worseStatus(w, r)) out.status = { code: w.status!.code, message: w.status!.message };
   const take = (keys: readonly string[]) => {
     for (const k of keys) {
       if (w.attributes[k] === undefined) delete out.attributes[k];
@@ -53,7 +70,7 @@ function withWorse<T extends SpanEnding>(r: T, w: SpanEnding): T {
     }
   };
   if (outcomeRank(w.attributes) > outcomeRank(r.attributes)) take(OUTCOME_KEYS);
-  if (testRank(w.attributes) > testRank(r.attributes)) take(TEST_KEYS);
+  if (worseTest(w, r)) take(TEST_KEYS);
   return out;
 }
 

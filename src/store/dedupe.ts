@@ -34,23 +34,30 @@ const sameRecord = IDENTITY('n').map((n, i) => `${n} IS NOT DISTINCT FROM ${IDEN
 const rank = (col: string, order: readonly string[]) => `CASE ${col} ${order.map((v, i) => `WHEN '${v}' THEN ${i + 1}`).join(' ')} ELSE 0 END`;
 const OUTCOME_RANK = (r: string) => rank(`${r}.node_outcome`, OUTCOMES_BETTER_TO_WORSE);
 const TEST_RANK = (r: string) => rank(`${r}.test_outcome`, TEST_OUTCOMES_BETTER_TO_WORSE);
-const worseStatus = `n.status_code = 2 AND o.status_code IS DISTINCT FROM 2`;
+/**
+ * How bad an ending is, compared in order (src/legacy/same-run.ts ranks alike): an ERROR status, then
+ * one that says why; a test outcome, then (failed or warned) more failing rows. So where copies fail
+ * alike, the one that says more stands, whichever was loaded first.
+ */
+const STATUS_KEY = (r: string) => `(coalesce(${r}.status_code = 2, false), coalesce(${r}.status_code = 2 AND ${r}.status_message IS NOT NULL, false))`;
+const TEST_KEY = (r: string) => `(${TEST_RANK(r)}, CASE WHEN ${TEST_RANK(r)} > 1 THEN coalesce(${r}.failing_rows, 0) ELSE 0 END)`;
+const worseStatus = `${STATUS_KEY('n')} > ${STATUS_KEY('o')}`;
 const worseOutcome = `${OUTCOME_RANK('n')} > ${OUTCOME_RANK('o')}`;
-const worseTest = `${TEST_RANK('n')} > ${TEST_RANK('o')}`;
+const worseTest = `${TEST_KEY('n')} > ${TEST_KEY('o')}`;
 
 /**
  * Per span, the worst of each thing its SpanEnds among `where` (on record_rows e) say: an ERROR
  * status (with its message), the worst node outcome (with its skip reason and upstream node), the
- * worst test outcome (with its failing rows), each of the first SpanEnd that says it; and the row of
+ * worst test outcome (with its failing rows), each of the first SpanEnd that says it (the keys above
+ * rank two ERRORs or two failed tests); and the row of
  * the span's first SpanEnd (the one derive lets stand for it), and how many there are.
  */
 const worstEndings = (where: string) => {
   const worst = (col: string, key: string) => `arg_max_null(e.${col}, (${key}, -e.rowid)) AS ${col}`;
-  const status = 'coalesce(e.status_code = 2, false)';
   return `SELECT e.trace_id, e.span_id, arg_min(e.rowid, (e.file_id, e.rowid)) AS first, count(*) AS ends,
-    ${worst('status_code', status)}, ${worst('status_message', status)},
+    ${worst('status_code', STATUS_KEY('e'))}, ${worst('status_message', STATUS_KEY('e'))},
     ${['node_outcome', 'skip_reason', 'upstream_unique_id'].map((c) => worst(c, OUTCOME_RANK('e'))).join(', ')},
-    ${['test_outcome', 'failing_rows'].map((c) => worst(c, TEST_RANK('e'))).join(', ')}
+    ${['test_outcome', 'failing_rows'].map((c) => worst(c, TEST_KEY('e'))).join(', ')}
   FROM record_rows e WHERE e.record_type = 'SpanEnd' AND e.span_id IS NOT NULL AND ${where} GROUP BY e.trace_id, e.span_id`;
 };
 

@@ -212,6 +212,33 @@ describe('a record is in the model once', () => {
     expect(again.stdout).toContain('failed-build.jsonl (jsonl): 525 records already present, nothing added');
   });
 
+  it('copies that fail alike but say less (no failing rows, no error message) give way to the one that says more, in any order', async () => {
+    const failed = readFileSync(FAILED_JSONL, 'utf8').trimEnd().split('\n');
+    // the same run with its failing rows and its error messages lost
+    const terse = failed.map((l) => l.replaceAll('"failing_rows":4,', '').replace(/"status":\{"message":"[^"]*","code":2\}/, '"status":{"message":null,"code":2}'));
+    expect(terse.join('\n')).not.toContain('failing_rows');
+    expect(terse.join('\n')).not.toContain('"message":"error"');
+    const terseCopy = writeLines(dir, 'terse-copy.jsonl', terse);
+    const said = (db: Db) => db.one(`SELECT (SELECT list(failing_rows ORDER BY span_id) FROM node_results WHERE test_outcome = 'failed') AS failing_rows,
+      (SELECT list(status_message ORDER BY span_id) FROM spans WHERE status_code = 2) AS messages`);
+    const alone = await openModel();
+    await loadPaths(alone, [FAILED_JSONL]);
+    const want = await said(alone);
+    alone.close();
+    expect(want).toMatchObject({ failing_rows: [4] });
+    const orders = [[[FAILED_JSONL, terseCopy]], [[terseCopy, FAILED_JSONL]], [[terseCopy], [FAILED_JSONL]],
+      [[writeLines(dir, 'terse-then-failed.jsonl', [...terse, ...failed])]], [[writeLines(dir, 'failed-then-terse.jsonl', [...failed, ...terse])]]];
+    for (const loads of orders) {
+      const db = await openModel();
+      try {
+        for (const paths of loads) await loadPaths(db, paths);
+        expect(await said(db), JSON.stringify(loads)).toEqual(want);
+      } finally {
+        db.close();
+      }
+    }
+  });
+
   it('a span repeated within one input (a file concatenated with itself, a retried OTLP batch) is one span', async () => {
     const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
     const db = await openModel();

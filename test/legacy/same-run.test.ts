@@ -31,4 +31,19 @@ describe('the worst ending of a span', () => {
     const plan = planSameRun(traces, [undefined, new Map([[key, ERRORED]]), new Map([[key, TEST_FAILED]])]);
     expect(plan[0]!.raise.get(key)).toEqual(BOTH);
   });
+
+  it('of endings that fail alike, is the one that says more (failing rows, an error message), in either order', () => {
+    const failing = (rows?: number | string): SpanEnding => ({
+      status: null,
+      attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: { test_outcome: 'TEST_OUTCOME_FAILED', ...(rows === undefined ? {} : { failing_rows: rows }) } },
+    });
+    const silent: SpanEnding = { status: { code: 2, message: null }, attributes: ERRORED.attributes };
+    for (const [a, b, want] of [[failing(), failing(3), failing(3)], [failing(3), failing(5), failing(5)], [failing('7'), failing(3), failing('7')], [silent, ERRORED, ERRORED]]) {
+      for (const order of [[a!, b!], [b!, a!]]) {
+        const scan = new ScanSink();
+        for (const e of order) scan.write(endOf(e));
+        expect(scan.errors.get(`${TRACE}/${SPAN}`), JSON.stringify(order)).toEqual(want);
+      }
+    }
+  });
 });
