@@ -3,11 +3,11 @@
  * invocation, a copy of a file), built as a load keeps one reading the inputs in place
  * (src/store/dedupe.ts hideRecordsAlreadyPresent, in the order of read-in-place.ts detectInputs):
  * the first input's records; of each later input only the records not already written (identity:
- * recordIdentity); where a later input ends a span worse (an ERROR status, a worse node or test
- * outcome, or alike but saying more: worse), the written copy of that span takes it.
+ * recordIdentity); where a later input's ending of a span ranks above the written copy's (worse: an
+ * ERROR status, a worse node or test outcome; or alike and saying more), the written copy takes it.
  *
  * Streaming: a scan of the later inputs (translated into ScanSink, nothing kept but their traces
- * and how they end spans badly) comes first, so that the first copy is written with its final
+ * and how they end spans, where an ending says an ERROR or an outcome) comes first, so that the first copy is written with its final
  * ending; then each input is written through a SameRunSink. Only the identities of records of
  * shared traces that a later input may repeat are held.
  */
@@ -15,7 +15,7 @@ import type { Attributes, JsonlRecord, SpanEndRecord, SpanStatus } from '../prod
 import { LEVEL_SEVERITY, type TelemetrySink } from '../produce/sinks/types.js';
 import { ForwardingSink } from '../produce/sinks/forwarding.js';
 import { OUTCOMES_BETTER_TO_WORSE, TEST_OUTCOMES_BETTER_TO_WORSE, recordIdentity } from '../store/record-identity.js';
-import { NodeOutcome, TestOutcome, normalizeEnum } from '../telemetry/enums.js';
+import { NodeOutcome, NodeSkipReason, TestOutcome, normalizeEnum } from '../telemetry/enums.js';
 
 const spanKey = (r: { trace_id: string; span_id: string | null }) => `${r.trace_id}/${r.span_id}`;
 
@@ -42,21 +42,30 @@ const count = (v: unknown) => {
   const n = Number(v);
   return /^-?[0-9]+$/.test(String(v)) && n >= -(2 ** 31) && n < 2 ** 31 ? n : 0;
 };
-/** How bad an ending is, compared in order as src/store/dedupe.ts STATUS_KEY and TEST_KEY. */
-const statusKey = (e: SpanEnding) => [errorStatus(e), errorStatus(e) && e.status!.message != null].map(Number);
-const testKey = (a: Attributes) => {
+/** How an ending ranks, compared in order as src/store/dedupe.ts STATUS_KEY, OUTCOME_KEY and TEST_KEY. */
+type Key = (number | string)[];
+const statusKey = (e: SpanEnding): Key => {
+  const error = errorStatus(e);
+  return [Number(error), Number(error && e.status!.message != null), error ? (e.status!.message ?? '') : ''];
+};
+const outcomeKey = (a: Attributes): Key => {
+  const upstream = (a.node_skip_upstream_detail as Attributes | null | undefined)?.upstream_unique_id ?? a.upstream_unique_id;
+  return [outcomeRank(a), normalizeEnum(NodeSkipReason, a.node_skip_reason ?? a.skip_reason) ?? '', typeof upstream === 'string' ? upstream : ''];
+};
+const testKey = (a: Attributes): Key => {
   const rank = testRank(a);
   return [rank, rank > 1 ? count((a.node_test_detail as Attributes).failing_rows) : 0];
 };
-const above = (a: number[], b: number[]) => {
+const above = (a: Key, b: Key) => {
   const i = a.findIndex((v, k) => v !== b[k]);
   return i >= 0 && a[i]! > b[i]!;
 };
 const worseStatus = (a: SpanEnding, b: SpanEnding) => above(statusKey(a), statusKey(b));
+const worseOutcome = (a: SpanEnding, b: SpanEnding) => above(outcomeKey(a.attributes), outcomeKey(b.attributes));
 const worseTest = (a: SpanEnding, b: SpanEnding) => above(testKey(a.attributes), testKey(b.attributes));
 
-/** `a` ends the span worse than `b` in some way. */
-const worse = (a: SpanEnding, b: SpanEnding) => worseStatus(a, b) || outcomeRank(a.attributes) > outcomeRank(b.attributes) || worseTest(a, b);
+/** `a` ranks above `b` in some way: it is worse, or alike and says more (or the greater). */
+const worse = (a: SpanEnding, b: SpanEnding) => worseStatus(a, b) || worseOutcome(a, b) || worseTest(a, b);
 
 /** `r` (a SpanEnd, or an ending kept) with what `w` says worse of the span's ending; `r` itself when nothing. */
 function withWorse<T extends SpanEnding>(r: T, w: SpanEnding): T {
@@ -69,7 +78,7 @@ function withWorse<T extends SpanEnding>(r: T, w: SpanEnding): T {
       else out.attributes[k] = w.attributes[k]!;
     }
   };
-  if (outcomeRank(w.attributes) > outcomeRank(r.attributes)) take(OUTCOME_KEYS);
+  if (worseOutcome(w, r)) take(OUTCOME_KEYS);
   if (worseTest(w, r)) take(TEST_KEYS);
   return out;
 }
@@ -79,7 +88,7 @@ export function logsLast<T>(items: readonly T[], isLog: (t: T) => boolean): T[] 
   return [...items.filter((t) => !isLog(t)), ...items.filter(isLog)];
 }
 
-/** An input's translation seen without writing it: its traces, and the spans it ends badly (the worst of each of their endings). */
+/** An input's translation seen without writing it: its traces, and how it ends spans (the highest-ranked of each span's endings that say an ERROR or an outcome). */
 export class ScanSink implements TelemetrySink {
   readonly name = 'scan';
   readonly traces = new Set<string>();
@@ -88,7 +97,9 @@ export class ScanSink implements TelemetrySink {
   write(r: JsonlRecord): void {
     this.traces.add(r.trace_id);
     if (r.record_type !== 'SpanEnd') return;
-    const ending = { status: r.status, attributes: r.attributes };
+    // (only what an ending gives a copy is kept: most node endings are kept)
+    const attributes = Object.fromEntries([...OUTCOME_KEYS, ...TEST_KEYS].filter((k) => r.attributes[k] !== undefined).map((k) => [k, r.attributes[k]!]));
+    const ending = { status: r.status, attributes };
     if (!worse(ending, ENDED_WELL)) return;
     const before = this.errors.get(spanKey(r));
     this.errors.set(spanKey(r), before ? withWorse(before, ending) : ending);
@@ -110,7 +121,7 @@ export interface InputPlan {
   shared: Set<string>;
   /** a later input holds one of them: remember what is written */
   later: boolean;
-  /** how later inputs end spans badly (the worst of each, the first later input's where equal) */
+  /** how later inputs end spans (the highest-ranked of each, the first later input's where equal) */
   raise: Map<string, SpanEnding>;
 }
 

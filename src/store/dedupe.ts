@@ -35,14 +35,20 @@ const rank = (col: string, order: readonly string[]) => `CASE ${col} ${order.map
 const OUTCOME_RANK = (r: string) => rank(`${r}.node_outcome`, OUTCOMES_BETTER_TO_WORSE);
 const TEST_RANK = (r: string) => rank(`${r}.test_outcome`, TEST_OUTCOMES_BETTER_TO_WORSE);
 /**
- * How bad an ending is, compared in order (src/legacy/same-run.ts ranks alike): an ERROR status, then
- * one that says why; a test outcome, then (failed or warned) more failing rows. So where copies fail
- * alike, the one that says more stands, whichever was loaded first.
+ * How an ending ranks, compared in order (src/legacy/same-run.ts ranks alike): an ERROR status, then
+ * one that says why, then its message; a node outcome (any above none), then its skip reason and
+ * upstream node; a test outcome (any above none), then more failing rows. So where copies disagree,
+ * the worse stands, and of two alike the one that says more, then the greater: the same, whichever
+ * copy was loaded first.
  */
-const STATUS_KEY = (r: string) => `(coalesce(${r}.status_code = 2, false), coalesce(${r}.status_code = 2 AND ${r}.status_message IS NOT NULL, false))`;
+const STATUS_KEY = (r: string) => {
+  const error = `coalesce(${r}.status_code = 2, false)`;
+  return `(${error}, ${error} AND ${r}.status_message IS NOT NULL, CASE WHEN ${error} THEN coalesce(${r}.status_message, '') ELSE '' END)`;
+};
+const OUTCOME_KEY = (r: string) => `(${OUTCOME_RANK(r)}, coalesce(${r}.skip_reason, ''), coalesce(${r}.upstream_unique_id, ''))`;
 const TEST_KEY = (r: string) => `(${TEST_RANK(r)}, CASE WHEN ${TEST_RANK(r)} > 1 THEN coalesce(${r}.failing_rows, 0) ELSE 0 END)`;
 const worseStatus = `${STATUS_KEY('n')} > ${STATUS_KEY('o')}`;
-const worseOutcome = `${OUTCOME_RANK('n')} > ${OUTCOME_RANK('o')}`;
+const worseOutcome = `${OUTCOME_KEY('n')} > ${OUTCOME_KEY('o')}`;
 const worseTest = `${TEST_KEY('n')} > ${TEST_KEY('o')}`;
 
 /**
@@ -56,7 +62,7 @@ const worstEndings = (where: string) => {
   const worst = (col: string, key: string) => `arg_max_null(e.${col}, (${key}, -e.rowid)) AS ${col}`;
   return `SELECT e.trace_id, e.span_id, arg_min(e.rowid, (e.file_id, e.rowid)) AS first, count(*) AS ends,
     ${worst('status_code', STATUS_KEY('e'))}, ${worst('status_message', STATUS_KEY('e'))},
-    ${['node_outcome', 'skip_reason', 'upstream_unique_id'].map((c) => worst(c, OUTCOME_RANK('e'))).join(', ')},
+    ${['node_outcome', 'skip_reason', 'upstream_unique_id'].map((c) => worst(c, OUTCOME_KEY('e'))).join(', ')},
     ${['test_outcome', 'failing_rows'].map((c) => worst(c, TEST_KEY('e'))).join(', ')}
   FROM record_rows e WHERE e.record_type = 'SpanEnd' AND e.span_id IS NOT NULL AND ${where} GROUP BY e.trace_id, e.span_id`;
 };
@@ -78,12 +84,14 @@ const ANY_WORSE = `(${worseStatus} OR ${worseOutcome} OR ${worseTest})`;
  * an on-run-end hook failed; a copy may say a node errored or a test failed where another says
  * it went well. The worse wins, whichever was loaded first: the copy in the model takes the file's
  * ERROR status, node outcome (with its skip reason) and test outcome (with its failing rows) where
- * they are worse. Returns how many spans it changed; their traces are derived again.
+ * they rank above its own (STATUS_KEY, OUTCOME_KEY, TEST_KEY). Endings that say none of them (an
+ * OK status, no outcome) rank below every copy and are not compared. Returns how many spans it
+ * changed; their traces are derived again.
  */
 const takeWorseSql = (fileId: string, traces: string) => `
 UPDATE record_rows o SET ${TAKE_WORSE_SET}
 FROM (${worstEndings(`e.file_id = ${fileId} AND e.trace_id IN (${traces})
-        AND (e.status_code = 2 OR ${OUTCOME_RANK('e')} > 1 OR ${TEST_RANK('e')} > 1)`)}) n
+        AND (e.status_code = 2 OR ${OUTCOME_RANK('e')} > 0 OR ${TEST_RANK('e')} > 0)`)}) n
 WHERE o.file_id <> ${fileId} AND o.record_type = 'SpanEnd' AND o.trace_id = n.trace_id AND o.span_id = n.span_id AND ${ANY_WORSE}`;
 const TAKE_WORSE = takeWorseSql('$file_id', 'SELECT trace_id FROM _shared_traces');
 

@@ -239,6 +239,39 @@ describe('a record is in the model once', () => {
     }
   });
 
+  it('copies that disagree on what they say alike (no outcome, another skip reason or message) give one model in any order', async () => {
+    const failed = readFileSync(FAILED_JSONL, 'utf8').trimEnd().split('\n');
+    // the same run: passed tests and succeeded nodes without their outcome, other skip reasons and error messages
+    const other = failed.map((l) => l.replaceAll(',"node_test_detail":{}', '').replaceAll('"node_outcome":"NODE_OUTCOME_SUCCESS",', '')
+      .replaceAll('NODE_SKIP_REASON_UPSTREAM', 'NODE_SKIP_REASON_NO_OP').replaceAll('"message":"error","code":2', '"message":"it broke","code":2'));
+    const otherCopy = writeLines(dir, 'other-copy.jsonl', other);
+    const model = async (db: Db) => ({
+      results: await db.all('SELECT unique_id, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows FROM node_results ORDER BY ALL'),
+      spans: await db.all('SELECT span_id, status_code, status_message, node_outcome, skip_reason, test_outcome FROM spans ORDER BY ALL'),
+      runs: await db.all('SELECT * EXCLUDE (files) FROM runs'),
+    });
+    const alone = await openModel();
+    await loadPaths(alone, [FAILED_JSONL]);
+    const want = await model(alone);
+    alone.close();
+    const orders = [[[FAILED_JSONL, otherCopy]], [[otherCopy, FAILED_JSONL]], [[otherCopy], [FAILED_JSONL]],
+      [[writeLines(dir, 'other-then-failed.jsonl', [...other, ...failed])]], [[writeLines(dir, 'failed-then-other.jsonl', [...failed, ...other])]]];
+    for (const loads of orders) {
+      const db = await openModel();
+      try {
+        for (const paths of loads) await loadPaths(db, paths);
+        const got = await model(db);
+        // what a copy says and the other does not say stands; of two things said alike, the greater
+        expect(got.runs, JSON.stringify(loads)).toEqual(want.runs);
+        expect(got.results, JSON.stringify(loads)).toEqual(want.results);
+        const messages = (m: typeof want) => m.spans.map((r) => ({ ...r, status_message: r.status_message === 'error' ? 'it broke' : r.status_message }));
+        expect(got.spans, JSON.stringify(loads)).toEqual(messages(want));
+      } finally {
+        db.close();
+      }
+    }
+  });
+
   it('a span repeated within one input (a file concatenated with itself, a retried OTLP batch) is one span', async () => {
     const lines = readFileSync(CLEAN_JSONL, 'utf8').trimEnd().split('\n');
     const db = await openModel();

@@ -32,13 +32,29 @@ describe('the worst ending of a span', () => {
     expect(plan[0]!.raise.get(key)).toEqual(BOTH);
   });
 
-  it('of endings that fail alike, is the one that says more (failing rows, an error message), in either order', () => {
+  it('of endings that rank alike, is the one that says more (an outcome, failing rows, an error message), then the greater, in either order', () => {
     const failing = (rows?: number | string): SpanEnding => ({
       status: null,
       attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: { test_outcome: 'TEST_OUTCOME_FAILED', ...(rows === undefined ? {} : { failing_rows: rows }) } },
     });
     const silent: SpanEnding = { status: { code: 2, message: null }, attributes: ERRORED.attributes };
-    for (const [a, b, want] of [[failing(), failing(3), failing(3)], [failing(3), failing(5), failing(5)], [failing('7'), failing(3), failing('7')], [silent, ERRORED, ERRORED]]) {
+    const skipped = (reason: string, upstream: string): SpanEnding => ({
+      status: null,
+      attributes: { node_outcome: 'NODE_OUTCOME_SKIPPED', node_skip_reason: reason, node_skip_upstream_detail: { upstream_unique_id: upstream } },
+    });
+    const said = (message: string): SpanEnding => ({ status: { code: 2, message }, attributes: ERRORED.attributes });
+    const passed: SpanEnding = { status: null, attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: {} } };
+    const succeeded: SpanEnding = { status: null, attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS' } };
+    const none: SpanEnding = { status: null, attributes: {} };
+    for (const [a, b, want] of [
+      [failing(), failing(3), failing(3)], [failing(3), failing(5), failing(5)], [failing('7'), failing(3), failing('7')], [silent, ERRORED, ERRORED],
+      // of two alike, the greater (as the model compares text)
+      [said('1 nodes errored'), said('2 nodes errored'), said('2 nodes errored')],
+      [skipped('NODE_SKIP_REASON_NO_OP', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a')],
+      [skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.b'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.b')],
+      // an outcome over none
+      [none, passed, passed], [none, succeeded, succeeded], [succeeded, passed, passed],
+    ]) {
       for (const order of [[a!, b!], [b!, a!]]) {
         const scan = new ScanSink();
         for (const e of order) scan.write(endOf(e));
