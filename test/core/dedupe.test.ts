@@ -22,6 +22,23 @@ const counts = (db: Db) =>
   db.one(`SELECT (SELECT count(*) FROM records)::INT AS records, (SELECT count(*) FROM spans)::INT AS spans,
                  (SELECT count(*) FROM logs)::INT AS logs, (SELECT count(*) FROM node_results)::INT AS node_results`);
 
+/** The failed build and `copy` (another copy of its lines) loaded in five orders: both in one load either way, in two loads, and as one file either way. */
+async function inEveryOrder(copy: string[], name: string, check: (db: Db, order: string) => Promise<void>): Promise<void> {
+  const failed = readFileSync(FAILED_JSONL, 'utf8').trimEnd().split('\n');
+  const file = writeLines(dir, `${name}.jsonl`, copy);
+  const orders = [[[FAILED_JSONL, file]], [[file, FAILED_JSONL]], [[file], [FAILED_JSONL]],
+    [[writeLines(dir, `${name}-then-failed.jsonl`, [...copy, ...failed])]], [[writeLines(dir, `failed-then-${name}.jsonl`, [...failed, ...copy])]]];
+  for (const loads of orders) {
+    const db = await openModel();
+    try {
+      for (const paths of loads) await loadPaths(db, paths);
+      await check(db, JSON.stringify(loads));
+    } finally {
+      db.close();
+    }
+  }
+}
+
 describe('a record is in the model once', () => {
   it('the JSONL and the Parquet of one run load as one copy, whichever comes first', async () => {
     const once = await openModel();
@@ -218,7 +235,6 @@ describe('a record is in the model once', () => {
     const terse = failed.map((l) => l.replaceAll('"failing_rows":4,', '').replace(/"status":\{"message":"[^"]*","code":2\}/, '"status":{"message":null,"code":2}'));
     expect(terse.join('\n')).not.toContain('failing_rows');
     expect(terse.join('\n')).not.toContain('"message":"error"');
-    const terseCopy = writeLines(dir, 'terse-copy.jsonl', terse);
     const said = (db: Db) => db.one(`SELECT (SELECT list(failing_rows ORDER BY span_id) FROM node_results WHERE test_outcome = 'failed') AS failing_rows,
       (SELECT list(status_message ORDER BY span_id) FROM spans WHERE status_code = 2) AS messages`);
     const alone = await openModel();
@@ -226,17 +242,7 @@ describe('a record is in the model once', () => {
     const want = await said(alone);
     alone.close();
     expect(want).toMatchObject({ failing_rows: [4] });
-    const orders = [[[FAILED_JSONL, terseCopy]], [[terseCopy, FAILED_JSONL]], [[terseCopy], [FAILED_JSONL]],
-      [[writeLines(dir, 'terse-then-failed.jsonl', [...terse, ...failed])]], [[writeLines(dir, 'failed-then-terse.jsonl', [...failed, ...terse])]]];
-    for (const loads of orders) {
-      const db = await openModel();
-      try {
-        for (const paths of loads) await loadPaths(db, paths);
-        expect(await said(db), JSON.stringify(loads)).toEqual(want);
-      } finally {
-        db.close();
-      }
-    }
+    await inEveryOrder(terse, 'terse', async (db, order) => expect(await said(db), order).toEqual(want));
   });
 
   it('copies that disagree on what they say alike (no outcome, another skip reason or message) give one model in any order', async () => {
@@ -244,7 +250,6 @@ describe('a record is in the model once', () => {
     // the same run: passed tests and succeeded nodes without their outcome, other skip reasons and error messages
     const other = failed.map((l) => l.replaceAll(',"node_test_detail":{}', '').replaceAll('"node_outcome":"NODE_OUTCOME_SUCCESS",', '')
       .replaceAll('NODE_SKIP_REASON_UPSTREAM', 'NODE_SKIP_REASON_NO_OP').replaceAll('"message":"error","code":2', '"message":"it broke","code":2'));
-    const otherCopy = writeLines(dir, 'other-copy.jsonl', other);
     const model = async (db: Db) => ({
       results: await db.all('SELECT unique_id, node_outcome, skip_reason, upstream_unique_id, test_outcome, failing_rows FROM node_results ORDER BY ALL'),
       spans: await db.all('SELECT span_id, status_code, status_message, node_outcome, skip_reason, test_outcome FROM spans ORDER BY ALL'),
@@ -254,22 +259,14 @@ describe('a record is in the model once', () => {
     await loadPaths(alone, [FAILED_JSONL]);
     const want = await model(alone);
     alone.close();
-    const orders = [[[FAILED_JSONL, otherCopy]], [[otherCopy, FAILED_JSONL]], [[otherCopy], [FAILED_JSONL]],
-      [[writeLines(dir, 'other-then-failed.jsonl', [...other, ...failed])]], [[writeLines(dir, 'failed-then-other.jsonl', [...failed, ...other])]]];
-    for (const loads of orders) {
-      const db = await openModel();
-      try {
-        for (const paths of loads) await loadPaths(db, paths);
-        const got = await model(db);
-        // what a copy says and the other does not say stands; of two things said alike, the greater
-        expect(got.runs, JSON.stringify(loads)).toEqual(want.runs);
-        expect(got.results, JSON.stringify(loads)).toEqual(want.results);
-        const messages = (m: typeof want) => m.spans.map((r) => ({ ...r, status_message: r.status_message === 'error' ? 'it broke' : r.status_message }));
-        expect(got.spans, JSON.stringify(loads)).toEqual(messages(want));
-      } finally {
-        db.close();
-      }
-    }
+    // what a copy says and the other does not say stands; of two things said alike, the greater
+    const messages = want.spans.map((r) => ({ ...r, status_message: r.status_message === 'error' ? 'it broke' : r.status_message }));
+    await inEveryOrder(other, 'other', async (db, order) => {
+      const got = await model(db);
+      expect(got.runs, order).toEqual(want.runs);
+      expect(got.results, order).toEqual(want.results);
+      expect(got.spans, order).toEqual(messages);
+    });
   });
 
   it('a span repeated within one input (a file concatenated with itself, a retried OTLP batch) is one span', async () => {
