@@ -76,6 +76,12 @@ async function main(): Promise<Record<string, unknown>> {
       const spans = await db.scalar<number>('SELECT count(*)::INTEGER FROM spans');
       return { ms, records: r.records, spans };
     }
+    case 'load-both': {
+      // <jsonl> and arg, its Parquet: the engine's two copies of the same runs, one kept
+      const db = await openModel();
+      const r = await loadPaths(db, [file, arg!]);
+      return { ms: performance.now() - t0, records: r.records, present: r.alreadyPresent };
+    }
     case 'queries': {
       const db = await openModel();
       await loadPaths(db, [file]);

@@ -107,6 +107,9 @@ export async function runCoreBench(opts: { records?: number } = {}): Promise<voi
     console.log(`core: JSONL load --db FILE best ${(pd.ours.ms! / 1000).toFixed(2)} s vs raw read_json CTAS into a database file best ${(pd.raw.ms! / 1000).toFixed(2)} s; median ratio ${pd.ratio.toFixed(2)}x (${ratioText(pd)})`);
     const pp = paired('raw-parquet', parquet);
     console.log(`core: Parquet load best ${(pp.ours.ms! / 1000).toFixed(2)} s vs raw read_parquet CTAS best ${(pp.raw.ms! / 1000).toFixed(2)} s; median ratio ${pp.ratio.toFixed(2)}x (goal <= 1.5x; ${ratioText(pp)})`);
+    // The engine writes each run twice (JSONL and Parquet): what loading both costs over the JSONL alone.
+    const pb = paired('load', jsonl, 3, undefined, 'load-both', parquet);
+    console.log(`core: JSONL and the Parquet of the same runs together (${Number(pb.ours.present).toLocaleString()} records already present) best ${(pb.ours.ms! / 1000).toFixed(2)} s vs the JSONL alone best ${(pb.raw.ms! / 1000).toFixed(2)} s; median ratio ${pb.ratio.toFixed(2)}x (${ratioText(pb)})`);
     const q = child('queries', jsonl) as unknown as { queries: Record<string, number> };
     for (const [name, ms] of Object.entries(q.queries)) console.log(`core: query ${name}: ${ms.toFixed(0)} ms on ${g.records.toLocaleString()} records (goal < 300 ms)`);
     const tr = child('tree', jsonl);
