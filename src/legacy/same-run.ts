@@ -7,9 +7,9 @@
  * ERROR status, a worse node or test outcome; or alike and saying more), the written copy takes it.
  *
  * Streaming: a scan of the later inputs (translated into ScanSink, nothing kept but their traces
- * and how they end spans, where an ending says an ERROR or an outcome) comes first, so that the first copy is written with its final
- * ending; then each input is written through a SameRunSink. Only the identities of records of
- * shared traces that a later input may repeat are held.
+ * and their endings that say an ERROR or an outcome) comes first, so that the first copy is written
+ * with its final ending; then each input is written through a SameRunSink. Only the identities of
+ * records of shared traces that a later input may repeat are held.
  */
 import type { Attributes, JsonlRecord, SpanEndRecord, SpanStatus } from '../produce/record.js';
 import { LEVEL_SEVERITY, type TelemetrySink } from '../produce/sinks/types.js';
@@ -56,9 +56,12 @@ const testKey = (a: Attributes): Key => {
   const rank = testRank(a);
   return [rank, rank > 1 ? count((a.node_test_detail as Attributes).failing_rows) : 0];
 };
+/** Text compared by its UTF-8 bytes, as DuckDB compares VARCHAR. */
 const above = (a: Key, b: Key) => {
   const i = a.findIndex((v, k) => v !== b[k]);
-  return i >= 0 && a[i]! > b[i]!;
+  if (i < 0) return false;
+  const [x, y] = [a[i]!, b[i]!];
+  return typeof x === 'string' ? Buffer.compare(Buffer.from(x), Buffer.from(String(y))) > 0 : x > Number(y);
 };
 const worseStatus = (a: SpanEnding, b: SpanEnding) => above(statusKey(a), statusKey(b));
 const worseOutcome = (a: SpanEnding, b: SpanEnding) => above(outcomeKey(a.attributes), outcomeKey(b.attributes));

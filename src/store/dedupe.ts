@@ -52,11 +52,10 @@ const worseOutcome = `${OUTCOME_KEY('n')} > ${OUTCOME_KEY('o')}`;
 const worseTest = `${TEST_KEY('n')} > ${TEST_KEY('o')}`;
 
 /**
- * Per span, the worst of each thing its SpanEnds among `where` (on record_rows e) say: an ERROR
- * status (with its message), the worst node outcome (with its skip reason and upstream node), the
- * worst test outcome (with its failing rows), each of the first SpanEnd that says it (the keys above
- * rank two ERRORs or two failed tests); and the row of
- * the span's first SpanEnd (the one derive lets stand for it), and how many there are.
+ * Per span, the highest-ranked of each thing its SpanEnds among `where` (on record_rows e) say, by
+ * the keys above: the status (with its message), the node outcome (with its skip reason and upstream
+ * node), the test outcome (with its failing rows), each of the first SpanEnd that ranks highest; and
+ * the row of the span's first SpanEnd (the one derive lets stand for it), and how many there are.
  */
 const worstEndings = (where: string) => {
   const worst = (col: string, key: string) => `arg_max_null(e.${col}, (${key}, -e.rowid)) AS ${col}`;

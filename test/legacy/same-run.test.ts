@@ -50,6 +50,8 @@ describe('the worst ending of a span', () => {
       [failing(), failing(3), failing(3)], [failing(3), failing(5), failing(5)], [failing('7'), failing(3), failing('7')], [silent, ERRORED, ERRORED],
       // of two alike, the greater (as the model compares text)
       [said('1 nodes errored'), said('2 nodes errored'), said('2 nodes errored')],
+      // by UTF-8 bytes: U+1F600 above U+FF5A, though its first UTF-16 unit is below
+      [said('\uff5a'), said('\u{1f600}'), said('\u{1f600}')],
       [skipped('NODE_SKIP_REASON_NO_OP', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a')],
       [skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.b'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.b')],
       // an outcome over none
