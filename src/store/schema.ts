@@ -18,7 +18,7 @@ export const SCHEMA_VERSION = 4;
  * files give other records. A --db model keeps its records as they were read (they are not read
  * again), so a model made under lower rules is used with a warning (src/store/open.ts).
  */
-export const READING_RULES = 1;
+export const READING_RULES = 2;
 
 export const TABLES = [
   `CREATE TABLE IF NOT EXISTS runlens_meta (key VARCHAR PRIMARY KEY, value VARCHAR)`,

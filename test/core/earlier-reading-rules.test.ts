@@ -3,6 +3,7 @@
  * telemetry otherwise (a higher READING_RULES), the model's answers may differ from a load of the same
  * files today: every command on such a model says so, and how to be sure.
  */
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
@@ -15,13 +16,18 @@ const CLEAN = path.join(ROOT, 'samples/clean-build.jsonl');
 const FAILED = path.join(ROOT, 'samples/failed-build.jsonl');
 const WARNING = /warning: .*earlier\.duckdb: its records were loaded by an earlier runlens.*load its files into a new model/s;
 
-/** A model as a runlens before reading rules were recorded left it: runlens_meta without them. */
-async function earlierModel(): Promise<string> {
+/**
+ * A model as an earlier runlens left it: runlens_meta without reading rules (before they were
+ * recorded), or with `rules` (1: before copies of a span that rank alike gave way to the one that says more).
+ */
+async function earlierModel(rules?: number): Promise<string> {
   const file = path.join(dir, 'earlier.duckdb');
+  rmSync(file, { force: true });
   expect(runCli(['load', CLEAN, '--db', file]).code).toBe(0);
   const instance = await DuckDBInstance.create(file);
   const c = await instance.connect();
   await c.run(`DELETE FROM runlens_meta WHERE key = 'reading_rules'`);
+  if (rules !== undefined) await c.run(`INSERT INTO runlens_meta VALUES ('reading_rules', '${rules}')`);
   c.closeSync();
   instance.closeSync();
   return file;
@@ -46,5 +52,10 @@ describe('a model loaded under earlier reading rules', () => {
     expect(made.stderr).toBe('');
     expect(runCli(['load', FAILED, '--db', today]).stderr).toBe('');
     for (const args of [['runs'], ['gate', '--fail-on', 'incomplete']]) expect(runCli([...args, '--db', today]).stderr, args.join(' ')).toBe('');
+  });
+
+  it('warns of a model loaded under reading rules 1, when the first of two copies ranked alike stood', async () => {
+    const file = await earlierModel(1);
+    expect(runCli(['runs', '--db', file]).stderr).toMatch(WARNING);
   });
 });
