@@ -134,7 +134,7 @@ function attrStructSql(shape: ParquetShape): string {
       'upstream_unique_id': ${flat('upstream_unique_id')},
       'node_test_detail': CASE WHEN _rl_td IS NOT NULL THEN {'test_outcome': json_extract_string(_rl_td, '$.test_outcome'),
                                                              'failing_rows': json_extract_string(_rl_td, '$.failing_rows')} END,
-      'test_outcome': ${flat('test_outcome')}, 'failing_rows': ${flat('failing_rows')},
+      'test_outcome': ${flat('test_outcome')}, 'failing_rows': ${flat('failing_rows')}, 'failing_rows_recorded': ${flat('failing_rows_recorded')},
       'node_type': ${either('node_type')}, 'name': ${either('name')}, 'relative_path': ${either('relative_path')},
       'materialization': ${either('materialization')}, 'rows_affected': coalesce(${c('rows_affected', 'BIGINT')}, ${flat('rows_affected', 'BIGINT')}),
       'in_selection': ${flat('in_selection', 'BOOLEAN')}, 'code': ${c('code', 'INTEGER')},
@@ -147,7 +147,7 @@ function attrStructSql(shape: ParquetShape): string {
  * (_rl_d: the externally tagged outcome details, at the top or under node_outcome_detail; _rl_s: scalars).
  */
 const PAYLOAD_DETAILS = ['NodeTestDetail', 'TestEvaluationDetail', 'NodeSkipUpstreamDetail'] as const;
-const PAYLOAD_SCALARS = ['in_selection', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows', 'rows_affected', 'duration_ms',
+const PAYLOAD_SCALARS = ['in_selection', 'skip_reason', 'upstream_unique_id', 'test_outcome', 'failing_rows', 'failing_rows_recorded', 'rows_affected', 'duration_ms',
   'unique_id', 'phase', 'last_phase', 'node_outcome', 'node_skip_reason', 'node_type', 'name', 'relative_path', 'materialization'] as const;
 type PayloadScalar = (typeof PAYLOAD_SCALARS)[number];
 const payloadDetail = (variant: (typeof PAYLOAD_DETAILS)[number]) => {

@@ -27,7 +27,7 @@ export interface SpanEnding {
 
 /** The node outcome's attributes (with the skip's), and the test outcome's. */
 const OUTCOME_KEYS = ['node_outcome', 'node_skip_reason', 'node_skip_upstream_detail'] as const;
-const TEST_KEYS = ['node_test_detail'] as const;
+const TEST_KEYS = ['node_test_detail', 'failing_rows_recorded'] as const;
 
 const outcomeRank = (a: Attributes) => OUTCOMES_BETTER_TO_WORSE.indexOf(normalizeEnum(NodeOutcome, a.node_outcome) as never) + 1;
 const testRank = (a: Attributes) => {
@@ -37,10 +37,16 @@ const testRank = (a: Attributes) => {
 const errorStatus = (e: SpanEnding) => e.status?.code === 2;
 const ENDED_WELL: SpanEnding = { status: null, attributes: {} };
 
-/** A count as the model reads it (rl_count, an INTEGER): an integer, or its digits as text; anything else 0. */
-const count = (v: unknown) => {
+/**
+ * A test's failing rows as the model reads them (normalize-sql.ts: rl_count, an INTEGER): none is 0,
+ * unless the span says the count was not recorded; an integer or its digits as text; -1 for a count
+ * not recorded or one the model cannot hold.
+ */
+const failingRows = (a: Attributes) => {
+  const v = (a.node_test_detail as Attributes).failing_rows;
+  if (v === undefined || v === null) return a.failing_rows_recorded === false ? -1 : 0;
   const n = Number(v);
-  return /^-?[0-9]+$/.test(String(v)) && n >= -(2 ** 31) && n < 2 ** 31 ? n : 0;
+  return /^-?[0-9]+$/.test(String(v)) && n >= -(2 ** 31) && n < 2 ** 31 ? n : -1;
 };
 /** How an ending ranks, compared in order as src/store/dedupe.ts STATUS_KEY, OUTCOME_KEY and TEST_KEY. */
 type Key = (number | string)[];
@@ -54,7 +60,7 @@ const outcomeKey = (a: Attributes): Key => {
 };
 const testKey = (a: Attributes): Key => {
   const rank = testRank(a);
-  return [rank, rank > 1 ? count((a.node_test_detail as Attributes).failing_rows) : 0];
+  return [rank, rank > 1 ? failingRows(a) : 0];
 };
 /** Text compared by its UTF-8 bytes, as DuckDB compares VARCHAR. */
 const above = (a: Key, b: Key) => {

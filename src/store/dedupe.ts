@@ -37,7 +37,8 @@ const TEST_RANK = (r: string) => rank(`${r}.test_outcome`, TEST_OUTCOMES_BETTER_
 /**
  * How an ending ranks, compared in order (src/legacy/same-run.ts ranks alike): an ERROR status, then
  * one that says why, then its message; a node outcome (any above none), then its skip reason and
- * upstream node; a test outcome (any above none), then more failing rows. So where copies disagree,
+ * upstream node; a test outcome (any above none), then more failing rows (a count not recorded
+ * below any). So where copies disagree,
  * the worse stands, and of two alike the one that says more, then the greater: the same, whichever
  * copy was loaded first.
  */
@@ -46,7 +47,7 @@ const STATUS_KEY = (r: string) => {
   return `(${error}, ${error} AND ${r}.status_message IS NOT NULL, CASE WHEN ${error} THEN coalesce(${r}.status_message, '') ELSE '' END)`;
 };
 const OUTCOME_KEY = (r: string) => `(${OUTCOME_RANK(r)}, coalesce(${r}.skip_reason, ''), coalesce(${r}.upstream_unique_id, ''))`;
-const TEST_KEY = (r: string) => `(${TEST_RANK(r)}, CASE WHEN ${TEST_RANK(r)} > 1 THEN coalesce(${r}.failing_rows, 0) ELSE 0 END)`;
+const TEST_KEY = (r: string) => `(${TEST_RANK(r)}, CASE WHEN ${TEST_RANK(r)} > 1 THEN coalesce(${r}.failing_rows, -1) ELSE 0 END)`;
 const worseStatus = `${STATUS_KEY('n')} > ${STATUS_KEY('o')}`;
 const worseOutcome = `${OUTCOME_KEY('n')} > ${OUTCOME_KEY('o')}`;
 const worseTest = `${TEST_KEY('n')} > ${TEST_KEY('o')}`;

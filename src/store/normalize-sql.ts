@@ -89,7 +89,7 @@ export function normalizerMacros(): string[] {
 export const ATTR_STRUCT_FIELDS = {
   unique_id: 'VARCHAR', phase: 'VARCHAR', last_phase: 'VARCHAR', node_outcome: 'VARCHAR', node_skip_reason: 'VARCHAR',
   skip_reason: 'VARCHAR', node_skip_upstream_detail: { upstream_unique_id: 'VARCHAR' }, upstream_unique_id: 'VARCHAR',
-  node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'VARCHAR' }, test_outcome: 'VARCHAR', failing_rows: 'VARCHAR',
+  node_test_detail: { test_outcome: 'VARCHAR', failing_rows: 'VARCHAR' }, test_outcome: 'VARCHAR', failing_rows: 'VARCHAR', failing_rows_recorded: 'VARCHAR',
   node_type: 'VARCHAR', name: 'VARCHAR', relative_path: 'VARCHAR', materialization: 'VARCHAR', rows_affected: 'BIGINT',
   in_selection: 'BOOLEAN', code: 'INTEGER', duration_ms: 'DOUBLE',
 } as const;
@@ -152,7 +152,10 @@ export function normalizeSelect(sourceSql: string, opts: { attrStruct?: boolean;
     CASE WHEN a.node_test_detail IS NOT NULL
          THEN coalesce(rl_test_outcome(a.node_test_detail.test_outcome), 'passed')
          ELSE rl_test_outcome(a.test_outcome) END AS test_outcome,
-    CASE WHEN a.node_test_detail IS NOT NULL THEN CASE WHEN a.node_test_detail.failing_rows IS NULL THEN 0 ELSE rl_count(a.node_test_detail.failing_rows) END
+    -- no count in the detail is 0, unless the span says the count was not recorded (an older engine's result without one)
+    CASE WHEN a.node_test_detail IS NOT NULL
+         THEN CASE WHEN a.node_test_detail.failing_rows IS NOT NULL THEN rl_count(a.node_test_detail.failing_rows)
+                   WHEN a.failing_rows_recorded IS DISTINCT FROM 'false' THEN 0 END
          ELSE rl_count(a.failing_rows) END AS failing_rows,
     CASE WHEN kind0 IN ('node_evaluated', 'node_processed') AND ${parsed} THEN rl_node_type(a.node_type) END AS resource_type,
     a.name AS name, a.relative_path AS relative_path,

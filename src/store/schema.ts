@@ -3,7 +3,7 @@
  * their names and columns are a public surface: records, spans, nodes, node_results, runs, logs.
  */
 import { createHash } from 'node:crypto';
-import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, attributesOfRows, recordLine } from './attributes-join.js';
+import { ATTRIBUTES, ATTRIBUTES_JOIN, JOINED_COLUMNS, attributesJoin, recordLine } from './attributes-join.js';
 import type { Db } from './db.js';
 import { LOG_TEXT_ORDER, sqlString } from './sql-text.js';
 import { sourceFreshness } from './freshness-sql.js';
@@ -74,18 +74,11 @@ WITH errs AS (
 ), fresh AS (
   -- Sources (few): the outcome in their SourceFreshnessDetail.
   ${sourceFreshness(`SELECT rowid FROM record_rows WHERE resource_type = 'source' AND span_row`)}
-), unrecorded AS (
-  -- Failed and warned tests counted 0 (few) whose count is unknown: the format's failing_rows cannot
-  -- say so (absent is 0), so the translation of an older engine's result without a count marks the
-  -- span failing_rows_recorded false (in the engine's Parquet layout, in json_payload).
-  SELECT record_rowid FROM ${attributesOfRows(`SELECT rowid FROM record_rows WHERE failing_rows = 0 AND test_outcome IN ('failed', 'warned') AND (span_row OR node_result)`)}
-  WHERE coalesce(json_extract_string(attributes, '$.failing_rows_recorded'),
-    json_extract_string(json_extract_string(attributes, '$.json_payload'), '$.failing_rows_recorded')) = 'false'
 )
 SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed' ELSE 'evaluated' END AS kind,
   s.unique_id, coalesce(s.resource_type, split_part(s.unique_id, '.', 1)) AS resource_type,
   coalesce(s.name, split_part(s.unique_id, '.', -1)) AS name,
-  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, CASE WHEN u.record_rowid IS NULL THEN s.failing_rows END AS failing_rows,
+  s.phase, s.node_outcome, s.skip_reason, s.upstream_unique_id, s.test_outcome, s.failing_rows,
   s.start_ns, s.end_ns,
   -- NodeProcessed spans open when the run schedules the node: its own duration_ms (sum of evaluations) is the work
   CASE WHEN s.kind = 'node_processed' THEN coalesce(s.attr_duration_ms, s.duration_ms) ELSE s.duration_ms END AS duration_ms,
@@ -96,7 +89,6 @@ SELECT s.trace_id, s.span_id, CASE s.kind WHEN 'node_processed' THEN 'processed'
 -- one equi-join, keyed by the node's unique_id or, for a node written without one, its span
 FROM ${spans} s LEFT JOIN errs e ON e.trace_id = s.trace_id AND e.node_key = coalesce(s.unique_id, s.span_id)
   LEFT JOIN fresh f ON f.trace_id = s.trace_id AND f.span_id = s.span_id
-  LEFT JOIN unrecorded u ON u.record_rowid = s.record_rowid
 WHERE s.kind IN ('node_evaluated', 'node_processed')`;
 }
 

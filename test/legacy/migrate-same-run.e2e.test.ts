@@ -81,3 +81,30 @@ describe('migrate of the same run twice', () => {
     expect(new Set(ends).size).toBe(ends.length);
   });
 });
+
+describe('two copies of a run_results.json, one without the failed test\'s count and one that says 0', () => {
+  it('keep the known count in either order, read in place or migrated', () => {
+    const dir = tempDir('runlens-same-run-');
+    const rr = JSON.parse(readFileSync(path.join(OE, 'target/run_results.json'), 'utf8')) as { results: { unique_id: string; failures: number | null }[] };
+    const copy = (name: string, failures: number | null) => {
+      const test = rr.results.find((r) => r.unique_id === 'test.shop.not_null_stg_orders_customer_id.5c1d2e3f4a')!;
+      test.failures = failures;
+      mkdirSync(path.join(dir, name));
+      copyFileSync(path.join(OE, 'target/manifest.json'), path.join(dir, name, 'manifest.json'));
+      writeFileSync(path.join(dir, name, 'run_results.json'), JSON.stringify(rr));
+      return path.join(dir, name, 'run_results.json');
+    };
+    const unknown = copy('unknown', null);
+    const zero = copy('zero', 0);
+    const failed = ['query', '--sql', `SELECT unique_id, test_outcome, failing_rows FROM node_results WHERE test_outcome = 'failed'`, '--format', 'json'];
+    // alone, the count is unknown (NULL), not 0
+    expect(json([...failed, unknown])).toEqual([{ unique_id: 'test.shop.not_null_stg_orders_customer_id.5c1d2e3f4a', test_outcome: 'failed', failing_rows: null }]);
+    const want = [{ unique_id: 'test.shop.not_null_stg_orders_customer_id.5c1d2e3f4a', test_outcome: 'failed', failing_rows: 0 }];
+    for (const order of [[unknown, zero], [zero, unknown]]) {
+      expect(json([...failed, ...order]), order.join(' ')).toEqual(want);
+      const out = path.join(dir, `migrated-${path.basename(path.dirname(order[0]!))}-first.jsonl`);
+      expect(runCli(['migrate', ...order, '-o', out]).code).toBe(0);
+      expect(json([...failed, out]), `migrate ${order.join(' ')}`).toEqual(want);
+    }
+  });
+});

@@ -46,6 +46,8 @@ describe('the worst ending of a span', () => {
     const passed: SpanEnding = { status: null, attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS', node_test_detail: {} } };
     const succeeded: SpanEnding = { status: null, attributes: { node_outcome: 'NODE_OUTCOME_SUCCESS' } };
     const none: SpanEnding = { status: null, attributes: {} };
+    // an older engine's failed test without a count: its count is not recorded, below a known 0
+    const unrecorded: SpanEnding = { status: null, attributes: { ...failing().attributes, failing_rows_recorded: false } };
     for (const [a, b, want] of [
       [failing(), failing(3), failing(3)], [failing(3), failing(5), failing(5)], [failing('7'), failing(3), failing('7')], [silent, ERRORED, ERRORED],
       // of two alike, the greater (as the model compares text)
@@ -56,6 +58,7 @@ describe('the worst ending of a span', () => {
       [skipped('NODE_SKIP_REASON_UPSTREAM', 'model.a'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.b'), skipped('NODE_SKIP_REASON_UPSTREAM', 'model.b')],
       // an outcome over none
       [none, passed, passed], [none, succeeded, succeeded], [succeeded, passed, passed],
+      [unrecorded, failing(), failing()], [unrecorded, failing(2), failing(2)], [failing('99999999999'), failing(), failing()],
     ]) {
       for (const order of [[a!, b!], [b!, a!]]) {
         const scan = new ScanSink();
