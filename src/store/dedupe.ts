@@ -38,9 +38,8 @@ const TEST_RANK = (r: string) => rank(`${r}.test_outcome`, TEST_OUTCOMES_BETTER_
  * How an ending ranks, compared in order (src/legacy/same-run.ts ranks alike): an ERROR status, then
  * one that says why, then its message; a node outcome (any above none), then its skip reason and
  * upstream node; a test outcome (any above none), then more failing rows (a count not recorded
- * below any). So where copies disagree,
- * the worse stands, and of two alike the one that says more, then the greater: the same, whichever
- * copy was loaded first.
+ * below any). So where copies disagree, the worse stands, and of two alike the one that says more,
+ * then the greater: the same, whichever copy was loaded first.
  */
 const STATUS_KEY = (r: string) => {
   const error = `coalesce(${r}.status_code = 2, false)`;
