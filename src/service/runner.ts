@@ -52,6 +52,8 @@ export class JobRunner {
   /** runs this process failed to carry out and then failed to close: closed again on each tick */
   private readonly unclosed = new Map<number, { job: Job; message: string }>();
   private timer: NodeJS.Timeout | undefined;
+  /** the tick in flight, if any */
+  private ticking: Promise<void> | undefined;
   constructor(private readonly o: RunnerOptions) {}
 
   /**
@@ -93,10 +95,7 @@ export class JobRunner {
    */
   start(): void {
     clearInterval(this.timer);
-    let ticking = false;
     const tick = async () => {
-      if (ticking) return;
-      ticking = true;
       try {
         await this.closeUnclosedRuns();
         if (!this.o.store.exclusive) {
@@ -106,16 +105,23 @@ export class JobRunner {
       } catch (e) {
         if (this.timer) process.emitWarning(`runlens runner: ${(e as Error).message}`);
       } finally {
-        ticking = false;
+        this.ticking = undefined;
       }
     };
-    this.timer = setInterval(() => void tick(), Math.max(50, this.o.leaseMs / 3));
+    this.timer = setInterval(() => {
+      this.ticking ??= tick();
+    }, Math.max(50, this.o.leaseMs / 3));
     this.timer.unref?.();
   }
 
-  stop(): void {
+  /**
+   * No more ticks; resolves once a tick in flight is over, so that its writes (a lease renewal holds
+   * the runs' rows) are done before the store is closed or another process takes the runs.
+   */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    await this.ticking;
   }
 
   private lease(): RunLease {

@@ -153,7 +153,7 @@ export async function createService(o: ServiceOptions): Promise<Service> {
     async close(graceful = true) {
       await app.close();
       if (graceful) await runner.idle();
-      runner.stop();
+      await runner.stop();
       await dispatcher.stop(graceful);
       if (!o.store) await store.close();
     },

@@ -772,7 +772,7 @@ export function serviceSuite(factory: StoreFactory): void {
         const runId = Number(r.json.data.id);
         await until(async () => (await h.store.listRunSteps(runId)).length === 1, 'step 1 running');
         // paused: this process no longer renews its lease; another process closes the run once the lease ran out
-        h.svc.runner.stop();
+        await h.svc.runner.stop();
         const other = new JobRunner({ store: h.store, clock: systemClock, stepCommands: ['node'], workDir: join(db.dir, 'other-runs'),
           onEvents: () => h.svc.dispatcher.kick(), leaseMs: 60_000 });
         await until(async () => (await other.closeAbandonedRuns(false)) === 1, 'the run closed by the other process');
@@ -1150,7 +1150,7 @@ fs.closeSync(fd);
           const r = await h.api('POST', `/api/v2/accounts/{acct}/jobs/${id}/run/`, { cause: 'stopped' });
           const runId = Number(r.json.data.id);
           await until(async () => (await h.store.getRun(h.accountId, runId))?.status === 20, 'errored');
-          h.svc.runner.stop();
+          await h.svc.runner.stop();
           // the next process on the same store
           const next = new JobRunner({ store: h.store, clock: systemClock, stepCommands: ['node'], workDir: join(db.dir, 'next-runs'), onEvents: () => {}, leaseMs: 60_000 });
           expect(await next.closeAbandonedRuns(true)).toBe(1);

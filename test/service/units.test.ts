@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { blockedRange, checkLiteralHost, isBlockedAddress } from '../../src/service/ssrf.js';
 import { hmacHex, signatureHeaders, verifyStandardWebhook, verifyWebhookSignature } from '../../src/service/signing.js';
 import { splitCommand, stepRefusal } from '../../src/service/command-line.js';
 import { accountIdentifier, base62, eventId, ksuid, parseId, subscriptionId } from '../../src/service/ids.js';
 import { applyAttempt, activeAfterUpdate, DEFAULT_ARCHIVAL } from '../../src/service/subscription-state.js';
 import { parsePositiveSeconds, parseRetryDelays, parseStepCommands } from '../../src/service/cli-options.js';
-import type { AttemptOutcome, Job, Run, RunStep, Subscription } from '../../src/service/store/types.js';
+import type { AttemptOutcome, Job, Run, RunStep, Store, Subscription } from '../../src/service/store/types.js';
 import { runView } from '../../src/service/http/views.js';
+import { JobRunner } from '../../src/service/runner.js';
+import { systemClock } from '../../src/service/clock.js';
 
 describe('SSRF address classes', () => {
   // Every special-purpose range of the IANA registries, the embedded-IPv4 forms (mapped, translated,
@@ -288,5 +291,41 @@ describe('run and step duration', () => {
     const done = runView(run({ status: 10, startedAt: t0, finishedAt: t0 + 42 * S }), job, now, [step({ status: 10, startedAt: t0, finishedAt: t0 + 40 * S })]);
     expect(done.duration).toBe('00:00:42');
     expect((done.run_steps as { duration: string }[])[0]!.duration).toBe('00:00:40');
+  });
+});
+
+describe('job runner', () => {
+  it("stop() resolves only once a tick in flight is over, so the next holder of the store finds the runs free", async () => {
+    // a shared store whose lease renewal is slow: the tick is still writing when stop() is called
+    let renewing!: () => void;
+    const renewStarted = new Promise<void>((r) => (renewing = r));
+    let finishRenewal!: () => void;
+    const renewal = new Promise<void>((r) => (finishRenewal = r));
+    const calls: string[] = [];
+    const store = {
+      exclusive: false,
+      async renewRunLeases() {
+        calls.push('renew');
+        renewing();
+        await renewal;
+      },
+      async claimAbandonedRuns() {
+        calls.push('claim');
+        return [];
+      },
+    } as unknown as Store;
+    const runner = new JobRunner({ store, clock: systemClock, stepCommands: ['node'], workDir: tmpdir(), onEvents: () => {}, leaseMs: 150 });
+    runner.start();
+    await renewStarted;
+    let stopped = false;
+    const stopping = runner.stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stopped).toBe(false);
+    finishRenewal();
+    await stopping;
+    // the tick ran to its end before stop() resolved, and no tick starts after it
+    expect(calls).toEqual(['renew', 'claim']);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(calls).toEqual(['renew', 'claim']);
   });
 });
